@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs, with apt-get, only the Debian packages shoal needs that are missing.
+# Idempotent: a second run installs nothing and exits 0.
+# Usage: scripts/install-deps.sh [--with-test-deps]
+set -euo pipefail
+
+BUILD_PKGS=(
+  build-essential cmake pkg-config ninja-build ccache
+  libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libonnx-dev
+  libtorch-dev libopenblas0-pthread
+  libglpk-dev coinor-libcbc-dev
+  nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  dataset-fashion-mnist
+)
+# The independent oracle of the tests: PyTorch and ONNX from Debian.
+TEST_PKGS=(python3-torch python3-torchvision python3-onnx python3-numpy)
+
+want=("${BUILD_PKGS[@]}")
+if [[ "${1:-}" == "--with-test-deps" ]]; then
+  want+=("${TEST_PKGS[@]}")
+fi
+
+missing=()
+for p in "${want[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#want[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${#missing[@]} missing package(s): ${missing[*]}"
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,29 @@
+// Each subcommand lives in its own file and registers itself here.
+#ifndef SHOAL_CLI_COMMANDS_H_
+#define SHOAL_CLI_COMMANDS_H_
+
+#include <CLI/CLI.hpp>
+#include <optional>
+
+#include "graph/shape.h"
+#include "util/status.h"
+
+namespace shoal {
+
+void AddZooCommand(CLI::App* app);
+void AddAnalyzeCommand(CLI::App* app);
+
+// Prints "shoal: error: ..." for a failed status and returns the exit code
+// (0 on success). Subcommand callbacks end with `throw CommandExit(code)`.
+int ReportStatus(const Status& s);
+
+struct CommandExit : CLI::RuntimeError {
+  explicit CommandExit(int code) : CLI::RuntimeError(code) {}
+};
+
+// Parses "1,3,224,224" for --input-shape; empty text gives nullopt.
+StatusOr<std::optional<Shape>> ParseInputShapeFlag(const std::string& text);
+
+}  // namespace shoal
+
+#endif  // SHOAL_CLI_COMMANDS_H_

@@ -1,0 +1,18 @@
+// shoal: one neural-network inference across a cluster of small devices.
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"shoal: run one neural-network inference across a cluster of small devices"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "shoal 0.1.0");
+  shoal::AddZooCommand(&app);
+  shoal::AddAnalyzeCommand(&app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return 0;
+}

@@ -1,0 +1,59 @@
+#include "graph/op_registry.h"
+
+namespace shoal {
+
+OpRegistry& OpRegistry::Global() {
+  static OpRegistry* registry = new OpRegistry();
+  return *registry;
+}
+
+OpSchema& OpRegistry::Register(const std::string& name) {
+  auto [it, inserted] = ops_.try_emplace(name, OpSchema(name));
+  if (!inserted) {
+    std::cerr << "op '" << name << "' registered twice" << std::endl;
+    std::abort();  // programmer error
+  }
+  return it->second;
+}
+
+const OpSchema* OpRegistry::Find(const std::string& name) const {
+  auto it = ops_.find(name);
+  return it == ops_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> OpRegistry::Names() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : ops_) out.push_back(k);
+  return out;
+}
+
+Status OpSchema::InferShapes(const Node& node, const InputShapes& in,
+                             std::vector<Shape>* out) const {
+  int n_in = static_cast<int>(node.inputs.size());
+  if (n_in < min_inputs_ || n_in > max_inputs_) {
+    return ShapeError(node, "takes " + std::to_string(min_inputs_) + ".." +
+                                std::to_string(max_inputs_) + " inputs, got " +
+                                std::to_string(n_in));
+  }
+  int n_out = static_cast<int>(node.outputs.size());
+  if (n_out < min_outputs_ || n_out > max_outputs_) {
+    return ShapeError(node, "has " + std::to_string(n_out) +
+                                " outputs, expected " +
+                                std::to_string(min_outputs_) + ".." +
+                                std::to_string(max_outputs_));
+  }
+  for (int i = 0; i < min_inputs_; ++i) {
+    if (!in.Has(i)) {
+      return ShapeError(node, "required input " + std::to_string(i) + " is absent");
+    }
+  }
+  out->assign(node.outputs.size(), Shape{});
+  if (!infer_) return Internal("op '" + name_ + "' has no shape function");
+  return infer_(node, in, out);
+}
+
+Status ShapeError(const Node& node, const std::string& what) {
+  return InvalidArgument("node '" + node.name + "' (" + node.op + "): " + what);
+}
+
+}  // namespace shoal

@@ -1,0 +1,125 @@
+// One registration per op: its attributes, shape inference and cost, in the
+// op's own file (TVM's TVM_REGISTER_OP(...).set_attr<...> style). Nothing else
+// switches on op names to learn these facts.
+#ifndef SHOAL_GRAPH_OP_REGISTRY_H_
+#define SHOAL_GRAPH_OP_REGISTRY_H_
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "util/status.h"
+
+namespace shoal {
+
+// Work a node does, beyond what the tensor shapes alone say.
+struct OpWork {
+  int64_t macs = 0;  // multiply-accumulates of conv / fc / matmul
+};
+
+// Shapes of a node's inputs; an absent optional input has `present` false.
+struct InputShapes {
+  std::vector<Shape> shapes;
+  std::vector<bool> present;
+  size_t size() const { return shapes.size(); }
+  bool Has(size_t i) const { return i < present.size() && present[i]; }
+  const Shape& operator[](size_t i) const { return shapes[i]; }
+};
+
+using InferFn = std::function<Status(const Node&, const InputShapes&,
+                                     std::vector<Shape>* outputs)>;
+using WorkFn = std::function<OpWork(const Node&, const InputShapes&,
+                                    const std::vector<Shape>& outputs)>;
+
+class OpSchema {
+ public:
+  explicit OpSchema(std::string name) : name_(std::move(name)) {}
+
+  OpSchema& Inputs(int min, int max) {
+    min_inputs_ = min;
+    max_inputs_ = max;
+    return *this;
+  }
+  OpSchema& Outputs(int min, int max) {
+    min_outputs_ = min;
+    max_outputs_ = max;
+    return *this;
+  }
+  // Attributes the op understands; any other is rejected on import.
+  OpSchema& Attr(const std::string& name) {
+    attrs_.insert(name);
+    return *this;
+  }
+  OpSchema& Infer(InferFn fn) {
+    infer_ = std::move(fn);
+    return *this;
+  }
+  OpSchema& Work(WorkFn fn) {
+    work_ = std::move(fn);
+    return *this;
+  }
+  // Weight inputs that are statistics, not learned parameters (BN's running
+  // mean and variance): counted in weight bytes but not in params.
+  OpSchema& NonParamInput(int index) {
+    non_param_inputs_.insert(index);
+    return *this;
+  }
+  // Elementwise in one input: output[i] depends only on input[i].
+  OpSchema& Elementwise() {
+    elementwise_ = true;
+    return *this;
+  }
+
+  const std::string& name() const { return name_; }
+  int min_inputs() const { return min_inputs_; }
+  int max_inputs() const { return max_inputs_; }
+  int min_outputs() const { return min_outputs_; }
+  int max_outputs() const { return max_outputs_; }
+  const std::set<std::string>& attrs() const { return attrs_; }
+  bool elementwise() const { return elementwise_; }
+  bool IsParamInput(int index) const { return !non_param_inputs_.count(index); }
+
+  Status InferShapes(const Node& node, const InputShapes& in,
+                     std::vector<Shape>* out) const;
+  OpWork ComputeWork(const Node& node, const InputShapes& in,
+                     const std::vector<Shape>& out) const {
+    return work_ ? work_(node, in, out) : OpWork{};
+  }
+
+ private:
+  std::string name_;
+  int min_inputs_ = 1, max_inputs_ = 1;
+  int min_outputs_ = 1, max_outputs_ = 1;
+  std::set<std::string> attrs_;
+  std::set<int> non_param_inputs_;
+  bool elementwise_ = false;
+  InferFn infer_;
+  WorkFn work_;
+};
+
+class OpRegistry {
+ public:
+  static OpRegistry& Global();
+  OpSchema& Register(const std::string& name);
+  const OpSchema* Find(const std::string& name) const;
+  std::vector<std::string> Names() const;
+
+ private:
+  std::map<std::string, OpSchema> ops_;
+};
+
+// Registers an op at static-initialisation time. Libraries holding
+// registrations are linked whole (see CMakeLists.txt).
+#define SHOAL_REGISTER_OP(op_name)                               \
+  static ::shoal::OpSchema& SHOAL_CONCAT(shoal_op_, __COUNTER__) \
+      [[maybe_unused]] = ::shoal::OpRegistry::Global().Register(op_name)
+
+// Error helper for shape inference: names the node and its op.
+Status ShapeError(const Node& node, const std::string& what);
+
+}  // namespace shoal
+
+#endif  // SHOAL_GRAPH_OP_REGISTRY_H_

@@ -1,0 +1,27 @@
+// Tensor shapes: a vector of extents, NCHW (or NCDHW) for activations.
+#ifndef SHOAL_GRAPH_SHAPE_H_
+#define SHOAL_GRAPH_SHAPE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shoal {
+
+using Shape = std::vector<int64_t>;
+
+inline int64_t NumElements(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+// "1x3x224x224"; "scalar" for rank 0.
+std::string ShapeToString(const Shape& s);
+
+// Parses "1,3,224,224" (or with 'x'); returns false on malformed text.
+bool ParseShape(const std::string& text, Shape* out);
+
+}  // namespace shoal
+
+#endif  // SHOAL_GRAPH_SHAPE_H_

@@ -1,0 +1,56 @@
+#include "graph/shape_inference.h"
+
+namespace shoal {
+
+StatusOr<InputShapes> GatherInputShapes(const Graph& g, const Node& node) {
+  InputShapes in;
+  for (const auto& name : node.inputs) {
+    if (name.empty()) {
+      in.shapes.emplace_back();
+      in.present.push_back(false);
+      continue;
+    }
+    const TensorInfo* t = g.FindTensor(name);
+    if (!t) {
+      return InvalidArgument("node '" + node.name + "' reads unknown tensor '" +
+                             name + "'");
+    }
+    if (!t->shaped) {
+      return InvalidArgument("node '" + node.name + "' reads tensor '" + name +
+                             "' before its shape is known");
+    }
+    in.shapes.push_back(t->shape);
+    in.present.push_back(true);
+  }
+  return in;
+}
+
+Status InferShapes(Graph* g) {
+  RETURN_IF_ERROR(g->TopoSort());
+  for (auto& node : g->nodes) {
+    const OpSchema* op = OpRegistry::Global().Find(node.op);
+    if (!op) {
+      return Unsupported("op '" + node.op + "' (node '" + node.name +
+                         "') is not supported");
+    }
+    ASSIGN_OR_RETURN(InputShapes in, GatherInputShapes(*g, node));
+    std::vector<Shape> out;
+    RETURN_IF_ERROR(op->InferShapes(node, in, &out));
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      if (node.outputs[i].empty()) continue;
+      for (int64_t d : out[i]) {
+        if (d <= 0) {
+          return ShapeError(node, "output '" + node.outputs[i] + "' would be " +
+                                      ShapeToString(out[i]) +
+                                      " (an empty or negative extent)");
+        }
+      }
+      TensorInfo* t = g->FindTensor(node.outputs[i]);
+      t->shape = out[i];
+      t->shaped = true;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace shoal

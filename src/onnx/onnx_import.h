@@ -1,0 +1,29 @@
+// ONNX import with the ONNX protobuf library.
+#ifndef SHOAL_ONNX_ONNX_IMPORT_H_
+#define SHOAL_ONNX_ONNX_IMPORT_H_
+
+#include <optional>
+#include <string>
+
+#include "graph/weights.h"
+#include "util/status.h"
+
+namespace shoal {
+
+struct OnnxImportOptions {
+  // Overrides the first graph input's shape (dynamic or fixed dimensions).
+  std::optional<Shape> input_shape;
+  // Keep initializer data (false: structure only, weights are not read).
+  bool load_weights = true;
+  // Fold BatchNormalization into the preceding Conv where it is its only
+  // reader.
+  bool fuse_batchnorm = false;
+};
+
+// Reads `path` (external data files are resolved next to it). Errors name
+// the file and, for unsupported ops or attributes, the node (Code::kUnsupported).
+StatusOr<Model> ImportOnnx(const std::string& path, const OnnxImportOptions& opts);
+
+}  // namespace shoal
+
+#endif  // SHOAL_ONNX_ONNX_IMPORT_H_

@@ -1,0 +1,37 @@
+// Unary elementwise ops and Softmax: the output has the input's shape.
+#include "graph/op_registry.h"
+
+namespace shoal {
+namespace {
+
+Status SameShape(const Node&, const InputShapes& in, std::vector<Shape>* out) {
+  (*out)[0] = in[0];
+  return Status::Ok();
+}
+
+SHOAL_REGISTER_OP("Relu").Elementwise().Infer(SameShape);
+SHOAL_REGISTER_OP("LeakyRelu").Attr("alpha").Elementwise().Infer(SameShape);
+// Clip's bounds are attributes in shoal (ONNX opset >= 11 inputs are folded).
+SHOAL_REGISTER_OP("Clip").Attr("min").Attr("max").Elementwise().Infer(SameShape);
+SHOAL_REGISTER_OP("Sigmoid").Elementwise().Infer(SameShape);
+SHOAL_REGISTER_OP("HardSwish").Elementwise().Infer(SameShape);
+SHOAL_REGISTER_OP("Identity").Elementwise().Infer(SameShape);
+// Dropout is the identity at inference; `ratio` is kept for training.
+SHOAL_REGISTER_OP("Dropout").Attr("ratio").Attr("seed").Elementwise().Infer(SameShape);
+
+Status InferSoftmax(const Node& node, const InputShapes& in,
+                    std::vector<Shape>* out) {
+  const int64_t r = static_cast<int64_t>(in[0].size());
+  int64_t axis = node.attrs.GetInt("axis", -1);
+  if (axis < -r || axis >= r) {
+    return ShapeError(node, "axis " + std::to_string(axis) +
+                                " is out of range for " + ShapeToString(in[0]));
+  }
+  (*out)[0] = in[0];
+  return Status::Ok();
+}
+
+SHOAL_REGISTER_OP("Softmax").Attr("axis").Infer(InferSoftmax);
+
+}  // namespace
+}  // namespace shoal

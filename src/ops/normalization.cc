@@ -1,0 +1,47 @@
+// BatchNormalization (inference form) and LRN.
+#include "graph/op_registry.h"
+
+namespace shoal {
+namespace {
+
+Status InferBatchNorm(const Node& node, const InputShapes& in,
+                      std::vector<Shape>* out) {
+  const Shape& x = in[0];
+  if (x.size() < 2) return ShapeError(node, "input must have a channel axis");
+  if (node.attrs.GetInt("training_mode", 0) != 0) {
+    return Unsupported("training_mode=1 of node '" + node.name + "'");
+  }
+  for (size_t i = 1; i < 5; ++i) {
+    if (in[i] != Shape{x[1]}) {
+      return ShapeError(node, "parameter " + std::to_string(i) + " is " +
+                                  ShapeToString(in[i]) + ", expected [" +
+                                  std::to_string(x[1]) + "]");
+    }
+  }
+  (*out)[0] = x;
+  return Status::Ok();
+}
+
+// Inputs: X, scale, B, mean, var. Mean and var are statistics, not params.
+SHOAL_REGISTER_OP("BatchNormalization")
+    .Inputs(5, 5)
+    .Attr("epsilon").Attr("momentum").Attr("training_mode")
+    .NonParamInput(3)
+    .NonParamInput(4)
+    .Infer(InferBatchNorm);
+
+Status InferLrn(const Node& node, const InputShapes& in,
+                std::vector<Shape>* out) {
+  if (in[0].size() < 3) return ShapeError(node, "input must be N, C, spatial...");
+  if (node.attrs.GetInt("size", 0) <= 0) return ShapeError(node, "size must be positive");
+  (*out)[0] = in[0];
+  return Status::Ok();
+}
+
+SHOAL_REGISTER_OP("LRN")
+    .Inputs(1, 1)
+    .Attr("alpha").Attr("beta").Attr("bias").Attr("size")
+    .Infer(InferLrn);
+
+}  // namespace
+}  // namespace shoal

@@ -1,0 +1,33 @@
+#include "util/status.h"
+
+namespace shoal {
+
+namespace {
+const char* CodeName(Code c) {
+  switch (c) {
+    case Code::kOk: return "OK";
+    case Code::kInvalidArgument: return "invalid argument";
+    case Code::kUnsupported: return "unsupported";
+    case Code::kNotFound: return "not found";
+    case Code::kFailedPrecondition: return "failed precondition";
+    case Code::kUnavailable: return "unavailable";
+    case Code::kDeadlineExceeded: return "deadline exceeded";
+    case Code::kInternal: return "internal error";
+  }
+  return "unknown";
+}
+}  // namespace
+
+std::string Status::ToString() const {
+  if (ok()) return "OK";
+  return std::string(CodeName(code_)) + ": " + message_;
+}
+
+int ExitCodeFor(const Status& s) {
+  if (s.ok()) return 0;
+  // Unsupported ops/attributes exit with 2 (scripts tell them apart).
+  if (s.code() == Code::kUnsupported) return 2;
+  return 1;
+}
+
+}  // namespace shoal
