@@ -13,6 +13,7 @@ BUILD_PKGS=(
   libglpk-dev coinor-libcbc-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libstb-dev
   dataset-fashion-mnist
 )
 # The independent oracle of the tests: PyTorch and ONNX from Debian.

@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "shoal 0.1.0");
   shoal::AddZooCommand(&app);
   shoal::AddAnalyzeCommand(&app);
+  shoal::AddInferCommand(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

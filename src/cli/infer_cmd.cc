@@ -1,0 +1,166 @@
+// `shoal infer MODEL`: one device, one model, the local CPU.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+#include <numeric>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "engine/executor.h"
+#include "io/image.h"
+#include "io/npy.h"
+#include "models/load_model.h"
+
+namespace shoal {
+namespace {
+
+struct InferArgs {
+  std::string model, input, image, output, backend = "onednn", input_shape;
+  int64_t random_seed = -1;
+  uint64_t weight_seed = 0;
+  int threads = 0, repeat = 1;
+  bool json = false;
+  std::vector<float> mean, std;
+};
+
+int64_t PeakRssBytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<int64_t>(u.ru_maxrss) * 1024;
+}
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(std::ceil(p * v.size())) - 1;
+  return v[std::min(i, v.size() - 1)];
+}
+
+Status RunInfer(const InferArgs& a) {
+  ASSIGN_OR_RETURN(Backend backend, ParseBackend(a.backend));
+  if (a.repeat < 1) return InvalidArgument("--repeat must be at least 1");
+  if (a.threads < 0) return InvalidArgument("--threads must be positive");
+  LoadOptions lo;
+  ASSIGN_OR_RETURN(lo.input_shape, ParseInputShapeFlag(a.input_shape));
+  lo.with_weights = true;
+  lo.seed = a.weight_seed;
+  ASSIGN_OR_RETURN(Model m, LoadModel(a.model, lo));
+  if (m.graph.inputs.size() != 1) {
+    return Unsupported("shoal infer feeds models with one input; '" + a.model + "' has " +
+                       std::to_string(m.graph.inputs.size()));
+  }
+  const Shape in_shape = m.graph.FindTensor(m.graph.inputs[0])->shape;
+
+  Tensor input;
+  int sources = !a.input.empty() + !a.image.empty() + (a.random_seed >= 0);
+  if (sources > 1) return InvalidArgument("give one of --input, --image, --random-seed");
+  if (!a.input.empty()) {
+    ASSIGN_OR_RETURN(input, ReadNpy(a.input));
+    if (input.shape != in_shape) {
+      return InvalidArgument("input '" + a.input + "' has shape " + ShapeToString(input.shape) +
+                             " but model '" + m.graph.name + "' takes " +
+                             ShapeToString(in_shape));
+    }
+  } else if (!a.image.empty()) {
+    ImageNormalization norm;
+    if (!a.mean.empty()) norm.mean = a.mean;
+    if (!a.std.empty()) norm.std = a.std;
+    if (in_shape.size() == 4 && in_shape[1] == 1 && a.mean.empty()) {
+      norm.mean = {0.5f};
+      norm.std = {0.5f};
+    }
+    ASSIGN_OR_RETURN(input, LoadImage(a.image, in_shape, norm));
+  } else {
+    input = Tensor(in_shape);
+    std::mt19937_64 rng(a.random_seed >= 0 ? a.random_seed : 0);
+    std::normal_distribution<float> d(0.f, 1.f);
+    for (auto& v : input.data) v = d(rng);
+  }
+
+  ExecutorOptions eo;
+  eo.backend = backend;
+  eo.threads = a.threads;
+  ASSIGN_OR_RETURN(auto ex, Executor::Create(m.graph, std::move(m.weights), eo));
+  std::vector<Tensor> outputs;
+  std::vector<double> ms;
+  std::vector<Tensor> inputs = {std::move(input)};
+  if (a.repeat > 1) RETURN_IF_ERROR(ex->Run(inputs, &outputs));  // warm-up
+  for (int i = 0; i < a.repeat; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    RETURN_IF_ERROR(ex->Run(inputs, &outputs));
+    ms.push_back(std::chrono::duration<double, std::milli>(
+                     std::chrono::steady_clock::now() - t0).count());
+  }
+  if (!a.output.empty()) RETURN_IF_ERROR(WriteNpy(a.output, outputs[0]));
+  const Tensor& y = outputs[0];
+  const double median = Percentile(ms, 0.5), p90 = Percentile(ms, 0.9),
+               min = *std::min_element(ms.begin(), ms.end());
+  if (a.json) {
+    nlohmann::json j = {{"model", m.graph.name},
+                        {"backend", BackendName(backend)},
+                        {"threads", KernelThreads()},
+                        {"output_shape", y.shape},
+                        {"latency_ms", {{"median", median}, {"p90", p90}, {"min", min}}},
+                        {"peak_rss_bytes", PeakRssBytes()},
+                        {"arena_bytes", ex->stats().arena_bytes}};
+    std::cout << j.dump(2) << std::endl;
+    return Status::Ok();
+  }
+  std::cout << "model " << m.graph.name << ", backend " << BackendName(backend) << ", "
+            << KernelThreads() << " thread(s), output " << ShapeToString(y.shape) << "\n";
+  const bool classifier = y.shape.size() == 2 && y.shape[0] == 1 && y.shape[1] > 1;
+  if (classifier) {
+    std::vector<int> idx(y.data.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    const size_t k = std::min<size_t>(5, idx.size());
+    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
+                      [&y](int p, int q) { return y.data[p] > y.data[q]; });
+    std::cout << "top-" << k << " classes (index: score):\n";
+    for (size_t i = 0; i < k; ++i)
+      std::cout << "  " << std::setw(5) << idx[i] << ": " << y.data[idx[i]] << "\n";
+  } else {
+    auto [lo_it, hi_it] = std::minmax_element(y.data.begin(), y.data.end());
+    double sum = std::accumulate(y.data.begin(), y.data.end(), 0.0);
+    std::cout << "output: min " << *lo_it << ", max " << *hi_it << ", mean "
+              << sum / y.data.size() << "\n";
+  }
+  std::cout << std::fixed << std::setprecision(3);
+  if (a.repeat > 1) {
+    std::cout << "latency over " << a.repeat << " runs: median " << median << " ms, p90 "
+              << p90 << " ms, min " << min << " ms\n";
+  } else {
+    std::cout << "latency " << median << " ms\n";
+  }
+  std::cout << "peak RSS " << PeakRssBytes() / (1 << 20) << " MiB, activation arena "
+            << ex->stats().arena_bytes / 1024 << " KiB\n";
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddInferCommand(CLI::App* app) {
+  auto a = std::make_shared<InferArgs>();
+  auto* cmd = app->add_subcommand("infer", "Run a model on this device");
+  cmd->add_option("model", a->model, "Zoo name or path to an .onnx file")->required();
+  cmd->add_option("--input", a->input, "Input tensor (.npy, float32)");
+  cmd->add_option("--image", a->image, "Input image (PNG, JPEG, BMP), resized and normalised");
+  cmd->add_option("--random-seed", a->random_seed, "Random normal input with this seed");
+  cmd->add_option("--output", a->output, "Write the output tensor (.npy)");
+  cmd->add_option("--backend", a->backend, "onednn (default) or reference");
+  cmd->add_option("--threads", a->threads, "Kernel threads (default: all cores)");
+  cmd->add_option("--repeat", a->repeat, "Timed runs (after one warm-up when > 1)");
+  cmd->add_option("--input-shape", a->input_shape, "Override the input shape");
+  cmd->add_option("--weights-seed", a->weight_seed, "Seed of zoo models' random weights");
+  cmd->add_option("--mean", a->mean, "Per-channel mean for --image (default ImageNet)")
+      ->delimiter(',');
+  cmd->add_option("--std", a->std, "Per-channel std for --image (default ImageNet)")
+      ->delimiter(',');
+  cmd->add_flag("--json", a->json, "Print one JSON object");
+  cmd->callback([a] { throw CommandExit(ReportStatus(RunInfer(*a))); });
+}
+
+}  // namespace shoal

@@ -1,0 +1,136 @@
+#include "engine/exec_builder.h"
+
+#include <cstring>
+#include <iostream>
+
+namespace shoal {
+
+memory::desc PlainDesc(const Shape& shape) {
+  memory::dims dims(shape.begin(), shape.end());
+  if (dims.empty()) dims = {1};
+  memory::dims strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * dims[i + 1];
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+bool IsPlain(const memory::desc& md, const Shape& shape) {
+  return md == PlainDesc(shape);
+}
+
+namespace {
+
+std::string DescKey(const memory::desc& md) {
+  return std::string(reinterpret_cast<const char*>(&md.data), sizeof(md.data));
+}
+
+// Copies a value into another layout with a oneDNN reorder.
+class ReorderStep : public Step {
+ public:
+  ReorderStep(dnnl::engine* eng, const memory::desc& src, const memory::desc& dst)
+      : eng_(eng), src_md_(src), dst_md_(dst) {}
+  Status Bind(const std::vector<void*>& ptrs) override {
+    src_ = memory(src_md_, *eng_, ptrs[reads[0]]);
+    dst_ = memory(dst_md_, *eng_, ptrs[writes[0]]);
+    prim_ = dnnl::reorder(src_, dst_);
+    return Status::Ok();
+  }
+  Status Run(RunContext& ctx) override {
+    prim_.execute(*ctx.stream, src_, dst_);
+    return Status::Ok();
+  }
+
+ private:
+  dnnl::engine* eng_;
+  memory::desc src_md_, dst_md_;
+  memory src_, dst_;
+  dnnl::reorder prim_;
+};
+
+}  // namespace
+
+ExecBuilder::ExecBuilder(const Graph& g, WeightStore* weights, dnnl::engine* eng,
+                         bool use_onednn)
+    : g_(g), weights_(weights), eng_(eng), use_onednn_(use_onednn) {
+  for (const auto& n : g_.nodes)
+    for (const auto& in : n.inputs)
+      if (!in.empty()) {
+        auto& v = consumers_[in];
+        if (v.empty() || v.back() != &n) v.push_back(&n);
+      }
+}
+
+int ExecBuilder::ValueOf(const std::string& name) const {
+  auto it = value_of_.find(name);
+  return it == value_of_.end() ? -1 : it->second;
+}
+
+int ExecBuilder::NewValue(const std::string& name, const Shape& shape,
+                          const memory::desc& md) {
+  Storage s;
+  s.bytes = static_cast<int64_t>(md.get_size());
+  storages_.push_back(s);
+  values_.push_back(Value{name, shape, md, static_cast<int>(storages_.size()) - 1});
+  return static_cast<int>(values_.size()) - 1;
+}
+
+int ExecBuilder::AliasValue(int src, const std::string& name, const Shape& shape,
+                            const memory::desc& md) {
+  values_.push_back(Value{name, shape, md, values_[src].storage});
+  return static_cast<int>(values_.size()) - 1;
+}
+
+int ExecBuilder::InLayout(int id, const memory::desc& md) {
+  if (values_[id].md == md) return id;
+  auto key = std::make_pair(id, DescKey(md));
+  auto it = layout_cache_.find(key);
+  if (it != layout_cache_.end()) return it->second;
+  Value src = values_[id];
+  int out = NewValue(src.name, src.shape, md);
+  auto step = std::make_unique<ReorderStep>(eng_, src.md, md);
+  step->reads = {id};
+  step->writes = {out};
+  step->label = "reorder " + src.name;
+  steps_.push_back(std::move(step));
+  layout_cache_[key] = out;
+  return out;
+}
+
+const Tensor* ExecBuilder::Weight(const std::string& name) const {
+  auto it = weights_->find(name);
+  return it == weights_->end() ? nullptr : &it->second;
+}
+
+const Node* ExecBuilder::SoleConsumer(const std::string& tensor) const {
+  for (const auto& o : g_.outputs)
+    if (o == tensor) return nullptr;
+  auto it = consumers_.find(tensor);
+  if (it == consumers_.end() || it->second.size() != 1) return nullptr;
+  return it->second[0];
+}
+
+OneDnnKernelRegistry& OneDnnKernelRegistry::Global() {
+  static OneDnnKernelRegistry* r = new OneDnnKernelRegistry();
+  return *r;
+}
+
+int OneDnnKernelRegistry::Register(const std::string& op, NodeBuilderFn fn) {
+  if (!fns_.emplace(op, fn).second) {
+    std::cerr << "oneDNN kernel for '" << op << "' registered twice" << std::endl;
+    std::abort();
+  }
+  return static_cast<int>(fns_.size());
+}
+
+NodeBuilderFn OneDnnKernelRegistry::Find(const std::string& op) const {
+  auto it = fns_.find(op);
+  return it == fns_.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> OneDnnKernelRegistry::Ops() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : fns_) out.push_back(k);
+  return out;
+}
+
+}  // namespace shoal

@@ -1,0 +1,132 @@
+// Turns a graph into a list of steps over "values" (a tensor in one memory
+// layout). Kernels of either backend add steps here; the builder inserts
+// reorders where a consumer needs another layout than its producer made, so
+// oneDNN's blocked layouts flow between oneDNN ops and plain layout appears
+// only at reference kernels and at the graph's edges.
+#ifndef SHOAL_ENGINE_EXEC_BUILDER_H_
+#define SHOAL_ENGINE_EXEC_BUILDER_H_
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "graph/graph.h"
+#include "graph/weights.h"
+#include "util/status.h"
+
+namespace shoal {
+
+using dnnl::memory;
+
+// A tensor in one layout. Several values may share a storage (aliases such
+// as Reshape of a plain tensor).
+struct Value {
+  std::string name;
+  Shape shape;
+  memory::desc md;
+  int storage = -1;
+};
+
+struct Storage {
+  int64_t bytes = 0;
+  int64_t offset = 0;  // in the arena, after planning
+  int first = 0, last = 0;
+  bool graph_output = false;
+};
+
+// What a step needs at run time: the arena and oneDNN's stream.
+struct RunContext {
+  char* arena = nullptr;
+  dnnl::stream* stream = nullptr;
+};
+
+class Step {
+ public:
+  virtual ~Step() = default;
+  // Called once after memory planning, with the value pointers fixed.
+  virtual Status Bind(const std::vector<void*>& value_ptrs) = 0;
+  virtual Status Run(RunContext& ctx) = 0;
+  std::vector<int> reads, writes;  // value ids
+  std::string label;               // node name, or "reorder <tensor>"
+};
+
+memory::desc PlainDesc(const Shape& shape);
+bool IsPlain(const memory::desc& md, const Shape& shape);
+
+class ExecBuilder {
+ public:
+  ExecBuilder(const Graph& g, WeightStore* weights, dnnl::engine* eng,
+              bool use_onednn);
+
+  const Graph& graph() const { return g_; }
+  dnnl::engine& engine() { return *eng_; }
+  bool use_onednn() const { return use_onednn_; }
+
+  // Value currently holding graph tensor `name`.
+  int ValueOf(const std::string& name) const;
+  const Value& value(int id) const { return values_[id]; }
+  // Binds graph tensor `name` to a value (the producer's output).
+  void Define(const std::string& name, int value_id) { value_of_[name] = value_id; }
+
+  int NewValue(const std::string& name, const Shape& shape, const memory::desc& md);
+  int AliasValue(int src, const std::string& name, const Shape& shape,
+                 const memory::desc& md);
+  // The value in layout `md` (a reorder step is added once per pair).
+  int InLayout(int value_id, const memory::desc& md);
+  int Plain(int value_id) { return InLayout(value_id, PlainDesc(values_[value_id].shape)); }
+
+  void AddStep(std::unique_ptr<Step> step) { steps_.push_back(std::move(step)); }
+
+  // Weight data of a weight tensor; nullptr if the graph has no data for it.
+  const Tensor* Weight(const std::string& name) const;
+  // The sole consumer of `tensor`, or nullptr (several, none, graph output).
+  const Node* SoleConsumer(const std::string& tensor) const;
+  // Marks a node as done by another node's step (a fused activation).
+  void MarkFused(const std::string& node_name) { fused_.insert(node_name); }
+  bool IsFused(const std::string& node_name) const { return fused_.count(node_name) != 0; }
+
+  std::vector<Value>& values() { return values_; }
+  std::vector<Storage>& storages() { return storages_; }
+  std::vector<std::unique_ptr<Step>>& steps() { return steps_; }
+
+ private:
+  const Graph& g_;
+  WeightStore* weights_;
+  dnnl::engine* eng_;
+  bool use_onednn_;
+  std::vector<Value> values_;
+  std::vector<Storage> storages_;
+  std::vector<std::unique_ptr<Step>> steps_;
+  std::map<std::string, int> value_of_;
+  std::map<std::pair<int, std::string>, int> layout_cache_;
+  std::set<std::string> fused_;
+  std::map<std::string, std::vector<const Node*>> consumers_;
+};
+
+// A backend's attempt at one node: adds its steps and returns true, or
+// returns false to let the next implementation (finally the reference
+// kernel) take it. First implementation that accepts wins (oneDNN style).
+using NodeBuilderFn = StatusOr<bool> (*)(ExecBuilder& b, const Node& node);
+
+class OneDnnKernelRegistry {
+ public:
+  static OneDnnKernelRegistry& Global();
+  int Register(const std::string& op, NodeBuilderFn fn);
+  NodeBuilderFn Find(const std::string& op) const;
+  std::vector<std::string> Ops() const;
+
+ private:
+  std::map<std::string, NodeBuilderFn> fns_;
+};
+
+#define SHOAL_REGISTER_ONEDNN_KERNEL(op, fn)                                  \
+  static int SHOAL_CONCAT(shoal_dnnl_kernel_, __COUNTER__) [[maybe_unused]] = \
+      ::shoal::OneDnnKernelRegistry::Global().Register(op, fn)
+
+}  // namespace shoal
+
+#endif  // SHOAL_ENGINE_EXEC_BUILDER_H_

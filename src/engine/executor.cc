@@ -1,0 +1,166 @@
+#include "engine/executor.h"
+
+#include <omp.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "engine/exec_builder.h"
+#include "engine/memory_plan.h"
+#include "engine/reference_step.h"
+
+namespace shoal {
+
+StatusOr<Backend> ParseBackend(const std::string& name) {
+  if (name == "onednn") return Backend::kOneDnn;
+  if (name == "reference") return Backend::kReference;
+  return InvalidArgument("unknown backend '" + name + "' (onednn or reference)");
+}
+
+const char* BackendName(Backend b) {
+  return b == Backend::kOneDnn ? "onednn" : "reference";
+}
+
+void SetKernelThreads(int threads) {
+  omp_set_num_threads(threads > 0 ? threads : omp_get_num_procs());
+}
+
+int KernelThreads() { return omp_get_max_threads(); }
+
+struct Executor::Impl {
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{eng};
+  WeightStore weights;
+  std::vector<Value> values;
+  std::vector<Storage> storages;
+  std::vector<std::unique_ptr<Step>> steps;
+  std::vector<int> input_values, output_values;
+  std::vector<Shape> input_shapes;
+  std::vector<std::string> input_names;
+  char* arena = nullptr;
+  std::vector<void*> ptrs;
+  ~Impl() { std::free(arena); }
+};
+
+Executor::Executor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Executor::~Executor() = default;
+
+StatusOr<std::unique_ptr<Executor>> Executor::Create(const Graph& g, WeightStore weights,
+                                                     const ExecutorOptions& opts) {
+  SetKernelThreads(opts.threads);
+  auto impl = std::make_unique<Impl>();
+  impl->weights = std::move(weights);
+  RETURN_IF_ERROR(CheckWeights(g, impl->weights));
+  ExecBuilder b(g, &impl->weights, &impl->eng, opts.backend == Backend::kOneDnn);
+
+  for (const auto& in : g.inputs) {
+    const Shape& s = g.FindTensor(in)->shape;
+    int v = b.NewValue(in, s, PlainDesc(s));
+    b.Define(in, v);
+    impl->input_values.push_back(v);
+    impl->input_shapes.push_back(s);
+    impl->input_names.push_back(in);
+  }
+  int onednn_steps = 0, reference_steps = 0;
+  for (const auto& node : g.nodes) {
+    if (b.IsFused(node.name)) continue;
+    bool done = false;
+    if (b.use_onednn()) {
+      if (NodeBuilderFn fn = OneDnnKernelRegistry::Global().Find(node.op)) {
+        size_t before = b.steps().size();
+        ASSIGN_OR_RETURN(done, fn(b, node));
+        if (done && b.steps().size() > before) ++onednn_steps;
+      }
+    }
+    if (!done) {
+      RETURN_IF_ERROR(AddReferenceStep(b, node));
+      ++reference_steps;
+    }
+  }
+  for (const auto& out : g.outputs) {
+    int v = b.ValueOf(out);
+    if (v < 0) return Internal("graph output '" + out + "' has no value");
+    impl->output_values.push_back(b.Plain(v));
+  }
+
+  impl->values = std::move(b.values());
+  impl->storages = std::move(b.storages());
+  impl->steps = std::move(b.steps());
+
+  // Lifetimes by step index; inputs are written before step 0 and outputs
+  // read after the last step.
+  const int n_steps = static_cast<int>(impl->steps.size());
+  for (auto& s : impl->storages) {
+    s.first = n_steps + 1;
+    s.last = -1;
+  }
+  auto touch = [&](int value, int step) {
+    Storage& s = impl->storages[impl->values[value].storage];
+    s.first = std::min(s.first, step);
+    s.last = std::max(s.last, step);
+  };
+  for (int v : impl->input_values) touch(v, 0);
+  for (int i = 0; i < n_steps; ++i) {
+    for (int v : impl->steps[i]->reads) touch(v, i + 1);
+    for (int v : impl->steps[i]->writes) touch(v, i + 1);
+  }
+  for (int v : impl->output_values) touch(v, n_steps + 1);
+  std::vector<BufferLifetime> lifetimes;
+  for (auto& s : impl->storages) {
+    if (s.last < s.first) s.first = s.last = 0;  // never used
+    lifetimes.push_back({s.bytes, s.first, s.last});
+  }
+  MemoryPlan plan = PlanMemory(lifetimes);
+  impl->arena = static_cast<char*>(
+      std::aligned_alloc(kBufferAlignment, std::max<int64_t>(plan.arena_bytes, 64)));
+  if (!impl->arena) return Internal("cannot allocate the activation arena");
+  for (size_t i = 0; i < impl->storages.size(); ++i)
+    impl->storages[i].offset = plan.offsets[i];
+  for (const auto& v : impl->values)
+    impl->ptrs.push_back(impl->arena + impl->storages[v.storage].offset);
+  for (auto& step : impl->steps) RETURN_IF_ERROR(step->Bind(impl->ptrs));
+
+  auto ex = std::unique_ptr<Executor>(new Executor(std::move(impl)));
+  ex->stats_.arena_bytes = plan.arena_bytes;
+  ex->stats_.peak_live_bytes = plan.peak_live_bytes;
+  ex->stats_.steps = n_steps;
+  ex->stats_.onednn_steps = onednn_steps;
+  ex->stats_.reference_steps = reference_steps;
+  for (const auto& s : ex->impl_->steps) {
+    ex->labels_.push_back(s->label);
+    if (s->label.rfind("reorder ", 0) == 0) ++ex->stats_.reorder_steps;
+  }
+  return ex;
+}
+
+Status Executor::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
+  Impl& m = *impl_;
+  if (inputs.size() != m.input_values.size()) {
+    return InvalidArgument("the model takes " + std::to_string(m.input_values.size()) +
+                           " input(s), got " + std::to_string(inputs.size()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].shape != m.input_shapes[i]) {
+      return InvalidArgument("input '" + m.input_names[i] + "' must have shape " +
+                             ShapeToString(m.input_shapes[i]) + ", got " +
+                             ShapeToString(inputs[i].shape));
+    }
+    std::memcpy(m.ptrs[m.input_values[i]], inputs[i].data.data(),
+                inputs[i].data.size() * sizeof(float));
+  }
+  RunContext ctx{m.arena, &m.stream};
+  for (auto& step : m.steps) {
+    Status s = step->Run(ctx);
+    if (!s.ok()) return s.WithContext("step '" + step->label + "'");
+  }
+  m.stream.wait();
+  outputs->clear();
+  for (int v : m.output_values) {
+    Tensor t(m.values[v].shape);
+    std::memcpy(t.data.data(), m.ptrs[v], t.data.size() * sizeof(float));
+    outputs->push_back(std::move(t));
+  }
+  return Status::Ok();
+}
+
+}  // namespace shoal

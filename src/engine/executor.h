@@ -1,0 +1,62 @@
+// Runs a graph (or a fragment of one) on the local CPU.
+#ifndef SHOAL_ENGINE_EXECUTOR_H_
+#define SHOAL_ENGINE_EXECUTOR_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "graph/weights.h"
+#include "util/status.h"
+
+namespace shoal {
+
+enum class Backend { kOneDnn, kReference };
+
+StatusOr<Backend> ParseBackend(const std::string& name);
+const char* BackendName(Backend b);
+
+struct ExecutorOptions {
+  Backend backend = Backend::kOneDnn;
+  int threads = 0;  // 0: all cores
+};
+
+struct ExecutorStats {
+  int64_t arena_bytes = 0;      // activation arena actually allocated
+  int64_t peak_live_bytes = 0;  // largest sum of live activation bytes
+  int steps = 0;
+  int onednn_steps = 0;
+  int reference_steps = 0;
+  int reorder_steps = 0;
+};
+
+class Executor {
+ public:
+  // Compiles `g` (shaped) with `weights` (moved in: kernels keep what they
+  // need, reordered once, and drop the rest).
+  static StatusOr<std::unique_ptr<Executor>> Create(const Graph& g, WeightStore weights,
+                                                    const ExecutorOptions& opts);
+  ~Executor();
+
+  // Inputs in graph input order, plain row-major; outputs likewise.
+  Status Run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs);
+
+  const ExecutorStats& stats() const { return stats_; }
+  const std::vector<std::string>& step_labels() const { return labels_; }
+
+ private:
+  struct Impl;
+  explicit Executor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  ExecutorStats stats_;
+  std::vector<std::string> labels_;
+};
+
+// Sets the thread count of the kernels (OpenMP); 0 means all cores.
+void SetKernelThreads(int threads);
+int KernelThreads();
+
+}  // namespace shoal
+
+#endif  // SHOAL_ENGINE_EXECUTOR_H_

@@ -1,0 +1,26 @@
+// Image input: decode (PNG, JPEG, BMP... via stb_image), resize to the
+// model's input, normalise per channel, lay out as NCHW float32.
+#ifndef SHOAL_IO_IMAGE_H_
+#define SHOAL_IO_IMAGE_H_
+
+#include <string>
+#include <vector>
+
+#include "graph/weights.h"
+#include "util/status.h"
+
+namespace shoal {
+
+struct ImageNormalization {
+  // ImageNet statistics, on pixel values scaled to [0, 1].
+  std::vector<float> mean = {0.485f, 0.456f, 0.406f};
+  std::vector<float> std = {0.229f, 0.224f, 0.225f};
+};
+
+// `shape` is the model input [1, C, H, W] with C = 1 (grayscale) or 3 (RGB).
+StatusOr<Tensor> LoadImage(const std::string& path, const Shape& shape,
+                           const ImageNormalization& norm);
+
+}  // namespace shoal
+
+#endif  // SHOAL_IO_IMAGE_H_

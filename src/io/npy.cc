@@ -1,0 +1,108 @@
+#include "io/npy.h"
+
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace shoal {
+
+StatusOr<NpyHeader> ParseNpyHeader(const std::string& dict) {
+  NpyHeader h;
+  std::smatch m;
+  static const std::regex descr_re(R"('descr'\s*:\s*'([^']*)')");
+  static const std::regex fortran_re(R"('fortran_order'\s*:\s*(True|False))");
+  static const std::regex shape_re(R"('shape'\s*:\s*\(([^)]*)\))");
+  if (!std::regex_search(dict, m, descr_re)) return InvalidArgument("no 'descr' in header");
+  h.descr = m[1];
+  if (!std::regex_search(dict, m, fortran_re)) {
+    return InvalidArgument("no 'fortran_order' in header");
+  }
+  h.fortran_order = m[1] == "True";
+  if (!std::regex_search(dict, m, shape_re)) return InvalidArgument("no 'shape' in header");
+  std::string dims = m[1];
+  std::stringstream ss(dims);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t b = item.find_first_not_of(" \t");
+    if (b == std::string::npos) continue;
+    try {
+      long long d = std::stoll(item.substr(b));
+      if (d < 0) return InvalidArgument("negative extent in shape");
+      h.shape.push_back(d);
+    } catch (...) {
+      return InvalidArgument("bad shape '(" + dims + ")'");
+    }
+  }
+  return h;
+}
+
+StatusOr<Tensor> ReadNpy(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return NotFound("cannot open '" + path + "'");
+  char magic[8];
+  if (!f.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) {
+    return InvalidArgument("'" + path + "' is not a .npy file (bad magic)");
+  }
+  const int major = static_cast<unsigned char>(magic[6]);
+  uint32_t header_len = 0;
+  if (major == 1) {
+    unsigned char b[2];
+    if (!f.read(reinterpret_cast<char*>(b), 2)) return InvalidArgument("'" + path + "' is truncated");
+    header_len = b[0] | (b[1] << 8);
+  } else if (major == 2 || major == 3) {
+    unsigned char b[4];
+    if (!f.read(reinterpret_cast<char*>(b), 4)) return InvalidArgument("'" + path + "' is truncated");
+    header_len = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
+  } else {
+    return InvalidArgument("'" + path + "' has unknown .npy version " + std::to_string(major));
+  }
+  if (header_len > (1u << 20)) return InvalidArgument("'" + path + "' has an oversized header");
+  std::string dict(header_len, '\0');
+  if (!f.read(dict.data(), header_len)) return InvalidArgument("'" + path + "' is truncated");
+  auto h = ParseNpyHeader(dict);
+  if (!h.ok()) return h.status().WithContext("'" + path + "'");
+  if (h->descr != "<f4" && h->descr != "=f4" && h->descr != "f4") {
+    return InvalidArgument("'" + path + "' holds dtype '" + h->descr +
+                           "'; shoal needs float32 ('<f4'): convert with "
+                           "a.astype(numpy.float32)");
+  }
+  if (h->fortran_order) {
+    return InvalidArgument("'" + path + "' is in Fortran order; save a C-ordered array "
+                           "(numpy.ascontiguousarray)");
+  }
+  Tensor t(h->shape);
+  const std::streamsize bytes = static_cast<std::streamsize>(t.data.size() * sizeof(float));
+  if (!f.read(reinterpret_cast<char*>(t.data.data()), bytes)) {
+    return InvalidArgument("'" + path + "' is truncated: shape " + ShapeToString(h->shape) +
+                           " needs " + std::to_string(bytes) + " data bytes");
+  }
+  return t;
+}
+
+Status WriteNpy(const std::string& path, const Tensor& t) {
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    dict += std::to_string(t.shape[i]);
+    if (t.shape.size() == 1 || i + 1 < t.shape.size()) dict += ",";
+    if (i + 1 < t.shape.size()) dict += " ";
+  }
+  dict += "), }";
+  // Pad so that magic + length + header is a multiple of 64, ending in '\n'.
+  const size_t total = 10 + dict.size() + 1;
+  dict.append((64 - total % 64) % 64, ' ');
+  dict += '\n';
+  std::ofstream f(path, std::ios::binary);
+  if (!f) return InvalidArgument("cannot write '" + path + "'");
+  const uint16_t len = static_cast<uint16_t>(dict.size());
+  f.write("\x93NUMPY\x01\x00", 8);
+  char lb[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
+  f.write(lb, 2);
+  f.write(dict.data(), static_cast<std::streamsize>(dict.size()));
+  f.write(reinterpret_cast<const char*>(t.data.data()),
+          static_cast<std::streamsize>(t.data.size() * sizeof(float)));
+  if (!f) return InvalidArgument("failed writing '" + path + "'");
+  return Status::Ok();
+}
+
+}  // namespace shoal

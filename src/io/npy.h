@@ -1,0 +1,26 @@
+// The numpy .npy format (versions 1-3): float32 arrays in C order are read
+// and written; anything else is refused with a message saying what it is.
+#ifndef SHOAL_IO_NPY_H_
+#define SHOAL_IO_NPY_H_
+
+#include <string>
+
+#include "graph/weights.h"
+#include "util/status.h"
+
+namespace shoal {
+
+StatusOr<Tensor> ReadNpy(const std::string& path);
+Status WriteNpy(const std::string& path, const Tensor& t);
+
+// Parses the header dict of an .npy file (exposed for tests).
+struct NpyHeader {
+  std::string descr;
+  bool fortran_order = false;
+  Shape shape;
+};
+StatusOr<NpyHeader> ParseNpyHeader(const std::string& dict);
+
+}  // namespace shoal
+
+#endif  // SHOAL_IO_NPY_H_

@@ -1,0 +1,76 @@
+#include "io/npy.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+
+#include <gtest/gtest.h>
+
+namespace shoal {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "/shoal_npy_" + name;
+}
+
+TEST(NpyTest, RoundTrip) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> d(-1, 1);
+  for (Shape s : {Shape{1, 3, 4, 5}, Shape{7}, Shape{2, 1000}}) {
+    Tensor t(s);
+    for (auto& v : t.data) v = d(rng);
+    std::string p = TempPath("rt.npy");
+    ASSERT_TRUE(WriteNpy(p, t).ok());
+    auto r = ReadNpy(p);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->shape, s);
+    EXPECT_EQ(r->data, t.data);
+  }
+}
+
+TEST(NpyTest, NumpyReadsWhatWeWriteAndWeReadNumpy) {
+  Tensor t({2, 3});
+  for (int i = 0; i < 6; ++i) t.data[i] = static_cast<float>(i) * 0.5f;
+  std::string ours = TempPath("ours.npy"), theirs = TempPath("theirs.npy");
+  ASSERT_TRUE(WriteNpy(ours, t).ok());
+  std::string cmd = "/usr/bin/python3 -c \"import numpy as np; a=np.load('" + ours +
+                    "'); assert a.dtype==np.float32 and a.shape==(2,3) and a[1,2]==2.5; "
+                    "np.save('" + theirs + "', (np.arange(24, dtype=np.float32)"
+                    ".reshape(2,3,4)*2))\"";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  auto r = ReadNpy(theirs);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->shape, (Shape{2, 3, 4}));
+  EXPECT_EQ(r->data[23], 46.f);
+}
+
+TEST(NpyTest, RejectsWrongDtypeOrderAndTruncation) {
+  std::string f64 = TempPath("f64.npy"), fo = TempPath("fo.npy");
+  std::string cmd = "/usr/bin/python3 -c \"import numpy as np; np.save('" + f64 +
+                    "', np.zeros((2,2))); np.save('" + fo +
+                    "', np.asfortranarray(np.zeros((2,3), dtype=np.float32)))\"";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  auto a = ReadNpy(f64);
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.status().message().find("<f8"), std::string::npos);
+  auto b = ReadNpy(fo);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("Fortran"), std::string::npos);
+
+  Tensor t({10, 10});
+  std::string p = TempPath("trunc.npy");
+  ASSERT_TRUE(WriteNpy(p, t).ok());
+  std::ifstream in(p, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  std::ofstream(p, std::ios::binary) << bytes.substr(0, bytes.size() - 10);
+  auto c = ReadNpy(p);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("truncated"), std::string::npos);
+  EXPECT_FALSE(ReadNpy(TempPath("missing.npy")).ok());
+  std::ofstream(TempPath("junk.npy")) << "hello world";
+  EXPECT_FALSE(ReadNpy(TempPath("junk.npy")).ok());
+}
+
+}  // namespace
+}  // namespace shoal

@@ -1,0 +1,62 @@
+#include "kernels/onednn/primitive_step.h"
+
+#include <limits>
+
+namespace shoal {
+
+Status PrimitiveStep::Bind(const std::vector<void*>& ptrs) {
+  for (const auto& a : value_args_) args_[a.arg] = memory(a.md, *eng_, ptrs[a.value]);
+  return Status::Ok();
+}
+
+Status PrimitiveStep::Run(RunContext& ctx) {
+  try {
+    prim_.execute(*ctx.stream, args_);
+  } catch (const dnnl::error& e) {
+    return Internal(std::string("oneDNN execution failed: ") + e.what());
+  }
+  return Status::Ok();
+}
+
+memory ReorderedWeights(dnnl::engine& eng, const float* data,
+                        const memory::desc& plain, const memory::desc& md) {
+  memory src(plain, eng, const_cast<float*>(data));
+  memory dst(md, eng);
+  dnnl::stream s(eng);
+  dnnl::reorder(src, dst).execute(s, src, dst);
+  s.wait();
+  return dst;
+}
+
+memory::desc PlainDims(const memory::dims& dims) {
+  memory::dims strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * dims[i + 1];
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+bool FusableActivation(ExecBuilder& b, const std::string& tensor, const Node** node,
+                       dnnl::algorithm* alg, float* alpha, float* beta) {
+  const Node* c = b.SoleConsumer(tensor);
+  if (!c) return false;
+  *alpha = 0.f;
+  *beta = 0.f;
+  if (c->op == "Relu") {
+    *alg = dnnl::algorithm::eltwise_relu;
+  } else if (c->op == "LeakyRelu") {
+    *alg = dnnl::algorithm::eltwise_relu;
+    *alpha = c->attrs.GetFloat("alpha", 0.01f);
+  } else if (c->op == "Clip") {
+    *alg = dnnl::algorithm::eltwise_clip_v2;
+    *alpha = c->attrs.GetFloat("min", std::numeric_limits<float>::lowest());
+    *beta = c->attrs.GetFloat("max", std::numeric_limits<float>::max());
+  } else if (c->op == "Sigmoid") {
+    *alg = dnnl::algorithm::eltwise_logistic;
+  } else {
+    return false;
+  }
+  *node = c;
+  return true;
+}
+
+}  // namespace shoal

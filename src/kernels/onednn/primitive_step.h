@@ -1,0 +1,69 @@
+// A step that executes one oneDNN primitive. Activation arguments are values
+// bound to the arena; weights are memories the step owns, reordered once at
+// build time into the layout the primitive chose.
+#ifndef SHOAL_KERNELS_ONEDNN_PRIMITIVE_STEP_H_
+#define SHOAL_KERNELS_ONEDNN_PRIMITIVE_STEP_H_
+
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "engine/exec_builder.h"
+
+namespace shoal {
+
+class PrimitiveStep : public Step {
+ public:
+  PrimitiveStep(dnnl::engine* eng, dnnl::primitive prim)
+      : eng_(eng), prim_(std::move(prim)) {}
+
+  void AddInput(int arg, int value, const memory::desc& md) {
+    value_args_.push_back({arg, value, md});
+    reads.push_back(value);
+  }
+  void AddOutput(int arg, int value, const memory::desc& md) {
+    value_args_.push_back({arg, value, md});
+    writes.push_back(value);
+  }
+  void AddFixed(int arg, memory m) { args_[arg] = std::move(m); }
+
+  Status Bind(const std::vector<void*>& ptrs) override;
+  Status Run(RunContext& ctx) override;
+
+ private:
+  struct ValueArg {
+    int arg;
+    int value;
+    memory::desc md;
+  };
+  dnnl::engine* eng_;
+  dnnl::primitive prim_;
+  std::vector<ValueArg> value_args_;
+  std::unordered_map<int, memory> args_;
+};
+
+// Copies plain f32 data into a new memory of layout `md` (one-off reorder).
+memory ReorderedWeights(dnnl::engine& eng, const float* data,
+                        const memory::desc& plain, const memory::desc& md);
+
+// Plain descriptor with explicit dims and row-major strides.
+memory::desc PlainDims(const memory::dims& dims);
+
+// An activation the sole consumer of `tensor` applies, fusable as a oneDNN
+// eltwise post-op; sets *node to that consumer. Returns false if none.
+bool FusableActivation(ExecBuilder& b, const std::string& tensor, const Node** node,
+                       dnnl::algorithm* alg, float* alpha, float* beta);
+
+// Builds a primitive descriptor, turning oneDNN's exceptions into Status.
+template <typename F>
+auto TryDnnl(F&& f) -> StatusOr<decltype(f())> {
+  try {
+    return f();
+  } catch (const dnnl::error& e) {
+    return Unsupported(std::string("oneDNN: ") + e.what());
+  }
+}
+
+}  // namespace shoal
+
+#endif  // SHOAL_KERNELS_ONEDNN_PRIMITIVE_STEP_H_
