@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   shoal::AddZooCommand(&app);
   shoal::AddAnalyzeCommand(&app);
   shoal::AddInferCommand(&app);
+  shoal::AddDemoCommand(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
