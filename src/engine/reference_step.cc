@@ -1,5 +1,7 @@
 #include "engine/reference_step.h"
 
+#include "graph/op_registry.h"
+#include "graph/shape_inference.h"
 #include "kernels/reference/reference_kernels.h"
 
 namespace shoal {
@@ -16,6 +18,7 @@ class ReferenceStep : public Step {
   };
   std::vector<Arg> args;
   std::vector<Shape> out_shapes;
+  std::vector<int> out_values;  // per node output; -1 when unnamed
 
   Status Bind(const std::vector<void*>& ptrs) override {
     in_.clear();
@@ -30,8 +33,11 @@ class ReferenceStep : public Step {
         in_.push_back(ConstView{});
       }
     }
-    for (size_t i = 0; i < writes.size(); ++i)
-      out_.push_back(MutView{static_cast<float*>(ptrs[writes[i]]), out_shapes[i]});
+    // One view per node output; an unnamed output gets a null view.
+    for (size_t i = 0; i < out_values.size(); ++i) {
+      float* p = out_values[i] >= 0 ? static_cast<float*>(ptrs[out_values[i]]) : nullptr;
+      out_.push_back(MutView{p, out_shapes[i]});
+    }
     return Status::Ok();
   }
   Status Run(RunContext&) override { return fn_(node_, in_, out_); }
@@ -73,12 +79,19 @@ Status AddReferenceStep(ExecBuilder& b, const Node& node) {
     step->args.push_back(a);
     step->in_shapes_.push_back(shape);
   }
-  for (const auto& o : node.outputs) {
-    if (o.empty()) continue;
-    const Shape& s = b.graph().FindTensor(o)->shape;
-    int v = b.NewValue(o, s, PlainDesc(s));
+  ASSIGN_OR_RETURN(InputShapes in_shapes, GatherInputShapes(b.graph(), node));
+  std::vector<Shape> shapes;
+  RETURN_IF_ERROR(OpRegistry::Global().Find(node.op)->InferShapes(node, in_shapes, &shapes));
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    const std::string& o = node.outputs[i];
+    step->out_shapes.push_back(shapes[i]);
+    if (o.empty()) {
+      step->out_values.push_back(-1);
+      continue;
+    }
+    int v = b.NewValue(o, shapes[i], PlainDesc(shapes[i]));
     step->writes.push_back(v);
-    step->out_shapes.push_back(s);
+    step->out_values.push_back(v);
     b.Define(o, v);
   }
   step->label = node.name;
