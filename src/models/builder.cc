@@ -6,7 +6,9 @@
 
 namespace shoal {
 
-GraphBuilder::GraphBuilder(std::string model_name) { g_.name = std::move(model_name); }
+GraphBuilder::GraphBuilder(std::string model_name) {
+  g_.name = std::move(model_name);
+}
 
 std::string GraphBuilder::Fresh(const std::string& op) {
   std::string base = op;
@@ -20,12 +22,21 @@ std::vector<int64_t> GraphBuilder::Expand(std::vector<int64_t> v,
   return v;
 }
 
+std::vector<int64_t> GraphBuilder::OnnxPads(const std::vector<int64_t>& pad,
+                                            size_t rank) const {
+  if (pad.size() == 2 * rank) return pad;  // already [begins..., ends...]
+  std::vector<int64_t> begin = Expand(pad, rank), pads = begin;
+  pads.insert(pads.end(), begin.begin(), begin.end());
+  return pads;
+}
+
 std::string GraphBuilder::Input(const std::string& name, const Shape& shape) {
   if (error_.ok()) error_ = g_.AddInput(name, shape);
   return name;
 }
 
-std::string GraphBuilder::AddWeight(const std::string& name, const Shape& shape) {
+std::string GraphBuilder::AddWeight(const std::string& name,
+                                    const Shape& shape) {
   if (error_.ok()) error_ = g_.AddWeight(name, shape);
   return name;
 }
@@ -67,8 +78,8 @@ std::string GraphBuilder::Op(const std::string& op,
 }
 
 std::string GraphBuilder::Conv(const std::string& name, const std::string& x,
-                               int64_t out_channels, std::vector<int64_t> kernel,
-                               const ConvOpts& o) {
+                               int64_t out_channels,
+                               std::vector<int64_t> kernel, const ConvOpts& o) {
   const Shape& xs = ShapeOf(x);
   const size_t r = xs.size() >= 3 ? xs.size() - 2 : 1;
   kernel = Expand(kernel, r);
@@ -79,10 +90,7 @@ std::string GraphBuilder::Conv(const std::string& name, const std::string& x,
   Attrs a;
   a.Set("kernel_shape", kernel);
   a.Set("strides", Expand(o.stride, r));
-  std::vector<int64_t> pad = Expand(o.pad, r);
-  std::vector<int64_t> pads = pad;
-  pads.insert(pads.end(), pad.begin(), pad.end());
-  a.Set("pads", pads);
+  a.Set("pads", OnnxPads(o.pad, r));
   a.Set("dilations", Expand(o.dilation, r));
   a.Set("group", o.group);
   return Op("Conv", inputs, a, name);
@@ -100,17 +108,18 @@ std::string GraphBuilder::Conv(const std::string& name, const std::string& x,
   return Conv(name, x, out_channels, std::vector<int64_t>{kernel}, o);
 }
 
-std::string GraphBuilder::BatchNorm(const std::string& name, const std::string& x,
-                                    float epsilon) {
+std::string GraphBuilder::BatchNorm(const std::string& name,
+                                    const std::string& x, float epsilon) {
   const Shape& xs = ShapeOf(x);
   const int64_t c = xs.size() > 1 ? xs[1] : 1;
   Attrs a;
   a.Set("epsilon", epsilon);
-  return Op("BatchNormalization",
-            {x, AddWeight(name + ".weight", {c}), AddWeight(name + ".bias", {c}),
-             AddWeight(name + ".running_mean", {c}),
-             AddWeight(name + ".running_var", {c})},
-            a, name);
+  return Op(
+      "BatchNormalization",
+      {x, AddWeight(name + ".weight", {c}), AddWeight(name + ".bias", {c}),
+       AddWeight(name + ".running_mean", {c}),
+       AddWeight(name + ".running_var", {c})},
+      a, name);
 }
 
 std::string GraphBuilder::Linear(const std::string& name, const std::string& x,
@@ -127,8 +136,12 @@ std::string GraphBuilder::Linear(const std::string& name, const std::string& x,
 }
 
 std::string GraphBuilder::Relu(const std::string& x) { return Op("Relu", {x}); }
-std::string GraphBuilder::Sigmoid(const std::string& x) { return Op("Sigmoid", {x}); }
-std::string GraphBuilder::HardSwish(const std::string& x) { return Op("HardSwish", {x}); }
+std::string GraphBuilder::Sigmoid(const std::string& x) {
+  return Op("Sigmoid", {x});
+}
+std::string GraphBuilder::HardSwish(const std::string& x) {
+  return Op("HardSwish", {x});
+}
 
 std::string GraphBuilder::LeakyRelu(const std::string& x, float alpha) {
   Attrs a;
@@ -155,21 +168,22 @@ std::string GraphBuilder::Dropout(const std::string& x, float ratio) {
   return Op("Dropout", {x}, a);
 }
 
-std::string GraphBuilder::MaxPool(const std::string& x, std::vector<int64_t> kernel,
+std::string GraphBuilder::MaxPool(const std::string& x,
+                                  std::vector<int64_t> kernel,
                                   std::vector<int64_t> stride,
-                                  std::vector<int64_t> pad, bool ceil_mode) {
+                                  std::vector<int64_t> pad, bool ceil_mode,
+                                  const std::string& name) {
   const size_t r = ShapeOf(x).size() >= 3 ? ShapeOf(x).size() - 2 : 1;
   Attrs a;
   a.Set("kernel_shape", Expand(kernel, r));
   a.Set("strides", Expand(stride, r));
-  std::vector<int64_t> p = Expand(pad, r), pads = p;
-  pads.insert(pads.end(), p.begin(), p.end());
-  a.Set("pads", pads);
+  a.Set("pads", OnnxPads(pad, r));
   if (ceil_mode) a.Set("ceil_mode", int64_t{1});
-  return Op("MaxPool", {x}, a);
+  return Op("MaxPool", {x}, a, name);
 }
 
-std::string GraphBuilder::AvgPool(const std::string& x, std::vector<int64_t> kernel,
+std::string GraphBuilder::AvgPool(const std::string& x,
+                                  std::vector<int64_t> kernel,
                                   std::vector<int64_t> stride,
                                   std::vector<int64_t> pad,
                                   bool count_include_pad) {
@@ -177,9 +191,7 @@ std::string GraphBuilder::AvgPool(const std::string& x, std::vector<int64_t> ker
   Attrs a;
   a.Set("kernel_shape", Expand(kernel, r));
   a.Set("strides", Expand(stride, r));
-  std::vector<int64_t> p = Expand(pad, r), pads = p;
-  pads.insert(pads.end(), p.begin(), p.end());
-  a.Set("pads", pads);
+  a.Set("pads", OnnxPads(pad, r));
   a.Set("count_include_pad", int64_t{count_include_pad ? 1 : 0});
   return Op("AveragePool", {x}, a);
 }
@@ -189,13 +201,13 @@ std::string GraphBuilder::GlobalAvgPool(const std::string& x) {
 }
 
 std::string GraphBuilder::Lrn(const std::string& x, int64_t size, float alpha,
-                              float beta, float bias) {
+                              float beta, float bias, const std::string& name) {
   Attrs a;
   a.Set("size", size);
   a.Set("alpha", alpha);
   a.Set("beta", beta);
   a.Set("bias", bias);
-  return Op("LRN", {x}, a);
+  return Op("LRN", {x}, a, name);
 }
 
 std::string GraphBuilder::Add(const std::string& a, const std::string& b) {
@@ -205,7 +217,8 @@ std::string GraphBuilder::Mul(const std::string& a, const std::string& b) {
   return Op("Mul", {a, b});
 }
 
-std::string GraphBuilder::Concat(const std::vector<std::string>& xs, int64_t axis) {
+std::string GraphBuilder::Concat(const std::vector<std::string>& xs,
+                                 int64_t axis) {
   Attrs a;
   a.Set("axis", axis);
   return Op("Concat", xs, a);
@@ -217,14 +230,16 @@ std::string GraphBuilder::Flatten(const std::string& x, int64_t axis) {
   return Op("Flatten", {x}, a);
 }
 
-std::string GraphBuilder::SpaceToDepth(const std::string& x, int64_t blocksize) {
+std::string GraphBuilder::SpaceToDepth(const std::string& x,
+                                       int64_t blocksize) {
   Attrs a;
   a.Set("blocksize", blocksize);
   return Op("SpaceToDepth", {x}, a);
 }
 
 StatusOr<Graph> GraphBuilder::Finish(const std::vector<std::string>& outputs) {
-  if (!error_.ok()) return error_.WithContext("building model '" + g_.name + "'");
+  if (!error_.ok())
+    return error_.WithContext("building model '" + g_.name + "'");
   g_.outputs = outputs;
   RETURN_IF_ERROR(VerifyGraph(g_));
   return g_;

@@ -19,7 +19,9 @@ class GraphBuilder {
   std::string Input(const std::string& name, const Shape& shape);
 
   // Conv over the input's spatial axes; kernel/stride/pad/dilation given
-  // with one value are used for every axis.
+  // with one value are used for every axis. `pad` (here and in the pools)
+  // may also hold 2 x rank values, ONNX's [begins..., ends...], for the
+  // asymmetric padding of TensorFlow's SAME at stride 2.
   struct ConvOpts {
     std::vector<int64_t> stride = {1};
     std::vector<int64_t> pad = {0};
@@ -47,14 +49,17 @@ class GraphBuilder {
   std::string Dropout(const std::string& x, float ratio = 0.5f);
 
   std::string MaxPool(const std::string& x, std::vector<int64_t> kernel,
-                      std::vector<int64_t> stride, std::vector<int64_t> pad = {0},
-                      bool ceil_mode = false);
+                      std::vector<int64_t> stride,
+                      std::vector<int64_t> pad = {0}, bool ceil_mode = false,
+                      const std::string& name = "");
   std::string AvgPool(const std::string& x, std::vector<int64_t> kernel,
-                      std::vector<int64_t> stride, std::vector<int64_t> pad = {0},
+                      std::vector<int64_t> stride,
+                      std::vector<int64_t> pad = {0},
                       bool count_include_pad = false);
   std::string GlobalAvgPool(const std::string& x);
+  // ONNX LRN: `size` channels in the window, `alpha` divided by `size`.
   std::string Lrn(const std::string& x, int64_t size, float alpha, float beta,
-                  float bias);
+                  float bias, const std::string& name = "");
 
   std::string Add(const std::string& a, const std::string& b);
   std::string Mul(const std::string& a, const std::string& b);
@@ -75,6 +80,8 @@ class GraphBuilder {
  private:
   std::string Fresh(const std::string& op);
   std::vector<int64_t> Expand(std::vector<int64_t> v, size_t rank) const;
+  std::vector<int64_t> OnnxPads(const std::vector<int64_t>& pad,
+                                size_t rank) const;
   std::string AddWeight(const std::string& name, const Shape& shape);
 
   Graph g_;
