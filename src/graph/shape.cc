@@ -18,8 +18,10 @@ bool ParseShape(const std::string& text, Shape* out) {
   out->clear();
   int64_t cur = 0;
   bool have = false;
+  bool spaced = false;  // a space ended the digits: "1 2" is not 12
   for (char c : text) {
     if (std::isdigit(static_cast<unsigned char>(c))) {
+      if (spaced) return false;
       cur = cur * 10 + (c - '0');
       have = true;
       if (cur > (int64_t{1} << 40)) return false;
@@ -28,7 +30,10 @@ bool ParseShape(const std::string& text, Shape* out) {
       out->push_back(cur);
       cur = 0;
       have = false;
-    } else if (c != ' ') {
+      spaced = false;
+    } else if (c == ' ') {
+      spaced = have;
+    } else {
       return false;
     }
   }
