@@ -14,6 +14,7 @@ void AddZooCommand(CLI::App* app);
 void AddAnalyzeCommand(CLI::App* app);
 void AddInferCommand(CLI::App* app);
 void AddDemoCommand(CLI::App* app);
+void AddExportCommand(CLI::App* app);
 
 // Prints "shoal: error: ..." for a failed status and returns the exit code
 // (0 on success). Subcommand callbacks end with `throw CommandExit(code)`.

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   shoal::AddAnalyzeCommand(&app);
   shoal::AddInferCommand(&app);
   shoal::AddDemoCommand(&app);
+  shoal::AddExportCommand(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -7,11 +7,21 @@
 #include "graph/weights.h"
 #include "util/status.h"
 
+namespace onnx {
+class ModelProto;
+}  // namespace onnx
+
 namespace shoal {
 
-// Writes `model` as an ONNX file (opset 13). Without weights, initializers
-// are written with their shapes and zero data so other tools can load it.
+// Writes `model` as an ONNX file (opset 13; 14 when it has HardSwish, which
+// opset 13 lacks; ir_version 7). Without weights, initializers are written
+// with their shapes and zero data so other tools can load it.
 Status ExportOnnx(const Model& model, const std::string& path);
+
+// The same, into memory. Shoal attributes that opset 13 takes as inputs
+// (Reshape's shape, Slice's starts..., Pad's pads and value, Clip's bounds,
+// Split's sizes, Dropout's ratio) become int64 / float initializers.
+Status ModelToOnnx(const Model& model, onnx::ModelProto* out);
 
 }  // namespace shoal
 

@@ -1,0 +1,254 @@
+// Per-op conversion rules: ONNX control inputs become shoal attributes,
+// legacy attributes with their default value are dropped, and opset
+// differences are resolved here so that shoal ops have one form each.
+#include "onnx/convert_rules.h"
+
+#include <limits>
+#include <map>
+
+#include "onnx/onnx_tensor.h"
+#include "ops/axis.h"
+
+namespace shoal {
+namespace {
+
+Status Reshape(ConvertCtx* c) {
+  const auto* allowzero = c->Take("allowzero");
+  if (c->opset < 5) return Status::Ok();  // `shape` is an attribute
+  bool given = false;
+  ASSIGN_OR_RETURN(auto shape, c->ConstInts(1, "shape", &given));
+  if (!given) return InvalidArgument("Reshape has no shape input");
+  bool has_zero = std::find(shape.begin(), shape.end(), 0) != shape.end();
+  if (allowzero && allowzero->i() != 0 && has_zero) {
+    return c->Unsupported("allowzero=1 with a 0 in shape (empty tensors)");
+  }
+  c->out->attrs.Set("shape", shape);
+  c->DropInput(1);
+  return Status::Ok();
+}
+
+Status Slice(ConvertCtx* c) {
+  if (c->opset < 10) return Status::Ok();  // starts/ends/axes attributes
+  const char* names[] = {"starts", "ends", "axes", "steps"};
+  for (int i = 1; i <= 4; ++i) {
+    bool given = false;
+    ASSIGN_OR_RETURN(auto v, c->ConstInts(i, names[i - 1], &given));
+    if (given) c->out->attrs.Set(names[i - 1], v);
+    c->DropInput(i);
+  }
+  if (!c->out->attrs.Has("starts") || !c->out->attrs.Has("ends")) {
+    return InvalidArgument("Slice needs starts and ends");
+  }
+  return Status::Ok();
+}
+
+Status Pad(ConvertCtx* c) {
+  if (c->opset < 11) return Status::Ok();  // pads/value attributes
+  bool given = false;
+  ASSIGN_OR_RETURN(auto pads, c->ConstInts(1, "pads", &given));
+  if (!given) return InvalidArgument("Pad has no pads input");
+  if (c->HasInput(2)) {
+    ASSIGN_OR_RETURN(float value, c->ConstScalar(2, "constant_value"));
+    c->out->attrs.Set("value", value);
+  }
+  if (c->HasInput(3)) {  // opset 18: pads cover only `axes`
+    ASSIGN_OR_RETURN(auto axes, c->ConstInts(3, "axes"));
+    const Shape* x = c->env->ShapeOf(0);
+    if (!x) return c->Unsupported("axes with an input of unknown rank");
+    const int64_t r = static_cast<int64_t>(x->size());
+    const size_t n = axes.size();
+    if (pads.size() != 2 * n)
+      return InvalidArgument("Pad: pads do not match axes");
+    std::vector<int64_t> full(2 * r, 0);
+    for (size_t i = 0; i < n; ++i) {
+      int64_t a = NormalizeAxis(axes[i], r);
+      if (a < 0) return InvalidArgument("Pad: axis out of range");
+      full[a] = pads[i];
+      full[r + a] = pads[n + i];
+    }
+    pads = full;
+  }
+  c->out->attrs.Set("pads", pads);
+  for (int i = 1; i <= 3; ++i) c->DropInput(i);
+  return Status::Ok();
+}
+
+// Bounds are always set: an absent one is the float range's end.
+Status Clip(ConvertCtx* c) {
+  float lo = std::numeric_limits<float>::lowest();
+  float hi = std::numeric_limits<float>::max();
+  if (c->opset < 11) {
+    if (const auto* a = c->Take("min")) lo = a->f();
+    if (const auto* a = c->Take("max")) hi = a->f();
+  } else {
+    if (c->HasInput(1)) {
+      ASSIGN_OR_RETURN(lo, c->ConstScalar(1, "min"));
+    }
+    if (c->HasInput(2)) {
+      ASSIGN_OR_RETURN(hi, c->ConstScalar(2, "max"));
+    }
+    c->DropInput(1);
+    c->DropInput(2);
+  }
+  c->out->attrs.Set("min", lo);
+  c->out->attrs.Set("max", hi);
+  return Status::Ok();
+}
+
+Status Split(ConvertCtx* c) {
+  const auto* num_outputs = c->Take("num_outputs");  // opset 18
+  if (c->opset >= 13) {
+    bool given = false;
+    ASSIGN_OR_RETURN(auto split, c->ConstInts(1, "split", &given));
+    if (given) c->out->attrs.Set("split", split);
+    c->DropInput(1);
+    if (given || !num_outputs) return Status::Ok();
+    // num_outputs allows a smaller last part: spell the sizes out.
+    const Shape* x = c->env->ShapeOf(0);
+    if (!x) return c->Unsupported("num_outputs with an input of unknown shape");
+    const auto* axis_attr = c->Take("axis");
+    const int64_t axis_in = axis_attr ? axis_attr->i() : 0;
+    const int64_t axis =
+        NormalizeAxis(axis_in, static_cast<int64_t>(x->size()));
+    const int64_t n = num_outputs->i();
+    if (axis < 0 || n <= 0)
+      return InvalidArgument("Split: bad axis or num_outputs");
+    const int64_t dim = (*x)[axis], chunk = (dim + n - 1) / n;
+    std::vector<int64_t> sizes;
+    for (int64_t left = dim; left > 0; left -= chunk)
+      sizes.push_back(std::min(chunk, left));
+    c->out->attrs.Set("axis", axis_in);
+    c->out->attrs.Set("split", sizes);
+  }
+  return Status::Ok();
+}
+
+Status ReduceMean(ConvertCtx* c) {
+  const auto* noop = c->Take("noop_with_empty_axes");  // opset 18
+  if (c->opset < 18) return Status::Ok();              // `axes` is an attribute
+  bool given = false;
+  ASSIGN_OR_RETURN(auto axes, c->ConstInts(1, "axes", &given));
+  if (given) c->out->attrs.Set("axes", axes);
+  c->DropInput(1);
+  if (noop && noop->i() != 0 && axes.empty()) {
+    return c->Unsupported("noop_with_empty_axes=1 without axes");
+  }
+  return Status::Ok();
+}
+
+// Before opset 13 Softmax flattens [axis, rank) into one axis; that equals
+// shoal's one-axis softmax only when the axes between are all 1.
+Status Softmax(ConvertCtx* c) {
+  if (c->opset >= 13) return Status::Ok();
+  const auto* a = c->Take("axis");
+  const Shape* x = c->env->ShapeOf(0);
+  if (!x) return c->Unsupported("opset < 13 with an input of unknown shape");
+  const int64_t r = static_cast<int64_t>(x->size());
+  const int64_t axis = NormalizeAxis(a ? a->i() : 1, r);
+  if (axis < 0) return InvalidArgument("Softmax: axis out of range");
+  for (int64_t d = axis; d + 1 < r; ++d) {
+    if ((*x)[d] != 1) {
+      return c->Unsupported("opset " + std::to_string(c->opset) +
+                            " softmax over axes " + std::to_string(axis) +
+                            ".. of " + ShapeToString(*x) +
+                            " flattened together; shoal normalises one axis");
+    }
+  }
+  c->out->attrs.Set("axis", r - 1);
+  return Status::Ok();
+}
+
+Status Dropout(ConvertCtx* c) {
+  c->Take("is_test");  // opset < 7; inference either way
+  if (c->opset < 12) return Status::Ok();
+  if (c->HasInput(1)) {
+    ASSIGN_OR_RETURN(float ratio, c->ConstScalar(1, "ratio"));
+    c->out->attrs.Set("ratio", ratio);
+  }
+  if (c->HasInput(2)) {
+    ASSIGN_OR_RETURN(float training, c->ConstScalar(2, "training_mode"));
+    if (training != 0) return c->Unsupported("training_mode=true");
+  }
+  c->DropInput(1);
+  c->DropInput(2);
+  return Status::Ok();
+}
+
+Status BatchNorm(ConvertCtx* c) {
+  c->Take("is_test");
+  c->Take("consumed_inputs");
+  if (const auto* s = c->Take("spatial"); s && s->i() != 1) {
+    return c->Unsupported("spatial=0 (per-element statistics)");
+  }
+  return Status::Ok();
+}
+
+// Squeeze / Unsqueeze of run-time data: a Reshape to the static shape.
+Status SqueezeOrUnsqueeze(ConvertCtx* c) {
+  const bool un = c->node.op_type() == "Unsqueeze";
+  std::vector<int64_t> axes;
+  if (c->opset >= 13) {
+    ASSIGN_OR_RETURN(axes, c->ConstInts(1, "axes"));
+    c->DropInput(1);
+  } else if (const auto* a = c->Take("axes")) {
+    axes.assign(a->ints().begin(), a->ints().end());
+  }
+  const Shape* x = c->env->ShapeOf(0);
+  if (!x) return c->Unsupported("input of unknown shape");
+  const int64_t r = static_cast<int64_t>(x->size()) +
+                    (un ? static_cast<int64_t>(axes.size()) : 0);
+  std::vector<bool> marked(r, false);
+  for (int64_t a : axes) {
+    int64_t n = NormalizeAxis(a, r);
+    if (n < 0 || marked[n] || (!un && (*x)[n] != 1)) {
+      return InvalidArgument(c->node.op_type() + ": bad axis " +
+                             std::to_string(a) + " for " + ShapeToString(*x));
+    }
+    marked[n] = true;
+  }
+  Shape y;
+  size_t next = 0;
+  for (int64_t d = 0; d < r; ++d) {
+    if (un)
+      y.push_back(marked[d] ? 1 : (*x)[next++]);
+    else if (!(axes.empty() ? (*x)[d] == 1 : marked[d]))
+      y.push_back((*x)[d]);
+  }
+  c->out->op = "Reshape";
+  c->out->attrs.Set("shape", y);
+  return Status::Ok();
+}
+
+// A Cast of run-time data to float is the identity in an all-f32 IR.
+Status Cast(ConvertCtx* c) {
+  const auto* to = c->Take("to");
+  c->Take("saturate");
+  if (!to || !IsFloatType(static_cast<int32_t>(to->i()))) {
+    return c->Unsupported("cast of run-time data to a non-float type");
+  }
+  c->out->op = "Identity";
+  return Status::Ok();
+}
+
+}  // namespace
+
+const ConvertRule* FindConvertRule(const std::string& op) {
+  static const auto* rules = new std::map<std::string, ConvertRule>{
+      {"Reshape", Reshape},
+      {"Slice", Slice},
+      {"Pad", Pad},
+      {"Clip", Clip},
+      {"Split", Split},
+      {"ReduceMean", ReduceMean},
+      {"Softmax", Softmax},
+      {"Dropout", Dropout},
+      {"BatchNormalization", BatchNorm},
+      {"Squeeze", SqueezeOrUnsqueeze},
+      {"Unsqueeze", SqueezeOrUnsqueeze},
+      {"Cast", Cast},
+  };
+  auto it = rules->find(op);
+  return it == rules->end() ? nullptr : &it->second;
+}
+
+}  // namespace shoal

@@ -1,0 +1,39 @@
+// ONNX TensorProto <-> shoal data: initializers, Constant values, and the
+// int64 / float initializers export writes for control inputs.
+#ifndef SHOAL_ONNX_ONNX_TENSOR_H_
+#define SHOAL_ONNX_ONNX_TENSOR_H_
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <vector>
+
+#include "graph/shape.h"
+#include "onnx/const_value.h"
+#include "util/status.h"
+
+namespace shoal {
+
+// The tensor's dims; fails on a negative extent.
+StatusOr<Shape> TensorShape(const onnx::TensorProto& t);
+
+// FLOAT, DOUBLE, FLOAT16, BFLOAT16: decoded as floats; the integer and bool
+// types as int64.
+bool IsFloatType(int32_t data_type);
+
+// Decodes the data of `t` from raw_data, the typed fields, or an external
+// file resolved under `base_dir`.
+StatusOr<ConstValue> DecodeTensor(const onnx::TensorProto& t,
+                                  const std::string& base_dir);
+
+// Writes a FLOAT tensor as raw_data (little endian); null `data` writes
+// zeros.
+void EncodeFloatTensor(const std::string& name, const Shape& shape,
+                       const float* data, onnx::TensorProto* t);
+void EncodeInt64Tensor(const std::string& name,
+                       const std::vector<int64_t>& values,
+                       onnx::TensorProto* t);
+
+}  // namespace shoal
+
+#endif  // SHOAL_ONNX_ONNX_TENSOR_H_
