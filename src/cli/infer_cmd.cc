@@ -5,10 +5,9 @@
 #include <chrono>
 #include <iomanip>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "engine/executor.h"
@@ -50,20 +49,21 @@ Status RunInfer(const InferArgs& a) {
   lo.seed = a.weight_seed;
   ASSIGN_OR_RETURN(Model m, LoadModel(a.model, lo));
   if (m.graph.inputs.size() != 1) {
-    return Unsupported("shoal infer feeds models with one input; '" + a.model + "' has " +
-                       std::to_string(m.graph.inputs.size()));
+    return Unsupported("shoal infer feeds models with one input; '" + a.model +
+                       "' has " + std::to_string(m.graph.inputs.size()));
   }
   const Shape in_shape = m.graph.FindTensor(m.graph.inputs[0])->shape;
 
   Tensor input;
   int sources = !a.input.empty() + !a.image.empty() + (a.random_seed >= 0);
-  if (sources > 1) return InvalidArgument("give one of --input, --image, --random-seed");
+  if (sources > 1)
+    return InvalidArgument("give one of --input, --image, --random-seed");
   if (!a.input.empty()) {
     ASSIGN_OR_RETURN(input, ReadNpy(a.input));
     if (input.shape != in_shape) {
-      return InvalidArgument("input '" + a.input + "' has shape " + ShapeToString(input.shape) +
-                             " but model '" + m.graph.name + "' takes " +
-                             ShapeToString(in_shape));
+      return InvalidArgument(
+          "input '" + a.input + "' has shape " + ShapeToString(input.shape) +
+          " but model '" + m.graph.name + "' takes " + ShapeToString(in_shape));
     }
   } else if (!a.image.empty()) {
     ImageNormalization norm;
@@ -84,7 +84,8 @@ Status RunInfer(const InferArgs& a) {
   ExecutorOptions eo;
   eo.backend = backend;
   eo.threads = a.threads;
-  ASSIGN_OR_RETURN(auto ex, Executor::Create(m.graph, std::move(m.weights), eo));
+  ASSIGN_OR_RETURN(auto ex,
+                   Executor::Create(m.graph, std::move(m.weights), eo));
   std::vector<Tensor> outputs;
   std::vector<double> ms;
   std::vector<Tensor> inputs = {std::move(input)};
@@ -93,26 +94,30 @@ Status RunInfer(const InferArgs& a) {
     auto t0 = std::chrono::steady_clock::now();
     RETURN_IF_ERROR(ex->Run(inputs, &outputs));
     ms.push_back(std::chrono::duration<double, std::milli>(
-                     std::chrono::steady_clock::now() - t0).count());
+                     std::chrono::steady_clock::now() - t0)
+                     .count());
   }
   if (!a.output.empty()) RETURN_IF_ERROR(WriteNpy(a.output, outputs[0]));
   const Tensor& y = outputs[0];
   const double median = Percentile(ms, 0.5), p90 = Percentile(ms, 0.9),
                min = *std::min_element(ms.begin(), ms.end());
   if (a.json) {
-    nlohmann::json j = {{"model", m.graph.name},
-                        {"backend", BackendName(backend)},
-                        {"threads", KernelThreads()},
-                        {"output_shape", y.shape},
-                        {"latency_ms", {{"median", median}, {"p90", p90}, {"min", min}}},
-                        {"peak_rss_bytes", PeakRssBytes()},
-                        {"arena_bytes", ex->stats().arena_bytes}};
+    nlohmann::json j = {
+        {"model", m.graph.name},
+        {"backend", BackendName(backend)},
+        {"threads", KernelThreads()},
+        {"output_shape", y.shape},
+        {"latency_ms", {{"median", median}, {"p90", p90}, {"min", min}}},
+        {"peak_rss_bytes", PeakRssBytes()},
+        {"arena_bytes", ex->stats().arena_bytes}};
     std::cout << j.dump(2) << std::endl;
     return Status::Ok();
   }
-  std::cout << "model " << m.graph.name << ", backend " << BackendName(backend) << ", "
-            << KernelThreads() << " thread(s), output " << ShapeToString(y.shape) << "\n";
-  const bool classifier = y.shape.size() == 2 && y.shape[0] == 1 && y.shape[1] > 1;
+  std::cout << "model " << m.graph.name << ", backend " << BackendName(backend)
+            << ", " << KernelThreads() << " thread(s), output "
+            << ShapeToString(y.shape) << "\n";
+  const bool classifier =
+      y.shape.size() == 2 && y.shape[0] == 1 && y.shape[1] > 1;
   if (classifier) {
     std::vector<int> idx(y.data.size());
     std::iota(idx.begin(), idx.end(), 0);
@@ -121,7 +126,8 @@ Status RunInfer(const InferArgs& a) {
                       [&y](int p, int q) { return y.data[p] > y.data[q]; });
     std::cout << "top-" << k << " classes (index: score):\n";
     for (size_t i = 0; i < k; ++i)
-      std::cout << "  " << std::setw(5) << idx[i] << ": " << y.data[idx[i]] << "\n";
+      std::cout << "  " << std::setw(5) << idx[i] << ": " << y.data[idx[i]]
+                << "\n";
   } else {
     auto [lo_it, hi_it] = std::minmax_element(y.data.begin(), y.data.end());
     double sum = std::accumulate(y.data.begin(), y.data.end(), 0.0);
@@ -130,13 +136,14 @@ Status RunInfer(const InferArgs& a) {
   }
   std::cout << std::fixed << std::setprecision(3);
   if (a.repeat > 1) {
-    std::cout << "latency over " << a.repeat << " runs: median " << median << " ms, p90 "
-              << p90 << " ms, min " << min << " ms\n";
+    std::cout << "latency over " << a.repeat << " runs: median " << median
+              << " ms, p90 " << p90 << " ms, min " << min << " ms\n";
   } else {
     std::cout << "latency " << median << " ms\n";
   }
-  std::cout << "peak RSS " << PeakRssBytes() / (1 << 20) << " MiB, activation arena "
-            << ex->stats().arena_bytes / 1024 << " KiB\n";
+  std::cout << "peak RSS " << PeakRssBytes() / (1 << 20)
+            << " MiB, activation arena " << ex->stats().arena_bytes / 1024
+            << " KiB\n";
   return Status::Ok();
 }
 
@@ -145,19 +152,27 @@ Status RunInfer(const InferArgs& a) {
 void AddInferCommand(CLI::App* app) {
   auto a = std::make_shared<InferArgs>();
   auto* cmd = app->add_subcommand("infer", "Run a model on this device");
-  cmd->add_option("model", a->model, "Zoo name or path to an .onnx file")->required();
+  cmd->add_option("model", a->model, "Zoo name or path to an .onnx file")
+      ->required();
   cmd->add_option("--input", a->input, "Input tensor (.npy, float32)");
-  cmd->add_option("--image", a->image, "Input image (PNG, JPEG, BMP), resized and normalised");
-  cmd->add_option("--random-seed", a->random_seed, "Random normal input with this seed");
+  cmd->add_option("--image", a->image,
+                  "Input image (PNG, JPEG, BMP), resized and normalised");
+  cmd->add_option("--random-seed", a->random_seed,
+                  "Random normal input with this seed");
   cmd->add_option("--output", a->output, "Write the output tensor (.npy)");
   cmd->add_option("--backend", a->backend, "onednn (default) or reference");
-  cmd->add_option("--threads", a->threads, "Kernel threads (default: all cores)");
-  cmd->add_option("--repeat", a->repeat, "Timed runs (after one warm-up when > 1)");
+  cmd->add_option("--threads", a->threads,
+                  "Kernel threads (default: all cores)");
+  cmd->add_option("--repeat", a->repeat,
+                  "Timed runs (after one warm-up when > 1)");
   cmd->add_option("--input-shape", a->input_shape, "Override the input shape");
-  cmd->add_option("--weights-seed", a->weight_seed, "Seed of zoo models' random weights");
-  cmd->add_option("--mean", a->mean, "Per-channel mean for --image (default ImageNet)")
+  cmd->add_option("--weights-seed", a->weight_seed,
+                  "Seed of zoo models' random weights");
+  cmd->add_option("--mean", a->mean,
+                  "Per-channel mean for --image (default ImageNet)")
       ->delimiter(',');
-  cmd->add_option("--std", a->std, "Per-channel std for --image (default ImageNet)")
+  cmd->add_option("--std", a->std,
+                  "Per-channel std for --image (default ImageNet)")
       ->delimiter(',');
   cmd->add_flag("--json", a->json, "Print one JSON object");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunInfer(*a))); });

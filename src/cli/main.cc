@@ -4,7 +4,9 @@
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"shoal: run one neural-network inference across a cluster of small devices"};
+  CLI::App app{
+      "shoal: run one neural-network inference across a cluster of small "
+      "devices"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "shoal 0.1.0");
   shoal::AddZooCommand(&app);

@@ -3,10 +3,10 @@
 #ifndef SHOAL_ENGINE_BACKEND_COMPARE_H_
 #define SHOAL_ENGINE_BACKEND_COMPARE_H_
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <random>
-
-#include <gtest/gtest.h>
 
 #include "engine/executor.h"
 #include "models/zoo.h"
@@ -31,7 +31,8 @@ inline double MaxRelDiff(const Tensor& a, const Tensor& b) {
   return max_abs / std::max(max_ref, 1e-30);
 }
 
-inline std::vector<Tensor> RunWith(const Graph& g, const WeightStore& w, Backend backend,
+inline std::vector<Tensor> RunWith(const Graph& g, const WeightStore& w,
+                                   Backend backend,
                                    const std::vector<Tensor>& in,
                                    ExecutorStats* stats = nullptr) {
   ExecutorOptions o;
@@ -49,7 +50,8 @@ inline std::vector<Tensor> RunWith(const Graph& g, const WeightStore& w, Backend
 inline void ExpectBackendsAgree(const Graph& g, uint64_t seed) {
   WeightStore w = RandomWeights(g, seed);
   std::vector<Tensor> in;
-  for (const auto& name : g.inputs) in.push_back(RandomInput(g.FindTensor(name)->shape, seed));
+  for (const auto& name : g.inputs)
+    in.push_back(RandomInput(g.FindTensor(name)->shape, seed));
   ExecutorStats st;
   auto fast = RunWith(g, w, Backend::kOneDnn, in, &st);
   auto ref = RunWith(g, w, Backend::kReference, in);

@@ -27,7 +27,8 @@ std::string DescKey(const memory::desc& md) {
 // Copies a value into another layout with a oneDNN reorder.
 class ReorderStep : public Step {
  public:
-  ReorderStep(dnnl::engine* eng, const memory::desc& src, const memory::desc& dst)
+  ReorderStep(dnnl::engine* eng, const memory::desc& src,
+              const memory::desc& dst)
       : eng_(eng), src_md_(src), dst_md_(dst) {}
   Status Bind(const std::vector<void*>& ptrs) override {
     src_ = memory(src_md_, *eng_, ptrs[reads[0]]);
@@ -49,8 +50,8 @@ class ReorderStep : public Step {
 
 }  // namespace
 
-ExecBuilder::ExecBuilder(const Graph& g, WeightStore* weights, dnnl::engine* eng,
-                         bool use_onednn)
+ExecBuilder::ExecBuilder(const Graph& g, WeightStore* weights,
+                         dnnl::engine* eng, bool use_onednn)
     : g_(g), weights_(weights), eng_(eng), use_onednn_(use_onednn) {
   for (const auto& n : g_.nodes)
     for (const auto& in : n.inputs)
@@ -70,12 +71,13 @@ int ExecBuilder::NewValue(const std::string& name, const Shape& shape,
   Storage s;
   s.bytes = static_cast<int64_t>(md.get_size());
   storages_.push_back(s);
-  values_.push_back(Value{name, shape, md, static_cast<int>(storages_.size()) - 1});
+  values_.push_back(
+      Value{name, shape, md, static_cast<int>(storages_.size()) - 1});
   return static_cast<int>(values_.size()) - 1;
 }
 
-int ExecBuilder::AliasValue(int src, const std::string& name, const Shape& shape,
-                            const memory::desc& md) {
+int ExecBuilder::AliasValue(int src, const std::string& name,
+                            const Shape& shape, const memory::desc& md) {
   values_.push_back(Value{name, shape, md, values_[src].storage});
   return static_cast<int>(values_.size()) - 1;
 }
@@ -116,7 +118,8 @@ OneDnnKernelRegistry& OneDnnKernelRegistry::Global() {
 
 int OneDnnKernelRegistry::Register(const std::string& op, NodeBuilderFn fn) {
   if (!fns_.emplace(op, fn).second) {
-    std::cerr << "oneDNN kernel for '" << op << "' registered twice" << std::endl;
+    std::cerr << "oneDNN kernel for '" << op << "' registered twice"
+              << std::endl;
     std::abort();
   }
   return static_cast<int>(fns_.size());

@@ -8,11 +8,10 @@
 
 #include <map>
 #include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include "graph/graph.h"
 #include "graph/weights.h"
@@ -70,16 +69,23 @@ class ExecBuilder {
   int ValueOf(const std::string& name) const;
   const Value& value(int id) const { return values_[id]; }
   // Binds graph tensor `name` to a value (the producer's output).
-  void Define(const std::string& name, int value_id) { value_of_[name] = value_id; }
+  void Define(const std::string& name, int value_id) {
+    value_of_[name] = value_id;
+  }
 
-  int NewValue(const std::string& name, const Shape& shape, const memory::desc& md);
+  int NewValue(const std::string& name, const Shape& shape,
+               const memory::desc& md);
   int AliasValue(int src, const std::string& name, const Shape& shape,
                  const memory::desc& md);
   // The value in layout `md` (a reorder step is added once per pair).
   int InLayout(int value_id, const memory::desc& md);
-  int Plain(int value_id) { return InLayout(value_id, PlainDesc(values_[value_id].shape)); }
+  int Plain(int value_id) {
+    return InLayout(value_id, PlainDesc(values_[value_id].shape));
+  }
 
-  void AddStep(std::unique_ptr<Step> step) { steps_.push_back(std::move(step)); }
+  void AddStep(std::unique_ptr<Step> step) {
+    steps_.push_back(std::move(step));
+  }
 
   // Weight data of a weight tensor; nullptr if the graph has no data for it.
   const Tensor* Weight(const std::string& name) const;
@@ -87,7 +93,9 @@ class ExecBuilder {
   const Node* SoleConsumer(const std::string& tensor) const;
   // Marks a node as done by another node's step (a fused activation).
   void MarkFused(const std::string& node_name) { fused_.insert(node_name); }
-  bool IsFused(const std::string& node_name) const { return fused_.count(node_name) != 0; }
+  bool IsFused(const std::string& node_name) const {
+    return fused_.count(node_name) != 0;
+  }
 
   std::vector<Value>& values() { return values_; }
   std::vector<Storage>& storages() { return storages_; }

@@ -14,7 +14,8 @@ namespace shoal {
 StatusOr<Backend> ParseBackend(const std::string& name) {
   if (name == "onednn") return Backend::kOneDnn;
   if (name == "reference") return Backend::kReference;
-  return InvalidArgument("unknown backend '" + name + "' (onednn or reference)");
+  return InvalidArgument("unknown backend '" + name +
+                         "' (onednn or reference)");
 }
 
 const char* BackendName(Backend b) {
@@ -45,13 +46,14 @@ struct Executor::Impl {
 Executor::Executor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Executor::~Executor() = default;
 
-StatusOr<std::unique_ptr<Executor>> Executor::Create(const Graph& g, WeightStore weights,
-                                                     const ExecutorOptions& opts) {
+StatusOr<std::unique_ptr<Executor>> Executor::Create(
+    const Graph& g, WeightStore weights, const ExecutorOptions& opts) {
   SetKernelThreads(opts.threads);
   auto impl = std::make_unique<Impl>();
   impl->weights = std::move(weights);
   RETURN_IF_ERROR(CheckWeights(g, impl->weights));
-  ExecBuilder b(g, &impl->weights, &impl->eng, opts.backend == Backend::kOneDnn);
+  ExecBuilder b(g, &impl->weights, &impl->eng,
+                opts.backend == Backend::kOneDnn);
 
   for (const auto& in : g.inputs) {
     const Shape& s = g.FindTensor(in)->shape;
@@ -111,8 +113,8 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(const Graph& g, WeightStore
     lifetimes.push_back({s.bytes, s.first, s.last});
   }
   MemoryPlan plan = PlanMemory(lifetimes);
-  impl->arena = static_cast<char*>(
-      std::aligned_alloc(kBufferAlignment, std::max<int64_t>(plan.arena_bytes, 64)));
+  impl->arena = static_cast<char*>(std::aligned_alloc(
+      kBufferAlignment, std::max<int64_t>(plan.arena_bytes, 64)));
   if (!impl->arena) return Internal("cannot allocate the activation arena");
   for (size_t i = 0; i < impl->storages.size(); ++i)
     impl->storages[i].offset = plan.offsets[i];
@@ -133,15 +135,18 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(const Graph& g, WeightStore
   return ex;
 }
 
-Status Executor::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
+Status Executor::Run(const std::vector<Tensor>& inputs,
+                     std::vector<Tensor>* outputs) {
   Impl& m = *impl_;
   if (inputs.size() != m.input_values.size()) {
-    return InvalidArgument("the model takes " + std::to_string(m.input_values.size()) +
+    return InvalidArgument("the model takes " +
+                           std::to_string(m.input_values.size()) +
                            " input(s), got " + std::to_string(inputs.size()));
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].shape != m.input_shapes[i]) {
-      return InvalidArgument("input '" + m.input_names[i] + "' must have shape " +
+      return InvalidArgument("input '" + m.input_names[i] +
+                             "' must have shape " +
                              ShapeToString(m.input_shapes[i]) + ", got " +
                              ShapeToString(inputs[i].shape));
     }

@@ -35,8 +35,8 @@ class Executor {
  public:
   // Compiles `g` (shaped) with `weights` (moved in: kernels keep what they
   // need, reordered once, and drop the rest).
-  static StatusOr<std::unique_ptr<Executor>> Create(const Graph& g, WeightStore weights,
-                                                    const ExecutorOptions& opts);
+  static StatusOr<std::unique_ptr<Executor>> Create(
+      const Graph& g, WeightStore weights, const ExecutorOptions& opts);
   ~Executor();
 
   // Inputs in graph input order, plain row-major; outputs likewise.

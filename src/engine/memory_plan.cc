@@ -29,7 +29,8 @@ MemoryPlan PlanMemory(const std::vector<BufferLifetime>& buffers) {
     std::vector<std::pair<int64_t, int64_t>> taken;
     for (size_t j : placed) {
       if (Overlap(buffers[i], buffers[j])) {
-        taken.emplace_back(plan.offsets[j], plan.offsets[j] + AlignUp(buffers[j].bytes));
+        taken.emplace_back(plan.offsets[j],
+                           plan.offsets[j] + AlignUp(buffers[j].bytes));
       }
     }
     std::sort(taken.begin(), taken.end());

@@ -1,13 +1,14 @@
 #include "engine/memory_plan.h"
 
-#include <random>
-
 #include <gtest/gtest.h>
+
+#include <random>
 
 namespace shoal {
 namespace {
 
-void ExpectNoConflicts(const std::vector<BufferLifetime>& b, const MemoryPlan& p) {
+void ExpectNoConflicts(const std::vector<BufferLifetime>& b,
+                       const MemoryPlan& p) {
   for (size_t i = 0; i < b.size(); ++i) {
     EXPECT_EQ(p.offsets[i] % kBufferAlignment, 0);
     EXPECT_LE(p.offsets[i] + b[i].bytes, p.arena_bytes);
@@ -22,7 +23,8 @@ void ExpectNoConflicts(const std::vector<BufferLifetime>& b, const MemoryPlan& p
 
 TEST(MemoryPlanTest, ChainReusesBuffers) {
   // a -> b -> c -> d, each 1 KiB: at most two alive at once.
-  std::vector<BufferLifetime> b = {{1024, 0, 1}, {1024, 1, 2}, {1024, 2, 3}, {1024, 3, 3}};
+  std::vector<BufferLifetime> b = {
+      {1024, 0, 1}, {1024, 1, 2}, {1024, 2, 3}, {1024, 3, 3}};
   MemoryPlan p = PlanMemory(b);
   ExpectNoConflicts(b, p);
   EXPECT_EQ(p.arena_bytes, 2048);

@@ -28,14 +28,16 @@ class ReferenceStep : public Step {
       if (a.weight) {
         in_.push_back(ConstView{a.weight->data.data(), a.weight->shape});
       } else if (a.value >= 0) {
-        in_.push_back(ConstView{static_cast<const float*>(ptrs[a.value]), in_shapes_[i]});
+        in_.push_back(
+            ConstView{static_cast<const float*>(ptrs[a.value]), in_shapes_[i]});
       } else {
         in_.push_back(ConstView{});
       }
     }
     // One view per node output; an unnamed output gets a null view.
     for (size_t i = 0; i < out_values.size(); ++i) {
-      float* p = out_values[i] >= 0 ? static_cast<float*>(ptrs[out_values[i]]) : nullptr;
+      float* p = out_values[i] >= 0 ? static_cast<float*>(ptrs[out_values[i]])
+                                    : nullptr;
       out_.push_back(MutView{p, out_shapes[i]});
     }
     return Status::Ok();
@@ -56,7 +58,8 @@ class ReferenceStep : public Step {
 Status AddReferenceStep(ExecBuilder& b, const Node& node) {
   RefKernelFn fn = RefKernelRegistry::Global().Find(node.op);
   if (!fn) {
-    return Unsupported("no kernel for op '" + node.op + "' (node '" + node.name + "')");
+    return Unsupported("no kernel for op '" + node.op + "' (node '" +
+                       node.name + "')");
   }
   auto step = std::make_unique<ReferenceStep>(node, fn);
   for (const auto& in : node.inputs) {
@@ -81,7 +84,8 @@ Status AddReferenceStep(ExecBuilder& b, const Node& node) {
   }
   ASSIGN_OR_RETURN(InputShapes in_shapes, GatherInputShapes(b.graph(), node));
   std::vector<Shape> shapes;
-  RETURN_IF_ERROR(OpRegistry::Global().Find(node.op)->InferShapes(node, in_shapes, &shapes));
+  RETURN_IF_ERROR(OpRegistry::Global().Find(node.op)->InferShapes(
+      node, in_shapes, &shapes));
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     const std::string& o = node.outputs[i];
     step->out_shapes.push_back(shapes[i]);

@@ -13,13 +13,15 @@ StatusOr<NpyHeader> ParseNpyHeader(const std::string& dict) {
   static const std::regex descr_re(R"('descr'\s*:\s*'([^']*)')");
   static const std::regex fortran_re(R"('fortran_order'\s*:\s*(True|False))");
   static const std::regex shape_re(R"('shape'\s*:\s*\(([^)]*)\))");
-  if (!std::regex_search(dict, m, descr_re)) return InvalidArgument("no 'descr' in header");
+  if (!std::regex_search(dict, m, descr_re))
+    return InvalidArgument("no 'descr' in header");
   h.descr = m[1];
   if (!std::regex_search(dict, m, fortran_re)) {
     return InvalidArgument("no 'fortran_order' in header");
   }
   h.fortran_order = m[1] == "True";
-  if (!std::regex_search(dict, m, shape_re)) return InvalidArgument("no 'shape' in header");
+  if (!std::regex_search(dict, m, shape_re))
+    return InvalidArgument("no 'shape' in header");
   std::string dims = m[1];
   std::stringstream ss(dims);
   std::string item;
@@ -48,18 +50,24 @@ StatusOr<Tensor> ReadNpy(const std::string& path) {
   uint32_t header_len = 0;
   if (major == 1) {
     unsigned char b[2];
-    if (!f.read(reinterpret_cast<char*>(b), 2)) return InvalidArgument("'" + path + "' is truncated");
+    if (!f.read(reinterpret_cast<char*>(b), 2))
+      return InvalidArgument("'" + path + "' is truncated");
     header_len = b[0] | (b[1] << 8);
   } else if (major == 2 || major == 3) {
     unsigned char b[4];
-    if (!f.read(reinterpret_cast<char*>(b), 4)) return InvalidArgument("'" + path + "' is truncated");
-    header_len = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
+    if (!f.read(reinterpret_cast<char*>(b), 4))
+      return InvalidArgument("'" + path + "' is truncated");
+    header_len =
+        b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
   } else {
-    return InvalidArgument("'" + path + "' has unknown .npy version " + std::to_string(major));
+    return InvalidArgument("'" + path + "' has unknown .npy version " +
+                           std::to_string(major));
   }
-  if (header_len > (1u << 20)) return InvalidArgument("'" + path + "' has an oversized header");
+  if (header_len > (1u << 20))
+    return InvalidArgument("'" + path + "' has an oversized header");
   std::string dict(header_len, '\0');
-  if (!f.read(dict.data(), header_len)) return InvalidArgument("'" + path + "' is truncated");
+  if (!f.read(dict.data(), header_len))
+    return InvalidArgument("'" + path + "' is truncated");
   auto h = ParseNpyHeader(dict);
   if (!h.ok()) return h.status().WithContext("'" + path + "'");
   if (h->descr != "<f4" && h->descr != "=f4" && h->descr != "f4") {
@@ -68,14 +76,17 @@ StatusOr<Tensor> ReadNpy(const std::string& path) {
                            "a.astype(numpy.float32)");
   }
   if (h->fortran_order) {
-    return InvalidArgument("'" + path + "' is in Fortran order; save a C-ordered array "
+    return InvalidArgument("'" + path +
+                           "' is in Fortran order; save a C-ordered array "
                            "(numpy.ascontiguousarray)");
   }
   Tensor t(h->shape);
-  const std::streamsize bytes = static_cast<std::streamsize>(t.data.size() * sizeof(float));
+  const std::streamsize bytes =
+      static_cast<std::streamsize>(t.data.size() * sizeof(float));
   if (!f.read(reinterpret_cast<char*>(t.data.data()), bytes)) {
-    return InvalidArgument("'" + path + "' is truncated: shape " + ShapeToString(h->shape) +
-                           " needs " + std::to_string(bytes) + " data bytes");
+    return InvalidArgument("'" + path + "' is truncated: shape " +
+                           ShapeToString(h->shape) + " needs " +
+                           std::to_string(bytes) + " data bytes");
   }
   return t;
 }

@@ -1,11 +1,11 @@
 #include "io/npy.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <random>
-
-#include <gtest/gtest.h>
 
 namespace shoal {
 namespace {
@@ -34,10 +34,13 @@ TEST(NpyTest, NumpyReadsWhatWeWriteAndWeReadNumpy) {
   for (int i = 0; i < 6; ++i) t.data[i] = static_cast<float>(i) * 0.5f;
   std::string ours = TempPath("ours.npy"), theirs = TempPath("theirs.npy");
   ASSERT_TRUE(WriteNpy(ours, t).ok());
-  std::string cmd = "/usr/bin/python3 -c \"import numpy as np; a=np.load('" + ours +
-                    "'); assert a.dtype==np.float32 and a.shape==(2,3) and a[1,2]==2.5; "
-                    "np.save('" + theirs + "', (np.arange(24, dtype=np.float32)"
-                    ".reshape(2,3,4)*2))\"";
+  std::string cmd =
+      "/usr/bin/python3 -c \"import numpy as np; a=np.load('" + ours +
+      "'); assert a.dtype==np.float32 and a.shape==(2,3) and a[1,2]==2.5; "
+      "np.save('" +
+      theirs +
+      "', (np.arange(24, dtype=np.float32)"
+      ".reshape(2,3,4)*2))\"";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   auto r = ReadNpy(theirs);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -47,9 +50,10 @@ TEST(NpyTest, NumpyReadsWhatWeWriteAndWeReadNumpy) {
 
 TEST(NpyTest, RejectsWrongDtypeOrderAndTruncation) {
   std::string f64 = TempPath("f64.npy"), fo = TempPath("fo.npy");
-  std::string cmd = "/usr/bin/python3 -c \"import numpy as np; np.save('" + f64 +
-                    "', np.zeros((2,2))); np.save('" + fo +
-                    "', np.asfortranarray(np.zeros((2,3), dtype=np.float32)))\"";
+  std::string cmd =
+      "/usr/bin/python3 -c \"import numpy as np; np.save('" + f64 +
+      "', np.zeros((2,2))); np.save('" + fo +
+      "', np.asfortranarray(np.zeros((2,3), dtype=np.float32)))\"";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   auto a = ReadNpy(f64);
   ASSERT_FALSE(a.ok());

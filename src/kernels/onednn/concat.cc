@@ -18,10 +18,11 @@ StatusOr<bool> BuildConcat(ExecBuilder& b, const Node& n) {
   const Shape& ys = b.graph().FindTensor(n.outputs[0])->shape;
   const int axis = static_cast<int>(
       NormalizeAxis(n.attrs.GetInt("axis"), static_cast<int64_t>(ys.size())));
-  memory::desc dst_md(memory::dims(ys.begin(), ys.end()), memory::data_type::f32,
-                      memory::format_tag::any);
-  auto pd_or = TryDnnl(
-      [&] { return dnnl::concat::primitive_desc(dst_md, axis, mds, b.engine()); });
+  memory::desc dst_md(memory::dims(ys.begin(), ys.end()),
+                      memory::data_type::f32, memory::format_tag::any);
+  auto pd_or = TryDnnl([&] {
+    return dnnl::concat::primitive_desc(dst_md, axis, mds, b.engine());
+  });
   if (!pd_or.ok()) return false;
   auto pd = *pd_or;
   auto step = std::make_unique<PrimitiveStep>(&b.engine(), dnnl::concat(pd));

@@ -18,14 +18,18 @@ StatusOr<bool> BuildConv(ExecBuilder& b, const Node& n) {
   const Shape& ws = w_info->shape;
   const Shape& ys = g.FindTensor(n.outputs[0])->shape;
   std::vector<int64_t> spatial(xs.begin() + 2, xs.end());
-  ASSIGN_OR_RETURN(WindowGeometry geo,
-                   ResolveWindow(n, spatial, std::vector<int64_t>(ws.begin() + 2, ws.end())));
+  ASSIGN_OR_RETURN(
+      WindowGeometry geo,
+      ResolveWindow(n, spatial,
+                    std::vector<int64_t>(ws.begin() + 2, ws.end())));
   const int64_t group = n.attrs.GetInt("group", 1);
 
   memory::dims src(xs.begin(), xs.end()), dst(ys.begin(), ys.end());
   memory::dims wdims;
-  if (group > 1) wdims = {group, ws[0] / group};
-  else wdims = {ws[0]};
+  if (group > 1)
+    wdims = {group, ws[0] / group};
+  else
+    wdims = {ws[0]};
   wdims.insert(wdims.end(), ws.begin() + 1, ws.end());
   memory::dims strides(geo.stride.begin(), geo.stride.end());
   memory::dims dil, pad_l(geo.pad_begin.begin(), geo.pad_begin.end());
@@ -39,46 +43,37 @@ StatusOr<bool> BuildConv(ExecBuilder& b, const Node& n) {
 
   const auto any = memory::format_tag::any;
   const auto f32 = memory::data_type::f32;
-  memory::desc src_md(src, f32, any), w_md(wdims, f32, any), dst_md(dst, f32, any);
-  memory::desc b_md = has_bias ? memory::desc({ws[0]}, f32, memory::format_tag::a)
-                               : memory::desc();
+  memory::desc src_md(src, f32, any), w_md(wdims, f32, any),
+      dst_md(dst, f32, any);
+  memory::desc b_md = has_bias
+                          ? memory::desc({ws[0]}, f32, memory::format_tag::a)
+                          : memory::desc();
 
   dnnl::primitive_attr attr;
-  dnnl::post_ops po;
-  const Node* act = nullptr;
-  dnnl::algorithm alg;
-  float alpha, beta;
-  if (FusableActivation(b, n.outputs[0], &act, &alg, &alpha, &beta)) {
-    po.append_eltwise(1.f, alg, alpha, beta);
-    attr.set_post_ops(po);
-  }
+  const Node* act = FuseActivation(b, n.outputs[0], &attr);
   auto pd_or = TryDnnl([&] {
     auto d = dnnl::convolution_forward::desc(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
-        w_md, b_md, dst_md, strides, dil, pad_l, pad_r);
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+        src_md, w_md, b_md, dst_md, strides, dil, pad_l, pad_r);
     return dnnl::convolution_forward::primitive_desc(d, attr, b.engine());
   });
   if (!pd_or.ok()) return false;
   auto pd = *pd_or;
 
-  auto step = std::make_unique<PrimitiveStep>(&b.engine(), dnnl::convolution_forward(pd));
+  auto step = std::make_unique<PrimitiveStep>(&b.engine(),
+                                              dnnl::convolution_forward(pd));
   step->AddInput(DNNL_ARG_SRC, b.InLayout(x, pd.src_desc()), pd.src_desc());
-  step->AddFixed(DNNL_ARG_WEIGHTS, ReorderedWeights(b.engine(), b.Weight(n.inputs[1])->data.data(),
-                                                    PlainDims(wdims), pd.weights_desc()));
+  step->AddFixed(
+      DNNL_ARG_WEIGHTS,
+      ReorderedWeights(b.engine(), b.Weight(n.inputs[1])->data.data(),
+                       PlainDims(wdims), pd.weights_desc()));
   if (has_bias) {
-    step->AddFixed(DNNL_ARG_BIAS, ReorderedWeights(b.engine(), b.Weight(n.inputs[2])->data.data(),
-                                                   PlainDims({ws[0]}), pd.bias_desc()));
+    step->AddFixed(
+        DNNL_ARG_BIAS,
+        ReorderedWeights(b.engine(), b.Weight(n.inputs[2])->data.data(),
+                         PlainDims({ws[0]}), pd.bias_desc()));
   }
-  const std::string& out_name = act ? act->outputs[0] : n.outputs[0];
-  int y = b.NewValue(out_name, ys, pd.dst_desc());
-  step->AddOutput(DNNL_ARG_DST, y, pd.dst_desc());
-  step->label = act ? n.name + "+" + act->op : n.name;
-  b.AddStep(std::move(step));
-  b.Define(n.outputs[0], y);  // only read by the fused activation
-  if (act) {
-    b.Define(act->outputs[0], y);
-    b.MarkFused(act->name);
-  }
+  AddFusedOutputStep(b, n, act, std::move(step), ys, pd.dst_desc());
   return true;
 }
 

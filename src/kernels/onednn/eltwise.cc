@@ -29,13 +29,14 @@ StatusOr<bool> BuildEltwise(ExecBuilder& b, const Node& n) {
   const int x = b.ValueOf(n.inputs[0]);
   const Value& xv = b.value(x);
   auto pd_or = TryDnnl([&] {
-    auto d = dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, alg, xv.md,
-                                         alpha, beta);
+    auto d = dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
+                                         alg, xv.md, alpha, beta);
     return dnnl::eltwise_forward::primitive_desc(d, b.engine());
   });
   if (!pd_or.ok()) return false;
   auto pd = *pd_or;
-  auto step = std::make_unique<PrimitiveStep>(&b.engine(), dnnl::eltwise_forward(pd));
+  auto step =
+      std::make_unique<PrimitiveStep>(&b.engine(), dnnl::eltwise_forward(pd));
   step->AddInput(DNNL_ARG_SRC, x, xv.md);
   int y = b.NewValue(n.outputs[0], xv.shape, pd.dst_desc());
   step->AddOutput(DNNL_ARG_DST, y, pd.dst_desc());

@@ -7,7 +7,8 @@ namespace {
 
 StatusOr<bool> BuildInnerProduct(ExecBuilder& b, const Node& n) {
   const Graph& g = b.graph();
-  if (n.attrs.GetInt("transA", 0) != 0 || n.attrs.GetFloat("alpha", 1.f) != 1.f ||
+  if (n.attrs.GetInt("transA", 0) != 0 ||
+      n.attrs.GetFloat("alpha", 1.f) != 1.f ||
       n.attrs.GetFloat("beta", 1.f) != 1.f) {
     return false;
   }
@@ -17,7 +18,8 @@ StatusOr<bool> BuildInnerProduct(ExecBuilder& b, const Node& n) {
   const int64_t out_features = g.FindTensor(n.outputs[0])->shape[1];
   if (has_bias) {
     const TensorInfo* c = g.FindTensor(n.inputs[2]);
-    if (!c->is_weight() || !b.Weight(n.inputs[2]) || NumElements(c->shape) != out_features)
+    if (!c->is_weight() || !b.Weight(n.inputs[2]) ||
+        NumElements(c->shape) != out_features)
       return false;
   }
   const int x = b.ValueOf(n.inputs[0]);
@@ -29,46 +31,37 @@ StatusOr<bool> BuildInnerProduct(ExecBuilder& b, const Node& n) {
   const auto any = memory::format_tag::any;
   memory::desc src_md({m, k}, f32, any), w_md({out_features, k}, f32, any),
       dst_md({m, out_features}, f32, any);
-  memory::desc b_md = has_bias ? memory::desc({out_features}, f32, memory::format_tag::a)
-                               : memory::desc();
+  memory::desc b_md =
+      has_bias ? memory::desc({out_features}, f32, memory::format_tag::a)
+               : memory::desc();
   dnnl::primitive_attr attr;
-  dnnl::post_ops po;
-  const Node* act = nullptr;
-  dnnl::algorithm alg;
-  float alpha, beta;
-  if (FusableActivation(b, n.outputs[0], &act, &alg, &alpha, &beta)) {
-    po.append_eltwise(1.f, alg, alpha, beta);
-    attr.set_post_ops(po);
-  }
+  const Node* act = FuseActivation(b, n.outputs[0], &attr);
   auto pd_or = TryDnnl([&] {
-    auto d = dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_inference,
-                                               src_md, w_md, b_md, dst_md);
+    auto d = dnnl::inner_product_forward::desc(
+        dnnl::prop_kind::forward_inference, src_md, w_md, b_md, dst_md);
     return dnnl::inner_product_forward::primitive_desc(d, attr, b.engine());
   });
   if (!pd_or.ok()) return false;
   auto pd = *pd_or;
   // B is [N, K] with transB, else [K, N]: describe it as [N, K] either way.
-  memory::desc w_plain = trans_b ? PlainDims({out_features, k})
-                                 : memory::desc({out_features, k}, f32, {1, out_features});
-  auto step = std::make_unique<PrimitiveStep>(&b.engine(), dnnl::inner_product_forward(pd));
+  memory::desc w_plain =
+      trans_b ? PlainDims({out_features, k})
+              : memory::desc({out_features, k}, f32, {1, out_features});
+  auto step = std::make_unique<PrimitiveStep>(&b.engine(),
+                                              dnnl::inner_product_forward(pd));
   step->AddInput(DNNL_ARG_SRC, b.InLayout(x, pd.src_desc()), pd.src_desc());
-  step->AddFixed(DNNL_ARG_WEIGHTS, ReorderedWeights(b.engine(), b.Weight(n.inputs[1])->data.data(),
-                                                    w_plain, pd.weights_desc()));
+  step->AddFixed(
+      DNNL_ARG_WEIGHTS,
+      ReorderedWeights(b.engine(), b.Weight(n.inputs[1])->data.data(), w_plain,
+                       pd.weights_desc()));
   if (has_bias) {
-    step->AddFixed(DNNL_ARG_BIAS, ReorderedWeights(b.engine(), b.Weight(n.inputs[2])->data.data(),
-                                                   PlainDims({out_features}), pd.bias_desc()));
+    step->AddFixed(
+        DNNL_ARG_BIAS,
+        ReorderedWeights(b.engine(), b.Weight(n.inputs[2])->data.data(),
+                         PlainDims({out_features}), pd.bias_desc()));
   }
   const Shape ys = {m, out_features};
-  const std::string& out_name = act ? act->outputs[0] : n.outputs[0];
-  int y = b.NewValue(out_name, ys, pd.dst_desc());
-  step->AddOutput(DNNL_ARG_DST, y, pd.dst_desc());
-  step->label = act ? n.name + "+" + act->op : n.name;
-  b.AddStep(std::move(step));
-  b.Define(n.outputs[0], y);
-  if (act) {
-    b.Define(act->outputs[0], y);
-    b.MarkFused(act->name);
-  }
+  AddFusedOutputStep(b, n, act, std::move(step), ys, pd.dst_desc());
   return true;
 }
 

@@ -19,7 +19,8 @@ StatusOr<bool> AddPooling(ExecBuilder& b, const Node& n, dnnl::algorithm alg,
     dil.push_back(geo.dilation[i] - 1);
     int64_t span = (geo.kernel[i] - 1) * geo.dilation[i] + 1;
     // Ceil mode: extend the right padding so the last window is counted.
-    pad_r[i] = (ys[2 + i] - 1) * geo.stride[i] + span - xv.shape[2 + i] - pad_l[i];
+    pad_r[i] =
+        (ys[2 + i] - 1) * geo.stride[i] + span - xv.shape[2 + i] - pad_l[i];
     if (pad_r[i] < 0) pad_r[i] = 0;
     // Averages that include padding would count the extra ceil padding.
     if (alg == dnnl::algorithm::pooling_avg_include_padding &&
@@ -30,14 +31,15 @@ StatusOr<bool> AddPooling(ExecBuilder& b, const Node& n, dnnl::algorithm alg,
   memory::dims dst(ys.begin(), ys.end());
   memory::desc dst_md(dst, memory::data_type::f32, memory::format_tag::any);
   auto pd_or = TryDnnl([&] {
-    auto d = dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, alg,
-                                            xv.md, dst_md, strides, kernel, dil, pad_l,
-                                            pad_r);
+    auto d = dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference,
+                                            alg, xv.md, dst_md, strides, kernel,
+                                            dil, pad_l, pad_r);
     return dnnl::pooling_v2_forward::primitive_desc(d, b.engine());
   });
   if (!pd_or.ok()) return false;
   auto pd = *pd_or;
-  auto step = std::make_unique<PrimitiveStep>(&b.engine(), dnnl::pooling_v2_forward(pd));
+  auto step = std::make_unique<PrimitiveStep>(&b.engine(),
+                                              dnnl::pooling_v2_forward(pd));
   step->AddInput(DNNL_ARG_SRC, b.InLayout(x, pd.src_desc()), pd.src_desc());
   int y = b.NewValue(n.outputs[0], ys, pd.dst_desc());
   step->AddOutput(DNNL_ARG_DST, y, pd.dst_desc());
@@ -71,8 +73,9 @@ StatusOr<bool> BuildGlobalPool(ExecBuilder& b, const Node& n) {
   geo.pad_begin.assign(r, 0);
   geo.pad_end.assign(r, 0);
   return AddPooling(b, n,
-                    n.op == "GlobalMaxPool" ? dnnl::algorithm::pooling_max
-                                            : dnnl::algorithm::pooling_avg_exclude_padding,
+                    n.op == "GlobalMaxPool"
+                        ? dnnl::algorithm::pooling_max
+                        : dnnl::algorithm::pooling_avg_exclude_padding,
                     geo);
 }
 

@@ -5,7 +5,8 @@
 namespace shoal {
 
 Status PrimitiveStep::Bind(const std::vector<void*>& ptrs) {
-  for (const auto& a : value_args_) args_[a.arg] = memory(a.md, *eng_, ptrs[a.value]);
+  for (const auto& a : value_args_)
+    args_[a.arg] = memory(a.md, *eng_, ptrs[a.value]);
   return Status::Ok();
 }
 
@@ -35,8 +36,9 @@ memory::desc PlainDims(const memory::dims& dims) {
   return memory::desc(dims, memory::data_type::f32, strides);
 }
 
-bool FusableActivation(ExecBuilder& b, const std::string& tensor, const Node** node,
-                       dnnl::algorithm* alg, float* alpha, float* beta) {
+bool FusableActivation(ExecBuilder& b, const std::string& tensor,
+                       const Node** node, dnnl::algorithm* alg, float* alpha,
+                       float* beta) {
   const Node* c = b.SoleConsumer(tensor);
   if (!c) return false;
   *alpha = 0.f;
@@ -57,6 +59,34 @@ bool FusableActivation(ExecBuilder& b, const std::string& tensor, const Node** n
   }
   *node = c;
   return true;
+}
+
+const Node* FuseActivation(ExecBuilder& b, const std::string& tensor,
+                           dnnl::primitive_attr* attr) {
+  const Node* act = nullptr;
+  dnnl::algorithm alg;
+  float alpha, beta;
+  if (!FusableActivation(b, tensor, &act, &alg, &alpha, &beta)) return nullptr;
+  dnnl::post_ops po;
+  po.append_eltwise(1.f, alg, alpha, beta);
+  attr->set_post_ops(po);
+  return act;
+}
+
+void AddFusedOutputStep(ExecBuilder& b, const Node& n, const Node* act,
+                        std::unique_ptr<PrimitiveStep> step, const Shape& shape,
+                        const memory::desc& dst) {
+  const std::string& out_name = act ? act->outputs[0] : n.outputs[0];
+  int y = b.NewValue(out_name, shape, dst);
+  step->AddOutput(DNNL_ARG_DST, y, dst);
+  step->label = act ? n.name + "+" + act->op : n.name;
+  b.AddStep(std::move(step));
+  // The raw output is read only by the fused activation, which is skipped.
+  b.Define(n.outputs[0], y);
+  if (act) {
+    b.Define(act->outputs[0], y);
+    b.MarkFused(act->name);
+  }
 }
 
 }  // namespace shoal

@@ -4,6 +4,7 @@
 #ifndef SHOAL_KERNELS_ONEDNN_PRIMITIVE_STEP_H_
 #define SHOAL_KERNELS_ONEDNN_PRIMITIVE_STEP_H_
 
+#include <memory>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -51,8 +52,20 @@ memory::desc PlainDims(const memory::dims& dims);
 
 // An activation the sole consumer of `tensor` applies, fusable as a oneDNN
 // eltwise post-op; sets *node to that consumer. Returns false if none.
-bool FusableActivation(ExecBuilder& b, const std::string& tensor, const Node** node,
-                       dnnl::algorithm* alg, float* alpha, float* beta);
+bool FusableActivation(ExecBuilder& b, const std::string& tensor,
+                       const Node** node, dnnl::algorithm* alg, float* alpha,
+                       float* beta);
+
+// If the sole reader of `tensor` is a fusable activation, appends it to
+// `attr` as an eltwise post-op and returns that node; else nullptr.
+const Node* FuseActivation(ExecBuilder& b, const std::string& tensor,
+                           dnnl::primitive_attr* attr);
+
+// Gives `step` its output value (layout `dst`), adds it, and binds node
+// `n`'s output (and the fused activation's, which is then skipped) to it.
+void AddFusedOutputStep(ExecBuilder& b, const Node& n, const Node* act,
+                        std::unique_ptr<PrimitiveStep> step, const Shape& shape,
+                        const memory::desc& dst);
 
 // Builds a primitive descriptor, turning oneDNN's exceptions into Status.
 template <typename F>

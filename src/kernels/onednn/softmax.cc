@@ -8,15 +8,17 @@ namespace {
 StatusOr<bool> BuildSoftmax(ExecBuilder& b, const Node& n) {
   const int x = b.Plain(b.ValueOf(n.inputs[0]));
   const Value& xv = b.value(x);
-  const int axis = static_cast<int>(NormalizeAxis(n.attrs.GetInt("axis", -1),
-                                                  static_cast<int64_t>(xv.shape.size())));
+  const int axis = static_cast<int>(NormalizeAxis(
+      n.attrs.GetInt("axis", -1), static_cast<int64_t>(xv.shape.size())));
   auto pd_or = TryDnnl([&] {
-    auto d = dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, xv.md, axis);
+    auto d = dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference,
+                                         xv.md, axis);
     return dnnl::softmax_forward::primitive_desc(d, b.engine());
   });
   if (!pd_or.ok()) return false;
   auto pd = *pd_or;
-  auto step = std::make_unique<PrimitiveStep>(&b.engine(), dnnl::softmax_forward(pd));
+  auto step =
+      std::make_unique<PrimitiveStep>(&b.engine(), dnnl::softmax_forward(pd));
   step->AddInput(DNNL_ARG_SRC, x, xv.md);
   int y = b.NewValue(n.outputs[0], xv.shape, pd.dst_desc());
   step->AddOutput(DNNL_ARG_DST, y, pd.dst_desc());

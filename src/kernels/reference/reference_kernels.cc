@@ -11,7 +11,8 @@ RefKernelRegistry& RefKernelRegistry::Global() {
 
 int RefKernelRegistry::Register(const std::string& op, RefKernelFn fn) {
   if (!kernels_.emplace(op, fn).second) {
-    std::cerr << "reference kernel for '" << op << "' registered twice" << std::endl;
+    std::cerr << "reference kernel for '" << op << "' registered twice"
+              << std::endl;
     std::abort();  // programmer error
   }
   return static_cast<int>(kernels_.size());

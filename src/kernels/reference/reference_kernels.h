@@ -16,7 +16,8 @@ namespace shoal {
 
 // Inputs in node input order (weights included; absent optional inputs have
 // data == nullptr); outputs pre-allocated with their inferred shapes.
-using RefKernelFn = Status (*)(const Node& node, const std::vector<ConstView>& in,
+using RefKernelFn = Status (*)(const Node& node,
+                               const std::vector<ConstView>& in,
                                const std::vector<MutView>& out);
 
 class RefKernelRegistry {
@@ -30,7 +31,7 @@ class RefKernelRegistry {
   std::map<std::string, RefKernelFn> kernels_;
 };
 
-#define SHOAL_REGISTER_REF_KERNEL(op, fn)                                  \
+#define SHOAL_REGISTER_REF_KERNEL(op, fn)                                    \
   static int SHOAL_CONCAT(shoal_ref_kernel_, __COUNTER__) [[maybe_unused]] = \
       ::shoal::RefKernelRegistry::Global().Register(op, fn)
 
