@@ -4,8 +4,8 @@
 
 #include "cli/commands.h"
 #include "graph/cost.h"
+#include "graph/fuse_batchnorm.h"
 #include "models/load_model.h"
-#include "onnx/fuse_batchnorm.h"
 #include "onnx/onnx_export.h"
 
 namespace shoal {

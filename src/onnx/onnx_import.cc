@@ -2,11 +2,11 @@
 // whole, then simplify it (Identity/Dropout removal, optional BN fusion).
 #include "onnx/onnx_import.h"
 
+#include "graph/fuse_batchnorm.h"
 #include "graph/shape_inference.h"
 #include "graph/verify.h"
 #include "onnx/check_declared_shapes.h"
 #include "onnx/drop_identity.h"
-#include "onnx/fuse_batchnorm.h"
 #include "onnx/onnx_file.h"
 #include "onnx/onnx_importer.h"
 

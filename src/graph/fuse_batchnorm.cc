@@ -1,4 +1,4 @@
-#include "onnx/fuse_batchnorm.h"
+#include "graph/fuse_batchnorm.h"
 
 #include <algorithm>
 #include <cmath>
@@ -85,6 +85,12 @@ Status Recompute(Model* m, const Node& bn, const std::string& w,
 }
 
 }  // namespace
+
+bool HasFoldableBatchNorm(const Graph& g) {
+  for (const auto& n : g.nodes)
+    if (n.op == "BatchNormalization" && FusableConv(g, n) >= 0) return true;
+  return false;
+}
 
 StatusOr<int> FuseBatchNorm(Model* m) {
   Graph& g = m->graph;

@@ -1,4 +1,4 @@
-#include "onnx/fuse_batchnorm.h"
+#include "graph/fuse_batchnorm.h"
 
 #include <gtest/gtest.h>
 
@@ -52,9 +52,9 @@ std::vector<Tensor> RunRef(const Model& m, const Tensor& x) {
   return RunWith(m.graph, m.weights, Backend::kReference, {x});
 }
 
-class OnnxFuseBatchNormTest : public ::testing::TestWithParam<bool> {};
+class FuseBatchNormTest : public ::testing::TestWithParam<bool> {};
 
-TEST_P(OnnxFuseBatchNormTest, SameOutputWithoutTheBn) {
+TEST_P(FuseBatchNormTest, SameOutputWithoutTheBn) {
   const bool conv_bias = GetParam();
   Model m = ConvBn(conv_bias, false);
   const Tensor x = RandomInput({1, 3, 9, 9}, 11);
@@ -77,10 +77,10 @@ TEST_P(OnnxFuseBatchNormTest, SameOutputWithoutTheBn) {
   EXPECT_LE(MaxRelDiff(after[0], before[0]), 1e-5);
 }
 
-INSTANTIATE_TEST_SUITE_P(OnnxConvBias, OnnxFuseBatchNormTest,
+INSTANTIATE_TEST_SUITE_P(ConvBias, FuseBatchNormTest,
                          ::testing::Bool());
 
-TEST(OnnxFuseBatchNorm, KeepsBnWhenTheConvOutputHasAnotherReader) {
+TEST(FuseBatchNorm, KeepsBnWhenTheConvOutputHasAnotherReader) {
   Model m = ConvBn(true, true);
   auto fused = FuseBatchNorm(&m);
   ASSERT_TRUE(fused.ok());
@@ -88,7 +88,7 @@ TEST(OnnxFuseBatchNorm, KeepsBnWhenTheConvOutputHasAnotherReader) {
   EXPECT_EQ(m.graph.nodes.size(), 4u);
 }
 
-TEST(OnnxFuseBatchNorm, StructureOnlyWithoutWeights) {
+TEST(FuseBatchNorm, StructureOnlyWithoutWeights) {
   Model m = ConvBn(false, false);
   m.weights.clear();
   auto fused = FuseBatchNorm(&m);
@@ -100,7 +100,7 @@ TEST(OnnxFuseBatchNorm, StructureOnlyWithoutWeights) {
 }
 
 // Two convs share one weight: each fused conv needs its own copy.
-TEST(OnnxFuseBatchNorm, SharedConvWeightIsCopied) {
+TEST(FuseBatchNorm, SharedConvWeightIsCopied) {
   Model m;
   Graph& g = m.graph;
   g.name = "shared";
@@ -135,7 +135,7 @@ TEST(OnnxFuseBatchNorm, SharedConvWeightIsCopied) {
 }
 
 // resnet18 from the zoo: all 20 BNs follow a conv.
-TEST(OnnxFuseBatchNorm, ResNet18FusesEveryBn) {
+TEST(FuseBatchNorm, ResNet18FusesEveryBn) {
   const ZooEntry* e = Zoo::Global().Find("resnet18");
   auto g = e->build(e->input_shape);
   ASSERT_TRUE(g.ok());

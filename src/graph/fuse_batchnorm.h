@@ -2,9 +2,11 @@
 //   W'[m] = W[m] * s[m],  b'[m] = (b[m] - mean[m]) * s[m] + beta[m],
 //   s[m] = gamma[m] / sqrt(var[m] + epsilon).
 // This is what torch.onnx.export does in eval mode; models exported without
-// it get the same graph and costs after this transform.
-#ifndef SHOAL_ONNX_FUSE_BATCHNORM_H_
-#define SHOAL_ONNX_FUSE_BATCHNORM_H_
+// it get the same graph and costs after this transform. ONNX import applies
+// it on request (--fuse-batchnorm); the oneDNN engine always does, on its
+// own copy of the graph.
+#ifndef SHOAL_GRAPH_FUSE_BATCHNORM_H_
+#define SHOAL_GRAPH_FUSE_BATCHNORM_H_
 
 #include "graph/weights.h"
 #include "util/status.h"
@@ -18,6 +20,9 @@ namespace shoal {
 // number of BN nodes removed.
 StatusOr<int> FuseBatchNorm(Model* m);
 
+// Whether FuseBatchNorm would fuse at least one BN of `g`.
+bool HasFoldableBatchNorm(const Graph& g);
+
 }  // namespace shoal
 
-#endif  // SHOAL_ONNX_FUSE_BATCHNORM_H_
+#endif  // SHOAL_GRAPH_FUSE_BATCHNORM_H_
