@@ -59,6 +59,11 @@ ExecBuilder::ExecBuilder(const Graph& g, WeightStore* weights,
         auto& v = consumers_[in];
         if (v.empty() || v.back() != &n) v.push_back(&n);
       }
+  for (const auto& n : g_.nodes) {
+    std::set<std::string> distinct(n.inputs.begin(), n.inputs.end());
+    for (const auto& in : distinct)
+      if (weights_->count(in)) ++weight_readers_[in];
+  }
 }
 
 int ExecBuilder::ValueOf(const std::string& name) const {
@@ -101,6 +106,28 @@ int ExecBuilder::InLayout(int id, const memory::desc& md) {
 const Tensor* ExecBuilder::Weight(const std::string& name) const {
   auto it = weights_->find(name);
   return it == weights_->end() ? nullptr : &it->second;
+}
+
+void ExecBuilder::ReleaseWeights(const Node& node) {
+  std::set<std::string> distinct(node.inputs.begin(), node.inputs.end());
+  for (const auto& in : distinct) {
+    auto it = weight_readers_.find(in);
+    if (it == weight_readers_.end()) continue;
+    if (--it->second == 0 && !retained_.count(in)) weights_->erase(in);
+  }
+}
+
+int64_t ExecBuilder::DropUnretainedWeights() {
+  int64_t kept = 0;
+  for (auto it = weights_->begin(); it != weights_->end();) {
+    if (retained_.count(it->first)) {
+      kept += it->second.size() * static_cast<int64_t>(sizeof(float));
+      ++it;
+    } else {
+      it = weights_->erase(it);
+    }
+  }
+  return kept;
 }
 
 const Node* ExecBuilder::SoleConsumer(const std::string& tensor) const {

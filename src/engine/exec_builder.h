@@ -89,6 +89,14 @@ class ExecBuilder {
 
   // Weight data of a weight tensor; nullptr if the graph has no data for it.
   const Tensor* Weight(const std::string& name) const;
+  // A reference step points at this weight's plain data: keep it.
+  void RetainWeight(const std::string& name) { retained_.insert(name); }
+  // `node` was built by oneDNN, which copied its weights into the layouts
+  // its primitives chose: plain data no other node still needs is dropped
+  // now, so the process never holds a weight twice (nor does its peak RSS).
+  void ReleaseWeights(const Node& node);
+  // Drops every weight no reference step retained; returns the bytes kept.
+  int64_t DropUnretainedWeights();
   // The sole consumer of `tensor`, or nullptr (several, none, graph output).
   const Node* SoleConsumer(const std::string& tensor) const;
   // Marks a node as done by another node's step (a fused activation).
@@ -112,6 +120,8 @@ class ExecBuilder {
   std::map<std::string, int> value_of_;
   std::map<std::pair<int, std::string>, int> layout_cache_;
   std::set<std::string> fused_;
+  std::set<std::string> retained_;
+  std::map<std::string, int> weight_readers_;  // nodes yet to be built
   std::map<std::string, std::vector<const Node*>> consumers_;
 };
 

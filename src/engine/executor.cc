@@ -8,6 +8,8 @@
 #include "engine/exec_builder.h"
 #include "engine/memory_plan.h"
 #include "engine/reference_step.h"
+#include "graph/fuse_batchnorm.h"
+#include "graph/verify.h"
 
 namespace shoal {
 
@@ -50,13 +52,27 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
     const Graph& g, WeightStore weights, const ExecutorOptions& opts) {
   SetKernelThreads(opts.threads);
   auto impl = std::make_unique<Impl>();
-  impl->weights = std::move(weights);
-  RETURN_IF_ERROR(CheckWeights(g, impl->weights));
-  ExecBuilder b(g, &impl->weights, &impl->eng,
+  RETURN_IF_ERROR(CheckWeights(g, weights));
+  // oneDNN runs Conv + BN as one conv with folded weights (one pass over
+  // the activation instead of two). The reference backend keeps BN as it
+  // is: it is the oracle the folded graph is checked against.
+  Model folded;
+  int folded_bns = 0;
+  if (opts.backend == Backend::kOneDnn && HasFoldableBatchNorm(g)) {
+    folded.graph = g;
+    folded.weights = std::move(weights);
+    ASSIGN_OR_RETURN(folded_bns, FuseBatchNorm(&folded));
+    RETURN_IF_ERROR(VerifyGraph(folded.graph));
+    impl->weights = std::move(folded.weights);
+  } else {
+    impl->weights = std::move(weights);
+  }
+  const Graph& graph = folded_bns > 0 ? folded.graph : g;
+  ExecBuilder b(graph, &impl->weights, &impl->eng,
                 opts.backend == Backend::kOneDnn);
 
-  for (const auto& in : g.inputs) {
-    const Shape& s = g.FindTensor(in)->shape;
+  for (const auto& in : graph.inputs) {
+    const Shape& s = graph.FindTensor(in)->shape;
     int v = b.NewValue(in, s, PlainDesc(s));
     b.Define(in, v);
     impl->input_values.push_back(v);
@@ -64,7 +80,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
     impl->input_names.push_back(in);
   }
   int onednn_steps = 0, reference_steps = 0;
-  for (const auto& node : g.nodes) {
+  for (const auto& node : graph.nodes) {
     if (b.IsFused(node.name)) continue;
     bool done = false;
     if (b.use_onednn()) {
@@ -72,6 +88,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
         size_t before = b.steps().size();
         ASSIGN_OR_RETURN(done, fn(b, node));
         if (done && b.steps().size() > before) ++onednn_steps;
+        if (done) b.ReleaseWeights(node);
       }
     }
     if (!done) {
@@ -79,12 +96,13 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
       ++reference_steps;
     }
   }
-  for (const auto& out : g.outputs) {
+  for (const auto& out : graph.outputs) {
     int v = b.ValueOf(out);
     if (v < 0) return Internal("graph output '" + out + "' has no value");
     impl->output_values.push_back(b.Plain(v));
   }
 
+  const int64_t retained_weight_bytes = b.DropUnretainedWeights();
   impl->values = std::move(b.values());
   impl->storages = std::move(b.storages());
   impl->steps = std::move(b.steps());
@@ -128,6 +146,8 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
   ex->stats_.steps = n_steps;
   ex->stats_.onednn_steps = onednn_steps;
   ex->stats_.reference_steps = reference_steps;
+  ex->stats_.retained_weight_bytes = retained_weight_bytes;
+  ex->stats_.folded_batchnorms = folded_bns;
   for (const auto& s : ex->impl_->steps) {
     ex->labels_.push_back(s->label);
     if (s->label.rfind("reorder ", 0) == 0) ++ex->stats_.reorder_steps;

@@ -29,6 +29,10 @@ struct ExecutorStats {
   int onednn_steps = 0;
   int reference_steps = 0;
   int reorder_steps = 0;
+  // Plain weight bytes still held after load: only what reference steps
+  // read (oneDNN steps hold their own copies in their chosen layouts).
+  int64_t retained_weight_bytes = 0;
+  int folded_batchnorms = 0;  // BN nodes folded into their conv (oneDNN)
 };
 
 class Executor {

@@ -70,6 +70,7 @@ Status AddReferenceStep(ExecBuilder& b, const Node& node) {
       if (t && t->is_weight()) {
         a.weight = b.Weight(in);
         if (!a.weight) return NotFound("weight '" + in + "' has no data");
+        b.RetainWeight(in);
         shape = t->shape;
       } else {
         int v = b.ValueOf(in);
