@@ -1,0 +1,96 @@
+// `shoal infer` as a user runs it (the binary, not in-process): inputs it
+// cannot use end with a non-zero exit and a message naming the file and
+// what is wrong with it.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+#include "io/npy.h"
+#include "onnx/onnx_test_util.h"
+
+namespace shoal {
+namespace {
+
+using onnx_test::RunCommand;
+using onnx_test::TempDir;
+
+std::string Infer(const std::string& args) {
+  return std::string(SHOAL_BINARY) + " infer lenet5 " + args;
+}
+
+// A float64 .npy (version 1.0) of `shape`, zeros, written by hand as numpy
+// would.
+void WriteFloat64Npy(const std::string& path, const std::string& shape,
+                     int64_t elements) {
+  std::string dict =
+      "{'descr': '<f8', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
+  dict += '\n';
+  std::ofstream f(path, std::ios::binary);
+  f.write("\x93NUMPY\x01\x00", 8);
+  const uint16_t len = static_cast<uint16_t>(dict.size());
+  f.put(static_cast<char>(len & 0xff));
+  f.put(static_cast<char>(len >> 8));
+  f << dict;
+  f << std::string(elements * 8, '\0');
+}
+
+TEST(InferCmd, RunsAndWritesTheOutput) {
+  TempDir dir;
+  const std::string x = dir.File("x.npy"), y = dir.File("y.npy");
+  ASSERT_TRUE(WriteNpy(x, Tensor({1, 1, 28, 28})).ok());
+  std::string out;
+  ASSERT_EQ(RunCommand(Infer("--input " + x + " --output " + y), &out), 0)
+      << out;
+  auto t = ReadNpy(y);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->shape, (Shape{1, 10}));
+}
+
+TEST(InferCmd, WrongInputShapeNamesFileAndShapes) {
+  TempDir dir;
+  const std::string x = dir.File("wrong_shape.npy");
+  ASSERT_TRUE(WriteNpy(x, Tensor({1, 1, 32, 32})).ok());
+  std::string out;
+  EXPECT_NE(RunCommand(Infer("--input " + x), &out), 0);
+  EXPECT_NE(out.find("wrong_shape.npy"), std::string::npos) << out;
+  EXPECT_NE(out.find("1x1x32x32"), std::string::npos) << out;
+  EXPECT_NE(out.find("1x1x28x28"), std::string::npos) << out;
+}
+
+TEST(InferCmd, Float64InputNamesFileAndDtype) {
+  TempDir dir;
+  const std::string x = dir.File("doubles.npy");
+  WriteFloat64Npy(x, "(1, 1, 28, 28)", 28 * 28);
+  std::string out;
+  EXPECT_NE(RunCommand(Infer("--input " + x), &out), 0);
+  EXPECT_NE(out.find("doubles.npy"), std::string::npos) << out;
+  EXPECT_NE(out.find("<f8"), std::string::npos) << out;
+  EXPECT_NE(out.find("float32"), std::string::npos) << out;
+}
+
+TEST(InferCmd, UnreadableImageNamesFile) {
+  TempDir dir;
+  const std::string img = dir.File("garbage.png");
+  std::ofstream(img) << "not an image at all";
+  std::string out;
+  EXPECT_NE(RunCommand(Infer("--image " + img), &out), 0);
+  EXPECT_NE(out.find("garbage.png"), std::string::npos) << out;
+  EXPECT_NE(out.find("cannot read image"), std::string::npos) << out;
+
+  out.clear();
+  EXPECT_NE(RunCommand(Infer("--image " + dir.File("missing.jpg")), &out), 0);
+  EXPECT_NE(out.find("missing.jpg"), std::string::npos) << out;
+}
+
+TEST(InferCmd, MissingNpyNamesFile) {
+  TempDir dir;
+  std::string out;
+  EXPECT_NE(RunCommand(Infer("--input " + dir.File("absent.npy")), &out), 0);
+  EXPECT_NE(out.find("absent.npy"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace shoal
