@@ -29,22 +29,39 @@ class ReorderStep : public Step {
  public:
   ReorderStep(dnnl::engine* eng, const memory::desc& src,
               const memory::desc& dst)
-      : eng_(eng), src_md_(src), dst_md_(dst) {}
+      : eng_(eng), src_md_(src), dst_md_(dst) {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    prim_ = dnnl::reorder(
+        dnnl::reorder::primitive_desc(*eng_, src_md_, *eng_, dst_md_, attr));
+    const_dnnl_primitive_desc_t pd = nullptr;
+    dnnl_primitive_get_primitive_desc(prim_.get(), &pd);
+    const dnnl_memory_desc_t* md =
+        dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    if (md) scratchpad_md_ = memory::desc(*md);
+  }
   Status Bind(const std::vector<void*>& ptrs) override {
-    src_ = memory(src_md_, *eng_, ptrs[reads[0]]);
-    dst_ = memory(dst_md_, *eng_, ptrs[writes[0]]);
-    prim_ = dnnl::reorder(src_, dst_);
+    args_[DNNL_ARG_FROM] = memory(src_md_, *eng_, ptrs[reads[0]]);
+    args_[DNNL_ARG_TO] = memory(dst_md_, *eng_, ptrs[writes[0]]);
     return Status::Ok();
   }
   Status Run(RunContext& ctx) override {
-    prim_.execute(*ctx.stream, src_, dst_);
+    prim_.execute(*ctx.stream, args_);
     return Status::Ok();
+  }
+  int64_t scratchpad_bytes() const override {
+    return static_cast<int64_t>(scratchpad_md_.get_size());
+  }
+  void BindScratchpad(void* buffer) override {
+    if (scratchpad_bytes() > 0) {
+      args_[DNNL_ARG_SCRATCHPAD] = memory(scratchpad_md_, *eng_, buffer);
+    }
   }
 
  private:
   dnnl::engine* eng_;
-  memory::desc src_md_, dst_md_;
-  memory src_, dst_;
+  memory::desc src_md_, dst_md_, scratchpad_md_;
+  std::unordered_map<int, memory> args_;
   dnnl::reorder prim_;
 };
 

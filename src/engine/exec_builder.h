@@ -49,6 +49,11 @@ class Step {
   // Called once after memory planning, with the value pointers fixed.
   virtual Status Bind(const std::vector<void*>& value_ptrs) = 0;
   virtual Status Run(RunContext& ctx) = 0;
+  // oneDNN primitives run with a user scratchpad (so that one built on one
+  // thread can run on another, and devices run concurrently): the executor
+  // gives every step one shared buffer of the largest size asked for.
+  virtual int64_t scratchpad_bytes() const { return 0; }
+  virtual void BindScratchpad(void* /*buffer*/) {}
   std::vector<int> reads, writes;  // value ids
   std::string label;               // node name, or "reorder <tensor>"
 };

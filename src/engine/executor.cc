@@ -41,8 +41,12 @@ struct Executor::Impl {
   std::vector<Shape> input_shapes;
   std::vector<std::string> input_names;
   char* arena = nullptr;
+  char* scratchpad = nullptr;
   std::vector<void*> ptrs;
-  ~Impl() { std::free(arena); }
+  ~Impl() {
+    std::free(arena);
+    std::free(scratchpad);
+  }
 };
 
 Executor::Executor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -139,6 +143,17 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
   for (const auto& v : impl->values)
     impl->ptrs.push_back(impl->arena + impl->storages[v.storage].offset);
   for (auto& step : impl->steps) RETURN_IF_ERROR(step->Bind(impl->ptrs));
+  int64_t scratch = 0;
+  for (auto& step : impl->steps)
+    scratch = std::max(scratch, step->scratchpad_bytes());
+  if (scratch > 0) {
+    impl->scratchpad = static_cast<char*>(std::aligned_alloc(
+        kBufferAlignment, (scratch + kBufferAlignment - 1) / kBufferAlignment *
+                              kBufferAlignment));
+    if (!impl->scratchpad)
+      return Internal("cannot allocate the oneDNN scratchpad");
+    for (auto& step : impl->steps) step->BindScratchpad(impl->scratchpad);
+  }
 
   auto ex = std::unique_ptr<Executor>(new Executor(std::move(impl)));
   ex->stats_.arena_bytes = plan.arena_bytes;

@@ -22,7 +22,7 @@ StatusOr<bool> BuildBinary(ExecBuilder& b, const Node& n) {
   const Value& av = b.value(a);
   if (av.shape != b.value(c).shape) return false;
   const int c2 = b.InLayout(c, av.md);
-  dnnl::primitive_attr attr;
+  dnnl::primitive_attr attr = ScratchpadAttr();
   const Node* act = FuseActivation(b, n.outputs[0], &attr);
   auto pd_or = TryDnnl([&] {
     auto d = dnnl::binary::desc(alg, av.md, av.md, av.md);

@@ -21,7 +21,8 @@ StatusOr<bool> BuildConcat(ExecBuilder& b, const Node& n) {
   memory::desc dst_md(memory::dims(ys.begin(), ys.end()),
                       memory::data_type::f32, memory::format_tag::any);
   auto pd_or = TryDnnl([&] {
-    return dnnl::concat::primitive_desc(dst_md, axis, mds, b.engine());
+    return dnnl::concat::primitive_desc(dst_md, axis, mds, b.engine(),
+                                        ScratchpadAttr());
   });
   if (!pd_or.ok()) return false;
   auto pd = *pd_or;

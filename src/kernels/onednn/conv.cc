@@ -49,7 +49,7 @@ StatusOr<bool> BuildConv(ExecBuilder& b, const Node& n) {
                           ? memory::desc({ws[0]}, f32, memory::format_tag::a)
                           : memory::desc();
 
-  dnnl::primitive_attr attr;
+  dnnl::primitive_attr attr = ScratchpadAttr();
   const Node* act = FuseActivation(b, n.outputs[0], &attr);
   auto pd_or = TryDnnl([&] {
     auto d = dnnl::convolution_forward::desc(

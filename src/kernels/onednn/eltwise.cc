@@ -31,7 +31,8 @@ StatusOr<bool> BuildEltwise(ExecBuilder& b, const Node& n) {
   auto pd_or = TryDnnl([&] {
     auto d = dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
                                          alg, xv.md, alpha, beta);
-    return dnnl::eltwise_forward::primitive_desc(d, b.engine());
+    return dnnl::eltwise_forward::primitive_desc(d, ScratchpadAttr(),
+                                                 b.engine());
   });
   if (!pd_or.ok()) return false;
   auto pd = *pd_or;

@@ -34,7 +34,7 @@ StatusOr<bool> BuildInnerProduct(ExecBuilder& b, const Node& n) {
   memory::desc b_md =
       has_bias ? memory::desc({out_features}, f32, memory::format_tag::a)
                : memory::desc();
-  dnnl::primitive_attr attr;
+  dnnl::primitive_attr attr = ScratchpadAttr();
   const Node* act = FuseActivation(b, n.outputs[0], &attr);
   auto pd_or = TryDnnl([&] {
     auto d = dnnl::inner_product_forward::desc(

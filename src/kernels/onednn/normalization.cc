@@ -14,7 +14,7 @@ StatusOr<bool> BuildBatchNorm(ExecBuilder& b, const Node& n) {
   auto flags = dnnl::normalization_flags::use_global_stats |
                dnnl::normalization_flags::use_scale |
                dnnl::normalization_flags::use_shift;
-  dnnl::primitive_attr attr;
+  dnnl::primitive_attr attr = ScratchpadAttr();
   const Node* act = FuseActivation(b, n.outputs[0], &attr);
   auto pd_or = TryDnnl([&] {
     auto d = dnnl::batch_normalization_forward::desc(
@@ -52,7 +52,7 @@ StatusOr<bool> BuildLrn(ExecBuilder& b, const Node& n) {
         dnnl::algorithm::lrn_across_channels, xv.md, size,
         n.attrs.GetFloat("alpha", 1e-4f), n.attrs.GetFloat("beta", 0.75f),
         n.attrs.GetFloat("bias", 1.f));
-    return dnnl::lrn_forward::primitive_desc(d, b.engine());
+    return dnnl::lrn_forward::primitive_desc(d, ScratchpadAttr(), b.engine());
   });
   if (!pd_or.ok()) return false;
   auto pd = *pd_or;

@@ -34,7 +34,8 @@ StatusOr<bool> AddPooling(ExecBuilder& b, const Node& n, dnnl::algorithm alg,
     auto d = dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference,
                                             alg, xv.md, dst_md, strides, kernel,
                                             dil, pad_l, pad_r);
-    return dnnl::pooling_v2_forward::primitive_desc(d, b.engine());
+    return dnnl::pooling_v2_forward::primitive_desc(d, ScratchpadAttr(),
+                                                    b.engine());
   });
   if (!pd_or.ok()) return false;
   auto pd = *pd_or;

@@ -4,6 +4,36 @@
 
 namespace shoal {
 
+dnnl::primitive_attr ScratchpadAttr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+memory::desc ScratchpadDesc(const dnnl::primitive& prim) {
+  const_dnnl_primitive_desc_t pd = nullptr;
+  if (dnnl_primitive_get_primitive_desc(prim.get(), &pd) != dnnl_success)
+    return {};
+  const dnnl_memory_desc_t* md =
+      dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+  return md ? memory::desc(*md) : memory::desc();
+}
+
+PrimitiveStep::PrimitiveStep(dnnl::engine* eng, dnnl::primitive prim)
+    : eng_(eng),
+      prim_(std::move(prim)),
+      scratchpad_md_(ScratchpadDesc(prim_)) {}
+
+int64_t PrimitiveStep::scratchpad_bytes() const {
+  return static_cast<int64_t>(scratchpad_md_.get_size());
+}
+
+void PrimitiveStep::BindScratchpad(void* buffer) {
+  if (scratchpad_bytes() > 0) {
+    args_[DNNL_ARG_SCRATCHPAD] = memory(scratchpad_md_, *eng_, buffer);
+  }
+}
+
 Status PrimitiveStep::Bind(const std::vector<void*>& ptrs) {
   for (const auto& a : value_args_)
     args_[a.arg] = memory(a.md, *eng_, ptrs[a.value]);

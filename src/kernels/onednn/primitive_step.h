@@ -15,8 +15,7 @@ namespace shoal {
 
 class PrimitiveStep : public Step {
  public:
-  PrimitiveStep(dnnl::engine* eng, dnnl::primitive prim)
-      : eng_(eng), prim_(std::move(prim)) {}
+  PrimitiveStep(dnnl::engine* eng, dnnl::primitive prim);
 
   void AddInput(int arg, int value, const memory::desc& md) {
     value_args_.push_back({arg, value, md});
@@ -30,6 +29,8 @@ class PrimitiveStep : public Step {
 
   Status Bind(const std::vector<void*>& ptrs) override;
   Status Run(RunContext& ctx) override;
+  int64_t scratchpad_bytes() const override;
+  void BindScratchpad(void* buffer) override;
 
  private:
   struct ValueArg {
@@ -41,7 +42,13 @@ class PrimitiveStep : public Step {
   dnnl::primitive prim_;
   std::vector<ValueArg> value_args_;
   std::unordered_map<int, memory> args_;
+  memory::desc scratchpad_md_;
 };
+
+// Attributes every shoal primitive starts from: a user-provided scratchpad.
+dnnl::primitive_attr ScratchpadAttr();
+// The scratchpad a primitive built with ScratchpadAttr() needs.
+memory::desc ScratchpadDesc(const dnnl::primitive& prim);
 
 // Copies plain f32 data into a new memory of layout `md` (one-off reorder).
 memory ReorderedWeights(dnnl::engine& eng, const float* data,

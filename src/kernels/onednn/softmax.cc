@@ -13,7 +13,8 @@ StatusOr<bool> BuildSoftmax(ExecBuilder& b, const Node& n) {
   auto pd_or = TryDnnl([&] {
     auto d = dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference,
                                          xv.md, axis);
-    return dnnl::softmax_forward::primitive_desc(d, b.engine());
+    return dnnl::softmax_forward::primitive_desc(d, ScratchpadAttr(),
+                                                 b.engine());
   });
   if (!pd_or.ok()) return false;
   auto pd = *pd_or;
