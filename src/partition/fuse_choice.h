@@ -1,0 +1,45 @@
+// What the fusion search (the ILP of the fully-distributed paper's §4.3 and
+// the chain DP that checks it) is asked and answers, and the schemes each
+// layer may take.
+#ifndef SHOAL_PARTITION_FUSE_CHOICE_H_
+#define SHOAL_PARTITION_FUSE_CHOICE_H_
+
+#include <array>
+#include <vector>
+
+#include "partition/chain.h"
+#include "partition/paper_cost.h"
+#include "partition/scheme.h"
+#include "util/status.h"
+
+namespace shoal {
+
+struct FuseOptions {
+  // Also consider running a layer whole on the hub. Off by default: with it,
+  // the communication optimum is to run everything on the hub.
+  bool allow_whole = false;
+  double time_limit_s = 10;  // the ILP's; the DP needs none
+  int hub = 0;
+};
+
+struct FuseChoice {
+  std::vector<Scheme> schemes;  // one per layer
+  ChainCost cost;               // EvaluateChain of `schemes`
+  bool proven_optimal = true;   // false: the ILP ran out of time first
+};
+
+// The schemes the search chooses from, in tie-break order.
+inline constexpr std::array<Scheme, 5> kFuseCandidates = {
+    Scheme::kLop, Scheme::kFuse1, Scheme::kFuse2, Scheme::kLip, Scheme::kWhole};
+
+// allowed[i][c]: layer i may take kFuseCandidates[c]. fuse1 needs a fusable
+// layer followed by one that can take fuse2 (and fuse2 the converse), so a
+// pair is either possible on both layers or on neither. Fails, naming the
+// layer and why, when a layer has no scheme left.
+StatusOr<std::vector<std::array<bool, 5>>> AllowedSchemes(
+    const std::vector<ChainLayer>& chain, const std::vector<LayerParts>& parts,
+    const FuseOptions& options);
+
+}  // namespace shoal
+
+#endif  // SHOAL_PARTITION_FUSE_CHOICE_H_
