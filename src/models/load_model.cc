@@ -1,5 +1,6 @@
 #include "models/load_model.h"
 
+#include "graph/fuse_batchnorm.h"
 #include "models/zoo.h"
 #include "onnx/onnx_import.h"
 
@@ -11,6 +12,7 @@ StatusOr<Model> LoadModel(const std::string& spec, const LoadOptions& opts) {
     Model m;
     ASSIGN_OR_RETURN(m.graph, e->build(in));
     if (opts.with_weights) m.weights = RandomWeights(m.graph, opts.seed);
+    if (opts.fuse_batchnorm) RETURN_IF_ERROR(FuseBatchNorm(&m).status());
     return m;
   }
   bool looks_like_file = spec.find('/') != std::string::npos ||

@@ -19,7 +19,8 @@ StatusOr<bool> BuildBinary(ExecBuilder& b, const Node& n) {
     return false;
   const int a = b.ValueOf(n.inputs[0]), c = b.ValueOf(n.inputs[1]);
   if (a < 0 || c < 0) return false;  // a weight operand: reference kernel
-  const Value& av = b.value(a);
+  // A copy: InLayout below may add values and move the vector.
+  const Value av = b.value(a);
   if (av.shape != b.value(c).shape) return false;
   const int c2 = b.InLayout(c, av.md);
   dnnl::primitive_attr attr = ScratchpadAttr();

@@ -14,7 +14,7 @@ StatusOr<bool> BuildConv(ExecBuilder& b, const Node& n) {
   if (has_bias && !b.Weight(n.inputs[2])) return false;
 
   const int x = b.ValueOf(n.inputs[0]);
-  const Shape& xs = b.value(x).shape;
+  const Shape xs = b.value(x).shape;
   const Shape& ws = w_info->shape;
   const Shape& ys = g.FindTensor(n.outputs[0])->shape;
   std::vector<int64_t> spatial(xs.begin() + 2, xs.end());

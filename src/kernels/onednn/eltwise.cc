@@ -27,7 +27,7 @@ StatusOr<bool> BuildEltwise(ExecBuilder& b, const Node& n) {
     return false;
   }
   const int x = b.ValueOf(n.inputs[0]);
-  const Value& xv = b.value(x);
+  const Value xv = b.value(x);
   auto pd_or = TryDnnl([&] {
     auto d = dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
                                          alg, xv.md, alpha, beta);

@@ -23,7 +23,7 @@ StatusOr<bool> BuildInnerProduct(ExecBuilder& b, const Node& n) {
       return false;
   }
   const int x = b.ValueOf(n.inputs[0]);
-  const Shape& xs = b.value(x).shape;
+  const Shape xs = b.value(x).shape;
   const bool trans_b = n.attrs.GetInt("transB", 0) != 0;
   const int64_t m = xs[0], k = xs[1];
 

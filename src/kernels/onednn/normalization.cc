@@ -8,7 +8,7 @@ StatusOr<bool> BuildBatchNorm(ExecBuilder& b, const Node& n) {
   for (int i = 1; i < 5; ++i)
     if (!b.Weight(n.inputs[i])) return false;
   const int x = b.ValueOf(n.inputs[0]);
-  const Value& xv = b.value(x);
+  const Value xv = b.value(x);
   const int64_t c = xv.shape[1];
   const float eps = n.attrs.GetFloat("epsilon", 1e-5f);
   auto flags = dnnl::normalization_flags::use_global_stats |
@@ -45,7 +45,7 @@ StatusOr<bool> BuildLrn(ExecBuilder& b, const Node& n) {
   if (size % 2 == 0)
     return false;  // ONNX's window is asymmetric for even sizes
   const int x = b.ValueOf(n.inputs[0]);
-  const Value& xv = b.value(x);
+  const Value xv = b.value(x);
   auto pd_or = TryDnnl([&] {
     auto d = dnnl::lrn_forward::desc(
         dnnl::prop_kind::forward_inference,

@@ -9,7 +9,7 @@ namespace {
 StatusOr<bool> AddPooling(ExecBuilder& b, const Node& n, dnnl::algorithm alg,
                           const WindowGeometry& geo) {
   const int x = b.ValueOf(n.inputs[0]);
-  const Value& xv = b.value(x);
+  const Value xv = b.value(x);
   const Shape& ys = b.graph().FindTensor(n.outputs[0])->shape;
   const size_t r = xv.shape.size() - 2;
   memory::dims kernel(geo.kernel.begin(), geo.kernel.end());
@@ -52,7 +52,7 @@ StatusOr<bool> AddPooling(ExecBuilder& b, const Node& n, dnnl::algorithm alg,
 
 StatusOr<bool> BuildPool(ExecBuilder& b, const Node& n) {
   const int x = b.ValueOf(n.inputs[0]);
-  const Shape& xs = b.value(x).shape;
+  const Shape xs = b.value(x).shape;
   std::vector<int64_t> spatial(xs.begin() + 2, xs.end());
   ASSIGN_OR_RETURN(WindowGeometry geo, ResolveWindow(n, spatial, {}));
   dnnl::algorithm alg = dnnl::algorithm::pooling_max;
@@ -65,7 +65,7 @@ StatusOr<bool> BuildPool(ExecBuilder& b, const Node& n) {
 }
 
 StatusOr<bool> BuildGlobalPool(ExecBuilder& b, const Node& n) {
-  const Shape& xs = b.value(b.ValueOf(n.inputs[0])).shape;
+  const Shape xs = b.value(b.ValueOf(n.inputs[0])).shape;
   WindowGeometry geo;
   const size_t r = xs.size() - 2;
   geo.kernel.assign(xs.begin() + 2, xs.end());

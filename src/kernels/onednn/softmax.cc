@@ -7,7 +7,7 @@ namespace {
 
 StatusOr<bool> BuildSoftmax(ExecBuilder& b, const Node& n) {
   const int x = b.Plain(b.ValueOf(n.inputs[0]));
-  const Value& xv = b.value(x);
+  const Value xv = b.value(x);
   const int axis = static_cast<int>(NormalizeAxis(
       n.attrs.GetInt("axis", -1), static_cast<int64_t>(xv.shape.size())));
   auto pd_or = TryDnnl([&] {
