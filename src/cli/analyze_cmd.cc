@@ -1,7 +1,6 @@
 // `shoal analyze MODEL`: per-layer shapes and exact costs, and totals.
 #include <iomanip>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -21,10 +20,14 @@ struct AnalyzeArgs {
 std::string HumanCount(int64_t n) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(2);
-  if (n >= 1000000000) os << n / 1e9 << "G";
-  else if (n >= 1000000) os << n / 1e6 << "M";
-  else if (n >= 1000) os << n / 1e3 << "k";
-  else os << n;
+  if (n >= 1000000000)
+    os << n / 1e9 << "G";
+  else if (n >= 1000000)
+    os << n / 1e6 << "M";
+  else if (n >= 1000)
+    os << n / 1e3 << "k";
+  else
+    os << n;
   return os.str();
 }
 
@@ -51,13 +54,14 @@ Status RunAnalyze(const AnalyzeArgs& a) {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const Node& n = g.nodes[i];
       const NodeCost& c = cost.nodes[i];
-      j["layers"].push_back({{"name", n.name},
-                             {"op", n.op},
-                             {"input_shapes", input_shapes(n)},
-                             {"output_shape", g.FindTensor(n.outputs[0])->shape},
-                             {"params", c.params},
-                             {"macs", c.macs},
-                             {"output_bytes", c.output_bytes()}});
+      j["layers"].push_back(
+          {{"name", n.name},
+           {"op", n.op},
+           {"input_shapes", input_shapes(n)},
+           {"output_shape", g.FindTensor(n.outputs[0])->shape},
+           {"params", c.params},
+           {"macs", c.macs},
+           {"output_bytes", c.output_bytes()}});
     }
     j["total"] = {{"params", cost.params},
                   {"macs", cost.macs},
@@ -69,25 +73,28 @@ Status RunAnalyze(const AnalyzeArgs& a) {
 
   std::cout << "model " << g.name << "  (" << g.nodes.size() << " layers)\n";
   std::cout << std::left << std::setw(28) << "name" << std::setw(20) << "op"
-            << std::setw(20) << "input" << std::setw(18) << "output" << std::right
-            << std::setw(12) << "params" << std::setw(14) << "MACs" << std::setw(12)
-            << "out bytes" << "\n";
+            << std::setw(20) << "input" << std::setw(18) << "output"
+            << std::right << std::setw(12) << "params" << std::setw(14)
+            << "MACs" << std::setw(12) << "out bytes"
+            << "\n";
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     const NodeCost& c = cost.nodes[i];
     auto ins = input_shapes(n);
     std::string in_text = ins.empty() ? "-" : ShapeToString(ins[0]);
     if (ins.size() > 1) in_text += " +" + std::to_string(ins.size() - 1);
-    std::string name = n.name.size() > 27 ? n.name.substr(0, 24) + "..." : n.name;
+    std::string name =
+        n.name.size() > 27 ? n.name.substr(0, 24) + "..." : n.name;
     std::cout << std::left << std::setw(28) << name << std::setw(20) << n.op
               << std::setw(20) << in_text << std::setw(18)
               << ShapeToString(g.FindTensor(n.outputs[0])->shape) << std::right
-              << std::setw(12) << c.params << std::setw(14) << c.macs << std::setw(12)
-              << c.output_bytes() << "\n";
+              << std::setw(12) << c.params << std::setw(14) << c.macs
+              << std::setw(12) << c.output_bytes() << "\n";
   }
-  std::cout << "total: params " << cost.params << " (" << HumanCount(cost.params)
-            << "), MACs " << cost.macs << " (" << HumanCount(cost.macs)
-            << "), weight bytes " << cost.weight_bytes() << ", peak activation bytes "
+  std::cout << "total: params " << cost.params << " ("
+            << HumanCount(cost.params) << "), MACs " << cost.macs << " ("
+            << HumanCount(cost.macs) << "), weight bytes "
+            << cost.weight_bytes() << ", peak activation bytes "
             << cost.peak_activation_bytes << "\n";
   return Status::Ok();
 }
@@ -98,8 +105,10 @@ void AddAnalyzeCommand(CLI::App* app) {
   auto a = std::make_shared<AnalyzeArgs>();
   auto* cmd = app->add_subcommand(
       "analyze", "Per-layer shapes, parameters, MACs and memory of a model");
-  cmd->add_option("model", a->model, "Zoo name or path to an .onnx file")->required();
-  cmd->add_option("--input-shape", a->input_shape, "Input shape, e.g. 1,3,224,224");
+  cmd->add_option("model", a->model, "Zoo name or path to an .onnx file")
+      ->required();
+  cmd->add_option("--input-shape", a->input_shape,
+                  "Input shape, e.g. 1,3,224,224");
   cmd->add_flag("--json", a->json, "Print one JSON object");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunAnalyze(*a))); });
 }

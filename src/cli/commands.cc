@@ -14,8 +14,9 @@ StatusOr<std::optional<Shape>> ParseInputShapeFlag(const std::string& text) {
   if (text.empty()) return std::optional<Shape>();
   Shape s;
   if (!ParseShape(text, &s)) {
-    return InvalidArgument("--input-shape '" + text +
-                           "' is not a list of positive integers like 1,3,224,224");
+    return InvalidArgument(
+        "--input-shape '" + text +
+        "' is not a list of positive integers like 1,3,224,224");
   }
   return std::optional<Shape>(s);
 }

@@ -15,6 +15,9 @@ void AddAnalyzeCommand(CLI::App* app);
 void AddInferCommand(CLI::App* app);
 void AddDemoCommand(CLI::App* app);
 void AddExportCommand(CLI::App* app);
+void AddPlanCommand(CLI::App* app);
+void AddCostCommand(CLI::App* app);
+void AddRunCommand(CLI::App* app);
 
 // Prints "shoal: error: ..." for a failed status and returns the exit code
 // (0 on success). Subcommand callbacks end with `throw CommandExit(code)`.

@@ -14,6 +14,9 @@ int main(int argc, char** argv) {
   shoal::AddInferCommand(&app);
   shoal::AddDemoCommand(&app);
   shoal::AddExportCommand(&app);
+  shoal::AddPlanCommand(&app);
+  shoal::AddCostCommand(&app);
+  shoal::AddRunCommand(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -32,6 +32,10 @@ struct ChainLayer {
   // must be multiples of them; the plan builder splits the same units.
   int64_t m_units = 0;
   int64_t k_units = 0;
+  // What an LOP device sends back of its output slice: the output after the
+  // channel-local ops it runs itself (activation, pooling), which shrink it
+  // before it travels. 0 means K.
+  int64_t k_sent = 0;
 };
 
 }  // namespace shoal

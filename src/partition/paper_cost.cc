@@ -126,7 +126,10 @@ int64_t BaseCommunication(const ChainLayer& layer, const LayerParts& parts,
       static_cast<int64_t>(std::max(parts.m.size(), parts.k.size())) - 1;
   switch (scheme) {
     case Scheme::kLop:  // whole input out, output slices back to the hub
-      return layer.M * others + (layer.K - parts.k[hub]);
+      return layer.M * others +
+             (layer.k_sent > 0
+                  ? layer.k_sent - Portion(layer.k_sent, parts.k[hub], layer.K)
+                  : layer.K - parts.k[hub]);
     case Scheme::kFuse1:  // outputs stay for the fused LIP
       return layer.M * others;
     case Scheme::kLip:  // input slices out, full partial sums back

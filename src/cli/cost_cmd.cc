@@ -1,0 +1,109 @@
+// `shoal cost MODEL --devices N --strategy S`: F, T and C of a strategy's
+// Plan, per layer, counted from the Plan (and, for the fully-distributed
+// paper's schemes, its formulas, which must agree).
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/plan_common.h"
+#include "graph/cost.h"
+#include "partition/plan_formula.h"
+#include "partition/strategy.h"
+#include "plan/plan_cost.h"
+
+namespace shoal {
+namespace {
+
+struct CostArgs {
+  std::string model, strategy, input_shape;
+  int hub = 0;
+  bool json = false;
+  DeviceFlags devices;
+};
+
+Status RunCost(const CostArgs& a) {
+  ASSIGN_OR_RETURN(auto devices, a.devices.Resolve());
+  PlanOptions po;
+  po.strategy = a.strategy;
+  po.devices = devices;
+  po.hub = a.hub;
+  po.model.spec = a.model;
+  ASSIGN_OR_RETURN(auto shape, ParseInputShapeFlag(a.input_shape));
+  if (shape) po.model.input_shape = *shape;
+  ASSIGN_OR_RETURN(Model m, LoadPlanModel(po.model, false));
+  ASSIGN_OR_RETURN(Plan p, MakePlan(m.graph, po));
+  ASSIGN_OR_RETURN(PlanCost c, ComputePlanCost(p, m.graph));
+  auto formula = FormulaCommunication(p, m.graph);
+  if (a.json) {
+    nlohmann::json j;
+    j["strategy"] = a.strategy;
+    j["devices"] = devices.size();
+    j["layers"] = nlohmann::json::array();
+    for (const auto& l : c.layers) {
+      j["layers"].push_back(
+          {{"name", l.name},
+           {"scheme", l.scheme},
+           {"communication_elements", l.communication_elements},
+           {"communication_bytes", l.communication_elements * kBytesPerElement},
+           {"weight_elements_per_device", l.weight_elements_per_device},
+           {"macs_per_device", l.macs_per_device}});
+    }
+    j["total"] = {
+        {"communication_elements", c.communication_elements},
+        {"communication_bytes", c.communication_elements * kBytesPerElement},
+        {"max_weight_bytes_per_device", c.max_weight_bytes_per_device()},
+        {"weight_bytes_per_device", c.weight_bytes_per_device},
+        {"macs_longest_path", c.macs_longest_path}};
+    if (formula.ok()) {
+      j["total"]["formula_communication_elements"] = formula.value();
+    }
+    std::cout << j.dump(1) << "\n";
+    return Status::Ok();
+  }
+  std::cout << a.model << ", strategy " << a.strategy << ", " << devices.size()
+            << " devices\n\n";
+  std::cout << std::left << std::setw(28) << "layer" << std::setw(10)
+            << "scheme" << std::right << std::setw(14) << "comm elems"
+            << std::setw(16) << "max weights/dev" << std::setw(16)
+            << "max MACs/dev"
+            << "\n";
+  for (const auto& l : c.layers) {
+    int64_t mw = 0, mm = 0;
+    for (auto v : l.weight_elements_per_device) mw = std::max(mw, v);
+    for (auto v : l.macs_per_device) mm = std::max(mm, v);
+    std::cout << std::left << std::setw(28) << l.name << std::setw(10)
+              << l.scheme << std::right << std::setw(14)
+              << l.communication_elements << std::setw(16) << mw
+              << std::setw(16) << mm << "\n";
+  }
+  std::cout << "\nC = " << c.communication_elements << " elements ("
+            << c.communication_elements * kBytesPerElement
+            << " bytes) per inference";
+  if (formula.ok())
+    std::cout << "; the paper's formulas give " << formula.value();
+  std::cout << "\nF = " << c.max_weight_bytes_per_device()
+            << " bytes of weights on the fullest device\nT = "
+            << c.macs_longest_path << " MACs on the longest path\n";
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddCostCommand(CLI::App* app) {
+  auto a = std::make_shared<CostArgs>();
+  CLI::App* cmd = app->add_subcommand(
+      "cost",
+      "Weights per device (F), MACs on the longest path (T) and "
+      "communication (C) of a strategy");
+  cmd->add_option("model", a->model, "Zoo name or .onnx file")->required();
+  a->devices.Add(cmd);
+  cmd->add_option("--strategy", a->strategy, "A strategy of `shoal plan`")
+      ->required();
+  cmd->add_flag("--json", a->json, "Print JSON");
+  cmd->add_option("--input-shape", a->input_shape, "Override the input shape");
+  cmd->add_option("--input-device", a->hub, "Device holding input and output");
+  cmd->callback([a] { throw CommandExit(ReportStatus(RunCost(*a))); });
+}
+
+}  // namespace shoal

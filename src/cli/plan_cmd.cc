@@ -1,0 +1,82 @@
+// `shoal plan MODEL --devices N | --cluster FILE --strategy S`: makes a Plan,
+// prints it as a table, writes it as JSON (-o) and Graphviz (--dot).
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/plan_common.h"
+#include "partition/strategy.h"
+#include "plan/plan_cost.h"
+#include "plan/plan_json.h"
+#include "plan/plan_print.h"
+#include "plan/plan_verify.h"
+
+namespace shoal {
+namespace {
+
+struct PlanArgs {
+  std::string model, strategy, out, dot, input_shape;
+  uint64_t weights_seed = 0;
+  int hub = 0;
+  bool json = false;
+  double time_limit = 10;
+  DeviceFlags devices;
+};
+
+Status RunPlan(const PlanArgs& a) {
+  ASSIGN_OR_RETURN(auto devices, a.devices.Resolve());
+  PlanOptions po;
+  po.strategy = a.strategy;
+  po.devices = devices;
+  po.hub = a.hub;
+  po.ilp_time_limit_s = a.time_limit;
+  po.model.spec = a.model;
+  po.model.weights_seed = a.weights_seed;
+  ASSIGN_OR_RETURN(auto shape, ParseInputShapeFlag(a.input_shape));
+  if (shape) po.model.input_shape = *shape;
+  ASSIGN_OR_RETURN(Model m, LoadPlanModel(po.model, false));
+  ASSIGN_OR_RETURN(Plan p, MakePlan(m.graph, po));
+  RETURN_IF_ERROR(VerifyPlan(p));
+  RETURN_IF_ERROR(CheckPlanMemory(p, m.graph));
+  if (!a.out.empty()) RETURN_IF_ERROR(SavePlan(p, a.out));
+  if (!a.dot.empty()) {
+    std::ofstream f(a.dot);
+    if (!f) return InvalidArgument("cannot write " + a.dot);
+    WritePlanDot(p, f);
+  }
+  if (a.json) {
+    std::cout << PlanToJson(p).dump(1) << "\n";
+  } else {
+    PrintPlanTable(p, std::cout);
+    if (!a.out.empty()) std::cout << "\nwrote " << a.out << "\n";
+    if (!a.dot.empty()) std::cout << "wrote " << a.dot << "\n";
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddPlanCommand(CLI::App* app) {
+  auto a = std::make_shared<PlanArgs>();
+  CLI::App* cmd = app->add_subcommand(
+      "plan",
+      "Split a model over devices by one strategy; print and save the Plan");
+  cmd->add_option("model", a->model, "Zoo name or .onnx file")->required();
+  a->devices.Add(cmd);
+  cmd->add_option("--strategy", a->strategy,
+                  "pipeline|data|lop|lip|channel|filter|spatial|fuse|fuse-ilp")
+      ->required();
+  cmd->add_option("-o,--output", a->out, "Write the Plan as JSON");
+  cmd->add_option("--dot", a->dot, "Write the Plan as Graphviz");
+  cmd->add_flag("--json", a->json, "Print the Plan as JSON instead of a table");
+  cmd->add_option("--input-shape", a->input_shape, "Override the input shape");
+  cmd->add_option("--weights-seed", a->weights_seed,
+                  "Seed of zoo models' random weights (recorded in the Plan)");
+  cmd->add_option(
+      "--input-device", a->hub,
+      "Device that holds the input and receives the output (default 0)");
+  cmd->add_option("--time-limit", a->time_limit, "ILP time limit in seconds");
+  cmd->callback([a] { throw CommandExit(ReportStatus(RunPlan(*a))); });
+}
+
+}  // namespace shoal

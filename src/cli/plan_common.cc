@@ -1,0 +1,69 @@
+#include "cli/plan_common.h"
+
+#include <sstream>
+
+#include "cluster/cluster.h"
+#include "models/load_model.h"
+
+namespace shoal {
+
+void DeviceFlags::Add(CLI::App* cmd) {
+  cmd->add_option("--devices", devices, "Number of equal devices");
+  cmd->add_option("--cluster", cluster,
+                  "Cluster file (YAML) listing the devices");
+  cmd->add_option(
+      "--shares", shares,
+      "Relative speeds of the --devices, e.g. 2,1,1 (default equal)");
+}
+
+StatusOr<std::vector<PlanDevice>> DeviceFlags::Resolve() const {
+  if ((devices > 0) == !cluster.empty()) {
+    return InvalidArgument("give one of --devices N or --cluster FILE.yaml");
+  }
+  if (!cluster.empty()) {
+    if (!shares.empty()) {
+      return InvalidArgument(
+          "--shares goes with --devices; a cluster file "
+          "gives each device's speed");
+    }
+    ASSIGN_OR_RETURN(Cluster c, LoadCluster(cluster));
+    return c.PlanDevices();
+  }
+  std::vector<PlanDevice> out = EqualCluster(devices).PlanDevices();
+  if (!shares.empty()) {
+    std::stringstream ss(shares);
+    std::string item;
+    size_t i = 0;
+    while (std::getline(ss, item, ',')) {
+      double v = 0;
+      try {
+        v = std::stod(item);
+      } catch (...) {
+        v = -1;
+      }
+      if (!(v > 0) || i >= out.size()) {
+        return InvalidArgument("--shares '" + shares + "' must be " +
+                               std::to_string(out.size()) +
+                               " positive numbers separated by commas");
+      }
+      out[i++].share = v;
+    }
+    if (i != out.size()) {
+      return InvalidArgument("--shares gives " + std::to_string(i) +
+                             " speeds for " + std::to_string(out.size()) +
+                             " devices");
+    }
+  }
+  return out;
+}
+
+StatusOr<Model> LoadPlanModel(const ModelRef& ref, bool with_weights) {
+  LoadOptions lo;
+  if (!ref.input_shape.empty()) lo.input_shape = ref.input_shape;
+  lo.with_weights = with_weights;
+  lo.seed = ref.weights_seed;
+  lo.fuse_batchnorm = ref.fuse_batchnorm;
+  return LoadModel(ref.spec, lo);
+}
+
+}  // namespace shoal

@@ -1,0 +1,48 @@
+// The cluster file: the devices a plan runs on, their resources and links.
+// Documented in docs/cluster-format.md.
+#ifndef SHOAL_CLUSTER_CLUSTER_H_
+#define SHOAL_CLUSTER_CLUSTER_H_
+
+#include <string>
+#include <vector>
+
+#include "plan/plan.h"
+#include "util/status.h"
+
+namespace shoal {
+
+struct Link {
+  double bandwidth_bps = 0;  // bits per second; 0: unlimited
+  double latency_s = 0;
+};
+
+struct DeviceSpec {
+  std::string name;
+  std::string address;       // host:port of its worker
+  int64_t memory_bytes = 0;  // 0: unlimited
+  int cores = 1;
+  double speed = 1.0;  // relative compute speed of one device
+  Link link;
+};
+
+struct Cluster {
+  std::vector<DeviceSpec> devices;
+  std::vector<PlanDevice> PlanDevices() const;
+};
+
+StatusOr<Cluster> LoadCluster(const std::string& path);
+StatusOr<Cluster> ParseCluster(const std::string& yaml_text,
+                               const std::string& origin);
+
+// "1GiB", "512MB", "1048576" -> bytes; "62Mbit", "1Gbit" -> bits/s;
+// "9ms", "0.4ms", "1s" -> seconds.
+StatusOr<int64_t> ParseBytes(const std::string& text);
+StatusOr<double> ParseBitRate(const std::string& text);
+StatusOr<double> ParseDuration(const std::string& text);
+
+// N equal devices named dev0..dev{N-1}, for --devices N.
+Cluster EqualCluster(int n);
+
+}  // namespace shoal
+
+#endif  // SHOAL_CLUSTER_CLUSTER_H_

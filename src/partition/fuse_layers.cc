@@ -1,0 +1,55 @@
+// fuse: the fully-distributed paper's Fig. 6, every fusable pair fused from
+// the first layer on, the rest LOP. fuse-ilp: its §4.3, the scheme of every
+// layer chosen by an ILP that minimises communication.
+#include "partition/chain_dp.h"
+#include "partition/fuse_ilp.h"
+#include "partition/model_chain.h"
+#include "partition/plan_builder.h"
+#include "partition/split_counts.h"
+#include "partition/strategy.h"
+
+namespace shoal {
+
+StatusOr<Plan> PlanFuse(const Graph& g, const PlanOptions& opts) {
+  ASSIGN_OR_RETURN(std::vector<ChainLayer> chain, ModelChain(g));
+  if (chain.empty()) {
+    return InvalidArgument("strategy " + opts.strategy +
+                           " does not apply to model " + g.name +
+                           ": it has no conv or fc layer to split");
+  }
+  const std::vector<double> shares = NormalizedShares(opts.devices);
+  std::vector<Scheme> schemes(chain.size(), Scheme::kLop);
+  std::vector<std::string> reasons(chain.size());
+  if (opts.strategy == "fuse") {
+    for (size_t i = 0; i < chain.size(); ++i) {
+      if (chain[i].fusable_with_next && i + 1 < chain.size()) {
+        schemes[i] = Scheme::kFuse1;
+        schemes[i + 1] = Scheme::kFuse2;
+        reasons[i] =
+            "fused with " + chain[i + 1].name + " (first fusable pair)";
+        reasons[i + 1] = "fused with " + chain[i].name;
+        ++i;
+      } else {
+        reasons[i] = "LOP: cannot be fused with the next layer";
+      }
+    }
+  } else {
+    FuseOptions fo;
+    fo.hub = opts.hub;
+    fo.time_limit_s = opts.ilp_time_limit_s;
+    ASSIGN_OR_RETURN(FuseChoice c, SolveFuseIlp(chain, shares, fo));
+    schemes = c.schemes;
+    for (size_t i = 0; i < chain.size(); ++i) {
+      reasons[i] = std::string("chosen by the ILP (total C = ") +
+                   std::to_string(c.cost.communication) + " elements" +
+                   (c.proven_optimal ? ", optimal)" : ", time limit hit)");
+    }
+  }
+  BuildRequest r = BaseRequest(g, opts);
+  for (size_t i = 0; i < chain.size(); ++i) {
+    r.layers[chain[i].name] = LayerChoice{schemes[i], reasons[i]};
+  }
+  return BuildPlan(r);
+}
+
+}  // namespace shoal

@@ -1,0 +1,119 @@
+#include "partition/layer_split.h"
+
+namespace shoal {
+
+namespace {
+
+const Shape& ShapeOf(const Graph& g, const std::string& t) {
+  return g.tensors.at(t).shape;
+}
+
+bool HasBias(const Node& n) {
+  return n.inputs.size() > 2 && !n.inputs[2].empty();
+}
+
+// The weight axis that output (or input) splitting cuts.
+int WeightAxis(const Node& n, bool output) {
+  if (n.op == "Conv") return output ? 0 : 1;
+  const bool trans_b = n.attrs.GetInt("transB", 0) != 0;
+  return (output == trans_b) ? 0 : 1;  // B is [N,K] when transB
+}
+
+}  // namespace
+
+Status CheckSplittable(const Graph& g, const Node& n) {
+  if (n.op == "Conv") {
+    if (n.attrs.GetInt("group", 1) != 1) {
+      return Unsupported("layer " + n.name + " is a grouped convolution (" +
+                         std::to_string(n.attrs.GetInt("group", 1)) +
+                         " groups); only group=1 convolutions are split");
+    }
+    const TensorInfo* w = g.FindTensor(n.inputs[1]);
+    if (w == nullptr || !w->is_weight()) {
+      return Unsupported("layer " + n.name +
+                         " reads its filters from an "
+                         "activation, not a weight");
+    }
+    return Status::Ok();
+  }
+  if (n.op == "Gemm") {
+    const TensorInfo* b = g.FindTensor(n.inputs[1]);
+    if (b == nullptr || !b->is_weight()) {
+      return Unsupported("layer " + n.name + " multiplies two activations");
+    }
+    const Shape& a = ShapeOf(g, n.inputs[0]);
+    if (n.attrs.GetInt("transA", 0) != 0 || a.size() != 2 || a[0] != 1) {
+      return Unsupported("layer " + n.name +
+                         " is a Gemm whose input is not "
+                         "a [1, K] row");
+    }
+    if (HasBias(n)) {
+      const TensorInfo* c = g.FindTensor(n.inputs[2]);
+      if (c == nullptr || !c->is_weight()) {
+        return Unsupported("layer " + n.name + " adds an activation as bias");
+      }
+    }
+    return Status::Ok();
+  }
+  return Unsupported(
+      "layer " + n.name + " is a " + n.op +
+      "; only Conv and Gemm layers are split by output or input");
+}
+
+int64_t OutputSplitSize(const Graph& g, const Node& n) {
+  return ShapeOf(g, n.outputs[0])[1];
+}
+
+int64_t InputSplitSize(const Graph& g, const Node& n) {
+  return ShapeOf(g, n.inputs[0])[1];
+}
+
+StatusOr<LayerPart> SplitOutput(const Graph& g, const Node& n, int64_t begin,
+                                int64_t end) {
+  RETURN_IF_ERROR(CheckSplittable(g, n));
+  LayerPart p;
+  p.node = n;
+  const Shape& ws = ShapeOf(g, n.inputs[1]);
+  p.weights.push_back(
+      WeightSlice{n.inputs[1], n.inputs[1],
+                  Region::Slice(ws, WeightAxis(n, true), begin, end)});
+  if (HasBias(n)) {
+    const Shape& bs = ShapeOf(g, n.inputs[2]);
+    const int64_t out = OutputSplitSize(g, n);
+    // A bias broadcast over the outputs (a scalar in Gemm) stays whole.
+    Region r = Region::Full(bs);
+    if (!bs.empty() && bs.back() == out) {
+      r.begin.back() = begin;
+      r.end.back() = end;
+    }
+    p.weights.push_back(WeightSlice{n.inputs[2], n.inputs[2], r});
+  }
+  p.in_region = Region::Full(ShapeOf(g, n.inputs[0]));
+  p.out_region = Region::Slice(ShapeOf(g, n.outputs[0]), 1, begin, end);
+  return p;
+}
+
+StatusOr<LayerPart> SplitInput(const Graph& g, const Node& n, int64_t begin,
+                               int64_t end, bool with_bias) {
+  RETURN_IF_ERROR(CheckSplittable(g, n));
+  LayerPart p;
+  p.node = n;
+  const Shape& ws = ShapeOf(g, n.inputs[1]);
+  p.weights.push_back(
+      WeightSlice{n.inputs[1], n.inputs[1],
+                  Region::Slice(ws, WeightAxis(n, false), begin, end)});
+  if (HasBias(n)) {
+    if (with_bias) {
+      p.weights.push_back(WeightSlice{n.inputs[2], n.inputs[2],
+                                      Region::Full(ShapeOf(g, n.inputs[2]))});
+    } else {
+      p.node.inputs.resize(2);
+    }
+  }
+  p.in_region = Region::Slice(ShapeOf(g, n.inputs[0]), 1, begin, end);
+  p.out_region = Region::Full(ShapeOf(g, n.outputs[0]));
+  p.partial = true;
+  return p;
+}
+
+}  // namespace shoal

@@ -1,0 +1,104 @@
+#include "partition/model_chain.h"
+
+#include <set>
+
+#include "graph/cost.h"
+#include "graph/op_registry.h"
+#include "partition/layer_split.h"
+
+namespace shoal {
+
+namespace {
+
+bool KeepsChannels(const Node& n) {
+  static const std::set<std::string> kOps = {
+      "MaxPool",       "AveragePool", "GlobalAveragePool",
+      "GlobalMaxPool", "Flatten",     "Reshape"};
+  if (kOps.count(n.op)) return true;
+  const OpSchema* s = OpRegistry::Global().Find(n.op);
+  return s != nullptr && s->elementwise() && n.inputs.size() == 1;
+}
+
+}  // namespace
+
+bool ReadsDirectly(const Graph& g, const Node& from, const Node& to) {
+  std::string cur = from.outputs[0];
+  for (int guard = 0; guard < 64; ++guard) {
+    if (to.inputs[0] == cur) return true;
+    auto cons = g.ConsumerIndices(cur);
+    if (cons.size() != 1) return false;
+    const Node& c = g.nodes[cons[0]];
+    if (!KeepsChannels(c)) return false;
+    cur = c.outputs[0];
+  }
+  return false;
+}
+
+int64_t InputUnits(const Graph& g, const Node& n) {
+  const Shape& in = g.tensors.at(n.inputs[0]).shape;
+  if (n.op == "Conv") return in[1];
+  // Walk back through reshapes and elementwise ops to a feature map.
+  std::string cur = n.inputs[0];
+  for (int guard = 0; guard < 64; ++guard) {
+    const Shape& s = g.tensors.at(cur).shape;
+    if (s.size() >= 3) {
+      return NumElements(in) % s[1] == 0 ? s[1] : in[1];
+    }
+    const int p = g.ProducerIndex(cur);
+    if (p < 0) break;
+    const Node& prod = g.nodes[p];
+    const bool passes = prod.op == "Flatten" || prod.op == "Reshape" ||
+                        (KeepsChannels(prod) && prod.inputs.size() == 1);
+    if (!passes || g.ConsumerIndices(prod.outputs[0]).size() != 1) break;
+    cur = prod.inputs[0];
+  }
+  return in[1];
+}
+
+std::string SplitOutputEnd(const Graph& g, const Node& n) {
+  std::string cur = n.outputs[0];
+  for (int guard = 0; guard < 64; ++guard) {
+    if (!g.outputs.empty() && cur == g.outputs[0]) break;
+    auto cons = g.ConsumerIndices(cur);
+    if (cons.size() != 1) break;
+    const Node& c = g.nodes[cons[0]];
+    if (!KeepsChannels(c)) break;
+    const Shape& from = g.tensors.at(cur).shape;
+    const Shape& to = g.tensors.at(c.outputs[0]).shape;
+    if (c.op != "Flatten" && c.op != "Reshape" &&
+        (from.size() != to.size() || c.inputs.size() != 1)) {
+      break;
+    }
+    cur = c.outputs[0];
+  }
+  return cur;
+}
+
+StatusOr<std::vector<ChainLayer>> ModelChain(const Graph& g) {
+  std::vector<ChainLayer> chain;
+  const Node* prev = nullptr;
+  for (const auto& n : g.nodes) {
+    if (!CheckSplittable(g, n).ok()) continue;
+    ASSIGN_OR_RETURN(NodeCost c, ComputeNodeCost(g, n));
+    ChainLayer l;
+    l.name = n.name;
+    l.M = NumElements(g.tensors.at(n.inputs[0]).shape);
+    l.K = NumElements(g.tensors.at(n.outputs[0]).shape);
+    l.Q = c.weight_elements;
+    l.R = c.macs;
+    if (n.op == "Conv") l.k_units = g.tensors.at(n.outputs[0]).shape[1];
+    const int64_t mu = InputUnits(g, n);
+    if (mu != l.M) l.m_units = mu;
+    const int64_t sent = NumElements(g.tensors.at(SplitOutputEnd(g, n)).shape);
+    if (sent != l.K) l.k_sent = sent;
+    if (prev != nullptr && ReadsDirectly(g, *prev, n)) {
+      l.reuses_prev = true;
+      chain.back().fusable_with_next = true;
+    }
+    chain.push_back(l);
+    prev = &n;
+  }
+  return chain;
+}
+
+}  // namespace shoal

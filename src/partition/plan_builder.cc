@@ -1,0 +1,519 @@
+#include "partition/plan_builder.h"
+
+#include <algorithm>
+#include <set>
+
+#include "graph/op_registry.h"
+#include "graph/shape_inference.h"
+#include "graph/verify.h"
+#include "partition/layer_split.h"
+#include "partition/model_chain.h"
+#include "partition/spatial_split.h"
+#include "partition/split_counts.h"
+
+namespace shoal {
+
+namespace {
+
+// Where the data of one model tensor lives after the tasks placed so far.
+struct Holder {
+  int task;
+  Region region;  // of the full tensor
+};
+struct Dist {
+  enum Kind { kWhole, kParts, kPartials } kind = kWhole;
+  std::vector<Holder> holders;
+  std::string layer;  // the split layer that produced parts/partials
+};
+
+bool IsOutputSplit(Scheme s) {
+  return s == Scheme::kLop || s == Scheme::kChannel || s == Scheme::kFuse1;
+}
+bool IsInputSplit(Scheme s) {
+  return s == Scheme::kLip || s == Scheme::kFilter || s == Scheme::kFuse2;
+}
+
+// Ops that act on each channel alone, so they can run on a channel slice.
+bool ChannelLocal(const Node& n) {
+  static const std::set<std::string> kPools = {
+      "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
+  if (kPools.count(n.op)) return true;
+  const OpSchema* s = OpRegistry::Global().Find(n.op);
+  return s != nullptr && s->elementwise() && n.inputs.size() == 1;
+}
+
+class Builder {
+ public:
+  explicit Builder(const BuildRequest& r) : req_(r), g_(*r.graph) {}
+
+  StatusOr<Plan> Build() {
+    RETURN_IF_ERROR(Init());
+    std::map<std::string, const SpatialChain*> chain_of;
+    for (const auto& ch : req_.spatial) chain_of[ch.nodes.front()] = &ch;
+    for (const auto& n : g_.nodes) {
+      if (placed_.count(n.name)) continue;
+      auto sc = chain_of.find(n.name);
+      auto lc = req_.layers.find(n.name);
+      if (sc != chain_of.end()) {
+        RETURN_IF_ERROR(PlaceSpatial(*sc->second));
+      } else if (lc != req_.layers.end() &&
+                 lc->second.scheme != Scheme::kWhole) {
+        RETURN_IF_ERROR(PlaceSplit(n, lc->second));
+      } else {
+        auto pl = req_.placement.find(n.name);
+        RETURN_IF_ERROR(PlaceWhole(n, pl != req_.placement.end()
+                                          ? pl->second
+                                          : std::vector<int>{req_.hub}));
+      }
+    }
+    return Finish();
+  }
+
+ private:
+  Status Init() {
+    if (g_.inputs.size() != 1 || g_.outputs.size() != 1) {
+      return Unsupported("model " + g_.name + " has " +
+                         std::to_string(g_.inputs.size()) + " inputs and " +
+                         std::to_string(g_.outputs.size()) +
+                         " outputs; plans need exactly one of each");
+    }
+    if (req_.devices.empty()) return InvalidArgument("no devices to plan for");
+    plan_.strategy = req_.strategy;
+    plan_.model = req_.model;
+    plan_.devices = req_.devices;
+    plan_.input_device = req_.hub;
+    plan_.output_device =
+        req_.output_device >= 0 ? req_.output_device : req_.hub;
+    whole_scheme_ = req_.whole_scheme;
+    plan_.input_name = g_.inputs[0];
+    plan_.input_shape = g_.tensors.at(g_.inputs[0]).shape;
+    plan_.output_name = g_.outputs[0];
+    plan_.output_shape = g_.tensors.at(g_.outputs[0]).shape;
+    double sum = 0;
+    for (const auto& d : req_.devices) sum += d.share;
+    for (const auto& d : req_.devices) {
+      if (!(d.share > 0)) {
+        return InvalidArgument("device " + d.name + " has share " +
+                               std::to_string(d.share) +
+                               "; shares must be positive");
+      }
+      shares_.push_back(d.share / sum);
+    }
+    Dist in;
+    in.holders.push_back(Holder{kModelInput, Region::Full(plan_.input_shape)});
+    dist_[plan_.input_name] = in;
+    return Status::Ok();
+  }
+
+  const Shape& ShapeOf(const std::string& t) const {
+    return g_.tensors.at(t).shape;
+  }
+  int N() const { return static_cast<int>(req_.devices.size()); }
+
+  int NewTask(const std::string& name, std::vector<int> devices,
+              const std::string& layer, Scheme scheme) {
+    Task t;
+    t.id = static_cast<int>(plan_.tasks.size());
+    t.name = name;
+    t.devices = std::move(devices);
+    t.layer = layer;
+    t.scheme = SchemeName(scheme);
+    t.fragment.name = name;
+    plan_.tasks.push_back(std::move(t));
+    return plan_.tasks.back().id;
+  }
+
+  int DeviceOfTask(int task) const { return plan_.DeviceOf(task, 0); }
+
+  // Largest task id holding any input of `n` that is not inside `task`.
+  int LatestSource(const Node& n, int task) const {
+    int latest = -1;
+    for (const auto& in : n.inputs) {
+      if (in.empty() || g_.tensors.at(in).is_weight()) continue;
+      if (task >= 0 && plan_.tasks[task].fragment.FindTensor(in)) continue;
+      for (const auto& h : dist_.at(in).holders)
+        latest = std::max(latest, h.task);
+    }
+    return latest;
+  }
+
+  // The open task of a device group for whole nodes: reused while it runs
+  // after every task it would wait for.
+  int WholeTaskFor(const Node& n, const std::vector<int>& devices) {
+    auto it = open_.find(devices);
+    if (it != open_.end()) {
+      const int t = it->second;
+      bool partial_input = false;
+      for (const auto& in : n.inputs) {
+        if (in.empty() || !dist_.count(in)) continue;
+        if (plan_.tasks[t].fragment.FindTensor(in)) continue;
+        partial_input |= dist_.at(in).kind == Dist::kPartials;
+      }
+      if (LatestSource(n, t) < t && !partial_input) return t;
+    }
+    std::string name = "whole";
+    if (devices.size() == 1 && devices[0] != req_.hub) {
+      name = "stage";
+    }
+    const int t = NewTask(name + "#" + std::to_string(plan_.tasks.size()) +
+                              "@" + DeviceList(devices),
+                          devices, "", whole_scheme_);
+    open_[devices] = t;
+    return t;
+  }
+
+  static std::string DeviceList(const std::vector<int>& d) {
+    std::string s;
+    for (size_t i = 0; i < d.size(); ++i)
+      s += (i ? "," : "") + std::to_string(d[i]);
+    return s;
+  }
+
+  Status AddWeights(int task, const std::vector<WeightSlice>& ws) {
+    Task& t = plan_.tasks[task];
+    for (const auto& w : ws) {
+      if (t.fragment.FindTensor(w.name)) continue;
+      RETURN_IF_ERROR(t.fragment.AddWeight(w.name, w.region.extent()));
+      t.weights.push_back(w);
+    }
+    return Status::Ok();
+  }
+
+  Status AddWholeWeights(int task, const Node& n) {
+    std::vector<WeightSlice> ws;
+    for (const auto& w : g_.WeightInputs(n)) {
+      ws.push_back(WeightSlice{w, w, Region::Full(ShapeOf(w))});
+    }
+    return AddWeights(task, ws);
+  }
+
+  // Sums partial outputs on the input device, so that consumers on several
+  // devices can read the complete tensor.
+  Status MergePartials(const std::string& tensor) {
+    const int t = NewTask("merge " + tensor + "@" + std::to_string(req_.hub),
+                          {req_.hub}, "", Scheme::kWhole);
+    plan_.tasks[t].scheme = "merge";
+    RETURN_IF_ERROR(Need(t, tensor, Region::Full(ShapeOf(tensor)), ""));
+    return Status::Ok();
+  }
+
+  // Makes `tensor` (the part `want` of it) an input of `task`, with the
+  // transfers that fill it from wherever it lives.
+  Status Need(int task, const std::string& tensor, const Region& want,
+              const std::string& consumer_layer) {
+    Task& t = plan_.tasks[task];
+    if (t.fragment.FindTensor(tensor)) return Status::Ok();
+    auto it = dist_.find(tensor);
+    if (it == dist_.end()) {
+      return Internal("tensor " + tensor + " is read before it is computed");
+    }
+    Dist& d = it->second;
+    const int dev = DeviceOfTask(task);
+    // Data a split layer produced counts as that layer's communication when
+    // it goes to the input device (the papers' gather and merge); the rest
+    // counts for the layer that reads it.
+    const bool from_split = d.kind != Dist::kWhole;
+    const std::string layer =
+        from_split && (dev == req_.hub || consumer_layer.empty())
+            ? d.layer
+            : consumer_layer;
+    if (d.kind == Dist::kPartials) {
+      const bool hub_whole = t.layer.empty() && dev == req_.hub;
+      if (!hub_whole) {
+        RETURN_IF_ERROR(MergePartials(tensor));
+        return Need(task, tensor, want, consumer_layer);
+      }
+      if (!(want == Region::Full(ShapeOf(tensor)))) {
+        return Internal("partial sums of " + tensor + " read in part");
+      }
+      for (const auto& h : d.holders) {
+        plan_.transfers.push_back(Transfer{Endpoint{h.task, tensor, h.region},
+                                           Endpoint{task, tensor, want},
+                                           Merge::kSum, layer});
+      }
+      RETURN_IF_ERROR(
+          plan_.tasks[task].fragment.AddInput(tensor, want.extent()));
+      d = Dist{Dist::kWhole, {Holder{task, want}}, ""};
+      return Status::Ok();
+    }
+    int64_t covered = 0;
+    for (const auto& h : d.holders) {
+      auto cut = Intersect(h.region, want);
+      if (!cut) continue;
+      // A whole holder feeds everything; stop after it.
+      covered += cut->elements();
+      plan_.transfers.push_back(
+          Transfer{Endpoint{h.task, tensor, cut->RelativeTo(h.region)},
+                   Endpoint{task, tensor, cut->RelativeTo(want)}, Merge::kCopy,
+                   d.kind == Dist::kWhole ? consumer_layer : layer});
+      if (d.kind == Dist::kWhole) break;
+    }
+    if (covered != want.elements()) {
+      return Internal("the parts of " + tensor + " do not cover " +
+                      want.ToString());
+    }
+    return plan_.tasks[task].fragment.AddInput(tensor, want.extent());
+  }
+
+  Status PlaceWhole(const Node& n, const std::vector<int>& devices) {
+    const int t = WholeTaskFor(n, devices);
+    for (const auto& in : n.inputs) {
+      if (in.empty() || g_.tensors.at(in).is_weight()) continue;
+      RETURN_IF_ERROR(Need(t, in, Region::Full(ShapeOf(in)), n.name));
+    }
+    RETURN_IF_ERROR(AddWholeWeights(t, n));
+    RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(n));
+    for (const auto& o : n.outputs) {
+      dist_[o] = Dist{Dist::kWhole, {Holder{t, Region::Full(ShapeOf(o))}}, ""};
+    }
+    placed_.insert(n.name);
+    return Status::Ok();
+  }
+
+  // Consumers that ride along with an output split: channel-local ops and
+  // reshapes, each reading only the previous one's output. `regions` (the
+  // parts of the layer's output) become the parts of the last one's output.
+  std::vector<const Node*> Followers(const Node& n,
+                                     std::vector<Region>* regions,
+                                     std::string* last) {
+    std::vector<const Node*> out;
+    std::string cur = n.outputs[0];
+    while (cur != plan_.output_name) {
+      auto cons = g_.ConsumerIndices(cur);
+      if (cons.size() != 1) break;
+      const Node& c = g_.nodes[cons[0]];
+      if (placed_.count(c.name) || req_.layers.count(c.name)) break;
+      const Shape& from = ShapeOf(cur);
+      const Shape& to = ShapeOf(c.outputs[0]);
+      std::vector<Region> next;
+      for (const auto& r : *regions) {
+        if (c.op == "Flatten" || c.op == "Reshape") {
+          auto m = MapThroughReshape(r, from, to);
+          if (!m) break;
+          next.push_back(*m);
+        } else if (ChannelLocal(c) && from.size() == to.size() &&
+                   from.size() >= 2) {
+          // Same channels; pooling changes only the spatial extents.
+          Region o = Region::Full(to);
+          o.begin[1] = r.begin[1];
+          o.end[1] = r.end[1];
+          if (from == to) o = r;
+          next.push_back(o);
+        } else {
+          break;
+        }
+      }
+      if (next.size() != regions->size()) break;
+      *regions = std::move(next);
+      out.push_back(&c);
+      cur = c.outputs[0];
+    }
+    *last = cur;
+    return out;
+  }
+
+  Status PlaceSplit(const Node& n, const LayerChoice& choice) {
+    const Scheme s = choice.scheme;
+    const std::string& in = n.inputs[0];
+    if (IsOutputSplit(s)) {
+      const int64_t size = OutputSplitSize(g_, n);
+      auto counts = SplitCounts(size, shares_);
+      if (!counts.ok()) {
+        return counts.status().WithContext(
+            "layer " + n.name + " (" + SchemeName(s) + "): its " +
+            std::to_string(size) + " outputs cannot be split over " +
+            std::to_string(N()) + " devices");
+      }
+      std::vector<LayerPart> parts;
+      std::vector<Region> regions;
+      int64_t b = 0;
+      for (int d = 0; d < N(); ++d) {
+        const int64_t e = b + counts.value()[d];
+        ASSIGN_OR_RETURN(LayerPart p, SplitOutput(g_, n, b, e));
+        regions.push_back(p.out_region);
+        parts.push_back(std::move(p));
+        b = e;
+      }
+      std::vector<Region> final_regions = regions;
+      std::string final_tensor;
+      auto followers = Followers(n, &final_regions, &final_tensor);
+      Dist out{Dist::kParts, {}, n.name};
+      for (int d = 0; d < N(); ++d) {
+        const int t =
+            NewTask(n.name + "/" + SchemeName(s) + "@" + std::to_string(d), {d},
+                    n.name, s);
+        RETURN_IF_ERROR(Need(t, in, parts[d].in_region, n.name));
+        RETURN_IF_ERROR(AddWeights(t, parts[d].weights));
+        RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(parts[d].node));
+        for (const Node* f : followers) {
+          RETURN_IF_ERROR(AddWholeWeights(t, *f));
+          RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(*f));
+        }
+        out.holders.push_back(Holder{t, final_regions[d]});
+      }
+      placed_.insert(n.name);
+      for (const Node* f : followers) placed_.insert(f->name);
+      dist_[final_tensor] = out;
+      return Status::Ok();
+    }
+    if (!IsInputSplit(s)) {
+      return Internal("scheme " + std::string(SchemeName(s)) +
+                      " is not a layer split");
+    }
+    // Input split: follow the parts the input already has, so a fused pair
+    // needs no communication in between; else split by the devices' shares.
+    const int64_t size = InputSplitSize(g_, n);
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    const Dist& di = dist_.at(in);
+    if (di.kind == Dist::kParts && static_cast<int>(di.holders.size()) == N()) {
+      for (int d = 0; d < N(); ++d) {
+        const Region& r = di.holders[d].region;
+        if (DeviceOfTask(di.holders[d].task) != d) break;
+        bool axis1_only = true;
+        for (int a = 0; a < r.rank(); ++a) {
+          if (a != 1 && !(r.begin[a] == 0 && r.end[a] == ShapeOf(in)[a])) {
+            axis1_only = false;
+          }
+        }
+        if (!axis1_only) break;
+        ranges.push_back({r.begin[1], r.end[1]});
+      }
+      if (static_cast<int>(ranges.size()) != N()) ranges.clear();
+    }
+    if (s == Scheme::kFuse2 && ranges.empty()) {
+      return InvalidArgument("layer " + n.name +
+                             " is the second of a fused "
+                             "pair, but its input is not split by channels or "
+                             "features on every device");
+    }
+    if (ranges.empty()) {
+      // Whole units (channels of the feature map an fc reads flattened),
+      // as the cost formulas count them.
+      const int64_t units = InputUnits(g_, n);
+      const int64_t per = size / units;
+      auto counts = SplitCounts(units, shares_);
+      if (!counts.ok()) {
+        return counts.status().WithContext(
+            "layer " + n.name + " (" + SchemeName(s) + "): its " +
+            std::to_string(size) + " inputs cannot be split over " +
+            std::to_string(N()) + " devices");
+      }
+      int64_t b = 0;
+      for (int64_t c : counts.value()) {
+        ranges.push_back({b, b + c * per});
+        b += c * per;
+      }
+    }
+    Dist out{Dist::kPartials, {}, n.name};
+    for (int d = 0; d < N(); ++d) {
+      ASSIGN_OR_RETURN(LayerPart p, SplitInput(g_, n, ranges[d].first,
+                                               ranges[d].second, d == 0));
+      const int t =
+          NewTask(n.name + "/" + SchemeName(s) + "@" + std::to_string(d), {d},
+                  n.name, s);
+      RETURN_IF_ERROR(Need(t, in, p.in_region, n.name));
+      RETURN_IF_ERROR(AddWeights(t, p.weights));
+      RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(p.node));
+      out.holders.push_back(Holder{t, p.out_region});
+    }
+    placed_.insert(n.name);
+    dist_[n.outputs[0]] = out;
+    return Status::Ok();
+  }
+
+  Status PlaceSpatial(const SpatialChain& ch) {
+    std::vector<const Node*> nodes;
+    for (const auto& name : ch.nodes) {
+      const Node* n = g_.FindNode(name);
+      if (n == nullptr)
+        return InvalidArgument("spatial chain names unknown node " + name);
+      nodes.push_back(n);
+    }
+    ASSIGN_OR_RETURN(auto tiles, TileChain(g_, nodes, shares_));
+    const std::string& in = nodes.front()->inputs[0];
+    const std::string& out = nodes.back()->outputs[0];
+    Dist d{Dist::kParts, {}, nodes.front()->name};
+    for (int dev = 0; dev < N(); ++dev) {
+      const int t =
+          NewTask(nodes.front()->name + "/spatial@" + std::to_string(dev),
+                  {dev}, nodes.front()->name, Scheme::kSpatial);
+      RETURN_IF_ERROR(Need(t, in, tiles[dev].in_region, nodes.front()->name));
+      for (const Node& tn : tiles[dev].nodes) {
+        RETURN_IF_ERROR(AddWholeWeights(t, tn));
+        RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(tn));
+      }
+      d.holders.push_back(Holder{t, tiles[dev].out_region});
+    }
+    for (const Node* n : nodes) placed_.insert(n->name);
+    dist_[out] = d;
+    return Status::Ok();
+  }
+
+  StatusOr<Plan> Finish() {
+    for (const auto& n : g_.nodes) {
+      auto it = req_.layers.find(n.name);
+      if (it != req_.layers.end()) {
+        plan_.decisions.push_back(LayerDecision{
+            n.name, SchemeName(it->second.scheme), it->second.reason});
+      }
+    }
+    for (const auto& ch : req_.spatial) {
+      for (const auto& name : ch.nodes) {
+        plan_.decisions.push_back(LayerDecision{name, "spatial", ch.reason});
+      }
+    }
+    // The output goes to the output device.
+    const Dist& d = dist_.at(plan_.output_name);
+    const std::string layer = d.layer;
+    for (const auto& h : d.holders) {
+      plan_.transfers.push_back(Transfer{
+          Endpoint{h.task, plan_.output_name,
+                   d.kind == Dist::kPartials ? Region::Full(plan_.output_shape)
+                                             : Region::Full(h.region.extent())},
+          Endpoint{kModelOutput, plan_.output_name, h.region},
+          d.kind == Dist::kPartials ? Merge::kSum : Merge::kCopy,
+          layer.empty() ? plan_.output_name : layer});
+      if (d.kind == Dist::kWhole) break;
+    }
+    // A task's outputs are the tensors others read from it (inputs it
+    // forwards are sent as they arrived).
+    for (const auto& x : plan_.transfers) {
+      if (x.src.task < 0) continue;
+      Graph& f = plan_.tasks[x.src.task].fragment;
+      const bool is_input = std::find(f.inputs.begin(), f.inputs.end(),
+                                      x.src.tensor) != f.inputs.end();
+      if (!is_input && std::find(f.outputs.begin(), f.outputs.end(),
+                                 x.src.tensor) == f.outputs.end()) {
+        f.outputs.push_back(x.src.tensor);
+      }
+    }
+    for (auto& t : plan_.tasks) {
+      Status s = InferShapes(&t.fragment);
+      if (s.ok() && !t.fragment.nodes.empty()) s = VerifyGraph(t.fragment);
+      if (!s.ok()) return s.WithContext("task " + t.name);
+    }
+    return std::move(plan_);
+  }
+
+  Scheme whole_scheme_ = Scheme::kWhole;
+  const BuildRequest& req_;
+  const Graph& g_;
+  Plan plan_;
+  std::vector<double> shares_;
+  std::map<std::string, Dist> dist_;
+  std::set<std::string> placed_;
+  std::map<std::vector<int>, int> open_;
+};
+
+}  // namespace
+
+bool IsSplittableLayer(const Graph& g, const Node& n) {
+  return CheckSplittable(g, n).ok();
+}
+
+StatusOr<Plan> BuildPlan(const BuildRequest& req) {
+  Builder b(req);
+  return b.Build();
+}
+
+}  // namespace shoal

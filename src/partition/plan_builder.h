@@ -1,0 +1,56 @@
+// Turns per-layer split decisions into a Plan. The papers' execution model:
+// the input device (the "source" of the fully-distributed paper, device 0 by
+// default) holds the model input, runs every layer that is kept whole and
+// receives the output; a split layer runs as one task per device, fed by
+// transfers straight from whichever tasks hold the data it needs (a device
+// reuses what it computed itself), and its parts are merged (concat or sum)
+// where the next consumer reads them.
+#ifndef SHOAL_PARTITION_PLAN_BUILDER_H_
+#define SHOAL_PARTITION_PLAN_BUILDER_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "partition/scheme.h"
+#include "plan/plan.h"
+
+namespace shoal {
+
+struct LayerChoice {
+  Scheme scheme = Scheme::kWhole;
+  std::string reason;
+};
+
+// Rows of a spatially split chain of window layers (conv/pool and the
+// elementwise ops between them), tiled along the first spatial axis.
+struct SpatialChain {
+  std::vector<std::string> nodes;  // in order, each reading the previous
+  std::string reason;
+};
+
+struct BuildRequest {
+  const Graph* graph = nullptr;  // shaped, one input, one output
+  ModelRef model;
+  std::vector<PlanDevice> devices;
+  std::string strategy;
+  int hub = 0;                                // input and output device
+  std::map<std::string, LayerChoice> layers;  // absent: whole
+  std::vector<SpatialChain> spatial;
+  // Devices of the nodes kept whole (absent: the hub); several devices
+  // replicate the node's task (data parallelism, served round robin).
+  std::map<std::string, std::vector<int>> placement;
+  Scheme whole_scheme = Scheme::kWhole;  // kPipeline for pipeline stages
+  int output_device = -1;                // -1: the hub
+};
+
+StatusOr<Plan> BuildPlan(const BuildRequest& req);
+
+// Nodes the lop/lip family can split: Conv with one group and Gemm reading
+// a [1, K] input and a weight matrix.
+bool IsSplittableLayer(const Graph& g, const Node& n);
+
+}  // namespace shoal
+
+#endif  // SHOAL_PARTITION_PLAN_BUILDER_H_

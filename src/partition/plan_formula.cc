@@ -1,0 +1,42 @@
+#include "partition/plan_formula.h"
+
+#include <map>
+
+#include "partition/model_chain.h"
+#include "partition/paper_cost.h"
+#include "partition/scheme.h"
+#include "partition/strategy.h"
+
+namespace shoal {
+
+StatusOr<int64_t> FormulaCommunication(const Plan& p, const Graph& model) {
+  std::map<std::string, Scheme> by_layer;
+  for (const auto& d : p.decisions) {
+    ASSIGN_OR_RETURN(Scheme s, ParseScheme(d.scheme));
+    if (s == Scheme::kChannel) s = Scheme::kLop;
+    if (s == Scheme::kFilter) s = Scheme::kLip;
+    if (s != Scheme::kWhole && s != Scheme::kLop && s != Scheme::kLip &&
+        s != Scheme::kFuse1 && s != Scheme::kFuse2) {
+      return Unsupported(
+          "the paper's formula covers lop, lip and fused "
+          "layers, not " +
+          d.scheme);
+    }
+    by_layer[d.layer] = s;
+  }
+  if (p.input_device != p.output_device) {
+    return Unsupported("the paper's formula assumes one source device");
+  }
+  ASSIGN_OR_RETURN(std::vector<ChainLayer> chain, ModelChain(model));
+  std::vector<Scheme> schemes;
+  for (const auto& l : chain) {
+    auto it = by_layer.find(l.name);
+    schemes.push_back(it == by_layer.end() ? Scheme::kWhole : it->second);
+  }
+  const std::vector<double> shares = NormalizedShares(p.devices);
+  ASSIGN_OR_RETURN(ChainCost c,
+                   EvaluateChain(chain, schemes, shares, p.input_device));
+  return c.communication;
+}
+
+}  // namespace shoal

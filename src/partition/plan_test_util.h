@@ -1,0 +1,125 @@
+// Test helper: makes a Plan by a strategy, checks it survives JSON, runs it
+// in-process and compares with the model run whole on one device, and
+// compares its counted communication with the paper's formula where one
+// applies. Shared by the fast and slow strategy tests.
+#ifndef SHOAL_PARTITION_PLAN_TEST_UTIL_H_
+#define SHOAL_PARTITION_PLAN_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "engine/executor.h"
+#include "partition/plan_formula.h"
+#include "partition/strategy.h"
+#include "plan/plan_json.h"
+#include "plan/plan_verify.h"
+#include "runtime/local_runner.h"
+
+namespace shoal::testing {
+
+inline std::vector<PlanDevice> Devices(const std::vector<double>& shares) {
+  std::vector<PlanDevice> d;
+  for (size_t i = 0; i < shares.size(); ++i) {
+    d.push_back(PlanDevice{"dev" + std::to_string(i), shares[i], 0});
+  }
+  return d;
+}
+
+inline std::vector<PlanDevice> EqualDevices(int n) {
+  return Devices(std::vector<double>(n, 1.0));
+}
+
+inline Tensor RandomInput(const Shape& s, uint64_t seed) {
+  Tensor t(s);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (auto& v : t.data) v = nd(rng);
+  return t;
+}
+
+struct PlanRunResult {
+  Plan plan;
+  RunStats stats;
+  double rel_diff = 0;
+};
+
+// `m`: BN-folded model with weights. Fails the test on any mismatch.
+inline ::testing::AssertionResult RunPlanExact(
+    const Model& m, const std::string& strategy,
+    const std::vector<PlanDevice>& devs, PlanRunResult* result = nullptr) {
+  PlanOptions po;
+  po.strategy = strategy;
+  po.devices = devs;
+  po.model.spec = m.graph.name;
+  auto plan = MakePlan(m.graph, po);
+  if (!plan.ok()) {
+    return ::testing::AssertionFailure() << "plan: " << plan.status().message();
+  }
+  Plan& p = plan.value();
+  Status v = VerifyPlan(p);
+  if (!v.ok())
+    return ::testing::AssertionFailure() << "verify: " << v.message();
+  // The JSON form is the plan: round trip it and run what comes back.
+  auto back = PlanFromJson(PlanToJson(p));
+  if (!back.ok()) {
+    return ::testing::AssertionFailure() << "json: " << back.status().message();
+  }
+  if (PlanToJson(back.value()) != PlanToJson(p)) {
+    return ::testing::AssertionFailure() << "JSON round trip changed the plan";
+  }
+  LocalRunOptions lo;
+  auto runner = LocalRunner::Create(back.value(), m.weights, lo);
+  if (!runner.ok()) {
+    return ::testing::AssertionFailure()
+           << "runner: " << runner.status().message();
+  }
+  const Tensor in = RandomInput(p.input_shape, 7);
+  Tensor out;
+  RunStats stats;
+  Status r = runner.value()->Run(in, &out, &stats);
+  if (!r.ok()) return ::testing::AssertionFailure() << "run: " << r.message();
+  auto ex = Executor::Create(m.graph, m.weights, ExecutorOptions{});
+  if (!ex.ok()) return ::testing::AssertionFailure() << ex.status().message();
+  std::vector<Tensor> ref;
+  Status rr = ex.value()->Run({in}, &ref);
+  if (!rr.ok()) return ::testing::AssertionFailure() << rr.message();
+  if (ref[0].shape != out.shape) {
+    return ::testing::AssertionFailure() << "output shape differs";
+  }
+  double scale = 0, diff = 0;
+  for (size_t i = 0; i < out.data.size(); ++i) {
+    scale = std::max(scale, std::fabs(double(ref[0].data[i])));
+    diff = std::max(diff, std::fabs(double(out.data[i]) - ref[0].data[i]));
+  }
+  const double rel = scale > 0 ? diff / scale : diff;
+  if (!(rel <= 1e-4)) {
+    return ::testing::AssertionFailure()
+           << strategy << " on " << devs.size() << " devices: relative "
+           << "difference " << rel << " above 1e-4";
+  }
+  const RunStats counted = CountCommunication(p);
+  if (counted.elements_total != stats.elements_total) {
+    return ::testing::AssertionFailure()
+           << "run moved " << stats.elements_total << " elements, plan counts "
+           << counted.elements_total;
+  }
+  auto formula = FormulaCommunication(p, m.graph);
+  if (formula.ok() && formula.value() != stats.elements_total) {
+    return ::testing::AssertionFailure()
+           << strategy << " on " << devs.size() << " devices: counted "
+           << stats.elements_total << " elements, the paper's formula gives "
+           << formula.value();
+  }
+  if (result != nullptr) {
+    result->plan = std::move(p);
+    result->stats = std::move(stats);
+    result->rel_diff = rel;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace shoal::testing
+
+#endif  // SHOAL_PARTITION_PLAN_TEST_UTIL_H_

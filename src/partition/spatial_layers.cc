@@ -1,0 +1,64 @@
+// spatial: chains of conv and pooling layers run on strips of rows (one per
+// device, sized by share), extended while the halos stay cheap; everything
+// else (fc layers, residual adds, concats) runs whole on the input device.
+#include <cstdio>
+#include <set>
+
+#include "partition/plan_builder.h"
+#include "partition/spatial_split.h"
+#include "partition/strategy.h"
+
+namespace shoal {
+
+StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
+  BuildRequest r = BaseRequest(g, opts);
+  const std::vector<double> shares = NormalizedShares(opts.devices);
+  std::set<std::string> used;
+  Status last_why = Status::Ok();
+  for (const auto& n : g.nodes) {
+    if (used.count(n.name)) continue;
+    if (n.op != "Conv" && n.op != "MaxPool" && n.op != "AveragePool") continue;
+    std::vector<const Node*> chain = {&n};
+    auto f = ChainReadFactor(g, chain, shares);
+    if (!f.ok()) {
+      last_why = f.status();
+      continue;
+    }
+    // Extend while the next op reads only this chain's output and the strips
+    // together still read few enough rows.
+    while (true) {
+      const auto cons = g.ConsumerIndices(chain.back()->outputs[0]);
+      if (cons.size() != 1 || chain.back()->outputs[0] == g.outputs[0]) break;
+      const Node& c = g.nodes[cons[0]];
+      if (!CheckTileable(g, c).ok()) break;
+      chain.push_back(&c);
+      auto fx = ChainReadFactor(g, chain, shares);
+      if (!fx.ok() || fx.value() > opts.max_read_factor) {
+        chain.pop_back();
+        break;
+      }
+      f = fx;
+    }
+    SpatialChain sc;
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%.2f", f.value());
+    sc.reason = "strips of rows through " + std::to_string(chain.size()) +
+                " layers from " + chain.front()->name + " (strips read " + buf +
+                "x the input rows)";
+    for (const Node* c : chain) {
+      sc.nodes.push_back(c->name);
+      used.insert(c->name);
+    }
+    r.spatial.push_back(sc);
+  }
+  if (r.spatial.empty()) {
+    return InvalidArgument(
+        "strategy spatial does not apply to model " + g.name +
+        ": no conv or pooling layer can be split "
+        "into rows" +
+        (last_why.ok() ? "" : " (" + last_why.message() + ")"));
+  }
+  return BuildPlan(r);
+}
+
+}  // namespace shoal

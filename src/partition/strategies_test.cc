@@ -1,0 +1,178 @@
+// Every strategy on the small zoo models, 2 to 8 devices, equal and unequal:
+// exact against the one-device run, communication equal to the formula.
+#include <gtest/gtest.h>
+
+#include "graph/shape_inference.h"
+#include "models/builder.h"
+#include "models/load_model.h"
+#include "models/zoo.h"
+#include "partition/plan_test_util.h"
+#include "plan/plan_cost.h"
+
+namespace shoal {
+namespace {
+
+using testing::Devices;
+using testing::EqualDevices;
+using testing::RunPlanExact;
+
+Model Load(const std::string& name) {
+  LoadOptions lo;
+  lo.with_weights = true;
+  lo.fuse_batchnorm = true;
+  auto m = LoadModel(name, lo);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return std::move(m).value();
+}
+
+// The fully-distributed paper's running example (Fig. 1): fc 4-8-16-4-4,
+// no biases, ReLU between.
+Model PaperExample() {
+  GraphBuilder b("paper-4-layer");
+  std::string x = b.Input("x", {1, 4});
+  x = b.Relu(b.Linear("l1", x, 8, false));
+  x = b.Relu(b.Linear("l2", x, 16, false));
+  x = b.Relu(b.Linear("l3", x, 4, false));
+  x = b.Linear("l4", x, 4, false);
+  Model m;
+  m.graph = b.Finish({x}).value();
+  m.weights = RandomWeights(m.graph, 3);
+  return m;
+}
+
+TEST(PaperExample, CountsOfFigures4To7) {
+  const Model m = PaperExample();
+  const std::vector<std::pair<std::string, int64_t>> want = {
+      {"lop", 34}, {"lip", 48}, {"fuse", 40}, {"fuse-ilp", 22}};
+  for (const auto& [strategy, c] : want) {
+    testing::PlanRunResult r;
+    ASSERT_TRUE(RunPlanExact(m, strategy, EqualDevices(2), &r)) << strategy;
+    EXPECT_EQ(r.stats.elements_total, c) << strategy;
+    auto cost = ComputePlanCost(r.plan, m.graph);
+    ASSERT_TRUE(cost.ok());
+    // F = 240/2 weights per device, T = 240/2 multiplications.
+    EXPECT_EQ(cost.value().max_weight_bytes_per_device(), 120 * 4) << strategy;
+    EXPECT_EQ(cost.value().macs_longest_path, 120) << strategy;
+  }
+  testing::PlanRunResult r;
+  ASSERT_TRUE(RunPlanExact(m, "fuse-ilp", EqualDevices(2), &r));
+  std::vector<std::string> schemes;
+  for (const auto& d : r.plan.decisions) schemes.push_back(d.scheme);
+  EXPECT_EQ(schemes,
+            (std::vector<std::string>{"lop", "fuse1", "fuse2", "lop"}));
+  // Layer by layer as in Fig. 4: 8 + 12 + 10 + 4.
+  ASSERT_TRUE(RunPlanExact(m, "lop", EqualDevices(2), &r));
+  EXPECT_EQ(r.stats.elements_per_layer["l1"], 8);
+  EXPECT_EQ(r.stats.elements_per_layer["l2"], 12);
+  EXPECT_EQ(r.stats.elements_per_layer["l3"], 10);
+  EXPECT_EQ(r.stats.elements_per_layer["l4"], 4);
+}
+
+class SmallModels : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SmallModels, EveryStrategyIsExact) {
+  const Model m = Load(GetParam());
+  const std::vector<std::vector<double>> clusters = {{1, 1},
+                                                     {1, 1, 1},
+                                                     {1, 1, 1, 1},
+                                                     {1, 1, 1, 1, 1, 1},
+                                                     {1, 1, 1, 1, 1, 1, 1, 1},
+                                                     {3, 1},
+                                                     {1, 2, 4},
+                                                     {2, 1, 1, 1, 1, 3}};
+  for (const auto& strategy : StrategyNames()) {
+    for (const auto& shares : clusters) {
+      PlanOptions po;
+      po.strategy = strategy;
+      po.devices = Devices(shares);
+      auto p = MakePlan(m.graph, po);
+      if (!p.ok()) {
+        // Allowed only when the split cannot apply, and then it says why.
+        const std::string& msg = p.status().message();
+        EXPECT_TRUE(msg.find("cannot") != std::string::npos ||
+                    msg.find("does not apply") != std::string::npos ||
+                    msg.find("fewer than") != std::string::npos)
+            << strategy << " x" << shares.size() << ": "
+            << p.status().message();
+        continue;
+      }
+      EXPECT_TRUE(RunPlanExact(m, strategy, Devices(shares)))
+          << GetParam() << " " << strategy << " x" << shares.size();
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, SmallModels,
+                         ::testing::Values("lenet5", "lenet-fc", "cifarnet"));
+
+TEST(Strategies, UnknownStrategyListsTheValidOnes) {
+  const Model m = Load("lenet5");
+  PlanOptions po;
+  po.strategy = "magic";
+  po.devices = EqualDevices(2);
+  auto p = MakePlan(m.graph, po);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("fuse-ilp"), std::string::npos);
+}
+
+TEST(Strategies, TooManyDevicesForRowsNamesTheLayer) {
+  const Model m = Load("lenet-fc");
+  PlanOptions po;
+  po.strategy = "spatial";
+  po.devices = EqualDevices(2);
+  auto p = MakePlan(m.graph, po);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("spatial"), std::string::npos);
+}
+
+TEST(Strategies, MoreDevicesThanChannelsKeepsTheLayerWholeAndSaysWhy) {
+  const Model m = Load("lenet5");  // conv1 has 6 output channels
+  PlanOptions po;
+  po.strategy = "channel";
+  po.devices = EqualDevices(8);
+  auto p = MakePlan(m.graph, po);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  bool said = false;
+  for (const auto& d : p.value().decisions) {
+    if (d.layer == "conv1") {
+      EXPECT_EQ(d.scheme, "whole");
+      said = d.reason.find("6 outputs cannot be split over 8 devices") !=
+             std::string::npos;
+    }
+  }
+  EXPECT_TRUE(said);
+}
+
+TEST(Strategies, PipelineBalancesStagesByMacs) {
+  const Model m = Load("lenet5");
+  testing::PlanRunResult r;
+  ASSERT_TRUE(RunPlanExact(m, "pipeline", EqualDevices(3), &r));
+  auto cost = ComputePlanCost(r.plan, m.graph);
+  ASSERT_TRUE(cost.ok());
+  int64_t total = 0, most = 0;
+  for (int64_t v : cost.value().macs_per_device) {
+    total += v;
+    most = std::max(most, v);
+    EXPECT_GT(v, 0);
+  }
+  // No stage holds everything; T of a pipeline is the whole model.
+  EXPECT_LT(most, total);
+  EXPECT_EQ(cost.value().macs_longest_path, total);
+}
+
+TEST(Strategies, DataParallelDealsRequestsRoundRobin) {
+  const Model m = Load("lenet5");
+  PlanOptions po;
+  po.strategy = "data";
+  po.devices = EqualDevices(3);
+  auto p = MakePlan(m.graph, po);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(CountCommunication(p.value(), 0).elements_total, 0);
+  // Request 1 runs on device 1: the input goes there, the output comes back.
+  EXPECT_EQ(
+      CountCommunication(p.value(), 1).elements_total,
+      NumElements(p.value().input_shape) + NumElements(p.value().output_shape));
+}
+
+}  // namespace
+}  // namespace shoal

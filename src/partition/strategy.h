@@ -1,0 +1,48 @@
+// Strategies: each turns a model and a set of devices into a Plan by one
+// method of the papers. One file per strategy; this is the registry.
+#ifndef SHOAL_PARTITION_STRATEGY_H_
+#define SHOAL_PARTITION_STRATEGY_H_
+
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "plan/plan.h"
+
+namespace shoal {
+
+struct PlanOptions {
+  std::string strategy;
+  std::vector<PlanDevice> devices;
+  ModelRef model;
+  int hub = 0;
+  // Spatial: a chain of layers stays in one strip while all strips together
+  // read at most this many times the chain input's rows (halo overhead).
+  double max_read_factor = 1.5;
+  double ilp_time_limit_s = 10;
+};
+
+// `g`: shaped, BN folded. Errors name the layer and the numbers.
+StatusOr<Plan> MakePlan(const Graph& g, const PlanOptions& opts);
+
+std::vector<std::string> StrategyNames();
+
+// The strategies, one per file.
+StatusOr<Plan> PlanLayerSplits(
+    const Graph& g, const PlanOptions& opts);  // lop lip channel filter
+StatusOr<Plan> PlanFuse(const Graph& g,
+                        const PlanOptions& opts);  // fuse fuse-ilp
+StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts);
+StatusOr<Plan> PlanPipeline(const Graph& g, const PlanOptions& opts);
+StatusOr<Plan> PlanData(const Graph& g, const PlanOptions& opts);
+
+// The devices' shares scaled to sum to 1.
+std::vector<double> NormalizedShares(const std::vector<PlanDevice>& devices);
+
+// A BuildRequest's common part (plan_builder.h).
+struct BuildRequest;
+BuildRequest BaseRequest(const Graph& g, const PlanOptions& opts);
+
+}  // namespace shoal
+
+#endif  // SHOAL_PARTITION_STRATEGY_H_

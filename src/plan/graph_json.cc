@@ -1,0 +1,94 @@
+#include "plan/graph_json.h"
+
+#include "graph/shape_inference.h"
+#include "graph/verify.h"
+
+namespace shoal {
+
+using nlohmann::json;
+
+namespace {
+
+json AttrToJson(const AttrValue& v) {
+  if (auto* i = std::get_if<int64_t>(&v)) return {{"i", *i}};
+  if (auto* f = std::get_if<float>(&v)) return {{"f", *f}};
+  if (auto* s = std::get_if<std::string>(&v)) return {{"s", *s}};
+  if (auto* is = std::get_if<std::vector<int64_t>>(&v)) return {{"ints", *is}};
+  return {{"floats", std::get<std::vector<float>>(v)}};
+}
+
+StatusOr<AttrValue> AttrFromJson(const json& j) {
+  if (!j.is_object() || j.size() != 1) {
+    return InvalidArgument("attribute is not a one-key object: " + j.dump());
+  }
+  const auto& [k, v] = *j.items().begin();
+  if (k == "i") return AttrValue(v.get<int64_t>());
+  if (k == "f") return AttrValue(v.get<float>());
+  if (k == "s") return AttrValue(v.get<std::string>());
+  if (k == "ints") return AttrValue(v.get<std::vector<int64_t>>());
+  if (k == "floats") return AttrValue(v.get<std::vector<float>>());
+  return InvalidArgument("unknown attribute type '" + k + "'");
+}
+
+}  // namespace
+
+json GraphToJson(const Graph& g) {
+  json j;
+  j["name"] = g.name;
+  j["inputs"] = json::array();
+  for (const auto& in : g.inputs) {
+    j["inputs"].push_back({{"name", in}, {"shape", g.tensors.at(in).shape}});
+  }
+  j["weights"] = json::array();
+  for (const auto& [name, t] : g.tensors) {
+    if (t.is_weight())
+      j["weights"].push_back({{"name", name}, {"shape", t.shape}});
+  }
+  j["nodes"] = json::array();
+  for (const auto& n : g.nodes) {
+    json a = json::object();
+    for (const auto& [k, v] : n.attrs.map()) a[k] = AttrToJson(v);
+    j["nodes"].push_back({{"name", n.name},
+                          {"op", n.op},
+                          {"inputs", n.inputs},
+                          {"outputs", n.outputs},
+                          {"attrs", a}});
+  }
+  j["outputs"] = g.outputs;
+  return j;
+}
+
+StatusOr<Graph> GraphFromJson(const json& j) {
+  Graph g;
+  try {
+    g.name = j.value("name", "");
+    for (const auto& in : j.at("inputs")) {
+      RETURN_IF_ERROR(g.AddInput(in.at("name").get<std::string>(),
+                                 in.at("shape").get<Shape>()));
+    }
+    for (const auto& w : j.at("weights")) {
+      RETURN_IF_ERROR(g.AddWeight(w.at("name").get<std::string>(),
+                                  w.at("shape").get<Shape>()));
+    }
+    for (const auto& jn : j.at("nodes")) {
+      Node n;
+      n.name = jn.at("name").get<std::string>();
+      n.op = jn.at("op").get<std::string>();
+      n.inputs = jn.at("inputs").get<std::vector<std::string>>();
+      n.outputs = jn.at("outputs").get<std::vector<std::string>>();
+      for (const auto& [k, v] : jn.at("attrs").items()) {
+        ASSIGN_OR_RETURN(AttrValue a, AttrFromJson(v));
+        n.attrs.Set(k, std::move(a));
+      }
+      RETURN_IF_ERROR(g.AddNode(std::move(n)));
+    }
+    g.outputs = j.at("outputs").get<std::vector<std::string>>();
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string("malformed graph: ") + e.what());
+  }
+  RETURN_IF_ERROR(InferShapes(&g));
+  RETURN_IF_ERROR(VerifyGraph(g));
+  return g;
+}
+
+}  // namespace shoal

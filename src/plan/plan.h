@@ -1,0 +1,96 @@
+// The Plan: which device computes what, and which bytes go where. Plain data,
+// serialised as JSON (docs/plan-format.md). A worker needs nothing but its
+// tasks: each is a graph fragment plus the weight slices it reads, and the
+// transfers say where each of its outputs goes.
+#ifndef SHOAL_PLAN_PLAN_H_
+#define SHOAL_PLAN_PLAN_H_
+
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "plan/region.h"
+
+namespace shoal {
+
+constexpr int kPlanVersion = 1;
+// Pseudo task ids for the model's input (a source on the input device) and
+// output (a sink on the output device).
+constexpr int kModelInput = -1;
+constexpr int kModelOutput = -2;
+
+// What the plan was made from, so any process can load the same model.
+struct ModelRef {
+  std::string spec;            // zoo name or .onnx path
+  Shape input_shape;           // empty: the model's default
+  uint64_t weights_seed = 0;   // zoo models' random weights
+  bool fuse_batchnorm = true;  // plans run on BN-folded graphs
+};
+
+struct PlanDevice {
+  std::string name;
+  double share = 1.0;        // relative speed: split sizes follow it
+  int64_t memory_bytes = 0;  // 0: unknown
+};
+
+// A weight of a task's fragment: `region` of the model weight `source`.
+struct WeightSlice {
+  std::string name;    // the fragment's weight tensor
+  std::string source;  // the model's weight tensor
+  Region region;       // in the source's index space
+};
+
+struct Task {
+  int id = 0;
+  std::string name;          // "conv1/lop@1"
+  std::vector<int> devices;  // one, or replicas served round robin
+  std::string layer;         // model node it splits ("" for hub work)
+  std::string scheme;        // lop, lip, fuse1, ..., whole, pipeline
+  Graph fragment;            // shaped; inputs and outputs local tensors
+  std::vector<WeightSlice> weights;
+};
+
+struct Endpoint {
+  int task = 0;        // task id, kModelInput or kModelOutput
+  std::string tensor;  // a fragment input/output, or the model's tensor
+  Region region;       // in that tensor's local index space
+};
+
+struct Transfer {
+  Endpoint src;
+  Endpoint dst;
+  Merge merge = Merge::kCopy;
+  std::string layer;  // the layer whose communication this counts as
+};
+
+// Why a layer was split the way it was (or kept whole).
+struct LayerDecision {
+  std::string layer;
+  std::string scheme;
+  std::string reason;
+};
+
+struct Plan {
+  int version = kPlanVersion;
+  std::string strategy;
+  ModelRef model;
+  std::vector<PlanDevice> devices;
+  int input_device = 0;   // holds the model input (the papers' source)
+  int output_device = 0;  // receives the model output
+  Shape input_shape;      // the model's (single) input
+  std::string input_name;
+  Shape output_shape;
+  std::string output_name;
+  std::vector<Task> tasks;  // ids 0..n-1 in order; order is execution order
+  std::vector<Transfer> transfers;
+  std::vector<LayerDecision> decisions;
+
+  const Task* FindTask(int id) const;
+  // Device that runs task `id` for request number `request` (round robin
+  // over replicas); the pseudo tasks map to the input/output devices.
+  int DeviceOf(int task_id, int64_t request = 0) const;
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_PLAN_PLAN_H_

@@ -1,0 +1,139 @@
+#include "plan/plan_cost.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "graph/cost.h"
+#include "plan/task_weights.h"
+#include "runtime/local_runner.h"
+
+namespace shoal {
+
+int64_t PlanCost::max_weight_bytes_per_device() const {
+  int64_t m = 0;
+  for (int64_t b : weight_bytes_per_device) m = std::max(m, b);
+  return m;
+}
+
+StatusOr<PlanCost> ComputePlanCost(const Plan& p, const Graph& model,
+                                   int64_t request) {
+  const size_t nd = p.devices.size();
+  PlanCost pc;
+  pc.weight_bytes_per_device.assign(nd, 0);
+  pc.macs_per_device.assign(nd, 0);
+  // Per model node: weights and MACs on each device, from the fragments.
+  std::map<std::string, std::vector<int64_t>> w, m;
+  std::map<std::string, std::string> scheme;
+  std::vector<int64_t> task_macs(p.tasks.size(), 0);
+  for (const auto& t : p.tasks) {
+    const int dev = p.DeviceOf(t.id, request);
+    ASSIGN_OR_RETURN(GraphCost gc, ComputeGraphCost(t.fragment));
+    for (const auto& nc : gc.nodes) {
+      auto& wv = w[nc.name];
+      auto& mv = m[nc.name];
+      wv.resize(nd, 0);
+      mv.resize(nd, 0);
+      wv[dev] += nc.weight_elements;
+      mv[dev] += nc.macs;
+      task_macs[t.id] += nc.macs;
+      if (!scheme.count(nc.name)) scheme[nc.name] = t.scheme;
+    }
+    for (int d : t.devices) pc.weight_bytes_per_device[d] += gc.weight_bytes();
+    pc.macs_per_device[dev] += gc.macs;
+  }
+  for (const auto& d : p.decisions) {
+    if (scheme.count(d.layer)) scheme[d.layer] = d.scheme;
+  }
+  const RunStats counted = CountCommunication(p, request);
+  pc.communication_elements = counted.elements_total;
+  ASSIGN_OR_RETURN(GraphCost mc, ComputeGraphCost(model));
+  for (const auto& nc : mc.nodes) {
+    if (nc.weight_elements == 0 && nc.macs == 0 &&
+        !counted.elements_per_layer.count(nc.name)) {
+      continue;
+    }
+    LayerPlanCost l;
+    l.name = nc.name;
+    l.scheme = scheme.count(nc.name) ? scheme[nc.name] : "whole";
+    if (l.scheme == "merge" || l.scheme == "data") l.scheme = "whole";
+    auto it = counted.elements_per_layer.find(nc.name);
+    l.communication_elements =
+        it == counted.elements_per_layer.end() ? 0 : it->second;
+    l.weight_elements_per_device =
+        w.count(nc.name) ? w[nc.name] : std::vector<int64_t>(nd, 0);
+    l.macs_per_device =
+        m.count(nc.name) ? m[nc.name] : std::vector<int64_t>(nd, 0);
+    pc.layers.push_back(std::move(l));
+  }
+  // Communication attributed to names that are not model nodes (the model
+  // output, say) still counts in the total; list it as its own row.
+  for (const auto& [name, n] : counted.elements_per_layer) {
+    bool listed = false;
+    for (const auto& l : pc.layers) listed |= l.name == name;
+    if (!listed) {
+      LayerPlanCost l;
+      l.name = name;
+      l.scheme = "whole";
+      l.communication_elements = n;
+      l.weight_elements_per_device.assign(nd, 0);
+      l.macs_per_device.assign(nd, 0);
+      pc.layers.push_back(std::move(l));
+    }
+  }
+  // T: longest path, a task starting after its inputs and after the
+  // previous task on its device.
+  std::vector<int64_t> finish(p.tasks.size(), 0), device_free(nd, 0);
+  for (const auto& t : p.tasks) {
+    int64_t start = device_free[p.DeviceOf(t.id, request)];
+    for (const auto& x : p.transfers) {
+      if (x.dst.task == t.id && x.src.task >= 0) {
+        start = std::max(start, finish[x.src.task]);
+      }
+    }
+    finish[t.id] = start + task_macs[t.id];
+    device_free[p.DeviceOf(t.id, request)] = finish[t.id];
+    pc.macs_longest_path = std::max(pc.macs_longest_path, finish[t.id]);
+  }
+  return pc;
+}
+
+namespace {
+std::string MiB(int64_t b) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.1f MiB", b / 1048576.0);
+  return buf;
+}
+}  // namespace
+
+Status CheckPlanMemory(const Plan& p, const Graph& model) {
+  int64_t total_mem = 0;
+  bool limited = true;
+  for (const auto& d : p.devices) {
+    limited &= d.memory_bytes > 0;
+    total_mem += d.memory_bytes;
+  }
+  ASSIGN_OR_RETURN(GraphCost gc, ComputeGraphCost(model));
+  if (limited && gc.weight_bytes() > total_mem) {
+    return FailedPrecondition("the cluster cannot hold model " + model.name +
+                              " under any plan: its "
+                              "weights take " +
+                              MiB(gc.weight_bytes()) + " but the " +
+                              std::to_string(p.devices.size()) +
+                              " devices have " + MiB(total_mem) +
+                              " of memory together");
+  }
+  const auto wb = WeightBytesPerDevice(p);
+  for (size_t d = 0; d < p.devices.size(); ++d) {
+    const int64_t mem = p.devices[d].memory_bytes;
+    if (mem > 0 && wb[d] > mem) {
+      return FailedPrecondition("plan does not fit: device " +
+                                p.devices[d].name + " would hold " +
+                                MiB(wb[d]) + " of weights but has " + MiB(mem) +
+                                " of memory (strategy " + p.strategy + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace shoal

@@ -1,0 +1,44 @@
+// The F/T/C cost of a Plan, counted from the plan itself: F the weights each
+// device holds, T the multiplications on the longest path through the tasks
+// (a device runs its tasks one after another), C the elements that cross
+// between devices, per layer as the papers attribute them.
+#ifndef SHOAL_PLAN_PLAN_COST_H_
+#define SHOAL_PLAN_PLAN_COST_H_
+
+#include <string>
+#include <vector>
+
+#include "plan/plan.h"
+
+namespace shoal {
+
+struct LayerPlanCost {
+  std::string name;
+  std::string scheme;
+  int64_t communication_elements = 0;
+  std::vector<int64_t> weight_elements_per_device;
+  std::vector<int64_t> macs_per_device;
+};
+
+struct PlanCost {
+  std::vector<LayerPlanCost> layers;  // model nodes with weights or MACs
+  int64_t communication_elements = 0;
+  std::vector<int64_t> weight_bytes_per_device;
+  std::vector<int64_t> macs_per_device;
+  int64_t macs_longest_path = 0;
+  int64_t max_weight_bytes_per_device() const;
+};
+
+// `model`: the shaped graph the plan was made from (layer order and names).
+StatusOr<PlanCost> ComputePlanCost(const Plan& p, const Graph& model,
+                                   int64_t request = 0);
+
+// Whether every device's weights fit its memory (devices with memory 0 are
+// unlimited); the error names the device and the numbers. Fails first, and
+// says so, when the devices together cannot hold the model's weights under
+// any plan.
+Status CheckPlanMemory(const Plan& p, const Graph& model);
+
+}  // namespace shoal
+
+#endif  // SHOAL_PLAN_PLAN_COST_H_

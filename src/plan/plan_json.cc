@@ -1,0 +1,185 @@
+#include "plan/plan_json.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "plan/graph_json.h"
+#include "plan/plan_verify.h"
+
+namespace shoal {
+
+using nlohmann::json;
+
+namespace {
+
+json RegionToJson(const Region& r) {
+  return {{"begin", r.begin}, {"end", r.end}};
+}
+
+Region RegionFromJson(const json& j) {
+  return Region{j.at("begin").get<std::vector<int64_t>>(),
+                j.at("end").get<std::vector<int64_t>>()};
+}
+
+json EndpointToJson(const Endpoint& e) {
+  json j = {{"task", e.task}, {"tensor", e.tensor}};
+  j["region"] = RegionToJson(e.region);
+  return j;
+}
+
+Endpoint EndpointFromJson(const json& j) {
+  return Endpoint{j.at("task").get<int>(), j.at("tensor").get<std::string>(),
+                  RegionFromJson(j.at("region"))};
+}
+
+}  // namespace
+
+json PlanToJson(const Plan& p) {
+  json j;
+  j["format"] = "shoal-plan";
+  j["version"] = p.version;
+  j["strategy"] = p.strategy;
+  j["model"] = {{"spec", p.model.spec},
+                {"input_shape", p.model.input_shape},
+                {"weights_seed", p.model.weights_seed},
+                {"fuse_batchnorm", p.model.fuse_batchnorm}};
+  j["devices"] = json::array();
+  for (const auto& d : p.devices) {
+    j["devices"].push_back({{"name", d.name},
+                            {"share", d.share},
+                            {"memory_bytes", d.memory_bytes}});
+  }
+  j["input"] = {{"name", p.input_name},
+                {"shape", p.input_shape},
+                {"device", p.input_device}};
+  j["output"] = {{"name", p.output_name},
+                 {"shape", p.output_shape},
+                 {"device", p.output_device}};
+  j["decisions"] = json::array();
+  for (const auto& d : p.decisions) {
+    j["decisions"].push_back(
+        {{"layer", d.layer}, {"scheme", d.scheme}, {"reason", d.reason}});
+  }
+  j["tasks"] = json::array();
+  for (const auto& t : p.tasks) {
+    json w = json::array();
+    for (const auto& s : t.weights) {
+      w.push_back({{"name", s.name},
+                   {"source", s.source},
+                   {"region", RegionToJson(s.region)}});
+    }
+    j["tasks"].push_back({{"id", t.id},
+                          {"name", t.name},
+                          {"devices", t.devices},
+                          {"layer", t.layer},
+                          {"scheme", t.scheme},
+                          {"weights", w},
+                          {"fragment", GraphToJson(t.fragment)}});
+  }
+  j["transfers"] = json::array();
+  for (const auto& x : p.transfers) {
+    j["transfers"].push_back(
+        {{"src", EndpointToJson(x.src)},
+         {"dst", EndpointToJson(x.dst)},
+         {"merge", x.merge == Merge::kSum ? "sum" : "copy"},
+         {"layer", x.layer}});
+  }
+  return j;
+}
+
+StatusOr<Plan> PlanFromJson(const json& j) {
+  Plan p;
+  try {
+    if (!j.is_object() || j.value("format", "") != "shoal-plan") {
+      return InvalidArgument(
+          "not a shoal plan (no \"format\": \"shoal-plan\")");
+    }
+    p.version = j.at("version").get<int>();
+    if (p.version != kPlanVersion) {
+      return InvalidArgument("plan version " + std::to_string(p.version) +
+                             " is not supported (this shoal reads version " +
+                             std::to_string(kPlanVersion) + ")");
+    }
+    p.strategy = j.at("strategy").get<std::string>();
+    const auto& m = j.at("model");
+    p.model.spec = m.at("spec").get<std::string>();
+    p.model.input_shape = m.at("input_shape").get<Shape>();
+    p.model.weights_seed = m.at("weights_seed").get<uint64_t>();
+    p.model.fuse_batchnorm = m.at("fuse_batchnorm").get<bool>();
+    for (const auto& d : j.at("devices")) {
+      p.devices.push_back(PlanDevice{d.at("name").get<std::string>(),
+                                     d.at("share").get<double>(),
+                                     d.at("memory_bytes").get<int64_t>()});
+    }
+    p.input_name = j.at("input").at("name").get<std::string>();
+    p.input_shape = j.at("input").at("shape").get<Shape>();
+    p.input_device = j.at("input").at("device").get<int>();
+    p.output_name = j.at("output").at("name").get<std::string>();
+    p.output_shape = j.at("output").at("shape").get<Shape>();
+    p.output_device = j.at("output").at("device").get<int>();
+    for (const auto& d : j.at("decisions")) {
+      p.decisions.push_back(LayerDecision{d.at("layer").get<std::string>(),
+                                          d.at("scheme").get<std::string>(),
+                                          d.at("reason").get<std::string>()});
+    }
+    for (const auto& jt : j.at("tasks")) {
+      Task t;
+      t.id = jt.at("id").get<int>();
+      t.name = jt.at("name").get<std::string>();
+      t.devices = jt.at("devices").get<std::vector<int>>();
+      t.layer = jt.at("layer").get<std::string>();
+      t.scheme = jt.at("scheme").get<std::string>();
+      for (const auto& w : jt.at("weights")) {
+        t.weights.push_back(WeightSlice{w.at("name").get<std::string>(),
+                                        w.at("source").get<std::string>(),
+                                        RegionFromJson(w.at("region"))});
+      }
+      auto g = GraphFromJson(jt.at("fragment"));
+      if (!g.ok()) return g.status().WithContext("task " + t.name);
+      t.fragment = std::move(g).value();
+      p.tasks.push_back(std::move(t));
+    }
+    for (const auto& jx : j.at("transfers")) {
+      Transfer x;
+      x.src = EndpointFromJson(jx.at("src"));
+      x.dst = EndpointFromJson(jx.at("dst"));
+      const std::string merge = jx.at("merge").get<std::string>();
+      if (merge != "copy" && merge != "sum") {
+        return InvalidArgument("transfer merge '" + merge +
+                               "' is neither copy nor sum");
+      }
+      x.merge = merge == "sum" ? Merge::kSum : Merge::kCopy;
+      x.layer = jx.value("layer", "");
+      p.transfers.push_back(std::move(x));
+    }
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string("malformed plan: ") + e.what());
+  }
+  return p;
+}
+
+Status SavePlan(const Plan& p, const std::string& path) {
+  std::ofstream f(path);
+  if (!f) return InvalidArgument("cannot write plan file " + path);
+  f << PlanToJson(p).dump(1) << "\n";
+  if (!f) return InvalidArgument("error writing plan file " + path);
+  return Status::Ok();
+}
+
+StatusOr<Plan> LoadPlan(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return NotFound("cannot open plan file " + path);
+  json j;
+  try {
+    f >> j;
+  } catch (const json::exception& e) {
+    return InvalidArgument("plan file " + path +
+                           " is not valid JSON: " + e.what());
+  }
+  auto p = PlanFromJson(j);
+  if (!p.ok()) return p.status().WithContext("plan file " + path);
+  RETURN_IF_ERROR(VerifyPlan(p.value()).WithContext("plan file " + path));
+  return p;
+}
+
+}  // namespace shoal

@@ -1,0 +1,117 @@
+#include "plan/plan_print.h"
+
+#include <iomanip>
+#include <map>
+
+#include "graph/cost.h"
+#include "plan/task_weights.h"
+#include "runtime/local_runner.h"
+
+namespace shoal {
+
+namespace {
+
+std::string Bytes(int64_t b) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(1);
+  if (b >= (1 << 20))
+    os << b / 1048576.0 << " MiB";
+  else if (b >= 1024)
+    os << b / 1024.0 << " KiB";
+  else
+    os << b << " B";
+  return os.str();
+}
+
+std::string Devices(const Plan& p, const Task& t) {
+  std::string s;
+  for (size_t i = 0; i < t.devices.size(); ++i) {
+    s += (i ? "," : "") + p.devices[t.devices[i]].name;
+  }
+  return s;
+}
+
+const char* kColors[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072",
+                         "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
+                         "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
+
+}  // namespace
+
+void PrintPlanTable(const Plan& p, std::ostream& os) {
+  const RunStats c = CountCommunication(p);
+  const auto wb = WeightBytesPerDevice(p);
+  os << "plan: " << p.model.spec << ", strategy " << p.strategy << ", "
+     << p.devices.size() << " devices, " << p.tasks.size() << " tasks, "
+     << p.transfers.size() << " transfers\n";
+  os << "input " << p.input_name << " " << ShapeToString(p.input_shape)
+     << " on " << p.devices[p.input_device].name << "; output " << p.output_name
+     << " " << ShapeToString(p.output_shape) << " on "
+     << p.devices[p.output_device].name << "\n\n";
+  os << std::left << std::setw(5) << "task" << std::setw(14) << "device"
+     << std::setw(9) << "scheme" << std::setw(7) << "nodes" << std::setw(12)
+     << "weights"
+     << "name\n";
+  for (const auto& t : p.tasks) {
+    int64_t w = 0;
+    for (const auto& s : t.weights) w += s.region.elements() * kBytesPerElement;
+    os << std::left << std::setw(5) << t.id << std::setw(14) << Devices(p, t)
+       << std::setw(9) << t.scheme << std::setw(7) << t.fragment.nodes.size()
+       << std::setw(12) << Bytes(w) << t.name << "\n";
+  }
+  os << "\n"
+     << std::left << std::setw(14) << "device" << std::setw(14) << "weights"
+     << std::setw(14) << "sent"
+     << "received\n";
+  for (size_t d = 0; d < p.devices.size(); ++d) {
+    os << std::left << std::setw(14) << p.devices[d].name << std::setw(14)
+       << Bytes(wb[d]) << std::setw(14) << Bytes(c.bytes_sent[d])
+       << Bytes(c.bytes_received[d]) << "\n";
+  }
+  os << "communication per inference: " << c.elements_total << " elements ("
+     << Bytes(c.bytes_total) << ")\n";
+  if (!p.decisions.empty()) {
+    os << "\nwhy:\n";
+    for (const auto& d : p.decisions) {
+      os << "  " << d.layer << ": " << d.scheme << " - " << d.reason << "\n";
+    }
+  }
+}
+
+void WritePlanDot(const Plan& p, std::ostream& os) {
+  os << "digraph plan {\n  rankdir=TB;\n  node [shape=box, style=filled];\n";
+  os << "  input [label=\"input\\n"
+     << ShapeToString(p.input_shape)
+     << "\", shape=ellipse, fillcolor=white];\n";
+  os << "  output [label=\"output\\n"
+     << ShapeToString(p.output_shape)
+     << "\", shape=ellipse, fillcolor=white];\n";
+  for (const auto& t : p.tasks) {
+    os << "  t" << t.id << " [label=\"" << t.name << "\\n"
+       << t.scheme << "\", fillcolor=\"" << kColors[t.devices[0] % 12]
+       << "\"];\n";
+  }
+  // One edge per task pair, labelled with the bytes that cross.
+  std::map<std::pair<int, int>, int64_t> edges;
+  for (const auto& x : p.transfers) {
+    edges[{x.src.task, x.dst.task}] +=
+        x.src.region.elements() * kBytesPerElement;
+  }
+  auto id = [](int t) {
+    return t == kModelInput    ? std::string("input")
+           : t == kModelOutput ? std::string("output")
+                               : "t" + std::to_string(t);
+  };
+  for (const auto& [e, b] : edges) {
+    const bool cross = p.DeviceOf(e.first) != p.DeviceOf(e.second);
+    os << "  " << id(e.first) << " -> " << id(e.second) << " [label=\""
+       << Bytes(b) << "\"" << (cross ? "" : ", style=dashed") << "];\n";
+  }
+  os << "  subgraph cluster_legend { label=\"devices\";\n";
+  for (size_t d = 0; d < p.devices.size(); ++d) {
+    os << "    dev" << d << " [label=\"" << p.devices[d].name
+       << "\", fillcolor=\"" << kColors[d % 12] << "\"];\n";
+  }
+  os << "  }\n}\n";
+}
+
+}  // namespace shoal

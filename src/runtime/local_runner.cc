@@ -1,0 +1,176 @@
+#include "runtime/local_runner.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "graph/cost.h"
+#include "plan/plan_verify.h"
+#include "plan/task_weights.h"
+
+namespace shoal {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+void CountTransfer(const Plan& p, const Transfer& x, int64_t request,
+                   RunStats* s) {
+  const int from = p.DeviceOf(x.src.task, request);
+  const int to = p.DeviceOf(x.dst.task, request);
+  if (from == to) return;
+  const int64_t n = x.src.region.elements();
+  s->elements_total += n;
+  s->bytes_total += n * kBytesPerElement;
+  s->bytes_sent[from] += n * kBytesPerElement;
+  s->bytes_received[to] += n * kBytesPerElement;
+  s->elements_per_layer[x.layer] += n;
+}
+
+RunStats EmptyStats(const Plan& p) {
+  RunStats s;
+  s.bytes_sent.assign(p.devices.size(), 0);
+  s.bytes_received.assign(p.devices.size(), 0);
+  s.task_ms.assign(p.tasks.size(), 0.0);
+  return s;
+}
+
+// The inputs a task is waiting for, filled by the senders.
+struct Mailbox {
+  std::map<std::string, Tensor> inputs;
+  int pending = 0;
+};
+
+}  // namespace
+
+RunStats CountCommunication(const Plan& plan, int64_t request) {
+  RunStats s = EmptyStats(plan);
+  for (const auto& x : plan.transfers) CountTransfer(plan, x, request, &s);
+  return s;
+}
+
+LocalRunner::~LocalRunner() = default;
+
+StatusOr<std::unique_ptr<LocalRunner>> LocalRunner::Create(
+    const Plan& plan, const WeightStore& model_weights,
+    const LocalRunOptions& opts) {
+  RETURN_IF_ERROR(VerifyPlan(plan));
+  std::unique_ptr<LocalRunner> r(new LocalRunner());
+  r->plan_copy_ = plan;
+  r->plan_ = &r->plan_copy_;
+  r->opts_ = opts;
+  for (const auto& t : plan.tasks) {
+    if (t.fragment.nodes.empty()) {  // a merge point: only forwards inputs
+      r->executors_.push_back(nullptr);
+      continue;
+    }
+    ASSIGN_OR_RETURN(WeightStore w, SliceTaskWeights(t, model_weights));
+    ExecutorOptions eo;
+    eo.backend = opts.backend;
+    eo.threads = opts.threads_per_device;
+    auto ex = Executor::Create(t.fragment, std::move(w), eo);
+    if (!ex.ok()) return ex.status().WithContext("task " + t.name);
+    r->executors_.push_back(std::move(ex).value());
+  }
+  return r;
+}
+
+Status LocalRunner::Run(const Tensor& input, Tensor* output, RunStats* stats,
+                        int64_t request) {
+  const Plan& p = *plan_;
+  if (input.shape != p.input_shape) {
+    return InvalidArgument("input has shape " + ShapeToString(input.shape) +
+                           " but the plan's model expects " +
+                           ShapeToString(p.input_shape));
+  }
+  RunStats s = EmptyStats(p);
+  std::mutex mu;
+  std::condition_variable cv;
+  Status failure;
+  std::vector<Mailbox> boxes(p.tasks.size());
+  Mailbox out_box;
+  out_box.inputs[p.output_name] = Tensor(p.output_shape);
+  for (const auto& t : p.tasks) {
+    for (const auto& in : t.fragment.inputs) {
+      boxes[t.id].inputs[in] = Tensor(t.fragment.tensors.at(in).shape);
+    }
+  }
+  for (const auto& x : p.transfers) {
+    (x.dst.task == kModelOutput ? out_box : boxes[x.dst.task]).pending++;
+  }
+  // Delivers every transfer leaving `task` (or the model input) under the
+  // lock; the receiver wakes when its last part has arrived.
+  auto deliver = [&](int task,
+                     const std::map<std::string, const Tensor*>& srcs) {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& x : p.transfers) {
+      if (x.src.task != task) continue;
+      Mailbox& box = x.dst.task == kModelOutput ? out_box : boxes[x.dst.task];
+      Status st =
+          CopyRegion(*srcs.at(x.src.tensor), x.src.region,
+                     &box.inputs.at(x.dst.tensor), x.dst.region, x.merge);
+      if (!st.ok() && failure.ok()) failure = st;
+      box.pending--;
+      CountTransfer(p, x, request, &s);
+    }
+    cv.notify_all();
+  };
+  const auto t0 = Clock::now();
+  deliver(kModelInput, {{p.input_name, &input}});
+
+  auto device_loop = [&](int device) {
+    SetKernelThreads(opts_.threads_per_device);
+    for (const auto& t : p.tasks) {
+      if (p.DeviceOf(t.id, request) != device) continue;
+      std::vector<Tensor> ins;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock,
+                [&] { return boxes[t.id].pending == 0 || !failure.ok(); });
+        if (!failure.ok()) return;
+        for (const auto& name : t.fragment.inputs) {
+          ins.push_back(std::move(boxes[t.id].inputs.at(name)));
+        }
+      }
+      std::vector<Tensor> outs;
+      const auto ts = Clock::now();
+      Status st =
+          executors_[t.id] ? executors_[t.id]->Run(ins, &outs) : Status::Ok();
+      const double ms = MsSince(ts);
+      if (!st.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (failure.ok()) failure = st.WithContext("task " + t.name);
+        cv.notify_all();
+        return;
+      }
+      std::map<std::string, const Tensor*> srcs;
+      for (size_t i = 0; i < ins.size(); ++i)
+        srcs[t.fragment.inputs[i]] = &ins[i];
+      for (size_t i = 0; i < outs.size(); ++i) {
+        srcs[t.fragment.outputs[i]] = &outs[i];
+      }
+      deliver(t.id, srcs);
+      std::lock_guard<std::mutex> lock(mu);
+      s.task_ms[t.id] = ms;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t d = 0; d < p.devices.size(); ++d)
+    threads.emplace_back(device_loop, d);
+  for (auto& th : threads) th.join();
+  if (!failure.ok()) return failure;
+  if (out_box.pending != 0) {
+    return Internal("the plan's output was not fully delivered");
+  }
+  s.latency_ms = MsSince(t0);
+  *output = std::move(out_box.inputs.at(p.output_name));
+  if (stats != nullptr) *stats = std::move(s);
+  return Status::Ok();
+}
+
+}  // namespace shoal
