@@ -18,6 +18,7 @@ void AddExportCommand(CLI::App* app);
 void AddPlanCommand(CLI::App* app);
 void AddCostCommand(CLI::App* app);
 void AddRunCommand(CLI::App* app);
+void AddWorkerCommand(CLI::App* app);
 
 // Prints "shoal: error: ..." for a failed status and returns the exit code
 // (0 on success). Subcommand callbacks end with `throw CommandExit(code)`.

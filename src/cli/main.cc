@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   shoal::AddPlanCommand(&app);
   shoal::AddCostCommand(&app);
   shoal::AddRunCommand(&app);
+  shoal::AddWorkerCommand(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,6 +1,6 @@
-// `shoal run --plan plan.json --local`: runs a Plan in this process, each
-// device a thread, and with --check compares the output with the model run
-// whole on one device.
+// `shoal run --plan plan.json --local | --cluster FILE.yaml`: runs a Plan in
+// this process, each device a thread, or on the cluster's worker daemons;
+// with --check compares the output with the model run whole on one device.
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -8,10 +8,12 @@
 
 #include "cli/commands.h"
 #include "cli/plan_common.h"
+#include "cluster/cluster.h"
 #include "engine/executor.h"
 #include "io/npy.h"
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
+#include "runtime/coordinator.h"
 #include "runtime/local_runner.h"
 
 namespace shoal {
@@ -21,16 +23,17 @@ struct RunArgs {
   std::string plan, input, output, backend = "onednn", cluster;
   int64_t random_seed = 1;
   int threads = 1;
+  int64_t timeout_ms = 60000;
   bool local = false, check = false, json = false;
 };
 
 constexpr double kCheckTolerance = 1e-4;
 
 Status RunRun(const RunArgs& a, int* exit_code) {
-  if (!a.local) {
-    return Unsupported(
-        "shoal run needs --local: the distributed runtime (worker daemons "
-        "over gRPC, --cluster) is not built yet");
+  if (a.local == !a.cluster.empty()) {
+    return InvalidArgument(
+        "shoal run needs one of --local (devices as threads of this process) "
+        "or --cluster FILE.yaml (the cluster's worker daemons)");
   }
   ASSIGN_OR_RETURN(Backend backend, ParseBackend(a.backend));
   ASSIGN_OR_RETURN(Plan p, LoadPlan(a.plan));
@@ -52,13 +55,36 @@ Status RunRun(const RunArgs& a, int* exit_code) {
     std::normal_distribution<float> nd(0.f, 1.f);
     for (auto& v : input.data) v = nd(rng);
   }
-  LocalRunOptions lo;
-  lo.backend = backend;
-  lo.threads_per_device = a.threads;
-  ASSIGN_OR_RETURN(auto runner, LocalRunner::Create(p, m.weights, lo));
   Tensor out;
   RunStats stats;
-  RETURN_IF_ERROR(runner->Run(input, &out, &stats));
+  std::vector<double> device_ms(p.devices.size(), 0.0);
+  DeployReport deploy;
+  if (a.local) {
+    LocalRunOptions lo;
+    lo.backend = backend;
+    lo.threads_per_device = a.threads;
+    ASSIGN_OR_RETURN(auto runner, LocalRunner::Create(p, m.weights, lo));
+    RETURN_IF_ERROR(runner->Run(input, &out, &stats));
+    for (const auto& t : p.tasks)
+      device_ms[p.DeviceOf(t.id)] += stats.task_ms[t.id];
+  } else {
+    ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(a.cluster));
+    CoordinatorOptions co;
+    co.timeout_ms = a.timeout_ms;
+    ASSIGN_OR_RETURN(auto coord, Coordinator::Create(p, cluster, co));
+    RETURN_IF_ERROR(coord->Deploy(m.weights, &deploy));
+    RETURN_IF_ERROR(coord->Stats(/*reset=*/true).status());
+    RETURN_IF_ERROR(coord->Run(input, &out, &stats, 0));
+    ASSIGN_OR_RETURN(auto ds, coord->Stats(false));
+    for (size_t d = 0; d < ds.size(); ++d) {
+      for (size_t t = 0; t < ds[d].task_compute_ms.size(); ++t) {
+        for (float v : ds[d].task_compute_ms[t]) {
+          device_ms[d] += v;
+          stats.task_ms[t] += v;
+        }
+      }
+    }
+  }
   if (!a.output.empty()) RETURN_IF_ERROR(WriteNpy(a.output, out));
 
   double max_abs = 0, max_rel = 0;
@@ -88,14 +114,20 @@ Status RunRun(const RunArgs& a, int* exit_code) {
     j["bytes_total"] = stats.bytes_total;
     j["devices"] = nlohmann::json::array();
     for (size_t d = 0; d < p.devices.size(); ++d) {
-      double ms = 0;
-      for (const auto& t : p.tasks) {
-        if (p.DeviceOf(t.id) == static_cast<int>(d)) ms += stats.task_ms[t.id];
+      nlohmann::json dj = {{"name", p.devices[d].name},
+                           {"compute_ms", device_ms[d]},
+                           {"bytes_sent", stats.bytes_sent[d]},
+                           {"bytes_received", stats.bytes_received[d]}};
+      if (!a.local) {
+        dj["deploy_reused"] = bool(deploy.reused[d]);
+        dj["deploy_uploaded_bytes"] = deploy.uploaded_bytes[d];
+        dj["weight_bytes"] = deploy.weight_bytes[d];
       }
-      j["devices"].push_back({{"name", p.devices[d].name},
-                              {"compute_ms", ms},
-                              {"bytes_sent", stats.bytes_sent[d]},
-                              {"bytes_received", stats.bytes_received[d]}});
+      j["devices"].push_back(dj);
+    }
+    if (!a.local) {
+      j["cluster"] = a.cluster;
+      j["deploy_ms"] = deploy.ms;
     }
     if (a.check) {
       j["max_abs_diff"] = max_abs;
@@ -104,10 +136,22 @@ Status RunRun(const RunArgs& a, int* exit_code) {
     }
     std::cout << j.dump(1) << "\n";
   } else {
+    if (!a.local) {
+      int reused = 0;
+      int64_t up = 0;
+      for (size_t d = 0; d < p.devices.size(); ++d) {
+        reused += deploy.reused[d];
+        up += deploy.uploaded_bytes[d];
+      }
+      std::cout << "deployed to " << p.devices.size() << " workers in "
+                << deploy.ms << " ms (" << reused << " already had it; " << up
+                << " weight bytes uploaded)\n";
+    }
     std::cout << "ran " << a.plan << " (" << p.strategy << ", "
-              << p.devices.size() << " devices) in " << stats.latency_ms
-              << " ms; output " << ShapeToString(out.shape) << "; "
-              << stats.bytes_total << " bytes between devices\n";
+              << p.devices.size() << " devices"
+              << (a.local ? "" : " of " + a.cluster) << ") in "
+              << stats.latency_ms << " ms; output " << ShapeToString(out.shape)
+              << "; " << stats.bytes_total << " bytes between devices\n";
     if (a.check) {
       std::cout << "check against one device: max abs diff " << max_abs
                 << ", max rel diff " << max_rel
@@ -132,6 +176,10 @@ void AddRunCommand(CLI::App* app) {
   cmd->add_option("--plan", a->plan, "Plan file (JSON)")->required();
   cmd->add_flag("--local", a->local,
                 "Run every device as a thread of this process");
+  cmd->add_option("--cluster", a->cluster,
+                  "Run on the worker daemons of this cluster file");
+  cmd->add_option("--timeout-ms", a->timeout_ms,
+                  "Deadline of the request with --cluster (default 60000)");
   cmd->add_option("--input", a->input, "Input tensor (.npy)");
   cmd->add_option("--random-seed", a->random_seed,
                   "Seed of a random normal input when no --input (default 1)");

@@ -1,0 +1,93 @@
+// `shoal worker --listen HOST:PORT`: the daemon one device runs. It serves
+// until SIGINT or SIGTERM.
+#include <signal.h>
+
+#include <iostream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "runtime/worker.h"
+
+namespace shoal {
+namespace {
+
+struct WorkerArgs {
+  std::string listen = "127.0.0.1:7000", name, memory = "0", bandwidth, latency,
+              max_message = "256MiB", backend = "onednn";
+  int threads = 1;
+};
+
+Status RunWorker(const WorkerArgs& a) {
+  WorkerOptions o;
+  o.listen = a.listen;
+  o.name = a.name.empty() ? a.listen : a.name;
+  ASSIGN_OR_RETURN(o.memory_bytes, ParseBytes(a.memory));
+  o.threads = a.threads;
+  if (!a.bandwidth.empty()) {
+    ASSIGN_OR_RETURN(o.link.bandwidth_bps, ParseBitRate(a.bandwidth));
+  }
+  if (!a.latency.empty()) {
+    ASSIGN_OR_RETURN(o.link.latency_s, ParseDuration(a.latency));
+  }
+  ASSIGN_OR_RETURN(o.max_message_bytes, ParseBytes(a.max_message));
+  if (o.max_message_bytes < 4096 || o.max_message_bytes > (int64_t{1} << 30)) {
+    return InvalidArgument("--max-message must be between 4KiB and 1GiB");
+  }
+  ASSIGN_OR_RETURN(o.backend, ParseBackend(a.backend));
+  // Signals go to one waiting thread, which shuts the server down cleanly.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  ASSIGN_OR_RETURN(auto w, Worker::Start(o));
+  std::cout << "worker " << o.name << " listening on port " << w->port()
+            << " (memory budget "
+            << (o.memory_bytes > 0 ? std::to_string(o.memory_bytes) + " bytes"
+                                   : std::string("unlimited"))
+            << ", " << o.threads << " kernel threads, link "
+            << (o.link.bandwidth_bps > 0
+                    ? std::to_string(o.link.bandwidth_bps / 1e6) + " Mbit/s"
+                    : std::string("unshaped"))
+            << (o.link.latency_s > 0
+                    ? " + " + std::to_string(o.link.latency_s * 1e3) + " ms"
+                    : std::string())
+            << ")" << std::endl;
+  Worker* wp = w.get();
+  std::thread waiter([wp, set] {
+    int sig = 0;
+    sigwait(&set, &sig);
+    wp->Shutdown();
+  });
+  w->Wait();
+  // Wait() also returns if the server stops for another reason.
+  pthread_kill(waiter.native_handle(), SIGTERM);
+  waiter.join();
+  std::cout << "worker " << o.name << " stopped" << std::endl;
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddWorkerCommand(CLI::App* app) {
+  auto a = std::make_shared<WorkerArgs>();
+  CLI::App* cmd =
+      app->add_subcommand("worker", "Run a worker daemon (one device)");
+  cmd->add_option("--listen", a->listen,
+                  "HOST:PORT to serve on (default 127.0.0.1:7000)");
+  cmd->add_option("--name", a->name, "Device name (default: the address)");
+  cmd->add_option("--memory", a->memory,
+                  "Memory budget for a deployment, e.g. 1GiB (default 0: "
+                  "unlimited)");
+  cmd->add_option("--threads", a->threads, "Kernel threads (default 1)");
+  cmd->add_option("--link-bandwidth", a->bandwidth,
+                  "Emulated bandwidth of what it sends, e.g. 62Mbit");
+  cmd->add_option("--link-latency", a->latency,
+                  "Emulated one-way latency of what it sends, e.g. 9ms");
+  cmd->add_option("--max-message", a->max_message,
+                  "Largest gRPC message accepted (default 256MiB)");
+  cmd->add_option("--backend", a->backend, "onednn or reference");
+  cmd->callback([a] { throw CommandExit(ReportStatus(RunWorker(*a))); });
+}
+
+}  // namespace shoal

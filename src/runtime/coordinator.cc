@@ -1,0 +1,467 @@
+#include "runtime/coordinator.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "plan/plan_json.h"
+#include "plan/plan_verify.h"
+#include "plan/task_weights.h"
+#include "runtime/link_shaper.h"
+#include "runtime/wire.h"
+
+namespace shoal {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// A request waiting for its output.
+struct Pending {
+  Tensor output;
+  int parts_left = 0;
+  Status error;
+  bool done() const { return parts_left == 0 || !error.ok(); }
+};
+
+}  // namespace
+
+struct Coordinator::Impl final : public rpc::Worker::Service {
+  Plan plan;
+  std::string plan_json;
+  std::vector<DeviceSpec> devs;  // per plan device
+  CoordinatorOptions opts;
+  int64_t max_msg = kDefaultMaxMessageBytes;
+  std::vector<std::unique_ptr<rpc::Worker::Stub>> stubs;
+  std::vector<std::string> deployment;  // per device
+  std::unique_ptr<LinkShaper> input_link;
+  std::unique_ptr<grpc::Server> server;
+  std::string reply_to;
+  std::string nonce;
+  std::atomic<int64_t> counter{0};
+  int output_parts = 0;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<std::string, std::shared_ptr<Pending>> pending;
+
+  std::string DeviceName(int d) const {
+    return "device " + devs[d].name + " (" + devs[d].address + ")";
+  }
+
+  grpc::Status Health(grpc::ServerContext*, const rpc::HealthRequest*,
+                      rpc::HealthReply* rep) override {
+    rep->set_protocol(kProtocolVersion);
+    rep->set_name("coordinator");
+    return grpc::Status::OK;
+  }
+
+  // A part of the model output, from a worker.
+  grpc::Status Send(grpc::ServerContext*, const rpc::TensorMessage* m,
+                    rpc::Ack*) override {
+    if (auto s = CheckProtocol(m->protocol(), "the coordinator"); !s.ok()) {
+      return s;
+    }
+    const int xi = m->transfer();
+    if (xi < 0 || xi >= static_cast<int>(plan.transfers.size()) ||
+        plan.transfers[xi].dst.task != kModelOutput) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "not a transfer of the model output");
+    }
+    const Transfer& x = plan.transfers[xi];
+    std::vector<int64_t> shape(m->shape().begin(), m->shape().end());
+    if (shape != x.dst.region.extent()) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "model output part has the wrong shape");
+    }
+    auto part = TensorFromBytes(shape, m->data());
+    if (!part.ok()) return ToGrpc(part.status());
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = pending.find(m->request());
+    if (it == pending.end()) return grpc::Status::OK;  // timed out already
+    Pending& p = *it->second;
+    Status s = CopyRegion(*part, Region::Full(part->shape), &p.output,
+                          x.dst.region, x.merge);
+    if (!s.ok() && p.error.ok()) p.error = s;
+    p.parts_left--;
+    if (p.done()) cv.notify_all();
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Abort(grpc::ServerContext*, const rpc::AbortMessage* m,
+                     rpc::Ack*) override {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = pending.find(m->request());
+    if (it != pending.end() && it->second->error.ok()) {
+      it->second->error =
+          Unavailable("device " + m->device() + " reports: " + m->error());
+      cv.notify_all();
+    }
+    return grpc::Status::OK;
+  }
+
+  std::string Unreachable() {
+    std::string down;
+    for (size_t d = 0; d < devs.size(); ++d) {
+      rpc::HealthRequest req;
+      req.set_protocol(kProtocolVersion);
+      rpc::HealthReply rep;
+      grpc::ClientContext ctx;
+      ctx.set_deadline(DeadlineIn(1000));
+      grpc::Status s = stubs[d]->Health(&ctx, req, &rep);
+      if (!s.ok()) {
+        down += (down.empty() ? "" : "; ") + DeviceName(d) +
+                " does not answer: " + s.error_message();
+      }
+    }
+    return down;
+  }
+};
+
+Coordinator::Coordinator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Coordinator::~Coordinator() {
+  if (impl_->server) impl_->server->Shutdown(DeadlineIn(200));
+}
+
+const Plan& Coordinator::plan() const { return impl_->plan; }
+const std::vector<DeviceSpec>& Coordinator::devices() const {
+  return impl_->devs;
+}
+
+StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
+    const Plan& plan, const Cluster& cluster, const CoordinatorOptions& opts) {
+  RETURN_IF_ERROR(VerifyPlan(plan));
+  auto impl = std::make_unique<Impl>();
+  impl->plan = plan;
+  impl->plan_json = PlanToJson(plan).dump();
+  impl->opts = opts;
+  if (opts.max_message_bytes > 0) impl->max_msg = opts.max_message_bytes;
+  // Plan devices are matched to cluster devices by name, or by position
+  // when the plan was made for --devices N.
+  std::map<std::string, const DeviceSpec*> by_name;
+  for (const auto& d : cluster.devices) by_name[d.name] = &d;
+  bool all_named = true;
+  for (const auto& d : plan.devices) all_named &= by_name.count(d.name) > 0;
+  if (!all_named && plan.devices.size() != cluster.devices.size()) {
+    return InvalidArgument(
+        "the plan has " + std::to_string(plan.devices.size()) +
+        " devices that the cluster (" + std::to_string(cluster.devices.size()) +
+        " devices) does not name");
+  }
+  for (size_t i = 0; i < plan.devices.size(); ++i) {
+    const DeviceSpec& d =
+        all_named ? *by_name[plan.devices[i].name] : cluster.devices[i];
+    if (d.address.empty()) {
+      return InvalidArgument("cluster device " + d.name + " has no address");
+    }
+    impl->devs.push_back(d);
+    impl->stubs.push_back(
+        rpc::Worker::NewStub(MakeChannel(d.address, impl->max_msg)));
+  }
+  impl->deployment.assign(plan.devices.size(), "");
+  impl->input_link =
+      std::make_unique<LinkShaper>(impl->devs[plan.input_device].link);
+  for (const auto& x : plan.transfers) {
+    if (x.dst.task == kModelOutput) impl->output_parts++;
+  }
+  std::random_device rd;
+  impl->nonce = std::to_string(rd()) + std::to_string(rd());
+  grpc::ServerBuilder b;
+  int port = 0;
+  b.AddListeningPort(opts.listen_host + ":0", grpc::InsecureServerCredentials(),
+                     &port);
+  ConfigureServer(&b, impl->max_msg);
+  b.RegisterService(impl.get());
+  impl->server = b.BuildAndStart();
+  if (!impl->server || port == 0) {
+    return Unavailable("the coordinator cannot listen on " + opts.listen_host);
+  }
+  impl->reply_to = opts.listen_host + ":" + std::to_string(port);
+  return std::unique_ptr<Coordinator>(new Coordinator(std::move(impl)));
+}
+
+Status Coordinator::CheckHealth() {
+  Impl& m = *impl_;
+  for (size_t d = 0; d < m.devs.size(); ++d) {
+    rpc::HealthRequest req;
+    req.set_protocol(kProtocolVersion);
+    rpc::HealthReply rep;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(3000));
+    grpc::Status s = m.stubs[d]->Health(&ctx, req, &rep);
+    if (!s.ok()) return FromGrpc(s, m.DeviceName(d) + " does not answer");
+    if (rep.protocol() != kProtocolVersion) {
+      return FailedPrecondition(
+          m.DeviceName(d) + " speaks shoal protocol version " +
+          std::to_string(rep.protocol()) + " but this coordinator speaks " +
+          std::to_string(kProtocolVersion));
+    }
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+struct Blob {
+  std::string hash;
+  std::string bytes;
+};
+
+Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
+                 DeployReport* r) {
+  const Plan& p = m.plan;
+  rpc::DeployRequest req;
+  req.set_protocol(kProtocolVersion);
+  req.set_plan_json(m.plan_json);
+  req.set_device(d);
+  for (const auto& dv : m.devs) req.add_peers(dv.address);
+  std::map<std::string, std::string> blobs;  // hash -> bytes
+  std::string plan_id = m.plan_json;
+  for (const auto& a : req.peers()) plan_id += "|" + a;
+  req.set_plan_id(HashString(plan_id));
+  std::string id = req.plan_id() + "|" + std::to_string(d);
+  for (const auto& t : p.tasks) {
+    bool mine = false;
+    for (int dv : t.devices) mine |= dv == d;
+    if (!mine || t.weights.empty()) continue;
+    ASSIGN_OR_RETURN(WeightStore w, SliceTaskWeights(t, weights));
+    auto* tw = req.add_tasks();
+    tw->set_task(t.id);
+    for (auto& [name, tensor] : w) {
+      std::string bytes;
+      TensorToBytes(tensor, &bytes);
+      const std::string h = HashString(bytes);
+      auto* ref = tw->add_weights();
+      ref->set_name(name);
+      ref->set_hash(h);
+      for (int64_t v : tensor.shape) ref->add_shape(v);
+      id += "|" + std::to_string(t.id) + ":" + name + ":" + h;
+      blobs.emplace(h, std::move(bytes));
+    }
+  }
+  req.set_deployment(HashString(id));
+  auto deadline = [&] { return DeadlineIn(m.opts.deploy_timeout_ms); };
+  {
+    rpc::HealthRequest hq;
+    hq.set_protocol(kProtocolVersion);
+    rpc::HealthReply hr;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(5000));
+    grpc::Status s = m.stubs[d]->Health(&ctx, hq, &hr);
+    if (!s.ok()) return FromGrpc(s, m.DeviceName(d) + " does not answer");
+    if (hr.protocol() != kProtocolVersion) {
+      return FailedPrecondition(
+          m.DeviceName(d) + " speaks shoal protocol version " +
+          std::to_string(hr.protocol()) + " but this coordinator speaks " +
+          std::to_string(kProtocolVersion));
+    }
+  }
+  rpc::HaveBlobsRequest hb;
+  hb.set_protocol(kProtocolVersion);
+  for (const auto& [h, b] : blobs) hb.add_hashes(h);
+  rpc::HaveBlobsReply missing;
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(deadline());
+    RETURN_IF_ERROR(
+        FromGrpc(m.stubs[d]->HaveBlobs(&ctx, hb, &missing), m.DeviceName(d)));
+  }
+  if (missing.missing_size() > 0) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(deadline());
+    rpc::PutBlobsReply pr;
+    auto w = m.stubs[d]->PutBlobs(&ctx, &pr);
+    for (const auto& h : missing.missing()) {
+      const std::string& b = blobs.at(h);
+      for (size_t off = 0; off == 0 || off < b.size(); off += kBlobChunkBytes) {
+        rpc::BlobChunk c;
+        c.set_protocol(kProtocolVersion);
+        c.set_hash(h);
+        c.set_total_bytes(b.size());
+        c.set_data(b.substr(off, kBlobChunkBytes));
+        if (!w->Write(c)) break;
+        r->uploaded_bytes[d] += c.data().size();
+        if (b.empty()) break;
+      }
+    }
+    w->WritesDone();
+    RETURN_IF_ERROR(FromGrpc(w->Finish(), m.DeviceName(d) + " upload"));
+  }
+  rpc::DeployReply rep;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(deadline());
+  RETURN_IF_ERROR(
+      FromGrpc(m.stubs[d]->Deploy(&ctx, req, &rep), m.DeviceName(d)));
+  r->reused[d] = rep.reused();
+  r->weight_bytes[d] = rep.weight_bytes();
+  r->activation_bytes[d] = rep.activation_bytes();
+  m.deployment[d] = req.plan_id();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Coordinator::Deploy(const WeightStore& weights, DeployReport* report) {
+  Impl& m = *impl_;
+  const size_t n = m.devs.size();
+  DeployReport r;
+  r.reused.assign(n, false);
+  r.uploaded_bytes.assign(n, 0);
+  r.weight_bytes.assign(n, 0);
+  r.activation_bytes.assign(n, 0);
+  const auto t0 = Clock::now();
+  std::vector<Status> st(n);
+  std::vector<std::thread> th;
+  for (size_t d = 0; d < n; ++d) {
+    th.emplace_back([&, d] { st[d] = DeployOne(m, d, weights, &r); });
+  }
+  for (auto& t : th) t.join();
+  for (const auto& s : st) RETURN_IF_ERROR(s);
+  r.ms = MsSince(t0);
+  if (report != nullptr) *report = std::move(r);
+  return Status::Ok();
+}
+
+Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
+                        int64_t seq) {
+  Impl& m = *impl_;
+  const Plan& p = m.plan;
+  if (input.shape != p.input_shape) {
+    return InvalidArgument("input has shape " + ShapeToString(input.shape) +
+                           " but the plan's model expects " +
+                           ShapeToString(p.input_shape));
+  }
+  for (const auto& id : m.deployment) {
+    if (id.empty()) return FailedPrecondition("the plan is not deployed");
+  }
+  const std::string id = m.nonce + "-" + std::to_string(m.counter++);
+  auto pend = std::make_shared<Pending>();
+  pend->output = Tensor(p.output_shape);
+  pend->parts_left = m.output_parts;
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    m.pending[id] = pend;
+  }
+  auto unregister = [&] {
+    std::lock_guard<std::mutex> lock(m.mu);
+    m.pending.erase(id);
+  };
+  const auto t0 = Clock::now();
+  const auto expiry = t0 + std::chrono::milliseconds(m.opts.timeout_ms);
+  for (size_t xi = 0; xi < p.transfers.size(); ++xi) {
+    const Transfer& x = p.transfers[xi];
+    if (x.src.task != kModelInput) continue;
+    const int d = x.dst.task == kModelOutput ? -1 : p.DeviceOf(x.dst.task, seq);
+    auto part = ExtractRegion(input, x.src.region);
+    if (!part.ok()) {
+      unregister();
+      return part.status();
+    }
+    if (d < 0) {  // the plan's input is its output: nothing to run
+      std::lock_guard<std::mutex> lock(m.mu);
+      RETURN_IF_ERROR(CopyRegion(*part, Region::Full(part->shape),
+                                 &pend->output, x.dst.region, x.merge));
+      pend->parts_left--;
+      continue;
+    }
+    rpc::TensorMessage msg;
+    msg.set_protocol(kProtocolVersion);
+    msg.set_request(id);
+    msg.set_seq(seq);
+    msg.set_reply_to(m.reply_to);
+    msg.set_transfer(xi);
+    msg.set_deployment(m.deployment[d]);
+    for (int64_t v : part->shape) msg.add_shape(v);
+    TensorToBytes(*part, msg.mutable_data());
+    if (d != p.input_device) m.input_link->Transmit(msg.data().size());
+    const int64_t left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             expiry - Clock::now())
+                             .count();
+    msg.set_timeout_ms(std::max<int64_t>(left, 1));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(std::max<int64_t>(left, 1)));
+    rpc::Ack ack;
+    grpc::Status s = m.stubs[d]->Send(&ctx, msg, &ack);
+    if (!s.ok()) {
+      unregister();
+      return FromGrpc(s, "request " + std::to_string(seq) + ": " +
+                             m.DeviceName(d) + " did not take the input");
+    }
+  }
+  Status result;
+  {
+    std::unique_lock<std::mutex> lock(m.mu);
+    const bool done =
+        m.cv.wait_until(lock, expiry, [&] { return pend->done(); });
+    m.pending.erase(id);
+    if (!pend->error.ok()) {
+      result = pend->error.WithContext("request " + std::to_string(seq));
+    } else if (!done) {
+      result = Status(Code::kDeadlineExceeded,
+                      "request " + std::to_string(seq) + " timed out after " +
+                          std::to_string(m.opts.timeout_ms) + " ms");
+    }
+  }
+  if (result.code() == Code::kDeadlineExceeded) {
+    const std::string down = m.Unreachable();
+    return Status(result.code(),
+                  result.message() +
+                      (down.empty() ? ": every device answers health checks; "
+                                      "a device may be too slow for the "
+                                      "deadline (raise --timeout)"
+                                    : ": " + down));
+  }
+  RETURN_IF_ERROR(result);
+  const double latency = MsSince(t0);
+  *output = std::move(pend->output);
+  if (stats != nullptr) {
+    *stats = CountCommunication(p, seq);
+    stats->latency_ms = latency;
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<DeviceStats>> Coordinator::Stats(bool reset) {
+  Impl& m = *impl_;
+  std::vector<DeviceStats> out;
+  for (size_t d = 0; d < m.devs.size(); ++d) {
+    rpc::StatsRequest req;
+    req.set_protocol(kProtocolVersion);
+    req.set_reset(reset);
+    rpc::StatsReply rep;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(5000));
+    RETURN_IF_ERROR(
+        FromGrpc(m.stubs[d]->Stats(&ctx, req, &rep), m.DeviceName(d)));
+    DeviceStats s;
+    s.name = m.devs[d].name;
+    s.task_compute_ms.resize(m.plan.tasks.size());
+    for (const auto& t : rep.tasks()) {
+      if (t.task() < 0 || t.task() >= static_cast<int>(m.plan.tasks.size())) {
+        continue;
+      }
+      s.task_compute_ms[t.task()].assign(t.compute_ms().begin(),
+                                         t.compute_ms().end());
+      s.wait_ms += t.wait_ms_total();
+    }
+    s.bytes_sent = rep.bytes_sent();
+    s.bytes_received = rep.bytes_received();
+    s.queue_histogram.assign(rep.queue_histogram().begin(),
+                             rep.queue_histogram().end());
+    s.busy_ms = rep.busy_ms();
+    s.elapsed_ms = rep.elapsed_ms();
+    s.requests_failed = rep.requests_failed();
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace shoal

@@ -1,0 +1,74 @@
+// The coordinator: the client of a cluster of workers. It deploys a Plan
+// (weights only where a worker lacks them), then for each request sends the
+// model input to the tasks that read it and gathers the model output, which
+// the workers send to its own small gRPC endpoint. Run() may be called from
+// several threads at once: that is how requests overlap (pipelining).
+#ifndef SHOAL_RUNTIME_COORDINATOR_H_
+#define SHOAL_RUNTIME_COORDINATOR_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "graph/weights.h"
+#include "plan/plan.h"
+#include "runtime/local_runner.h"
+
+namespace shoal {
+
+struct CoordinatorOptions {
+  int64_t timeout_ms = 30000;  // per request
+  int64_t deploy_timeout_ms = 600000;
+  std::string listen_host = "127.0.0.1";  // where workers reach us
+  int64_t max_message_bytes = 0;          // 0: kDefaultMaxMessageBytes
+};
+
+struct DeployReport {
+  std::vector<bool> reused;               // per plan device
+  std::vector<int64_t> uploaded_bytes;    // weight bytes actually sent
+  std::vector<int64_t> weight_bytes;      // what the device holds
+  std::vector<int64_t> activation_bytes;  // its largest task's activations
+  double ms = 0;
+};
+
+// What one worker reports (proto StatsReply, as plain data).
+struct DeviceStats {
+  std::string name;
+  std::vector<std::vector<float>> task_compute_ms;  // per task of the plan
+  double wait_ms = 0;
+  int64_t bytes_sent = 0, bytes_received = 0;
+  std::vector<int64_t> queue_histogram;
+  double busy_ms = 0, elapsed_ms = 0;
+  int64_t requests_failed = 0;
+};
+
+class Coordinator {
+ public:
+  static StatusOr<std::unique_ptr<Coordinator>> Create(
+      const Plan& plan, const Cluster& cluster, const CoordinatorOptions& opts);
+  ~Coordinator();
+
+  // Checks that every device answers and speaks this protocol version.
+  Status CheckHealth();
+  // Deploys the plan where it is not deployed yet.
+  Status Deploy(const WeightStore& model_weights, DeployReport* report);
+  // One inference. `seq` picks replicas round robin; `stats` (optional)
+  // gets the plan's communication and the latency.
+  Status Run(const Tensor& input, Tensor* output, RunStats* stats, int64_t seq);
+  StatusOr<std::vector<DeviceStats>> Stats(bool reset);
+
+  const Plan& plan() const;
+  // The cluster device serving each plan device.
+  const std::vector<DeviceSpec>& devices() const;
+
+  struct Impl;
+
+ private:
+  explicit Coordinator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_RUNTIME_COORDINATOR_H_

@@ -1,0 +1,165 @@
+#include "runtime/wire.h"
+
+#include <cstring>
+
+namespace shoal {
+
+namespace {
+
+struct Fnv2 {
+  uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
+  void Add(const void* p, size_t n) {
+    const auto* c = static_cast<const unsigned char*>(p);
+    size_t i = 0;
+    // Word at a time: weights are hundreds of MB.
+    for (; i + 8 <= n; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, c + i, 8);
+      a = (a ^ w) * 0x100000001b3ull;
+      b = (b ^ (w + 0x9e3779b97f4a7c15ull)) * 0x100000001b3ull;
+      b ^= b >> 29;
+    }
+    for (; i < n; ++i) {
+      a = (a ^ c[i]) * 0x100000001b3ull;
+      b = (b ^ (c[i] + 0x9eu)) * 0x100000001b3ull;
+    }
+  }
+  std::string Hex() const {
+    char buf[33];
+    std::snprintf(buf, sizeof(buf), "%016llx%016llx",
+                  static_cast<unsigned long long>(a),
+                  static_cast<unsigned long long>(b));
+    return buf;
+  }
+};
+
+}  // namespace
+
+grpc::Status CheckProtocol(uint32_t got, const std::string& who) {
+  if (got == kProtocolVersion) return grpc::Status::OK;
+  return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                      who + " speaks shoal protocol version " +
+                          std::to_string(kProtocolVersion) +
+                          " but the request is version " + std::to_string(got) +
+                          ": run the same shoal build on every machine");
+}
+
+std::string HashTensor(const Tensor& t) {
+  Fnv2 h;
+  const int64_t rank = static_cast<int64_t>(t.shape.size());
+  h.Add(&rank, sizeof(rank));
+  h.Add(t.shape.data(), t.shape.size() * sizeof(int64_t));
+  h.Add(t.data.data(), t.data.size() * sizeof(float));
+  return h.Hex();
+}
+
+std::string HashString(const std::string& s) {
+  Fnv2 h;
+  h.Add(s.data(), s.size());
+  return h.Hex();
+}
+
+void TensorToBytes(const Tensor& t, std::string* out) {
+  out->assign(reinterpret_cast<const char*>(t.data.data()),
+              t.data.size() * sizeof(float));
+}
+
+StatusOr<Tensor> TensorFromBytes(const std::vector<int64_t>& shape,
+                                 const std::string& bytes) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || d > (int64_t{1} << 31)) {
+      return InvalidArgument("bad dimension in a tensor message");
+    }
+    n *= d;
+    if (n > (int64_t{1} << 34)) return InvalidArgument("tensor too large");
+  }
+  if (static_cast<int64_t>(bytes.size()) != n * 4) {
+    return InvalidArgument("tensor message has " +
+                           std::to_string(bytes.size()) + " bytes but its " +
+                           "shape needs " + std::to_string(n * 4));
+  }
+  Tensor t(Shape(shape.begin(), shape.end()));
+  std::memcpy(t.data.data(), bytes.data(), bytes.size());
+  return t;
+}
+
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
+                                           int64_t max_message_bytes) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
+  args.SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
+  // Reconnect quickly after a worker restarts.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  // Unique per channel: each stub gets its own TCP connection.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                                   args);
+}
+
+void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes) {
+  b->SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
+  b->SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
+}
+
+Status FromGrpc(const grpc::Status& s, const std::string& context) {
+  if (s.ok()) return Status::Ok();
+  Code c = Code::kInternal;
+  switch (s.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+      c = Code::kUnavailable;
+      break;
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      c = Code::kDeadlineExceeded;
+      break;
+    case grpc::StatusCode::FAILED_PRECONDITION:
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      c = Code::kFailedPrecondition;
+      break;
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      c = Code::kInvalidArgument;
+      break;
+    case grpc::StatusCode::NOT_FOUND:
+      c = Code::kNotFound;
+      break;
+    default:
+      break;
+  }
+  return Status(c, context + ": " + s.error_message());
+}
+
+grpc::Status ToGrpc(const Status& s) {
+  if (s.ok()) return grpc::Status::OK;
+  grpc::StatusCode c = grpc::StatusCode::INTERNAL;
+  switch (s.code()) {
+    case Code::kInvalidArgument:
+      c = grpc::StatusCode::INVALID_ARGUMENT;
+      break;
+    case Code::kFailedPrecondition:
+      c = grpc::StatusCode::FAILED_PRECONDITION;
+      break;
+    case Code::kNotFound:
+      c = grpc::StatusCode::NOT_FOUND;
+      break;
+    case Code::kUnavailable:
+      c = grpc::StatusCode::UNAVAILABLE;
+      break;
+    case Code::kDeadlineExceeded:
+      c = grpc::StatusCode::DEADLINE_EXCEEDED;
+      break;
+    case Code::kUnsupported:
+      c = grpc::StatusCode::UNIMPLEMENTED;
+      break;
+    default:
+      break;
+  }
+  return grpc::Status(c, s.message());
+}
+
+std::chrono::system_clock::time_point DeadlineIn(int64_t ms) {
+  return std::chrono::system_clock::now() + std::chrono::milliseconds(ms);
+}
+
+}  // namespace shoal

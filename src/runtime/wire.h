@@ -1,0 +1,51 @@
+// What the coordinator and the workers share on the wire: the protocol
+// version, tensors as bytes, content hashes, channels with raised message
+// limits, gRPC <-> Status, and the emulated link (runtime/link_shaper.h).
+#ifndef SHOAL_RUNTIME_WIRE_H_
+#define SHOAL_RUNTIME_WIRE_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/weights.h"
+#include "shoal.grpc.pb.h"
+#include "util/status.h"
+
+namespace shoal {
+
+// Bump with any incompatible change of proto/shoal.proto.
+constexpr uint32_t kProtocolVersion = 1;
+// gRPC's default 4 MiB is too small for one activation of a large layer.
+constexpr int64_t kDefaultMaxMessageBytes = int64_t{256} << 20;
+// Weights are streamed in chunks of this size.
+constexpr int64_t kBlobChunkBytes = int64_t{1} << 20;
+
+// FAILED_PRECONDITION naming both versions, or OK.
+grpc::Status CheckProtocol(uint32_t got, const std::string& who);
+
+// 128-bit content hash (two FNV-1a 64 lanes) of a tensor's shape and data,
+// as 32 hex digits.
+std::string HashTensor(const Tensor& t);
+std::string HashString(const std::string& s);
+
+void TensorToBytes(const Tensor& t, std::string* out);
+// Checks the byte count against the shape.
+StatusOr<Tensor> TensorFromBytes(const std::vector<int64_t>& shape,
+                                 const std::string& bytes);
+
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
+                                           int64_t max_message_bytes);
+void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes);
+
+Status FromGrpc(const grpc::Status& s, const std::string& context);
+grpc::Status ToGrpc(const Status& s);
+
+std::chrono::system_clock::time_point DeadlineIn(int64_t ms);
+
+}  // namespace shoal
+
+#endif  // SHOAL_RUNTIME_WIRE_H_

@@ -1,0 +1,684 @@
+#include "runtime/worker.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <queue>
+#include <set>
+#include <thread>
+
+#include "plan/plan_json.h"
+#include "plan/plan_verify.h"
+#include "runtime/link_shaper.h"
+#include "runtime/wire.h"
+
+namespace shoal {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kSenderThreads = 4;
+constexpr int kQueueHistogramBins = 17;  // 0..15, and 16 or more
+constexpr int64_t kMaxTimeoutMs = 3600 * 1000;
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+std::string MiB(int64_t b) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f MiB", b / 1048576.0);
+  return buf;
+}
+
+// One plan, as this worker holds it.
+struct Deployment {
+  std::string id;
+  std::string plan_id;
+  Plan plan;
+  int device = 0;
+  std::vector<std::string> peers;
+  std::vector<bool> mine;                       // per task
+  std::vector<std::unique_ptr<Executor>> exec;  // per task (null: none)
+  std::vector<int> incoming;                    // transfers into each task
+  std::vector<std::vector<int>> outgoing;       // transfers out of each task
+  std::vector<std::unique_ptr<rpc::Worker::Stub>> stubs;  // per device
+  int64_t weight_bytes = 0, activation_bytes = 0;
+};
+
+struct RequestMeta {
+  std::string id;
+  int64_t seq = 0;
+  std::string reply_to;
+  Clock::time_point expiry;
+};
+
+struct Mailbox {
+  std::map<std::string, Tensor> inputs;
+  int pending = 0;
+  Clock::time_point first;
+};
+
+struct RequestState {
+  RequestMeta meta;
+  std::map<int, Mailbox> boxes;
+  std::set<int> done;
+  int my_tasks = 0;
+};
+
+struct Ready {
+  std::shared_ptr<Deployment> dep;
+  RequestMeta meta;
+  int task = 0;
+  std::vector<Tensor> inputs;
+  bool operator<(const Ready& o) const {  // priority_queue: oldest first
+    if (meta.seq != o.meta.seq) return meta.seq > o.meta.seq;
+    return task > o.task;
+  }
+};
+
+struct Outgoing {
+  std::shared_ptr<Deployment> dep;
+  RequestMeta meta;
+  int dst_device = 0;  // -1: the coordinator (model output)
+  rpc::TensorMessage msg;
+};
+
+struct TaskCounters {
+  int64_t runs = 0;
+  std::vector<float> compute_ms;
+  double wait_ms = 0;
+};
+
+}  // namespace
+
+struct Worker::Impl final : public rpc::Worker::Service {
+  WorkerOptions opts;
+  int64_t max_msg = kDefaultMaxMessageBytes;
+  LinkShaper shaper{Link{}};
+  std::unique_ptr<grpc::Server> server;
+  int port = 0;
+  Clock::time_point started = Clock::now();
+
+  std::mutex mu;  // guards everything below but the sender queue
+  std::condition_variable ready_cv;
+  bool stopping = false;
+  std::map<std::string, std::shared_ptr<const std::string>> blobs;
+  std::shared_ptr<Deployment> dep;
+  std::map<std::string, RequestState> requests;
+  std::priority_queue<Ready> ready;
+  // Statistics since the last reset.
+  std::map<int, TaskCounters> counters;
+  int64_t bytes_sent = 0, bytes_received = 0, failed = 0;
+  std::vector<int64_t> queue_hist = std::vector<int64_t>(kQueueHistogramBins);
+  double busy_ms = 0;
+  Clock::time_point stats_since = Clock::now();
+
+  std::mutex out_mu;
+  std::condition_variable out_cv;
+  std::deque<Outgoing> out_queue;
+  std::map<std::string, std::unique_ptr<rpc::Worker::Stub>> reply_stubs;
+
+  std::thread compute_thread;
+  std::vector<std::thread> senders;
+  std::mutex deploy_mu;  // one deployment at a time
+
+  explicit Impl(const WorkerOptions& o) : opts(o), shaper(o.link) {
+    if (o.max_message_bytes > 0) max_msg = o.max_message_bytes;
+  }
+
+  std::string Who() const { return "worker " + opts.name; }
+
+  // --- Health, blobs, deploy -------------------------------------------
+
+  grpc::Status Health(grpc::ServerContext*, const rpc::HealthRequest* req,
+                      rpc::HealthReply* rep) override {
+    // Health answers any version, so a coordinator can say what mismatched.
+    rep->set_protocol(kProtocolVersion);
+    rep->set_name(opts.name);
+    rep->set_memory_budget(opts.memory_bytes);
+    rep->set_threads(opts.threads);
+    std::lock_guard<std::mutex> lock(mu);
+    rep->set_deployment(dep ? dep->id : "");
+    rep->set_uptime_ms(static_cast<int64_t>(MsSince(started)));
+    return grpc::Status::OK;
+  }
+
+  grpc::Status HaveBlobs(grpc::ServerContext*, const rpc::HaveBlobsRequest* req,
+                         rpc::HaveBlobsReply* rep) override {
+    if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& h : req->hashes()) {
+      if (!blobs.count(h)) rep->add_missing(h);
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status PutBlobs(grpc::ServerContext*,
+                        grpc::ServerReader<rpc::BlobChunk>* reader,
+                        rpc::PutBlobsReply* rep) override {
+    rpc::BlobChunk c;
+    std::string hash, data;
+    int64_t total = -1;
+    const int64_t cap =
+        opts.memory_bytes > 0 ? opts.memory_bytes : (int64_t{16} << 30);
+    auto finish = [&]() -> grpc::Status {
+      if (HashString(data) != hash) {
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            "blob " + hash + " arrived corrupted");
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      blobs[hash] = std::make_shared<const std::string>(std::move(data));
+      rep->set_blobs(rep->blobs() + 1);
+      rep->set_bytes(rep->bytes() + total);
+      data.clear();
+      hash.clear();
+      total = -1;
+      return grpc::Status::OK;
+    };
+    while (reader->Read(&c)) {
+      if (auto s = CheckProtocol(c.protocol(), Who()); !s.ok()) return s;
+      if (total < 0) {
+        if (c.hash().empty() || c.total_bytes() < 0 ||
+            c.total_bytes() % 4 != 0 || c.total_bytes() > cap) {
+          return grpc::Status(
+              grpc::StatusCode::INVALID_ARGUMENT,
+              Who() + ": a blob of " + std::to_string(c.total_bytes()) +
+                  " bytes is invalid or above the memory budget");
+        }
+        hash = c.hash();
+        total = c.total_bytes();
+        data.reserve(total);
+      } else if (!c.hash().empty() && c.hash() != hash) {
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            "blob " + hash + " is incomplete");
+      }
+      if (static_cast<int64_t>(data.size() + c.data().size()) > total) {
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            "blob " + hash + " is longer than announced");
+      }
+      data += c.data();
+      if (static_cast<int64_t>(data.size()) == total) {
+        if (auto s = finish(); !s.ok()) return s;
+      }
+    }
+    if (total >= 0) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "blob " + hash + " is incomplete");
+    }
+    return grpc::Status::OK;
+  }
+
+  StatusOr<std::shared_ptr<Deployment>> Build(const rpc::DeployRequest& req,
+                                              rpc::DeployReply* rep) {
+    auto d = std::make_shared<Deployment>();
+    d->id = req.deployment();
+    d->plan_id = req.plan_id();
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(req.plan_json());
+    } catch (const std::exception& e) {
+      return InvalidArgument(std::string("plan is not JSON: ") + e.what());
+    }
+    ASSIGN_OR_RETURN(d->plan, PlanFromJson(j));
+    RETURN_IF_ERROR(VerifyPlan(d->plan));
+    const Plan& p = d->plan;
+    const int n = static_cast<int>(p.tasks.size());
+    d->device = req.device();
+    if (d->device < 0 || d->device >= static_cast<int>(p.devices.size()) ||
+        req.peers_size() != static_cast<int>(p.devices.size())) {
+      return InvalidArgument("device index or peer list does not fit the plan");
+    }
+    d->peers.assign(req.peers().begin(), req.peers().end());
+    d->mine.assign(n, false);
+    d->incoming.assign(n, 0);
+    d->outgoing.assign(n, {});
+    for (const auto& t : p.tasks) {
+      for (int dv : t.devices) d->mine[t.id] = d->mine[t.id] || dv == d->device;
+    }
+    for (size_t i = 0; i < p.transfers.size(); ++i) {
+      const Transfer& x = p.transfers[i];
+      if (x.dst.task >= 0) d->incoming[x.dst.task]++;
+      if (x.src.task >= 0) d->outgoing[x.src.task].push_back(i);
+    }
+    std::map<int, const rpc::TaskWeights*> tw;
+    for (const auto& t : req.tasks()) tw[t.task()] = &t;
+    std::set<std::string> used;
+    std::map<int, WeightStore> stores;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (const auto& t : p.tasks) {
+        if (!d->mine[t.id]) continue;
+        if (d->incoming[t.id] == 0) {
+          return Unsupported("task " + t.name +
+                             " has no input transfer: nothing would start it");
+        }
+        int64_t act = 0;
+        for (const auto& [name, info] : t.fragment.tensors) {
+          if (!info.is_weight()) act += NumElements(info.shape) * 4;
+        }
+        d->activation_bytes = std::max(d->activation_bytes, act);
+        if (!tw.count(t.id)) continue;
+        for (const auto& w : tw[t.id]->weights()) {
+          auto it = blobs.find(w.hash());
+          if (it == blobs.end()) {
+            return FailedPrecondition("weight blob " + w.hash() + " of task " +
+                                      t.name + " was not uploaded");
+          }
+          Shape shape(w.shape().begin(), w.shape().end());
+          auto tensor = TensorFromBytes(shape, *it->second);
+          if (!tensor.ok()) return tensor.status().WithContext(w.name());
+          if (used.insert(w.hash()).second) {
+            d->weight_bytes += it->second->size();
+          }
+          stores[t.id][w.name()] = std::move(tensor).value();
+        }
+      }
+    }
+    const int64_t need = 2 * d->weight_bytes + d->activation_bytes;
+    rep->set_weight_bytes(d->weight_bytes);
+    rep->set_activation_bytes(d->activation_bytes);
+    rep->set_budget_bytes(opts.memory_bytes);
+    if (opts.memory_bytes > 0 && need > opts.memory_bytes) {
+      return FailedPrecondition(
+          "refuses the deployment: it needs " + MiB(need) + " (" +
+          MiB(d->weight_bytes) +
+          " of weights, held twice: cache and engine, + " +
+          MiB(d->activation_bytes) + " of activations) but its memory budget " +
+          "is " + MiB(opts.memory_bytes));
+    }
+    d->exec.resize(n);
+    for (const auto& t : p.tasks) {
+      if (!d->mine[t.id] || t.fragment.nodes.empty()) continue;
+      ExecutorOptions eo;
+      eo.backend = opts.backend;
+      eo.threads = opts.threads;
+      auto ex = Executor::Create(t.fragment, std::move(stores[t.id]), eo);
+      if (!ex.ok()) return ex.status().WithContext("task " + t.name);
+      d->exec[t.id] = std::move(ex).value();
+    }
+    for (const auto& addr : d->peers) {
+      d->stubs.push_back(rpc::Worker::NewStub(MakeChannel(addr, max_msg)));
+    }
+    return d;
+  }
+
+  grpc::Status Deploy(grpc::ServerContext*, const rpc::DeployRequest* req,
+                      rpc::DeployReply* rep) override {
+    if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
+    std::lock_guard<std::mutex> deploying(deploy_mu);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (dep && dep->id == req->deployment()) {
+        rep->set_reused(true);
+        rep->set_weight_bytes(dep->weight_bytes);
+        rep->set_activation_bytes(dep->activation_bytes);
+        rep->set_budget_bytes(opts.memory_bytes);
+        return grpc::Status::OK;
+      }
+    }
+    auto d = Build(*req, rep);
+    if (!d.ok()) return ToGrpc(d.status().WithContext(Who()));
+    std::lock_guard<std::mutex> lock(mu);
+    dep = std::move(d).value();
+    requests.clear();
+    counters.clear();
+    // Keep only the blobs of this deployment: a redeploy of the same
+    // weights is free, and memory does not grow with every plan.
+    std::set<std::string> keep;
+    for (const auto& t : req->tasks()) {
+      for (const auto& w : t.weights()) keep.insert(w.hash());
+    }
+    for (auto it = blobs.begin(); it != blobs.end();) {
+      it = keep.count(it->first) ? std::next(it) : blobs.erase(it);
+    }
+    return grpc::Status::OK;
+  }
+
+  // --- Tensors ---------------------------------------------------------
+
+  // Puts one transfer's region into its task's mailbox; queues the task
+  // when its last input has arrived. Called with `mu` held.
+  Status DeliverLocked(const std::shared_ptr<Deployment>& d,
+                       const RequestMeta& meta, int xi, const Tensor& part) {
+    const Plan& p = d->plan;
+    const Transfer& x = p.transfers[xi];
+    const auto now = Clock::now();
+    for (auto it = requests.begin(); it != requests.end();) {
+      it = it->second.meta.expiry < now ? requests.erase(it) : std::next(it);
+    }
+    auto [it, fresh] = requests.try_emplace(meta.id);
+    RequestState& r = it->second;
+    if (fresh) {
+      r.meta = meta;
+      for (const auto& t : p.tasks) {
+        if (p.DeviceOf(t.id, meta.seq) == d->device) r.my_tasks++;
+      }
+    }
+    const int task = x.dst.task;
+    if (r.done.count(task)) {
+      return InvalidArgument("transfer " + std::to_string(xi) +
+                             " arrived twice for request " + meta.id);
+    }
+    auto [bit, new_box] = r.boxes.try_emplace(task);
+    Mailbox& box = bit->second;
+    const Task& t = p.tasks[task];
+    if (new_box) {
+      box.pending = d->incoming[task];
+      box.first = now;
+      for (const auto& in : t.fragment.inputs) {
+        box.inputs[in] = Tensor(t.fragment.tensors.at(in).shape);
+      }
+    }
+    auto dst = box.inputs.find(x.dst.tensor);
+    if (dst == box.inputs.end()) {
+      return Internal("transfer into unknown tensor " + x.dst.tensor);
+    }
+    RETURN_IF_ERROR(CopyRegion(part, Region::Full(part.shape), &dst->second,
+                               x.dst.region, x.merge));
+    if (--box.pending > 0) return Status::Ok();
+    Ready rd;
+    rd.dep = d;
+    rd.meta = r.meta;
+    rd.task = task;
+    for (const auto& in : t.fragment.inputs) {
+      rd.inputs.push_back(std::move(box.inputs.at(in)));
+    }
+    counters[task].wait_ms +=
+        std::chrono::duration<double, std::milli>(now - box.first).count();
+    r.boxes.erase(bit);
+    r.done.insert(task);
+    if (static_cast<int>(r.done.size()) == r.my_tasks) requests.erase(it);
+    ready.push(std::move(rd));
+    queue_hist[std::min<size_t>(ready.size(), kQueueHistogramBins - 1)]++;
+    ready_cv.notify_one();
+    return Status::Ok();
+  }
+
+  grpc::Status Send(grpc::ServerContext*, const rpc::TensorMessage* m,
+                    rpc::Ack*) override {
+    if (auto s = CheckProtocol(m->protocol(), Who()); !s.ok()) return s;
+    std::shared_ptr<Deployment> d;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      d = dep;
+    }
+    if (!d) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          Who() + " has no deployment");
+    }
+    if (m->deployment() != d->plan_id) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          Who() + " holds another plan (" + d->plan_id +
+                              "); deploy the plan again");
+    }
+    const Plan& p = d->plan;
+    const int xi = m->transfer();
+    if (xi < 0 || xi >= static_cast<int>(p.transfers.size()) ||
+        p.transfers[xi].dst.task < 0 || m->seq() < 0 ||
+        p.DeviceOf(p.transfers[xi].dst.task, m->seq()) != d->device ||
+        m->timeout_ms() <= 0 || m->timeout_ms() > kMaxTimeoutMs ||
+        m->request().empty()) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          Who() + ": transfer " + std::to_string(xi) +
+                              " of request " + m->request() +
+                              " is not for this device");
+    }
+    const Transfer& x = p.transfers[xi];
+    std::vector<int64_t> shape(m->shape().begin(), m->shape().end());
+    if (shape != x.dst.region.extent()) {
+      return grpc::Status(
+          grpc::StatusCode::INVALID_ARGUMENT,
+          Who() + ": transfer " + std::to_string(xi) + " has the wrong shape");
+    }
+    auto part = TensorFromBytes(shape, m->data());
+    if (!part.ok()) return ToGrpc(part.status().WithContext(Who()));
+    RequestMeta meta{m->request(), m->seq(), m->reply_to(),
+                     Clock::now() + std::chrono::milliseconds(m->timeout_ms())};
+    std::lock_guard<std::mutex> lock(mu);
+    if (p.DeviceOf(x.src.task, m->seq()) != d->device) {
+      bytes_received += m->data().size();
+    }
+    return ToGrpc(DeliverLocked(d, meta, xi, *part).WithContext(Who()));
+  }
+
+  grpc::Status Abort(grpc::ServerContext*, const rpc::AbortMessage* m,
+                     rpc::Ack*) override {
+    if (auto s = CheckProtocol(m->protocol(), Who()); !s.ok()) return s;
+    std::lock_guard<std::mutex> lock(mu);
+    requests.erase(m->request());
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Stats(grpc::ServerContext*, const rpc::StatsRequest* req,
+                     rpc::StatsReply* rep) override {
+    if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
+    std::lock_guard<std::mutex> lock(mu);
+    rep->set_name(opts.name);
+    for (const auto& [id, c] : counters) {
+      auto* t = rep->add_tasks();
+      t->set_task(id);
+      if (dep && id < static_cast<int>(dep->plan.tasks.size())) {
+        t->set_name(dep->plan.tasks[id].name);
+      }
+      t->set_runs(c.runs);
+      for (float v : c.compute_ms) t->add_compute_ms(v);
+      t->set_wait_ms_total(c.wait_ms);
+    }
+    rep->set_bytes_sent(bytes_sent);
+    rep->set_bytes_received(bytes_received);
+    for (int64_t v : queue_hist) rep->add_queue_histogram(v);
+    rep->set_busy_ms(busy_ms);
+    rep->set_elapsed_ms(MsSince(stats_since));
+    rep->set_requests_failed(failed);
+    if (req->reset()) {
+      counters.clear();
+      bytes_sent = bytes_received = failed = 0;
+      queue_hist.assign(kQueueHistogramBins, 0);
+      busy_ms = 0;
+      stats_since = Clock::now();
+    }
+    return grpc::Status::OK;
+  }
+
+  // --- Compute and send --------------------------------------------------
+
+  rpc::Worker::Stub* ReplyStub(const std::string& addr) {
+    std::lock_guard<std::mutex> lock(out_mu);
+    auto& s = reply_stubs[addr];
+    if (!s) s = rpc::Worker::NewStub(MakeChannel(addr, max_msg));
+    return s.get();
+  }
+
+  // Tells the coordinator that a request failed here; best effort.
+  void Fail(const RequestMeta& meta, const std::string& error) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      failed++;
+      requests.erase(meta.id);
+    }
+    if (meta.reply_to.empty()) return;
+    rpc::AbortMessage a;
+    a.set_protocol(kProtocolVersion);
+    a.set_request(meta.id);
+    a.set_device(opts.name);
+    a.set_error(error);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(2000));
+    rpc::Ack ack;
+    ReplyStub(meta.reply_to)->Abort(&ctx, a, &ack);
+  }
+
+  void ComputeLoop() {
+    SetKernelThreads(opts.threads);
+    while (true) {
+      Ready rd;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        ready_cv.wait(lock, [&] { return stopping || !ready.empty(); });
+        if (stopping) return;
+        rd = std::move(const_cast<Ready&>(ready.top()));
+        ready.pop();
+      }
+      if (Clock::now() > rd.meta.expiry) {
+        Fail(rd.meta, "request " + rd.meta.id + " expired before task " +
+                          rd.dep->plan.tasks[rd.task].name + " could run");
+        continue;
+      }
+      const Deployment& d = *rd.dep;
+      const Task& t = d.plan.tasks[rd.task];
+      std::vector<Tensor> outs;
+      const auto t0 = Clock::now();
+      Status st = d.exec[rd.task] ? d.exec[rd.task]->Run(rd.inputs, &outs)
+                                  : Status::Ok();
+      const double ms = MsSince(t0);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        auto& c = counters[rd.task];
+        c.runs++;
+        c.compute_ms.push_back(static_cast<float>(ms));
+        busy_ms += ms;
+      }
+      if (!st.ok()) {
+        Fail(rd.meta, "task " + t.name + " failed: " + st.message());
+        continue;
+      }
+      std::map<std::string, const Tensor*> srcs;
+      for (size_t i = 0; i < rd.inputs.size(); ++i) {
+        srcs[t.fragment.inputs[i]] = &rd.inputs[i];
+      }
+      for (size_t i = 0; i < outs.size(); ++i) {
+        srcs[t.fragment.outputs[i]] = &outs[i];
+      }
+      for (int xi : d.outgoing[rd.task]) {
+        const Transfer& x = d.plan.transfers[xi];
+        auto part = ExtractRegion(*srcs.at(x.src.tensor), x.src.region);
+        if (!part.ok()) {
+          Fail(rd.meta, part.status().message());
+          break;
+        }
+        const int to = x.dst.task == kModelOutput
+                           ? -1
+                           : d.plan.DeviceOf(x.dst.task, rd.meta.seq);
+        if (to == d.device) {
+          std::lock_guard<std::mutex> lock(mu);
+          Status s = DeliverLocked(rd.dep, rd.meta, xi, *part);
+          if (!s.ok()) failed++;
+          continue;
+        }
+        Outgoing o;
+        o.dep = rd.dep;
+        o.meta = rd.meta;
+        o.dst_device = to;
+        o.msg.set_protocol(kProtocolVersion);
+        o.msg.set_request(rd.meta.id);
+        o.msg.set_seq(rd.meta.seq);
+        o.msg.set_reply_to(rd.meta.reply_to);
+        o.msg.set_transfer(xi);
+        o.msg.set_deployment(d.plan_id);
+        for (int64_t v : part->shape) o.msg.add_shape(v);
+        TensorToBytes(*part, o.msg.mutable_data());
+        std::lock_guard<std::mutex> lock(out_mu);
+        out_queue.push_back(std::move(o));
+        out_cv.notify_one();
+      }
+    }
+  }
+
+  void SenderLoop() {
+    while (true) {
+      Outgoing o;
+      {
+        std::unique_lock<std::mutex> lock(out_mu);
+        out_cv.wait(lock, [&] { return stopping || !out_queue.empty(); });
+        if (stopping) return;
+        o = std::move(out_queue.front());
+        out_queue.pop_front();
+      }
+      const Deployment& d = *o.dep;
+      const int64_t bytes = o.msg.data().size();
+      const int to_device =
+          o.dst_device < 0 ? d.plan.output_device : o.dst_device;
+      const bool remote = to_device != d.device;
+      if (remote) shaper.Transmit(bytes);
+      const int64_t left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(o.meta.expiry -
+                                                                Clock::now())
+              .count();
+      if (left <= 0) {
+        Fail(o.meta, "request " + o.meta.id + " expired on " + opts.name);
+        continue;
+      }
+      o.msg.set_timeout_ms(left);
+      grpc::ClientContext ctx;
+      ctx.set_deadline(DeadlineIn(left));
+      rpc::Ack ack;
+      rpc::Worker::Stub* stub = o.dst_device < 0 ? ReplyStub(o.meta.reply_to)
+                                                 : d.stubs[o.dst_device].get();
+      grpc::Status s = stub->Send(&ctx, o.msg, &ack);
+      if (!s.ok()) {
+        const std::string who =
+            o.dst_device < 0 ? "the coordinator (" + o.meta.reply_to + ")"
+                             : "device " + d.plan.devices[o.dst_device].name +
+                                   " (" + d.peers[o.dst_device] + ")";
+        Fail(o.meta, who + " did not take a tensor from " + opts.name + ": " +
+                         s.error_message());
+        continue;
+      }
+      if (remote) {
+        std::lock_guard<std::mutex> lock(mu);
+        bytes_sent += bytes;
+      }
+    }
+  }
+
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> a(mu);
+      std::lock_guard<std::mutex> b(out_mu);
+      if (stopping) return;
+      stopping = true;
+    }
+    ready_cv.notify_all();
+    out_cv.notify_all();
+    if (server) server->Shutdown(DeadlineIn(500));
+    if (compute_thread.joinable()) compute_thread.join();
+    for (auto& t : senders) t.join();
+    senders.clear();
+  }
+};
+
+Worker::Worker(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Worker::~Worker() { impl_->Stop(); }
+
+StatusOr<std::unique_ptr<Worker>> Worker::Start(const WorkerOptions& opts) {
+  auto impl = std::make_unique<Impl>(opts);
+  grpc::ServerBuilder b;
+  b.AddListeningPort(opts.listen, grpc::InsecureServerCredentials(),
+                     &impl->port);
+  ConfigureServer(&b, impl->max_msg);
+  b.RegisterService(impl.get());
+  impl->server = b.BuildAndStart();
+  if (!impl->server || impl->port == 0) {
+    return Unavailable("worker " + opts.name + " cannot listen on " +
+                       opts.listen);
+  }
+  Impl* p = impl.get();
+  impl->compute_thread = std::thread([p] { p->ComputeLoop(); });
+  for (int i = 0; i < kSenderThreads; ++i) {
+    impl->senders.emplace_back([p] { p->SenderLoop(); });
+  }
+  return std::unique_ptr<Worker>(new Worker(std::move(impl)));
+}
+
+int Worker::port() const { return impl_->port; }
+
+void Worker::Wait() { impl_->server->Wait(); }
+
+void Worker::Shutdown() { impl_->Stop(); }
+
+}  // namespace shoal

@@ -1,0 +1,50 @@
+// The worker daemon: a gRPC service that knows nothing about models until a
+// coordinator deploys its part of a Plan (task fragments plus weight blobs,
+// cached by content hash). It then receives input regions, runs each task
+// once all its inputs have arrived, and sends the outputs straight to the
+// workers that consume them (or, for the model output, to the coordinator
+// named in the request). Many requests may be in flight at once.
+#ifndef SHOAL_RUNTIME_WORKER_H_
+#define SHOAL_RUNTIME_WORKER_H_
+
+#include <memory>
+#include <string>
+
+#include "cluster/cluster.h"
+#include "engine/executor.h"
+#include "util/status.h"
+
+namespace shoal {
+
+struct WorkerOptions {
+  std::string listen = "127.0.0.1:0";  // port 0: any free port
+  std::string name = "worker";
+  int64_t memory_bytes = 0;       // budget for a deployment; 0: unlimited
+  int threads = 1;                // kernel threads
+  Link link;                      // emulated link applied to what it sends
+  int64_t max_message_bytes = 0;  // 0: kDefaultMaxMessageBytes
+  Backend backend = Backend::kOneDnn;
+};
+
+class Worker {
+ public:
+  // Binds and starts serving; fails if the address cannot be bound.
+  static StatusOr<std::unique_ptr<Worker>> Start(const WorkerOptions& opts);
+  ~Worker();  // stops serving
+
+  int port() const;
+  // Blocks until Shutdown() (from another thread or a signal handler's
+  // helper thread).
+  void Wait();
+  void Shutdown();
+
+  struct Impl;
+
+ private:
+  explicit Worker(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_RUNTIME_WORKER_H_
