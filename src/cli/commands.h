@@ -19,6 +19,8 @@ void AddPlanCommand(CLI::App* app);
 void AddCostCommand(CLI::App* app);
 void AddRunCommand(CLI::App* app);
 void AddWorkerCommand(CLI::App* app);
+void AddClusterCommand(CLI::App* app);
+void AddBenchCommand(CLI::App* app);
 
 // Prints "shoal: error: ..." for a failed status and returns the exit code
 // (0 on success). Subcommand callbacks end with `throw CommandExit(code)`.

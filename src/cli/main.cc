@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   shoal::AddCostCommand(&app);
   shoal::AddRunCommand(&app);
   shoal::AddWorkerCommand(&app);
+  shoal::AddClusterCommand(&app);
+  shoal::AddBenchCommand(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -125,6 +125,11 @@ StatusOr<Cluster> ParseCluster(const std::string& text,
       }
       if (y["cores"]) d.cores = y["cores"].as<int>();
       d.speed = y["speed"] ? y["speed"].as<double>() : 1.0;
+      if (y["cpu"]) d.cpu = y["cpu"].as<double>();
+      if (d.cpu < 0 || d.cpu > 1024) {
+        return InvalidArgument(where + " (" + d.name +
+                               "): cpu must be a number of host cores >= 0");
+      }
       if (d.cores < 1 || !(d.speed > 0)) {
         return InvalidArgument(where + " (" + d.name +
                                "): cores and speed must be positive");

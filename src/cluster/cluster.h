@@ -22,6 +22,9 @@ struct DeviceSpec {
   int64_t memory_bytes = 0;  // 0: unlimited
   int cores = 1;
   double speed = 1.0;  // relative compute speed of one device
+  // `shoal cluster up`: CPU time of the emulated device, in host cores
+  // (0.06: 6% of one core); 0: not limited.
+  double cpu = 0;
   Link link;
 };
 
