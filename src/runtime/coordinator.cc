@@ -386,10 +386,8 @@ Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
                              expiry - Clock::now())
                              .count();
     msg.set_timeout_ms(std::max<int64_t>(left, 1));
-    grpc::ClientContext ctx;
-    ctx.set_deadline(DeadlineIn(std::max<int64_t>(left, 1)));
-    rpc::Ack ack;
-    grpc::Status s = m.stubs[d]->Send(&ctx, msg, &ack);
+    grpc::Status s =
+        SendTensor(m.stubs[d].get(), msg, std::max<int64_t>(left, 1));
     if (!s.ok()) {
       unregister();
       return FromGrpc(s, "request " + std::to_string(seq) + ": " +

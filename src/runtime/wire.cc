@@ -162,4 +162,22 @@ std::chrono::system_clock::time_point DeadlineIn(int64_t ms) {
   return std::chrono::system_clock::now() + std::chrono::milliseconds(ms);
 }
 
+grpc::Status SendTensor(rpc::Worker::Stub* stub, const rpc::TensorMessage& m,
+                        int64_t timeout_ms) {
+  const auto end = DeadlineIn(timeout_ms);
+  rpc::Ack ack;
+  grpc::Status s;
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(end);
+    s = stub->Send(&ctx, m, &ack);
+  }
+  if (s.error_code() != grpc::StatusCode::UNAVAILABLE) return s;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::min(end, DeadlineIn(1000)));
+  ctx.set_wait_for_ready(true);
+  grpc::Status retry = stub->Send(&ctx, m, &ack);
+  return retry.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? s : retry;
+}
+
 }  // namespace shoal

@@ -46,6 +46,12 @@ grpc::Status ToGrpc(const Status& s);
 
 std::chrono::system_clock::time_point DeadlineIn(int64_t ms);
 
+// Sends one tensor message within `timeout_ms`. A channel still backing off
+// from a peer that was down fails at once; one retry that waits up to a
+// second for the connection lets a restarted peer serve again.
+grpc::Status SendTensor(rpc::Worker::Stub* stub, const rpc::TensorMessage& m,
+                        int64_t timeout_ms);
+
 }  // namespace shoal
 
 #endif  // SHOAL_RUNTIME_WIRE_H_

@@ -613,12 +613,9 @@ struct Worker::Impl final : public rpc::Worker::Service {
         continue;
       }
       o.msg.set_timeout_ms(left);
-      grpc::ClientContext ctx;
-      ctx.set_deadline(DeadlineIn(left));
-      rpc::Ack ack;
       rpc::Worker::Stub* stub = o.dst_device < 0 ? ReplyStub(o.meta.reply_to)
                                                  : d.stubs[o.dst_device].get();
-      grpc::Status s = stub->Send(&ctx, o.msg, &ack);
+      grpc::Status s = SendTensor(stub, o.msg, left);
       if (!s.ok()) {
         const std::string who =
             o.dst_device < 0 ? "the coordinator (" + o.meta.reply_to + ")"

@@ -1,0 +1,308 @@
+// The distributed runtime over real gRPC on 127.0.0.1: workers in this
+// process (one per device), the coordinator as a client. Every strategy
+// equals the one-device run; deploy caching; the memory budget; a dead
+// worker fails the request naming it, and a restarted one serves again;
+// garbage and oversized messages leave a worker up.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <random>
+
+#include "engine/executor.h"
+#include "models/load_model.h"
+#include "partition/plan_test_util.h"
+#include "partition/strategy.h"
+#include "runtime/coordinator.h"
+#include "runtime/wire.h"
+#include "runtime/worker.h"
+
+namespace shoal {
+namespace {
+
+Model Load(const std::string& name, std::optional<Shape> shape = {}) {
+  LoadOptions lo;
+  lo.with_weights = true;
+  lo.fuse_batchnorm = true;
+  lo.input_shape = shape;
+  auto m = LoadModel(name, lo);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return std::move(m).value();
+}
+
+Tensor RandomInput(const Shape& s) {
+  Tensor t(s);
+  std::mt19937_64 rng(7);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (auto& v : t.data) v = nd(rng);
+  return t;
+}
+
+Tensor RunWhole(const Model& m, const Tensor& x) {
+  auto ex = Executor::Create(m.graph, m.weights, ExecutorOptions{});
+  EXPECT_TRUE(ex.ok());
+  std::vector<Tensor> out;
+  EXPECT_TRUE(ex.value()->Run({x}, &out).ok());
+  return out[0];
+}
+
+double MaxRelDiff(const Tensor& a, const Tensor& b) {
+  double scale = 0, diff = 0;
+  for (size_t i = 0; i < a.data.size(); ++i) {
+    scale = std::max(scale, double(std::fabs(b.data[i])));
+    diff = std::max(diff, double(std::fabs(a.data[i] - b.data[i])));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+// N workers in this process on free ports, and the cluster naming them.
+struct LocalCluster {
+  std::vector<std::unique_ptr<Worker>> workers;
+  Cluster cluster;
+  explicit LocalCluster(int n, int64_t memory = 0) {
+    for (int i = 0; i < n; ++i) {
+      WorkerOptions o;
+      o.name = "dev" + std::to_string(i);
+      o.memory_bytes = memory;
+      auto w = Worker::Start(o);
+      EXPECT_TRUE(w.ok()) << w.status().message();
+      DeviceSpec d;
+      d.name = o.name;
+      d.address = "127.0.0.1:" + std::to_string(w.value()->port());
+      cluster.devices.push_back(d);
+      workers.push_back(std::move(w).value());
+    }
+  }
+  // Stops worker i and starts a fresh one on the same port.
+  void Restart(int i) {
+    workers[i].reset();
+    WorkerOptions o;
+    o.name = cluster.devices[i].name;
+    o.listen = cluster.devices[i].address;
+    auto w = Worker::Start(o);
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    workers[i] = std::move(w).value();
+  }
+};
+
+Plan MakeTestPlan(const Model& m, const std::string& strategy, int n) {
+  PlanOptions po;
+  po.strategy = strategy;
+  po.devices = testing::EqualDevices(n);
+  auto p = MakePlan(m.graph, po);
+  EXPECT_TRUE(p.ok()) << strategy << ": " << p.status().message();
+  return std::move(p).value();
+}
+
+TEST(ClusterRuntime, EveryStrategyEqualsOneDevice) {
+  LocalCluster lc(3);
+  for (const std::string model : {"lenet5", "cifarnet"}) {
+    const Model m = Load(model);
+    const Tensor x = RandomInput(m.graph.tensors.at(m.graph.inputs[0]).shape);
+    const Tensor want = RunWhole(m, x);
+    for (const auto& strategy : StrategyNames()) {
+      PlanOptions po;
+      po.strategy = strategy;
+      po.devices = testing::EqualDevices(3);
+      auto p = MakePlan(m.graph, po);
+      if (!p.ok()) continue;  // a split that does not apply to this model
+      auto c = Coordinator::Create(p.value(), lc.cluster, {});
+      ASSERT_TRUE(c.ok()) << c.status().message();
+      ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
+      for (int64_t seq = 0; seq < 2; ++seq) {  // replicas: both rounds
+        Tensor got;
+        Status s = c.value()->Run(x, &got, nullptr, seq);
+        ASSERT_TRUE(s.ok()) << model << " " << strategy << ": " << s.message();
+        EXPECT_LE(MaxRelDiff(got, want), 1e-4) << model << " " << strategy;
+      }
+    }
+  }
+}
+
+TEST(ClusterRuntime, Resnet18SmallInputSpatialAndPipeline) {
+  LocalCluster lc(4);
+  const Model m = Load("resnet18", Shape{1, 3, 64, 64});
+  const Tensor x = RandomInput({1, 3, 64, 64});
+  const Tensor want = RunWhole(m, x);
+  for (const std::string strategy : {"spatial", "pipeline", "channel"}) {
+    Plan p = MakeTestPlan(m, strategy, 4);
+    auto c = Coordinator::Create(p, lc.cluster, {});
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
+    Tensor got;
+    Status s = c.value()->Run(x, &got, nullptr, 0);
+    ASSERT_TRUE(s.ok()) << strategy << ": " << s.message();
+    EXPECT_LE(MaxRelDiff(got, want), 1e-4) << strategy;
+  }
+}
+
+TEST(ClusterRuntime, ConcurrentRequestsPipeline) {
+  LocalCluster lc(3);
+  const Model m = Load("cifarnet");
+  Plan p = MakeTestPlan(m, "pipeline", 3);
+  auto c = Coordinator::Create(p, lc.cluster, {});
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
+  const Tensor x = RandomInput(p.input_shape);
+  const Tensor want = RunWhole(m, x);
+  std::vector<std::thread> th;
+  std::atomic<int> ok{0};
+  for (int k = 0; k < 4; ++k) {
+    th.emplace_back([&, k] {
+      for (int i = 0; i < 5; ++i) {
+        Tensor got;
+        if (c.value()->Run(x, &got, nullptr, k * 5 + i).ok() &&
+            MaxRelDiff(got, want) <= 1e-4) {
+          ok++;
+        }
+      }
+    });
+  }
+  for (auto& t : th) t.join();
+  EXPECT_EQ(ok, 20);
+  auto st = c.value()->Stats(false);
+  ASSERT_TRUE(st.ok());
+  int64_t sent = 0;
+  for (const auto& d : st.value()) sent += d.bytes_sent;
+  EXPECT_GT(sent, 0);
+}
+
+TEST(ClusterRuntime, RedeployOfTheSameWeightsUploadsNothing) {
+  LocalCluster lc(2);
+  const Model m = Load("lenet5");
+  Plan p = MakeTestPlan(m, "lop", 2);
+  DeployReport r1, r2, r3;
+  {
+    auto c = Coordinator::Create(p, lc.cluster, {});
+    ASSERT_TRUE(c.value()->Deploy(m.weights, &r1).ok());
+  }
+  auto c = Coordinator::Create(p, lc.cluster, {});
+  ASSERT_TRUE(c.value()->Deploy(m.weights, &r2).ok());
+  EXPECT_GT(r1.uploaded_bytes[0] + r1.uploaded_bytes[1], 0);
+  EXPECT_EQ(r2.uploaded_bytes[0] + r2.uploaded_bytes[1], 0);
+  EXPECT_TRUE(r2.reused[0] && r2.reused[1]);
+  // Another plan over the same weight slices: new executors, no upload.
+  Plan q = p;
+  q.strategy = "lop-again";
+  auto c2 = Coordinator::Create(q, lc.cluster, {});
+  ASSERT_TRUE(c2.value()->Deploy(m.weights, &r3).ok());
+  EXPECT_FALSE(r3.reused[0]);
+  EXPECT_EQ(r3.uploaded_bytes[0] + r3.uploaded_bytes[1], 0);
+}
+
+TEST(ClusterRuntime, WorkerOverItsMemoryBudgetRefuses) {
+  LocalCluster lc(2, /*memory=*/100000);
+  const Model m = Load("cifarnet");
+  Plan p = MakeTestPlan(m, "pipeline", 2);
+  auto c = Coordinator::Create(p, lc.cluster, {});
+  Status s = c.value()->Deploy(m.weights, nullptr);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("refuses the deployment"), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("memory budget is"), std::string::npos);
+}
+
+TEST(ClusterRuntime, DeadWorkerFailsTheRequestNamingItAndRestartRecovers) {
+  LocalCluster lc(3);
+  const Model m = Load("lenet5");
+  Plan p = MakeTestPlan(m, "pipeline", 3);
+  CoordinatorOptions co;
+  co.timeout_ms = 3000;
+  auto c = Coordinator::Create(p, lc.cluster, co);
+  ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
+  const Tensor x = RandomInput(p.input_shape);
+  Tensor got;
+  ASSERT_TRUE(c.value()->Run(x, &got, nullptr, 0).ok());
+  lc.workers[1].reset();  // dev1 dies
+  const auto t0 = std::chrono::steady_clock::now();
+  Status s = c.value()->Run(x, &got, nullptr, 1);
+  const double s_taken =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("dev1"), std::string::npos) << s.message();
+  EXPECT_LT(s_taken, 5.0);
+  lc.Restart(1);
+  ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
+  Status s2 = c.value()->Run(x, &got, nullptr, 2);
+  EXPECT_TRUE(s2.ok()) << s2.message();
+  EXPECT_LE(MaxRelDiff(got, RunWhole(m, x)), 1e-4);
+}
+
+TEST(ClusterRuntime, GarbageAndOversizedMessagesLeaveTheWorkerUp) {
+  WorkerOptions o;
+  o.name = "victim";
+  o.max_message_bytes = 64 << 10;
+  auto w = Worker::Start(o);
+  ASSERT_TRUE(w.ok());
+  const int port = w.value()->port();
+  // Raw garbage on the TCP port.
+  {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    std::mt19937 rng(3);
+    std::string junk(100000, '\0');
+    for (auto& ch : junk) ch = static_cast<char>(rng());
+    (void)!write(fd, junk.data(), junk.size());
+    close(fd);
+  }
+  const std::string addr = "127.0.0.1:" + std::to_string(port);
+  auto stub = rpc::Worker::NewStub(MakeChannel(addr, 1 << 30));
+  rpc::Ack ack;
+  {  // over the worker's message limit
+    rpc::TensorMessage m;
+    m.set_protocol(kProtocolVersion);
+    m.mutable_data()->assign(1 << 20, 'x');
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(3000));
+    EXPECT_FALSE(stub->Send(&ctx, m, &ack).ok());
+  }
+  {  // well-formed protobuf, nonsense content, no deployment
+    rpc::TensorMessage m;
+    m.set_protocol(kProtocolVersion);
+    m.set_transfer(-5);
+    m.add_shape(-1);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(3000));
+    EXPECT_FALSE(stub->Send(&ctx, m, &ack).ok());
+  }
+  {  // another protocol version is refused, naming both
+    rpc::HaveBlobsRequest m;
+    m.set_protocol(kProtocolVersion + 1);
+    rpc::HaveBlobsReply r;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(3000));
+    grpc::Status s = stub->HaveBlobs(&ctx, m, &r);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_NE(s.error_message().find("protocol version"), std::string::npos);
+  }
+  {  // a blob announcing more than it sends
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(3000));
+    rpc::PutBlobsReply r;
+    auto wr = stub->PutBlobs(&ctx, &r);
+    rpc::BlobChunk ch;
+    ch.set_protocol(kProtocolVersion);
+    ch.set_hash("abc");
+    ch.set_total_bytes(4000);
+    ch.set_data(std::string(8000, 'y'));
+    wr->Write(ch);
+    wr->WritesDone();
+    EXPECT_FALSE(wr->Finish().ok());
+  }
+  rpc::HealthRequest hq;
+  hq.set_protocol(kProtocolVersion);
+  rpc::HealthReply hr;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(DeadlineIn(3000));
+  EXPECT_TRUE(stub->Health(&ctx, hq, &hr).ok());
+  EXPECT_EQ(hr.name(), "victim");
+}
+
+}  // namespace
+}  // namespace shoal
