@@ -21,6 +21,7 @@ void AddRunCommand(CLI::App* app);
 void AddWorkerCommand(CLI::App* app);
 void AddClusterCommand(CLI::App* app);
 void AddBenchCommand(CLI::App* app);
+void AddLcpCommand(CLI::App* app);
 
 // Prints "shoal: error: ..." for a failed status and returns the exit code
 // (0 on success). Subcommand callbacks end with `throw CommandExit(code)`.

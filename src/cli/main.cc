@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   shoal::AddWorkerCommand(&app);
   shoal::AddClusterCommand(&app);
   shoal::AddBenchCommand(&app);
+  shoal::AddLcpCommand(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,137 @@
+// `shoal lcp split MODEL (--branches K | --device-memory B --device-macs N
+// [--division-factor D]) [--fatten PCT] [-o OUT.onnx] [--json]`: the LCP
+// branch transform and the paper's Splitter.
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "lcp/split_branches.h"
+#include "lcp/splitter.h"
+#include "models/load_model.h"
+#include "models/zoo.h"
+#include "onnx/onnx_export.h"
+
+namespace shoal {
+namespace {
+
+struct LcpSplitArgs {
+  std::string model;
+  std::string input_shape;
+  int64_t branches = 0;
+  int64_t device_memory = 0;
+  int64_t device_macs = 0;
+  int64_t division_factor = 2;
+  double fatten = 0;
+  std::string out;
+  uint64_t seed = 0;
+  bool json = false;
+};
+
+void PrintText(const LcpSummary& s, const Graph& g) {
+  auto ratio = [](int64_t a, int64_t b) {
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(2)
+      << (b ? static_cast<double>(a) / b : 0.0) << "x";
+    return o.str();
+  };
+  std::cout << "model " << s.model << " -> " << g.name << ": " << s.branches
+            << " branches, fattened " << s.fatten_pct << "%, " << g.nodes.size()
+            << " nodes\n"
+            << "  params  " << s.params << " (original " << s.original_params
+            << ", " << ratio(s.original_params, s.params) << " fewer)\n"
+            << "  MACs    " << s.macs << " (original " << s.original_macs
+            << ", " << ratio(s.original_macs, s.macs) << " fewer)\n"
+            << "  per branch: " << s.params_per_branch << " params, "
+            << s.macs_per_branch << " MACs, " << s.branch_memory_bytes
+            << " bytes (weights + peak activations)\n"
+            << "  communication per inference: " << s.communication_elements
+            << " elements (input to every branch, pre-final activations to "
+               "the classifier)\n";
+}
+
+Status RunLcpSplit(const LcpSplitArgs& a) {
+  const bool by_k = a.branches > 0;
+  const bool by_budget = a.device_memory > 0 || a.device_macs > 0;
+  if (by_k == by_budget)
+    return InvalidArgument(
+        "give either --branches K or --device-memory BYTES --device-macs N");
+  if (by_budget && (a.device_memory <= 0 || a.device_macs <= 0))
+    return InvalidArgument("--device-memory and --device-macs go together");
+  LoadOptions lo;
+  ASSIGN_OR_RETURN(lo.input_shape, ParseInputShapeFlag(a.input_shape));
+  ASSIGN_OR_RETURN(Model m, LoadModel(a.model, lo));
+  Graph split;
+  LcpSummary s;
+  std::vector<std::string> steps;
+  if (by_k) {
+    ASSIGN_OR_RETURN(split, SplitIntoBranches(m.graph, {a.branches, a.fatten}));
+    ASSIGN_OR_RETURN(s, SummarizeSplit(m.graph, split, a.branches, a.fatten));
+  } else {
+    SplitterBudget b{a.device_memory, a.device_macs, a.division_factor,
+                     a.fatten};
+    ASSIGN_OR_RETURN(SplitterResult r, RunSplitter(m.graph, b));
+    split = std::move(r.graph);
+    s = r.summary;
+    steps = r.steps;
+  }
+  if (!a.out.empty()) {
+    Model out{split, RandomWeights(split, a.seed)};
+    RETURN_IF_ERROR(ExportOnnx(out, a.out));
+  }
+  if (a.json) {
+    nlohmann::json j;
+    j["model"] = s.model;
+    j["branches"] = s.branches;
+    j["fatten_pct"] = s.fatten_pct;
+    j["params"] = s.params;
+    j["macs"] = s.macs;
+    j["params_per_branch"] = s.params_per_branch;
+    j["macs_per_branch"] = s.macs_per_branch;
+    j["original"] = {{"params", s.original_params}, {"macs", s.original_macs}};
+    j["communication_elements_per_inference"] = s.communication_elements;
+    std::cout << j.dump(2) << "\n";
+    return Status::Ok();
+  }
+  if (!steps.empty()) {
+    std::cout << "splitter (division factor " << a.division_factor << "):\n";
+    for (const auto& l : steps) std::cout << "  " << l << "\n";
+    std::cout << "chose " << s.branches << " branch"
+              << (s.branches == 1 ? "" : "es")
+              << ": the first count whose branch fits both budgets\n";
+  }
+  PrintText(s, split);
+  if (!a.out.empty()) std::cout << "wrote " << a.out << "\n";
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddLcpCommand(CLI::App* app) {
+  auto* lcp = app->add_subcommand(
+      "lcp", "LCP: split a model into narrow independent branches");
+  lcp->require_subcommand(1);
+  auto a = std::make_shared<LcpSplitArgs>();
+  auto* cmd = lcp->add_subcommand(
+      "split", "Branch a model (--branches K, or the Splitter on a budget)");
+  cmd->add_option("model", a->model, "Zoo name or path to an .onnx file")
+      ->required();
+  cmd->add_option("--branches", a->branches, "Number of branches K");
+  cmd->add_option("--device-memory", a->device_memory,
+                  "Splitter: bytes one device holds (weights + activations)");
+  cmd->add_option("--device-macs", a->device_macs,
+                  "Splitter: MACs one device may run per inference");
+  cmd->add_option("--division-factor", a->division_factor,
+                  "Splitter: divide widths by this each step (default 2)");
+  cmd->add_option("--fatten", a->fatten,
+                  "Widen every in-branch layer by PCT percent");
+  cmd->add_option("-o,--output", a->out,
+                  "Write the branched model (seeded weights) as ONNX");
+  cmd->add_option("--seed", a->seed, "Seed of the written weights");
+  cmd->add_option("--input-shape", a->input_shape,
+                  "Input shape, e.g. 1,3,224,224");
+  cmd->add_flag("--json", a->json, "Print one JSON object");
+  cmd->callback([a] { throw CommandExit(ReportStatus(RunLcpSplit(*a))); });
+}
+
+}  // namespace shoal
