@@ -6,7 +6,7 @@ namespace shoal {
 
 std::vector<std::string> StrategyNames() {
   return {"pipeline", "data",    "lop",  "lip",     "channel",
-          "filter",   "spatial", "fuse", "fuse-ilp"};
+          "filter",   "spatial", "fuse", "fuse-ilp", "lcp"};
 }
 
 std::vector<double> NormalizedShares(const std::vector<PlanDevice>& devices) {
@@ -42,6 +42,7 @@ StatusOr<Plan> MakePlan(const Graph& g, const PlanOptions& opts) {
   if (s == "spatial") return PlanSpatial(g, opts);
   if (s == "pipeline") return PlanPipeline(g, opts);
   if (s == "data") return PlanData(g, opts);
+  if (s == "lcp") return PlanLcp(g, opts);
   std::string names;
   for (const auto& n : StrategyNames())
     names += (names.empty() ? "" : ", ") + n;

@@ -35,6 +35,7 @@ StatusOr<Plan> PlanFuse(const Graph& g,
 StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts);
 StatusOr<Plan> PlanPipeline(const Graph& g, const PlanOptions& opts);
 StatusOr<Plan> PlanData(const Graph& g, const PlanOptions& opts);
+StatusOr<Plan> PlanLcp(const Graph& g, const PlanOptions& opts);
 
 // The devices' shares scaled to sum to 1.
 std::vector<double> NormalizedShares(const std::vector<PlanDevice>& devices);

@@ -1,0 +1,91 @@
+// lcp: the LCP paper's deployment of a branched model (`shoal lcp split`):
+// each branch whole on one device (several per device when there are fewer
+// devices than branches), the input sent to every branch, and the branches'
+// pre-final activations gathered on the hub, which runs the concat, the
+// classifier and what follows.
+#include <algorithm>
+#include <map>
+
+#include "lcp/find_classifier.h"
+#include "partition/plan_builder.h"
+#include "partition/strategy.h"
+
+namespace shoal {
+namespace {
+
+// The branch of a node named "b<k>/...", or -1.
+int BranchOf(const std::string& name) {
+  if (name.size() < 3 || name[0] != 'b') return -1;
+  const size_t slash = name.find('/');
+  if (slash == std::string::npos || slash < 2) return -1;
+  int k = 0;
+  for (size_t i = 1; i < slash; ++i) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    k = k * 10 + (name[i] - '0');
+  }
+  return k;
+}
+
+}  // namespace
+
+StatusOr<Plan> PlanLcp(const Graph& g, const PlanOptions& opts) {
+  std::vector<int> branch_of;
+  int branches = 0;
+  for (const auto& n : g.nodes) {
+    branch_of.push_back(BranchOf(n.name));
+    branches = std::max(branches, branch_of.back() + 1);
+  }
+  std::string note;
+  if (branches == 0) {
+    // An unbranched model is LCP with one branch: everything before the
+    // classifier is that branch (what `shoal lcp split --branches 1` makes).
+    auto site = FindClassifier(g);
+    if (!site.ok()) {
+      return InvalidArgument("strategy lcp does not apply to model " + g.name +
+                             ": " + site.status().message());
+    }
+    for (int i : site->trunk) branch_of[i] = 0;
+    branches = 1;
+    note = "; model " + g.name +
+           " has no b<k>/ branches, so it is one branch: make K with `shoal "
+           "lcp split MODEL --branches K -o M.onnx`";
+  }
+  // Greedy by speed: each branch to the device that would finish its
+  // branches soonest; ties go to a device other than the hub, which already
+  // runs the classifier.
+  const int n = static_cast<int>(opts.devices.size());
+  const std::vector<double> shares = NormalizedShares(opts.devices);
+  std::vector<int> load(n, 0), device_of(branches, 0);
+  for (int k = 0; k < branches; ++k) {
+    int best = -1;
+    auto key = [&](int d) {
+      return std::make_tuple((load[d] + 1) / std::max(shares[d], 1e-12),
+                             d == opts.hub, d);
+    };
+    for (int d = 0; d < n; ++d)
+      if (best < 0 || key(d) < key(best)) best = d;
+    device_of[k] = best;
+    ++load[best];
+  }
+  BuildRequest r = BaseRequest(g, opts);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const int k = branch_of[i];
+    r.placement[g.nodes[i].name] = {k < 0 ? opts.hub : device_of[k]};
+  }
+  ASSIGN_OR_RETURN(Plan p, BuildPlan(r));
+  for (auto& t : p.tasks) t.scheme = "lcp";
+  for (int k = 0; k < branches; ++k) {
+    p.decisions.push_back(LayerDecision{
+        "b" + std::to_string(k) + "/*", "lcp",
+        "branch " + std::to_string(k) + " whole on " +
+            opts.devices[device_of[k]].name + " (" +
+            std::to_string(load[device_of[k]]) + " branch(es) there)"});
+  }
+  p.decisions.push_back(LayerDecision{
+      "classifier", "lcp",
+      "concat of the pre-final activations and the classifier on the hub " +
+          opts.devices[opts.hub].name + note});
+  return p;
+}
+
+}  // namespace shoal

@@ -1,0 +1,83 @@
+// `--strategy lcp`: each branch whole on a device, the run equal to the
+// branched model on one device.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "graph/fuse_batchnorm.h"
+#include "lcp/split_branches.h"
+#include "models/load_model.h"
+#include "models/zoo.h"
+#include "partition/plan_test_util.h"
+
+namespace shoal {
+namespace {
+
+using testing::EqualDevices;
+using testing::RunPlanExact;
+
+Model Branched(const std::string& name, int64_t k, const Shape& in = {}) {
+  LoadOptions lo;
+  if (!in.empty()) lo.input_shape = in;
+  Model m;
+  m.graph =
+      SplitIntoBranches(LoadModel(name, lo).value().graph, {k, 0}).value();
+  m.weights = RandomWeights(m.graph, 5);
+  EXPECT_TRUE(FuseBatchNorm(&m).ok());
+  return m;
+}
+
+// Devices running nodes of branch k in plan p.
+std::set<int> DevicesOf(const Plan& p, int k) {
+  std::set<int> out;
+  const std::string prefix = BranchPrefix(k);
+  for (const auto& t : p.tasks)
+    for (const auto& n : t.fragment.nodes)
+      if (n.name.rfind(prefix, 0) == 0)
+        out.insert(t.devices.begin(), t.devices.end());
+  return out;
+}
+
+TEST(LcpStrategy, EqualsTheBranchedModelOnOneDevice) {
+  const Model m = Branched("lenet5", 4);
+  for (int n : {1, 2, 3, 4, 5, 8}) {
+    testing::PlanRunResult r;
+    ASSERT_TRUE(RunPlanExact(m, "lcp", EqualDevices(n), &r)) << n;
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(DevicesOf(r.plan, k).size(), 1u);
+  }
+}
+
+TEST(LcpStrategy, OneBranchPerDeviceHubRunsTheClassifier) {
+  const Model m = Branched("lenet5", 4);
+  testing::PlanRunResult r;
+  ASSERT_TRUE(RunPlanExact(m, "lcp", EqualDevices(5), &r));
+  std::set<int> used;
+  for (int k = 0; k < 4; ++k) used.insert(*DevicesOf(r.plan, k).begin());
+  EXPECT_EQ(used, (std::set<int>{1, 2, 3, 4}));  // the hub, 0, has none
+  // The input to 4 devices, 4 pre-final activations of 21 features back.
+  EXPECT_EQ(r.stats.elements_total, 4 * 28 * 28 + 4 * 21);
+  // Fewer devices: two branches each.
+  ASSERT_TRUE(RunPlanExact(m, "lcp", EqualDevices(2), &r));
+  EXPECT_EQ(DevicesOf(r.plan, 0), DevicesOf(r.plan, 2));
+  EXPECT_NE(DevicesOf(r.plan, 0), DevicesOf(r.plan, 1));
+}
+
+TEST(LcpStrategy, ResidualAndDepthwiseModels) {
+  EXPECT_TRUE(RunPlanExact(Branched("resnet18", 4, {1, 3, 64, 64}), "lcp",
+                           EqualDevices(3)));
+  EXPECT_TRUE(RunPlanExact(Branched("mobilenet-v2", 2, {1, 3, 64, 64}), "lcp",
+                           EqualDevices(2)));
+}
+
+TEST(LcpStrategy, UnbranchedModelIsOneBranch) {
+  LoadOptions lo;
+  lo.with_weights = true;
+  const Model m = LoadModel("lenet-fc", lo).value();
+  testing::PlanRunResult r;
+  ASSERT_TRUE(RunPlanExact(m, "lcp", EqualDevices(2), &r));
+  EXPECT_NE(r.plan.decisions.back().reason.find("no b<k>/ branches"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace shoal
