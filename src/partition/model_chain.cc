@@ -93,7 +93,10 @@ StatusOr<std::vector<ChainLayer>> ModelChain(const Graph& g) {
     if (sent != l.K) l.k_sent = sent;
     if (prev != nullptr && ReadsDirectly(g, *prev, n)) {
       l.reuses_prev = true;
-      chain.back().fusable_with_next = true;
+      // Fusing keeps the previous layer's output on its devices, so nothing
+      // else may read it.
+      chain.back().fusable_with_next =
+          g.ConsumerIndices(n.inputs[0]).size() == 1;
     }
     chain.push_back(l);
     prev = &n;

@@ -236,12 +236,27 @@ class Builder {
       d = Dist{Dist::kWhole, {Holder{task, want}}, ""};
       return Status::Ok();
     }
+    // A device that already received this part for another of its tasks
+    // forwards that copy locally instead of receiving it twice.
+    const bool single = plan_.tasks[task].devices.size() == 1;
+    for (const auto& h :
+         single ? received_[{tensor, dev}] : std::vector<Holder>{}) {
+      if (h.task < task && Contains(h.region, want)) {
+        plan_.transfers.push_back(
+            Transfer{Endpoint{h.task, tensor, want.RelativeTo(h.region)},
+                     Endpoint{task, tensor, Region::Full(want.extent())},
+                     Merge::kCopy, consumer_layer});
+        return plan_.tasks[task].fragment.AddInput(tensor, want.extent());
+      }
+    }
     int64_t covered = 0;
+    bool remote = false;
     for (const auto& h : d.holders) {
       auto cut = Intersect(h.region, want);
       if (!cut) continue;
       // A whole holder feeds everything; stop after it.
       covered += cut->elements();
+      remote |= h.task >= 0 && DeviceOfTask(h.task) != dev;
       plan_.transfers.push_back(
           Transfer{Endpoint{h.task, tensor, cut->RelativeTo(h.region)},
                    Endpoint{task, tensor, cut->RelativeTo(want)}, Merge::kCopy,
@@ -252,6 +267,8 @@ class Builder {
       return Internal("the parts of " + tensor + " do not cover " +
                       want.ToString());
     }
+    if (remote && single)
+      received_[{tensor, dev}].push_back(Holder{task, want});
     return plan_.tasks[task].fragment.AddInput(tensor, want.extent());
   }
 
@@ -267,6 +284,13 @@ class Builder {
       dist_[o] = Dist{Dist::kWhole, {Holder{t, Region::Full(ShapeOf(o))}}, ""};
     }
     placed_.insert(n.name);
+    if (req_.placement.empty() && !req_.layers.count(n.name)) {
+      notes_[n.name] =
+          LayerDecision{n.name, "whole",
+                        "runs whole on " + req_.devices[devices[0]].name +
+                            " (the input device): " + n.op +
+                            " is not split by strategy " + req_.strategy};
+    }
     return Status::Ok();
   }
 
@@ -352,7 +376,14 @@ class Builder {
         out.holders.push_back(Holder{t, final_regions[d]});
       }
       placed_.insert(n.name);
-      for (const Node* f : followers) placed_.insert(f->name);
+      for (const Node* f : followers) {
+        placed_.insert(f->name);
+        notes_[f->name] = LayerDecision{
+            f->name, SchemeName(s),
+            "travels with " + n.name + "'s split: " + f->op +
+                " acts on each channel alone, so each device applies it to "
+                "its own channels before sending"};
+      }
       dist_[final_tensor] = out;
       return Status::Ok();
     }
@@ -455,6 +486,8 @@ class Builder {
       if (it != req_.layers.end()) {
         plan_.decisions.push_back(LayerDecision{
             n.name, SchemeName(it->second.scheme), it->second.reason});
+      } else if (notes_.count(n.name)) {
+        plan_.decisions.push_back(notes_.at(n.name));
       }
     }
     for (const auto& ch : req_.spatial) {
@@ -503,6 +536,9 @@ class Builder {
   std::map<std::string, Dist> dist_;
   std::set<std::string> placed_;
   std::map<std::vector<int>, int> open_;
+  std::map<std::string, LayerDecision> notes_;  // followers and whole nodes
+  // What each device received of a tensor, by (tensor, device).
+  std::map<std::pair<std::string, int>, std::vector<Holder>> received_;
 };
 
 }  // namespace

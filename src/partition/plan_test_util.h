@@ -105,8 +105,17 @@ inline ::testing::AssertionResult RunPlanExact(
            << "run moved " << stats.elements_total << " elements, plan counts "
            << counted.elements_total;
   }
+  // The paper's formula is for a chain of layers: there it must equal the
+  // count. Where a tensor has several readers, a device that received it
+  // once reuses it for all of them, so the plan may move less, never more.
+  bool chain = true;
+  for (const auto& [name, t] : m.graph.tensors) {
+    if (!t.is_weight() && m.graph.ConsumerIndices(name).size() > 1)
+      chain = false;
+  }
   auto formula = FormulaCommunication(p, m.graph);
-  if (formula.ok() && formula.value() != stats.elements_total) {
+  if (formula.ok() && (chain ? formula.value() != stats.elements_total
+                             : formula.value() < stats.elements_total)) {
     return ::testing::AssertionFailure()
            << strategy << " on " << devs.size() << " devices: counted "
            << stats.elements_total << " elements, the paper's formula gives "

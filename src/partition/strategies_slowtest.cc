@@ -57,13 +57,13 @@ INSTANTIATE_TEST_SUITE_P(Zoo, ZooStrategies,
                          ::testing::Values(Case{"alexnet", {}},
                                            Case{"vgg16", {1, 3, 64, 64}},
                                            Case{"resnet18", {1, 3, 64, 64}},
-                                           Case{"resnet50", {1, 3, 64, 64}},
-                                           Case{"mobilenet-v1", {1, 3, 96, 96}},
+                                           Case{"resnet50", {1, 3, 32, 32}},
+                                           Case{"mobilenet-v1", {1, 3, 64, 64}},
                                            Case{"mobilenet-v2", {1, 3, 96, 96}},
                                            Case{"xception", {1, 3, 96, 96}},
                                            Case{"c3d", {1, 3, 16, 32, 32}},
                                            Case{"yolov2", {1, 3, 128, 128}},
-                                           Case{"vgg-s", {1, 3, 96, 96}}),
+                                           Case{"vgg-s", {1, 3, 64, 64}}),
                          [](const auto& info) {
                            std::string n = info.param.model;
                            for (auto& ch : n) {

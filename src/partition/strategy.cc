@@ -5,7 +5,7 @@
 namespace shoal {
 
 std::vector<std::string> StrategyNames() {
-  return {"pipeline", "data",    "lop",  "lip",     "channel",
+  return {"pipeline", "data",    "lop",  "lip",      "channel",
           "filter",   "spatial", "fuse", "fuse-ilp", "lcp"};
 }
 
