@@ -339,6 +339,10 @@ class Builder {
   Status PlaceSplit(const Node& n, const LayerChoice& choice) {
     const Scheme s = choice.scheme;
     const std::string& in = n.inputs[0];
+    // Partial sums are added up before the tasks that read them exist, so
+    // the merge runs earlier than its readers.
+    if (dist_.at(in).kind == Dist::kPartials)
+      RETURN_IF_ERROR(MergePartials(in));
     if (IsOutputSplit(s)) {
       const int64_t size = OutputSplitSize(g_, n);
       auto counts = SplitCounts(size, shares_);
@@ -463,6 +467,8 @@ class Builder {
     ASSIGN_OR_RETURN(auto tiles, TileChain(g_, nodes, shares_));
     const std::string& in = nodes.front()->inputs[0];
     const std::string& out = nodes.back()->outputs[0];
+    if (dist_.at(in).kind == Dist::kPartials)
+      RETURN_IF_ERROR(MergePartials(in));
     Dist d{Dist::kParts, {}, nodes.front()->name};
     for (int dev = 0; dev < N(); ++dev) {
       const int t =
