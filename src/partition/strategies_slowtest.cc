@@ -63,7 +63,7 @@ INSTANTIATE_TEST_SUITE_P(Zoo, ZooStrategies,
                                            Case{"xception", {1, 3, 96, 96}},
                                            Case{"c3d", {1, 3, 16, 32, 32}},
                                            Case{"yolov2", {1, 3, 128, 128}},
-                                           Case{"vgg-s", {1, 3, 64, 64}}),
+                                           Case{"vgg-s", {1, 3, 96, 96}}),
                          [](const auto& info) {
                            std::string n = info.param.model;
                            for (auto& ch : n) {
