@@ -77,8 +77,7 @@ TEST_P(FuseBatchNormTest, SameOutputWithoutTheBn) {
   EXPECT_LE(MaxRelDiff(after[0], before[0]), 1e-5);
 }
 
-INSTANTIATE_TEST_SUITE_P(ConvBias, FuseBatchNormTest,
-                         ::testing::Bool());
+INSTANTIATE_TEST_SUITE_P(ConvBias, FuseBatchNormTest, ::testing::Bool());
 
 TEST(FuseBatchNorm, KeepsBnWhenTheConvOutputHasAnotherReader) {
   Model m = ConvBn(true, true);

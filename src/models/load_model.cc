@@ -15,13 +15,15 @@ StatusOr<Model> LoadModel(const std::string& spec, const LoadOptions& opts) {
     if (opts.fuse_batchnorm) RETURN_IF_ERROR(FuseBatchNorm(&m).status());
     return m;
   }
-  bool looks_like_file = spec.find('/') != std::string::npos ||
-                         (spec.size() > 5 && spec.substr(spec.size() - 5) == ".onnx");
+  bool looks_like_file =
+      spec.find('/') != std::string::npos ||
+      (spec.size() > 5 && spec.substr(spec.size() - 5) == ".onnx");
   if (!looks_like_file) {
     std::string names;
     for (const auto& e : Zoo::Global().entries()) names += " " + e.name;
-    return NotFound("'" + spec + "' is neither a zoo model nor an .onnx file (zoo:" +
-                    names + ")");
+    return NotFound("'" + spec +
+                    "' is neither a zoo model nor an .onnx file (zoo:" + names +
+                    ")");
   }
   OnnxImportOptions o;
   o.input_shape = opts.input_shape;

@@ -129,6 +129,30 @@ inline ::testing::AssertionResult RunPlanExact(
   return ::testing::AssertionSuccess();
 }
 
+// Every strategy on every cluster (shares per device): exact where it
+// applies; where it does not, the error must say why.
+inline void ExpectEveryStrategyExact(
+    const Model& m, const std::vector<std::vector<double>>& clusters) {
+  for (const auto& strategy : StrategyNames()) {
+    for (const auto& shares : clusters) {
+      PlanOptions po;
+      po.strategy = strategy;
+      po.devices = Devices(shares);
+      auto p = MakePlan(m.graph, po);
+      if (!p.ok()) {
+        const std::string& msg = p.status().message();
+        EXPECT_TRUE(msg.find("cannot") != std::string::npos ||
+                    msg.find("does not apply") != std::string::npos ||
+                    msg.find("fewer than") != std::string::npos)
+            << strategy << " x" << shares.size() << ": " << msg;
+        continue;
+      }
+      EXPECT_TRUE(RunPlanExact(m, strategy, Devices(shares)))
+          << m.graph.name << " " << strategy << " x" << shares.size();
+    }
+  }
+}
+
 }  // namespace shoal::testing
 
 #endif  // SHOAL_PARTITION_PLAN_TEST_UTIL_H_

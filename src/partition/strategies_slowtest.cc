@@ -31,26 +31,7 @@ TEST_P(ZooStrategies, EveryStrategyIsExact) {
                                                      {1, 1, 1, 1, 1, 1},
                                                      {1, 1, 1, 1, 1, 1, 1, 1},
                                                      {1, 2, 3, 2}};
-  for (const auto& strategy : StrategyNames()) {
-    for (const auto& shares : clusters) {
-      PlanOptions po;
-      po.strategy = strategy;
-      po.devices = testing::Devices(shares);
-      auto p = MakePlan(m.value().graph, po);
-      if (!p.ok()) {
-        const std::string& msg = p.status().message();
-        EXPECT_TRUE(msg.find("cannot") != std::string::npos ||
-                    msg.find("does not apply") != std::string::npos ||
-                    msg.find("fewer than") != std::string::npos)
-            << strategy << " x" << shares.size() << ": "
-            << p.status().message();
-        continue;
-      }
-      EXPECT_TRUE(
-          testing::RunPlanExact(m.value(), strategy, testing::Devices(shares)))
-          << c.model << " " << strategy << " x" << shares.size();
-    }
-  }
+  testing::ExpectEveryStrategyExact(m.value(), clusters);
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooStrategies,

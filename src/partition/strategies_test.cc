@@ -82,26 +82,7 @@ TEST_P(SmallModels, EveryStrategyIsExact) {
                                                      {3, 1},
                                                      {1, 2, 4},
                                                      {2, 1, 1, 1, 1, 3}};
-  for (const auto& strategy : StrategyNames()) {
-    for (const auto& shares : clusters) {
-      PlanOptions po;
-      po.strategy = strategy;
-      po.devices = Devices(shares);
-      auto p = MakePlan(m.graph, po);
-      if (!p.ok()) {
-        // Allowed only when the split cannot apply, and then it says why.
-        const std::string& msg = p.status().message();
-        EXPECT_TRUE(msg.find("cannot") != std::string::npos ||
-                    msg.find("does not apply") != std::string::npos ||
-                    msg.find("fewer than") != std::string::npos)
-            << strategy << " x" << shares.size() << ": "
-            << p.status().message();
-        continue;
-      }
-      EXPECT_TRUE(RunPlanExact(m, strategy, Devices(shares)))
-          << GetParam() << " " << strategy << " x" << shares.size();
-    }
-  }
+  testing::ExpectEveryStrategyExact(m, clusters);
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, SmallModels,

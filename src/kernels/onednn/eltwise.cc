@@ -39,11 +39,7 @@ StatusOr<bool> BuildEltwise(ExecBuilder& b, const Node& n) {
   auto step =
       std::make_unique<PrimitiveStep>(&b.engine(), dnnl::eltwise_forward(pd));
   step->AddInput(DNNL_ARG_SRC, x, xv.md);
-  int y = b.NewValue(n.outputs[0], xv.shape, pd.dst_desc());
-  step->AddOutput(DNNL_ARG_DST, y, pd.dst_desc());
-  step->label = n.name;
-  b.AddStep(std::move(step));
-  b.Define(n.outputs[0], y);
+  AddFusedOutputStep(b, n, nullptr, std::move(step), xv.shape, pd.dst_desc());
   return true;
 }
 
