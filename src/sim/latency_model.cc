@@ -1,0 +1,77 @@
+#include "sim/latency_model.h"
+
+#include <algorithm>
+
+namespace shoal {
+
+LatencyModel LatencyModel::FromCluster(const Cluster& c) {
+  LatencyModel m;
+  m.cluster_ = c;
+  for (const auto& d : c.devices) {
+    const double per_mac = 1.0 / (d.speed * kPi3MacsPerSecond);
+    OpFit f;
+    f.per_mac_s = per_mac;
+    // Bytes stand in for elements touched by MAC-free layers.
+    f.per_byte_s = per_mac * kMacsPerElement / kBytesPerElement;
+    m.devices_.push_back(Device{{{"*", f}}, d.link});
+  }
+  return m;
+}
+
+StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
+                                                 const Profile& p) {
+  LatencyModel m;
+  m.cluster_ = c;
+  for (const auto& d : c.devices) {
+    const DeviceProfile* dp = p.Find(d.name);
+    if (dp == nullptr) {
+      return InvalidArgument("profile has no measurements for device '" +
+                             d.name +
+                             "' of the cluster file; run shoal "
+                             "profile on this cluster");
+    }
+    Device dev{dp->fits, dp->link};
+    if (!dev.fits.count("*")) {
+      return InvalidArgument("profile of device '" + d.name +
+                             "' has no overall fit ('*')");
+    }
+    m.devices_.push_back(std::move(dev));
+  }
+  return m;
+}
+
+double LatencyModel::NodeSeconds(int d, const NodeCost& cost) const {
+  const auto& fits = devices_.at(d).fits;
+  auto it = fits.find(cost.op);
+  const OpFit& f = it != fits.end() ? it->second : fits.at("*");
+  const int64_t bytes =
+      cost.input_bytes() + cost.output_bytes() + cost.weight_bytes();
+  return std::max(0.0, f.intercept_s + f.per_mac_s * double(cost.macs) +
+                           f.per_byte_s * double(bytes));
+}
+
+StatusOr<double> LatencyModel::GraphSeconds(int d, const Graph& g) const {
+  double s = 0;
+  for (const auto& n : g.nodes) {
+    ASSIGN_OR_RETURN(NodeCost c, ComputeNodeCost(g, n));
+    s += NodeSeconds(d, c);
+  }
+  return s;
+}
+
+double LatencyModel::TransferSeconds(int src, int dst, int64_t bytes) const {
+  if (src == dst) return 0;
+  const Link& l = devices_.at(src).link;
+  double s = l.latency_s;
+  if (l.bandwidth_bps > 0) s += double(bytes) * 8.0 / l.bandwidth_bps;
+  return s;
+}
+
+double LatencyModel::MacsPerSecond(int d) const {
+  const auto& fits = devices_.at(d).fits;
+  auto it = fits.find("Conv");
+  const OpFit& f = it != fits.end() ? it->second : fits.at("*");
+  return f.per_mac_s > 0 ? 1.0 / f.per_mac_s : kPi3MacsPerSecond;
+}
+
+}  // namespace shoal

@@ -1,0 +1,56 @@
+// Predicted compute and transfer times of a cluster, the one cost model that
+// the planner (--strategy auto), the simulator and `shoal serve` share. From
+// the cluster file alone (device speed, link) or from a measured profile.
+#ifndef SHOAL_SIM_LATENCY_MODEL_H_
+#define SHOAL_SIM_LATENCY_MODEL_H_
+
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "graph/cost.h"
+#include "graph/graph.h"
+#include "sim/profile.h"
+#include "util/status.h"
+
+namespace shoal {
+
+// A Raspberry Pi 3 (speed 1): VGG16's 15.5 GMAC in 9.4 s (the LCP paper's
+// Fig. 12); compute bound, so a fair per-MAC rate (docs/cluster-format.md).
+constexpr double kPi3MacsPerSecond = 1.65e9;
+// Layers without MACs (pooling, activations) touch every element once or a
+// few times; per element they cost about this many MACs.
+constexpr double kMacsPerElement = 0.5;
+
+class LatencyModel {
+ public:
+  // From device specs: a device of speed s does s * kPi3MacsPerSecond.
+  static LatencyModel FromCluster(const Cluster& c);
+  // From measurements: each device's fitted regressions and measured link.
+  // Devices of `c` missing in `p` are an error naming them.
+  static StatusOr<LatencyModel> FromProfile(const Cluster& c, const Profile& p);
+
+  int num_devices() const { return static_cast<int>(devices_.size()); }
+  const Cluster& cluster() const { return cluster_; }
+
+  // One node on device d.
+  double NodeSeconds(int d, const NodeCost& cost) const;
+  // Every node of a shaped graph (a task's fragment), one after another.
+  StatusOr<double> GraphSeconds(int d, const Graph& g) const;
+  // `bytes` sent by src to dst over src's uplink: latency + bytes / rate;
+  // 0 when src == dst.
+  double TransferSeconds(int src, int dst, int64_t bytes) const;
+  // MACs per second of a large conv on d: what split sizes should follow.
+  double MacsPerSecond(int d) const;
+
+ private:
+  struct Device {
+    std::map<std::string, OpFit> fits;  // "*" always present
+    Link link;
+  };
+  Cluster cluster_;
+  std::vector<Device> devices_;
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_SIM_LATENCY_MODEL_H_

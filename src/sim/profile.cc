@@ -1,0 +1,99 @@
+#include "sim/profile.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace shoal {
+
+const DeviceProfile* Profile::Find(const std::string& name) const {
+  for (const auto& d : devices) {
+    if (d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+Status SaveProfile(const Profile& p, const std::string& path) {
+  nlohmann::json j;
+  j["format"] = "shoal-profile";
+  j["version"] = p.version;
+  j["devices"] = nlohmann::json::array();
+  for (const auto& d : p.devices) {
+    nlohmann::json jd;
+    jd["name"] = d.name;
+    jd["link"] = {{"bandwidth_bps", d.link.bandwidth_bps},
+                  {"latency_s", d.link.latency_s}};
+    for (const auto& [op, f] : d.fits) {
+      jd["fits"][op] = {{"intercept_s", f.intercept_s},
+                        {"per_mac_s", f.per_mac_s},
+                        {"per_byte_s", f.per_byte_s},
+                        {"samples", f.samples}};
+    }
+    jd["samples"] = nlohmann::json::array();
+    for (const auto& s : d.samples) {
+      jd["samples"].push_back({{"model", s.model},
+                               {"layer", s.layer},
+                               {"variant", s.variant},
+                               {"op", s.op},
+                               {"macs", s.macs},
+                               {"bytes", s.bytes},
+                               {"seconds", s.seconds}});
+    }
+    j["devices"].push_back(jd);
+  }
+  std::ofstream f(path);
+  if (!f) return InvalidArgument("cannot write profile " + path);
+  f << j.dump(1) << "\n";
+  if (!f) return Internal("writing profile " + path + " failed");
+  return Status::Ok();
+}
+
+StatusOr<Profile> LoadProfile(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return NotFound("cannot open profile " + path);
+  Profile p;
+  try {
+    nlohmann::json j = nlohmann::json::parse(f);
+    if (j.value("format", "") != "shoal-profile") {
+      return InvalidArgument(path +
+                             " is not a shoal profile (no \"format\": "
+                             "\"shoal-profile\")");
+    }
+    p.version = j.at("version").get<int>();
+    if (p.version != 1) {
+      return InvalidArgument(path + ": profile version " +
+                             std::to_string(p.version) +
+                             " is not supported (this shoal reads 1)");
+    }
+    for (const auto& jd : j.at("devices")) {
+      DeviceProfile d;
+      d.name = jd.at("name").get<std::string>();
+      d.link.bandwidth_bps = jd.at("link").at("bandwidth_bps").get<double>();
+      d.link.latency_s = jd.at("link").at("latency_s").get<double>();
+      for (const auto& [op, jf] : jd.at("fits").items()) {
+        OpFit fit;
+        fit.intercept_s = jf.at("intercept_s").get<double>();
+        fit.per_mac_s = jf.at("per_mac_s").get<double>();
+        fit.per_byte_s = jf.at("per_byte_s").get<double>();
+        fit.samples = jf.value("samples", 0);
+        d.fits[op] = fit;
+      }
+      for (const auto& js : jd.value("samples", nlohmann::json::array())) {
+        LayerSample s;
+        s.model = js.value("model", "");
+        s.layer = js.value("layer", "");
+        s.variant = js.value("variant", "");
+        s.op = js.at("op").get<std::string>();
+        s.macs = js.at("macs").get<int64_t>();
+        s.bytes = js.at("bytes").get<int64_t>();
+        s.seconds = js.at("seconds").get<double>();
+        d.samples.push_back(s);
+      }
+      p.devices.push_back(std::move(d));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument("profile " + path + ": " + e.what());
+  }
+  return p;
+}
+
+}  // namespace shoal

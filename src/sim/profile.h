@@ -1,0 +1,57 @@
+// The profiling database (the collaborative-execution paper's Step 1): per
+// device, measured layer latencies and a regression fitted to them, so that
+// layers never measured can be predicted; per device, its measured link.
+// Written by `shoal profile`, read by the planner and the simulator.
+#ifndef SHOAL_SIM_PROFILE_H_
+#define SHOAL_SIM_PROFILE_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "util/status.h"
+
+namespace shoal {
+
+// One measured layer (or split variant of a layer) on one device.
+struct LayerSample {
+  std::string model;    // where it came from, for people
+  std::string layer;    // node name
+  std::string variant;  // "whole", "lop 1/4", ...
+  std::string op;       // op type: Conv, Gemm, MaxPool, ...
+  int64_t macs = 0;
+  int64_t bytes = 0;  // input + output + weight bytes
+  double seconds = 0;
+};
+
+// seconds = intercept_s + per_mac_s * macs + per_byte_s * bytes, fitted by
+// least squares (non-negative) to the samples of one op class.
+struct OpFit {
+  double intercept_s = 0;
+  double per_mac_s = 0;
+  double per_byte_s = 0;
+  int samples = 0;
+};
+
+struct DeviceProfile {
+  std::string name;  // as in the cluster file
+  std::vector<LayerSample> samples;
+  // Key: op type, or "*" for the fit over every sample (used for op types
+  // never measured on this device).
+  std::map<std::string, OpFit> fits;
+  Link link;  // measured: bandwidth of a large message, latency of 64 B
+};
+
+struct Profile {
+  int version = 1;
+  std::vector<DeviceProfile> devices;
+  const DeviceProfile* Find(const std::string& name) const;
+};
+
+StatusOr<Profile> LoadProfile(const std::string& path);
+Status SaveProfile(const Profile& p, const std::string& path);
+
+}  // namespace shoal
+
+#endif  // SHOAL_SIM_PROFILE_H_
