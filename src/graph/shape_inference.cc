@@ -25,26 +25,36 @@ StatusOr<InputShapes> GatherInputShapes(const Graph& g, const Node& node) {
   return in;
 }
 
+Status InferNodeShapes(const Graph& g, const Node& node,
+                       std::vector<Shape>* out) {
+  const OpSchema* op = OpRegistry::Global().Find(node.op);
+  if (!op) {
+    return Unsupported("op '" + node.op + "' (node '" + node.name +
+                       "') is not supported");
+  }
+  ASSIGN_OR_RETURN(InputShapes in, GatherInputShapes(g, node));
+  out->clear();
+  RETURN_IF_ERROR(op->InferShapes(node, in, out));
+  for (size_t i = 0; i < node.outputs.size() && i < out->size(); ++i) {
+    if (node.outputs[i].empty()) continue;
+    for (int64_t d : (*out)[i]) {
+      if (d <= 0) {
+        return ShapeError(node, "output '" + node.outputs[i] + "' would be " +
+                                    ShapeToString((*out)[i]) +
+                                    " (an empty or negative extent)");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 Status InferShapes(Graph* g) {
   RETURN_IF_ERROR(g->TopoSort());
   for (auto& node : g->nodes) {
-    const OpSchema* op = OpRegistry::Global().Find(node.op);
-    if (!op) {
-      return Unsupported("op '" + node.op + "' (node '" + node.name +
-                         "') is not supported");
-    }
-    ASSIGN_OR_RETURN(InputShapes in, GatherInputShapes(*g, node));
     std::vector<Shape> out;
-    RETURN_IF_ERROR(op->InferShapes(node, in, &out));
+    RETURN_IF_ERROR(InferNodeShapes(*g, node, &out));
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       if (node.outputs[i].empty()) continue;
-      for (int64_t d : out[i]) {
-        if (d <= 0) {
-          return ShapeError(node, "output '" + node.outputs[i] + "' would be " +
-                                      ShapeToString(out[i]) +
-                                      " (an empty or negative extent)");
-        }
-      }
       TensorInfo* t = g->FindTensor(node.outputs[i]);
       t->shape = out[i];
       t->shaped = true;

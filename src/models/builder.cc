@@ -58,18 +58,8 @@ std::string GraphBuilder::Op(const std::string& op,
   error_ = g_.AddNode(n);
   if (!error_.ok()) return out;
   // Shape the new node now so later layers can size their weights.
-  const OpSchema* schema = OpRegistry::Global().Find(op);
-  if (!schema) {
-    error_ = Unsupported("op '" + op + "' is not registered");
-    return out;
-  }
-  auto in = GatherInputShapes(g_, n);
-  if (!in.ok()) {
-    error_ = in.status();
-    return out;
-  }
   std::vector<Shape> shapes;
-  error_ = schema->InferShapes(n, *in, &shapes);
+  error_ = InferNodeShapes(g_, n, &shapes);
   if (!error_.ok()) return out;
   TensorInfo* t = g_.FindTensor(out);
   t->shape = shapes[0];

@@ -114,5 +114,16 @@ TEST(ZooLayersTest, VggSRoundsPoolsDown) {
   EXPECT_EQ(ShapeOf(g, "pool5"), (Shape{1, 512, 5, 5}));
 }
 
+// An input too small for the model fails while building, naming the layer,
+// with the same check a plan's fragments get (at 64x64 vgg-s's pool5 would
+// turn 2x2 into 0x0).
+TEST(ZooLayersTest, InputTooSmallNamesTheLayer) {
+  auto g = Zoo::Global().Find("vgg-s")->build({1, 3, 64, 64});
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("pool5"), std::string::npos)
+      << g.status().ToString();
+  EXPECT_NE(g.status().message().find("0x0"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace shoal
