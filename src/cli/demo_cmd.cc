@@ -1,73 +1,411 @@
-// `shoal demo`: the main job on an embedded default. Today it runs the
-// single-device engine on a zoo model with both backends and checks that
-// they agree; the cluster demo joins when the runtime lands.
+// `shoal demo` (what `make demo` runs): brings up an emulated cluster of
+// Raspberry-Pi-3-like devices on free ports, runs one model on one device,
+// as a pipeline, with every exact model-parallel strategy (the fastest is
+// the best exact Plan) and as LCP branches, checks each output against the
+// single-device run, prints one table, and always shuts the cluster down.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <mutex>
 #include <random>
+#include <sstream>
+#include <thread>
 
 #include "cli/commands.h"
+#include "cli/plan_common.h"
 #include "engine/executor.h"
-#include "graph/cost.h"
-#include "models/load_model.h"
+#include "partition/strategy.h"
+#include "plan/plan_cost.h"
+#include "plan/plan_verify.h"
+#include "runtime/coordinator.h"
+#include "runtime/emulated_cluster.h"
 
 namespace shoal {
 namespace {
 
+namespace fs = std::filesystem;
+
 struct DemoArgs {
   std::string model = "alexnet";
-  int repeat = 5;
+  std::string cluster;  // empty: the embedded Pi-3-like cluster
+  int devices = 4;
+  int requests = 3;
+  int branches = 4;
+  std::string strategies = "lop,lip,channel,filter,spatial,fuse,fuse-ilp";
+  int64_t timeout_ms = 120000;
 };
 
-Status RunDemo(const DemoArgs& a) {
-  LoadOptions lo;
-  lo.with_weights = true;
-  ASSIGN_OR_RETURN(Model m, LoadModel(a.model, lo));
-  ASSIGN_OR_RETURN(GraphCost cost, ComputeGraphCost(m.graph));
-  std::cout << "shoal demo: " << m.graph.name << ", " << cost.params
-            << " params, " << cost.macs << " MACs, peak activations "
-            << cost.peak_activation_bytes << " bytes\n";
-  Tensor input(m.graph.FindTensor(m.graph.inputs[0])->shape);
-  std::mt19937_64 rng(1);
-  std::normal_distribution<float> d(0.f, 1.f);
-  for (auto& v : input.data) v = d(rng);
+constexpr double kTolerance = 1e-4;
 
-  std::vector<Tensor> outs[2];
-  double best_ms[2] = {0, 0};
-  const Backend backends[2] = {Backend::kReference, Backend::kOneDnn};
-  for (int b = 0; b < 2; ++b) {
-    ExecutorOptions eo;
-    eo.backend = backends[b];
-    ASSIGN_OR_RETURN(auto ex, Executor::Create(m.graph, m.weights, eo));
-    const int runs = backends[b] == Backend::kReference ? 1 : a.repeat;
-    best_ms[b] = 1e30;
-    for (int i = 0; i < runs; ++i) {
-      auto t0 = std::chrono::steady_clock::now();
-      RETURN_IF_ERROR(ex->Run({input}, &outs[b]));
-      best_ms[b] =
-          std::min(best_ms[b], std::chrono::duration<double, std::milli>(
-                                   std::chrono::steady_clock::now() - t0)
-                                   .count());
+// One device of examples/pi3-4.yaml (docs/cluster-format.md says why).
+std::string PiDevice(int i, int port) {
+  std::ostringstream o;
+  o << "  - name: pi" << i << "\n"
+    << "    address: 127.0.0.1:" << port << "\n"
+    << "    memory: 1GiB\n    cores: 4\n    cpu: 0.06\n"
+    << "    link: {bandwidth: 62Mbit, latency: 9ms}\n";
+  return o.str();
+}
+
+// The embedded cluster: N Pi-3-like devices on ports free right now, in a
+// fresh directory, so it cannot meet a cluster someone left running.
+StatusOr<std::string> WriteEmbeddedCluster(int n, std::string* dir) {
+  std::string templ = "/tmp/shoal-demo-XXXXXX";
+  if (mkdtemp(templ.data()) == nullptr) {
+    return Unavailable("cannot create a directory under /tmp");
+  }
+  *dir = templ;
+  std::string yaml =
+      "# shoal demo: Raspberry-Pi-3-like devices (as examples/pi3-4.yaml) "
+      "on free ports\ndevices:\n";
+  for (int i = 0; i < n; ++i) {
+    ASSIGN_OR_RETURN(int port, FreeLoopbackPort());
+    yaml += PiDevice(i, port);
+  }
+  const std::string file = templ + "/cluster.yaml";
+  std::ofstream(file) << yaml;
+  return file;
+}
+
+// Stops the cluster once: on the normal path, on an error return, or from
+// the signal thread on Ctrl-C.
+class ClusterGuard {
+ public:
+  // `dir`: a temporary directory holding the file, removed after.
+  ClusterGuard(std::string file, std::string dir)
+      : file_(std::move(file)), dir_(std::move(dir)) {}
+  ~ClusterGuard() { Stop(); }
+  void Stop() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!armed_) return;
+    armed_ = false;
+    std::ostringstream quiet;
+    Status s = ClusterDown(file_, quiet);
+    std::cout << "cluster down: "
+              << (s.ok() ? "every worker stopped" : s.message()) << std::endl;
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
+  void Arm() {
+    std::lock_guard<std::mutex> lock(mu_);
+    armed_ = true;
+  }
+
+ private:
+  std::string file_, dir_;
+  std::mutex mu_;
+  bool armed_ = false;
+};
+
+// Waits for SIGINT/SIGTERM/SIGHUP (blocked in every thread) and stops the
+// cluster before exiting.
+class SignalWatcher {
+ public:
+  explicit SignalWatcher(ClusterGuard* guard) {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    sigaddset(&set_, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set_, &old_);
+    thread_ = std::thread([this, guard] {
+      int sig = 0;
+      sigwait(&set_, &sig);
+      if (finished_) return;
+      std::cout << "\ninterrupted (signal " << sig << "): stopping the cluster"
+                << std::endl;
+      guard->Stop();
+      std::_Exit(128 + sig);
+    });
+  }
+  ~SignalWatcher() {
+    finished_ = true;
+    pthread_kill(thread_.native_handle(), SIGTERM);
+    thread_.join();
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+
+ private:
+  sigset_t set_, old_;
+  std::atomic<bool> finished_{false};
+  std::thread thread_;
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+double MaxRelDiff(const Tensor& got, const Tensor& want) {
+  if (got.shape != want.shape) return INFINITY;
+  double scale = 0, diff = 0;
+  for (size_t i = 0; i < want.data.size(); ++i) {
+    scale = std::max(scale, std::fabs(double(want.data[i])));
+    diff = std::max(diff, std::fabs(double(got.data[i]) - want.data[i]));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+StatusOr<Tensor> RunWhole(const Model& m, const Tensor& x) {
+  ASSIGN_OR_RETURN(auto ex, Executor::Create(m.graph, m.weights, {}));
+  std::vector<Tensor> out;
+  RETURN_IF_ERROR(ex->Run({x}, &out));
+  return out[0];
+}
+
+struct Row {
+  std::string label, strategy, note;
+  int devices = 0;
+  double latency_ms = 0;
+  int64_t bytes = 0;
+  std::vector<int64_t> weight_bytes;
+  double rel_diff = -1;  // < 0: not checked
+  bool ok = false;       // ran
+  bool exact = true;     // compared with the original model
+};
+
+// Plans, deploys and times one configuration on the cluster.
+Row RunConfig(const std::string& label, const std::string& strategy,
+              const Model& m, const ModelRef& ref,
+              const std::vector<PlanDevice>& devices, const Cluster& cluster,
+              const Tensor& x, const Tensor& want, const DemoArgs& a) {
+  Row r;
+  r.label = label;
+  r.strategy = strategy;
+  r.devices = static_cast<int>(devices.size());
+  std::cout << "  " << std::left << std::setw(22) << label << std::right
+            << std::flush;
+  auto fail = [&](const Status& s) {
+    r.note = s.message();
+    std::cout << " not run: " << r.note << std::endl;
+    return r;
+  };
+  PlanOptions po;
+  po.strategy = strategy;
+  po.devices = devices;
+  po.model = ref;
+  auto p = MakePlan(m.graph, po);
+  if (!p.ok()) return fail(p.status());
+  if (Status s = CheckPlanMemory(*p, m.graph); !s.ok()) return fail(s);
+  CoordinatorOptions co;
+  co.timeout_ms = a.timeout_ms;
+  auto coord = Coordinator::Create(*p, cluster, co);
+  if (!coord.ok()) return fail(coord.status());
+  DeployReport dep;
+  if (Status s = (*coord)->Deploy(m.weights, &dep); !s.ok()) return fail(s);
+  r.weight_bytes = dep.weight_bytes;
+  Tensor out;
+  // One warm-up request: first-touch costs are not the steady state.
+  if (Status s = (*coord)->Run(x, &out, nullptr, 0); !s.ok()) return fail(s);
+  std::vector<double> lat;
+  for (int i = 0; i < a.requests; ++i) {
+    RunStats st;
+    if (Status s = (*coord)->Run(x, &out, &st, i + 1); !s.ok()) return fail(s);
+    lat.push_back(st.latency_ms);
+    r.bytes = st.bytes_total;
+    r.rel_diff = std::max(r.rel_diff, MaxRelDiff(out, want));
+  }
+  r.latency_ms = Median(lat);
+  r.ok = true;
+  std::cout << std::fixed << std::setprecision(0) << std::setw(8)
+            << r.latency_ms << " ms (median of " << a.requests
+            << "), deployed in " << dep.ms << " ms" << std::endl;
+  return r;
+}
+
+std::string Mib(int64_t b) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(b >= (int64_t{10} << 20) ? 0 : 1)
+    << b / 1048576.0;
+  return o.str();
+}
+
+void PrintTable(const std::vector<Row>& rows, double base_ms,
+                const std::string& best) {
+  std::cout << "\n"
+            << std::left << std::setw(26) << "configuration" << std::right
+            << std::setw(4) << "dev" << std::setw(12) << "latency ms"
+            << std::setw(9) << "speedup" << std::setw(14) << "wire KiB/req"
+            << "  " << std::left << std::setw(26) << "weights MiB per device"
+            << "check\n"
+            << std::string(105, '-') << "\n";
+  for (const auto& r : rows) {
+    std::string label = r.label + (r.strategy == best ? " (best)" : "");
+    std::cout << std::left << std::setw(26) << label << std::right
+              << std::setw(4) << r.devices;
+    if (!r.ok) {
+      std::cout << "  not run: " << r.note << "\n";
+      continue;
     }
-    std::cout << std::fixed << std::setprecision(1) << "  " << std::setw(9)
-              << BackendName(backends[b]) << ": " << best_ms[b]
-              << " ms (best of " << runs << "), arena "
-              << ex->stats().arena_bytes / 1024 << " KiB\n";
+    std::string w;
+    for (size_t d = 0; d < r.weight_bytes.size(); ++d) {
+      w += (d ? "/" : "") + Mib(r.weight_bytes[d]);
+    }
+    std::ostringstream check;
+    check << std::scientific << std::setprecision(1) << "max rel diff "
+          << r.rel_diff << (r.rel_diff <= kTolerance ? " ok" : " ABOVE 1e-4");
+    std::cout << std::fixed << std::setprecision(0) << std::setw(12)
+              << r.latency_ms << std::setprecision(2) << std::setw(8)
+              << base_ms / r.latency_ms << "x" << std::setprecision(1)
+              << std::setw(14) << r.bytes / 1024.0 << "  " << std::left
+              << std::setw(26) << w << check.str() << std::right << "\n";
   }
-  double max_abs = 0, max_ref = 0;
-  for (size_t i = 0; i < outs[0][0].data.size(); ++i) {
-    max_abs = std::max(
-        max_abs, double(std::fabs(outs[0][0].data[i] - outs[1][0].data[i])));
-    max_ref = std::max(max_ref, double(std::fabs(outs[0][0].data[i])));
+}
+
+Status RunDemo(const DemoArgs& a) {
+  if (a.devices < 2 || a.requests < 1 || a.branches < 1) {
+    return InvalidArgument("--devices >= 2, --requests >= 1, --branches >= 1");
   }
-  const double rel = max_abs / std::max(max_ref, 1e-30);
-  std::cout << std::scientific << std::setprecision(2)
-            << "  oneDNN vs reference: max rel diff " << rel
-            << (rel <= 1e-4 ? " (exact within 1e-4)" : " (MISMATCH)") << "\n";
-  std::cout << "  (the distributed demo arrives with the runtime: see README, "
-               "Status)\n";
-  if (rel > 1e-4) return Internal("backends disagree");
+  std::cout << "shoal demo: " << a.model << " on an emulated cluster of "
+            << (a.cluster.empty()
+                    ? std::to_string(a.devices) + " Raspberry-Pi-3-like devices"
+                    : a.cluster)
+            << ": one device, a pipeline, each exact model-parallel "
+               "strategy, and LCP branches\n";
+  std::string dir, file = a.cluster;
+  if (file.empty()) {
+    ASSIGN_OR_RETURN(file, WriteEmbeddedCluster(a.devices, &dir));
+  } else {
+    // A given file must not point at workers that already run: the demo
+    // deploys its own plans and stops the workers at the end.
+    ASSIGN_OR_RETURN(Cluster c, LoadCluster(file));
+    for (const auto& d : c.devices) {
+      const auto colon = d.address.rfind(':');
+      if (colon == std::string::npos) continue;
+      const int fd = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in sa{};
+      sa.sin_family = AF_INET;
+      sa.sin_port = htons(std::atoi(d.address.substr(colon + 1).c_str()));
+      sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      const bool taken =
+          connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0;
+      close(fd);
+      if (taken) {
+        return FailedPrecondition(
+            "something already listens on " + d.address + " (device " + d.name +
+            " of " + file + "): stop it (shoal cluster down " + file +
+            ") or run shoal demo without --cluster, which picks free ports");
+      }
+    }
+  }
+  ClusterGuard guard(file, dir);
+  SignalWatcher watcher(&guard);
+  ClusterUpOptions uo;
+  uo.die_with_parent = true;
+  guard.Arm();
+  ASSIGN_OR_RETURN(auto up, ClusterUp(file, uo, std::cout));
+  bool limited = true;
+  for (const auto& d : up) limited &= d.cpu_limited && d.memory_limited;
+  if (!limited) {
+    std::cout << "NOTE: cgroups could not limit every worker (see above): "
+                 "those run at this machine's full speed, so their latencies "
+                 "are not a Pi's; links are still shaped by the workers' "
+                 "transport and memory budgets still refuse deployments\n";
+  }
+  ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(file));
+  const std::vector<PlanDevice> devices = cluster.PlanDevices();
+
+  ModelRef ref;
+  ref.spec = a.model;
+  ASSIGN_OR_RETURN(Model m, LoadPlanModel(ref, true));
+  const Shape in_shape = m.graph.FindTensor(m.graph.inputs[0])->shape;
+  Tensor x(in_shape);
+  std::mt19937_64 rng(1);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (auto& v : x.data) v = nd(rng);
+  ASSIGN_OR_RETURN(Tensor want, RunWhole(m, x));
+
+  std::cout << "\nrunning (" << a.requests
+            << " timed requests after one warm-up each; outputs checked "
+               "against "
+            << a.model << " run whole in this process):\n";
+  std::vector<Row> rows;
+  rows.push_back(RunConfig("one device (" + devices[0].name + ")", "pipeline",
+                           m, ref, {devices[0]}, cluster, x, want, a));
+  rows.back().strategy = "one device";
+  if (!rows.back().ok) {
+    return Unavailable("the single-device run failed: " + rows.back().note);
+  }
+  const double base_ms = rows.back().latency_ms;
+  rows.push_back(
+      RunConfig("pipeline", "pipeline", m, ref, devices, cluster, x, want, a));
+  std::stringstream ss(a.strategies);
+  std::string best;
+  double best_ms = INFINITY;
+  for (std::string s; std::getline(ss, s, ',');) {
+    rows.push_back(RunConfig(s, s, m, ref, devices, cluster, x, want, a));
+    if (rows.back().ok && rows.back().rel_diff <= kTolerance &&
+        rows.back().latency_ms < best_ms) {
+      best_ms = rows.back().latency_ms;
+      best = s;
+    }
+  }
+  // LCP changes the model: checked against the branched model on one device.
+  ModelRef lref = ref;
+  lref.lcp_branches = a.branches;
+  const std::string lcp_label = "lcp split" + std::to_string(a.branches);
+  auto lm = LoadPlanModel(lref, true);
+  if (lm.ok()) {
+    auto lwant = RunWhole(*lm, x);
+    if (!lwant.ok()) return lwant.status();
+    rows.push_back(
+        RunConfig(lcp_label, "lcp", *lm, lref, devices, cluster, x, *lwant, a));
+    rows.back().exact = false;
+  } else {
+    Row r;
+    r.label = lcp_label;
+    r.devices = a.devices;
+    r.note = lm.status().message();
+    rows.push_back(r);
+  }
+  guard.Stop();
+
+  PrintTable(rows, base_ms, best);
+  std::cout << "\nspeedup: one-device latency / latency; latency: median "
+               "request time on the emulated devices (cpu 0.06 of a host "
+               "core each, 62 Mbit/s + 9 ms links); wire: bytes between "
+               "devices per request.\n"
+            << "best exact model-parallel Plan: "
+            << (best.empty() ? std::string("none ran") : best)
+            << ", chosen by running every candidate (" << a.strategies
+            << ") and taking the lowest median latency.\n"
+            << lcp_label << " is another model (" << a.branches
+            << " narrow branches, LCP paper): it is checked against that "
+               "branched model run whole, not against "
+            << a.model
+            << "; its accuracy needs training (shoal lcp train, docs/lcp.md)."
+            << "\n";
+  bool all_ok = true;
+  std::string bad;
+  for (const auto& r : rows) {
+    if (r.ok && !(r.rel_diff <= kTolerance)) {
+      all_ok = false;
+      bad += " " + r.label;
+    }
+  }
+  if (!all_ok) {
+    return Internal(
+        "outputs differ from the single-device run by more than "
+        "1e-4 (relative):" +
+        bad);
+  }
+  std::cout << "every output matched its single-device run within 1e-4.\n";
+  // The workers' logs are only worth keeping when something failed.
+  if (!dir.empty()) {
+    std::error_code ec;
+    fs::remove_all(ClusterStateDir(file), ec);
+  }
   return Status::Ok();
 }
 
@@ -76,9 +414,22 @@ Status RunDemo(const DemoArgs& a) {
 void AddDemoCommand(CLI::App* app) {
   auto a = std::make_shared<DemoArgs>();
   auto* cmd = app->add_subcommand(
-      "demo", "Run the main job on an embedded default model");
+      "demo",
+      "Emulated Pi-3 cluster: one device vs pipeline vs model-parallel vs LCP");
   cmd->add_option("--model", a->model, "Zoo model (default alexnet)");
-  cmd->add_option("--repeat", a->repeat, "Timed oneDNN runs");
+  cmd->add_option("--cluster", a->cluster,
+                  "Cluster file to start (default: an embedded cluster of "
+                  "Pi-3-like devices on free ports)");
+  cmd->add_option("--devices", a->devices,
+                  "Devices of the embedded cluster (default 4)");
+  cmd->add_option("--requests", a->requests,
+                  "Timed requests per configuration (default 3)");
+  cmd->add_option("--branches", a->branches, "LCP branches (default 4)");
+  cmd->add_option("--strategies", a->strategies,
+                  "Model-parallel candidates, comma separated (default "
+                  "lop,lip,channel,filter,spatial,fuse,fuse-ilp)");
+  cmd->add_option("--timeout-ms", a->timeout_ms,
+                  "Deadline of each request (default 120000)");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunDemo(*a))); });
 }
 

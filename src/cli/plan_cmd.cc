@@ -17,6 +17,8 @@ namespace {
 struct PlanArgs {
   std::string model, strategy, out, dot, input_shape;
   uint64_t weights_seed = 0;
+  int64_t branches = 0;
+  double fatten = 0;
   int hub = 0;
   bool json = false;
   double time_limit = 10;
@@ -32,6 +34,14 @@ Status RunPlan(const PlanArgs& a) {
   po.ilp_time_limit_s = a.time_limit;
   po.model.spec = a.model;
   po.model.weights_seed = a.weights_seed;
+  if (a.branches < 0 || a.fatten < 0) {
+    return InvalidArgument("--branches and --fatten must not be negative");
+  }
+  if (a.fatten > 0 && a.branches == 0) {
+    return InvalidArgument("--fatten goes with --branches K");
+  }
+  po.model.lcp_branches = a.branches;
+  po.model.lcp_fatten_pct = a.fatten;
   ASSIGN_OR_RETURN(auto shape, ParseInputShapeFlag(a.input_shape));
   if (shape) po.model.input_shape = *shape;
   ASSIGN_OR_RETURN(Model m, LoadPlanModel(po.model, false));
@@ -63,13 +73,19 @@ void AddPlanCommand(CLI::App* app) {
       "Split a model over devices by one strategy; print and save the Plan");
   cmd->add_option("model", a->model, "Zoo name or .onnx file")->required();
   a->devices.Add(cmd);
-  cmd->add_option("--strategy", a->strategy,
-                  "pipeline|data|lop|lip|channel|filter|spatial|fuse|fuse-ilp")
+  cmd->add_option(
+         "--strategy", a->strategy,
+         "pipeline|data|lop|lip|channel|filter|spatial|fuse|fuse-ilp|lcp")
       ->required();
   cmd->add_option("-o,--output", a->out, "Write the Plan as JSON");
   cmd->add_option("--dot", a->dot, "Write the Plan as Graphviz");
   cmd->add_flag("--json", a->json, "Print the Plan as JSON instead of a table");
   cmd->add_option("--input-shape", a->input_shape, "Override the input shape");
+  cmd->add_option("--branches", a->branches,
+                  "Branch MODEL into K LCP branches first (as `shoal lcp "
+                  "split`); the Plan records it, so `run` rebuilds it");
+  cmd->add_option("--fatten", a->fatten,
+                  "With --branches: widen every in-branch layer by PCT");
   cmd->add_option("--weights-seed", a->weights_seed,
                   "Seed of zoo models' random weights (recorded in the Plan)");
   cmd->add_option(

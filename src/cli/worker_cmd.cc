@@ -15,6 +15,7 @@ struct WorkerArgs {
   std::string listen = "127.0.0.1:7000", name, memory = "0", bandwidth, latency,
               max_message = "256MiB", backend = "onednn";
   int threads = 1;
+  double cpu_fraction = 0;
 };
 
 Status RunWorker(const WorkerArgs& a) {
@@ -23,6 +24,10 @@ Status RunWorker(const WorkerArgs& a) {
   o.name = a.name.empty() ? a.listen : a.name;
   ASSIGN_OR_RETURN(o.memory_bytes, ParseBytes(a.memory));
   o.threads = a.threads;
+  if (a.cpu_fraction < 0 || a.cpu_fraction > 1024) {
+    return InvalidArgument("--cpu-fraction must be between 0 and 1024");
+  }
+  o.cpu_fraction = a.cpu_fraction;
   if (!a.bandwidth.empty()) {
     ASSIGN_OR_RETURN(o.link.bandwidth_bps, ParseBitRate(a.bandwidth));
   }
@@ -45,7 +50,12 @@ Status RunWorker(const WorkerArgs& a) {
             << " (memory budget "
             << (o.memory_bytes > 0 ? std::to_string(o.memory_bytes) + " bytes"
                                    : std::string("unlimited"))
-            << ", " << o.threads << " kernel threads, link "
+            << ", " << o.threads << " kernel threads, "
+            << (o.cpu_fraction > 0
+                    ? "compute paced to " + std::to_string(o.cpu_fraction) +
+                          " of a host core, "
+                    : std::string())
+            << "link "
             << (o.link.bandwidth_bps > 0
                     ? std::to_string(o.link.bandwidth_bps / 1e6) + " Mbit/s"
                     : std::string("unshaped"))
@@ -80,6 +90,9 @@ void AddWorkerCommand(CLI::App* app) {
                   "Memory budget for a deployment, e.g. 1GiB (default 0: "
                   "unlimited)");
   cmd->add_option("--threads", a->threads, "Kernel threads (default 1)");
+  cmd->add_option("--cpu-fraction", a->cpu_fraction,
+                  "Emulated CPU speed in host cores: a task using c s of CPU "
+                  "takes c / F s (default 0: off)");
   cmd->add_option("--link-bandwidth", a->bandwidth,
                   "Emulated bandwidth of what it sends, e.g. 62Mbit");
   cmd->add_option("--link-latency", a->latency,

@@ -25,6 +25,11 @@ struct ModelRef {
   Shape input_shape;           // empty: the model's default
   uint64_t weights_seed = 0;   // zoo models' random weights
   bool fuse_batchnorm = true;  // plans run on BN-folded graphs
+  // LCP branching applied on load (`shoal plan --branches K`): the model is
+  // `spec` split into this many branches (lcp/split_branches.h) with seeded
+  // weights; 0: the model as it is.
+  int64_t lcp_branches = 0;
+  double lcp_fatten_pct = 0;
 };
 
 struct PlanDevice {

@@ -43,6 +43,10 @@ json PlanToJson(const Plan& p) {
                 {"input_shape", p.model.input_shape},
                 {"weights_seed", p.model.weights_seed},
                 {"fuse_batchnorm", p.model.fuse_batchnorm}};
+  if (p.model.lcp_branches > 0) {
+    j["model"]["lcp_branches"] = p.model.lcp_branches;
+    j["model"]["lcp_fatten_pct"] = p.model.lcp_fatten_pct;
+  }
   j["devices"] = json::array();
   for (const auto& d : p.devices) {
     j["devices"].push_back({{"name", d.name},
@@ -106,6 +110,13 @@ StatusOr<Plan> PlanFromJson(const json& j) {
     p.model.input_shape = m.at("input_shape").get<Shape>();
     p.model.weights_seed = m.at("weights_seed").get<uint64_t>();
     p.model.fuse_batchnorm = m.at("fuse_batchnorm").get<bool>();
+    p.model.lcp_branches = m.value("lcp_branches", int64_t{0});
+    p.model.lcp_fatten_pct = m.value("lcp_fatten_pct", 0.0);
+    if (p.model.lcp_branches < 0 || p.model.lcp_fatten_pct < 0) {
+      return InvalidArgument(
+          "model.lcp_branches and model.lcp_fatten_pct "
+          "must not be negative");
+    }
     for (const auto& d : j.at("devices")) {
       p.devices.push_back(PlanDevice{d.at("name").get<std::string>(),
                                      d.at("share").get<double>(),

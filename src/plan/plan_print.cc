@@ -40,9 +40,15 @@ const char* kColors[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072",
 void PrintPlanTable(const Plan& p, std::ostream& os) {
   const RunStats c = CountCommunication(p);
   const auto wb = WeightBytesPerDevice(p);
-  os << "plan: " << p.model.spec << ", strategy " << p.strategy << ", "
-     << p.devices.size() << " devices, " << p.tasks.size() << " tasks, "
-     << p.transfers.size() << " transfers\n";
+  os << "plan: " << p.model.spec;
+  if (p.model.lcp_branches > 0) {
+    os << " split into " << p.model.lcp_branches << " LCP branches";
+    if (p.model.lcp_fatten_pct > 0) {
+      os << " (fattened " << p.model.lcp_fatten_pct << "%)";
+    }
+  }
+  os << ", strategy " << p.strategy << ", " << p.devices.size() << " devices, "
+     << p.tasks.size() << " tasks, " << p.transfers.size() << " transfers\n";
   os << "input " << p.input_name << " " << ShapeToString(p.input_shape)
      << " on " << p.devices[p.input_device].name << "; output " << p.output_name
      << " " << ShapeToString(p.output_shape) << " on "

@@ -253,15 +253,44 @@ Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
     rpc::HealthRequest hq;
     hq.set_protocol(kProtocolVersion);
     rpc::HealthReply hr;
-    grpc::ClientContext ctx;
-    ctx.set_deadline(DeadlineIn(5000));
-    grpc::Status s = m.stubs[d]->Health(&ctx, hq, &hr);
+    grpc::Status s;
+    {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(DeadlineIn(5000));
+      s = m.stubs[d]->Health(&ctx, hq, &hr);
+    }
+    if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+      // A channel still backing off from a worker that was down fails at
+      // once; give a restarted worker a second to be reached again.
+      grpc::ClientContext ctx;
+      ctx.set_deadline(DeadlineIn(1500));
+      ctx.set_wait_for_ready(true);
+      grpc::Status retry = m.stubs[d]->Health(&ctx, hq, &hr);
+      if (retry.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) s = retry;
+    }
     if (!s.ok()) return FromGrpc(s, m.DeviceName(d) + " does not answer");
     if (hr.protocol() != kProtocolVersion) {
       return FailedPrecondition(
           m.DeviceName(d) + " speaks shoal protocol version " +
           std::to_string(hr.protocol()) + " but this coordinator speaks " +
           std::to_string(kProtocolVersion));
+    }
+    // The worker holds weights twice (cache and engine): refuse before
+    // uploading what cannot fit. The worker checks again, activations too.
+    int64_t weight_bytes = 0;
+    for (const auto& [h, b] : blobs) weight_bytes += b.size();
+    if (hr.memory_budget() > 0 && 2 * weight_bytes > hr.memory_budget()) {
+      auto mib = [](int64_t b) {
+        char buf[32];
+        std::snprintf(buf, sizeof(buf), "%.1f MiB", b / 1048576.0);
+        return std::string(buf);
+      };
+      return FailedPrecondition(
+          m.DeviceName(d) + " refuses the deployment: it needs at least " +
+          mib(2 * weight_bytes) + " (" + mib(weight_bytes) +
+          " of weights, held twice: cache and engine) but its memory budget "
+          "is " +
+          mib(hr.memory_budget()));
     }
   }
   rpc::HaveBlobsRequest hb;
@@ -356,9 +385,20 @@ Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
   };
   const auto t0 = Clock::now();
   const auto expiry = t0 + std::chrono::milliseconds(m.opts.timeout_ms);
-  for (size_t xi = 0; xi < p.transfers.size(); ++xi) {
+  // The input device's own parts first: they cross no link, so its tasks
+  // start while the other devices' parts are still on the air.
+  std::vector<size_t> order;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t xi = 0; xi < p.transfers.size(); ++xi) {
+      const Transfer& x = p.transfers[xi];
+      if (x.src.task != kModelInput) continue;
+      const bool local = x.dst.task != kModelOutput &&
+                         p.DeviceOf(x.dst.task, seq) == p.input_device;
+      if (local == (pass == 0)) order.push_back(xi);
+    }
+  }
+  for (size_t xi : order) {
     const Transfer& x = p.transfers[xi];
-    if (x.src.task != kModelInput) continue;
     const int d = x.dst.task == kModelOutput ? -1 : p.DeviceOf(x.dst.task, seq);
     auto part = ExtractRegion(input, x.src.region);
     if (!part.ok()) {

@@ -12,6 +12,7 @@
 
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
+#include "runtime/cpu_pacer.h"
 #include "runtime/link_shaper.h"
 #include "runtime/wire.h"
 
@@ -182,12 +183,19 @@ struct Worker::Impl final : public rpc::Worker::Service {
     while (reader->Read(&c)) {
       if (auto s = CheckProtocol(c.protocol(), Who()); !s.ok()) return s;
       if (total < 0) {
-        if (c.hash().empty() || c.total_bytes() < 0 ||
-            c.total_bytes() % 4 != 0 || c.total_bytes() > cap) {
+        if (c.total_bytes() > cap) {
           return grpc::Status(
-              grpc::StatusCode::INVALID_ARGUMENT,
-              Who() + ": a blob of " + std::to_string(c.total_bytes()) +
-                  " bytes is invalid or above the memory budget");
+              grpc::StatusCode::FAILED_PRECONDITION,
+              Who() + " refuses the deployment: one weight blob takes " +
+                  MiB(c.total_bytes()) + " but its memory budget is " +
+                  MiB(cap));
+        }
+        if (c.hash().empty() || c.total_bytes() < 0 ||
+            c.total_bytes() % 4 != 0) {
+          return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                              Who() + ": a blob of " +
+                                  std::to_string(c.total_bytes()) +
+                                  " bytes is invalid");
         }
         hash = c.hash();
         total = c.total_bytes();
@@ -532,8 +540,10 @@ struct Worker::Impl final : public rpc::Worker::Service {
       const Task& t = d.plan.tasks[rd.task];
       std::vector<Tensor> outs;
       const auto t0 = Clock::now();
+      const double cpu0 = CpuSeconds(opts.threads > 1);
       Status st = d.exec[rd.task] ? d.exec[rd.task]->Run(rd.inputs, &outs)
                                   : Status::Ok();
+      PaceCompute(opts.cpu_fraction, t0, CpuSeconds(opts.threads > 1) - cpu0);
       const double ms = MsSince(t0);
       {
         std::lock_guard<std::mutex> lock(mu);

@@ -19,9 +19,12 @@ namespace shoal {
 struct WorkerOptions {
   std::string listen = "127.0.0.1:0";  // port 0: any free port
   std::string name = "worker";
-  int64_t memory_bytes = 0;       // budget for a deployment; 0: unlimited
-  int threads = 1;                // kernel threads
-  Link link;                      // emulated link applied to what it sends
+  int64_t memory_bytes = 0;  // budget for a deployment; 0: unlimited
+  int threads = 1;           // kernel threads
+  Link link;                 // emulated link applied to what it sends
+  // Emulated CPU speed in host cores (0: off): a task that used c seconds
+  // of CPU takes c / cpu_fraction (runtime/cpu_pacer.h).
+  double cpu_fraction = 0;
   int64_t max_message_bytes = 0;  // 0: kDefaultMaxMessageBytes
   Backend backend = Backend::kOneDnn;
 };

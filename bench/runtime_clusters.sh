@@ -1,0 +1,182 @@
+#!/bin/bash
+# The distributed runtime on emulated Raspberry-Pi-3-like clusters
+# (examples/pi3-4.yaml, examples/pi3-8.yaml: cpu 0.06 of a host core each,
+# 1 GiB, 62 Mbit/s + 9 ms links), copied onto free ports from PORT_BASE:
+# latency and speedup over one such device of the pipeline, each exact
+# model-parallel strategy, fuse-ilp, and LCP split4/split8 of the same model
+# (the LCP paper's Fig. 12), with bytes on the wire; then the transport
+# overhead on unshaped loopback (bench/transport_bench.cc). Prints markdown.
+#
+#   bash bench/runtime_clusters.sh                 # everything (~25 min)
+#   MODELS=alexnet SIZES=4 bash bench/runtime_clusters.sh
+#
+# Env: BUILD_DIR (default build), MODELS, SIZES, STRATEGIES, REQUESTS
+# (timed requests per plan, default 2), PORT_BASE (default 7400).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+BUILD_DIR=${BUILD_DIR:-$root/build}
+shoal=$BUILD_DIR/shoal
+MODELS=${MODELS:-"alexnet vgg16 resnet18"}
+SIZES=${SIZES:-"4 8"}
+STRATEGIES=${STRATEGIES:-"pipeline lop lip channel filter spatial fuse fuse-ilp"}
+REQUESTS=${REQUESTS:-2}
+PORT_BASE=${PORT_BASE:-7400}
+[ -x "$shoal" ] || { echo "no $shoal: build first (make build)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/shoal-bench-rt-XXXXXX)
+started=()
+cleanup() {
+  for f in "${started[@]}"; do "$shoal" cluster down "$f" >/dev/null 2>&1 || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+next_port=$PORT_BASE
+alloc_port() {  # sets PORT: the next port from PORT_BASE nothing listens on
+  while (exec 3<>"/dev/tcp/127.0.0.1/$next_port") 2>/dev/null; do
+    next_port=$((next_port + 1))
+  done
+  PORT=$next_port
+  next_port=$((next_port + 1))
+}
+
+# cluster_file N [MEMORY]: sets CLUSTER, a file of N Pi-3-like devices on
+# free ports (no subshell: the port counter must advance).
+cluster_file() {
+  local n=$1 mem=${2:-1GiB} f="$work/pi3-$1-$RANDOM.yaml"
+  echo "devices:" > "$f"
+  for ((i = 0; i < n; i++)); do
+    alloc_port
+    cat >> "$f" <<EOF
+  - name: pi$i
+    address: 127.0.0.1:$PORT
+    memory: $mem
+    cores: 4
+    cpu: 0.06
+    link: {bandwidth: 62Mbit, latency: 9ms}
+EOF
+  done
+  CLUSTER=$f
+}
+
+up() { started+=("$1")
+       "$shoal" cluster up "$1" > "$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
+       grep -q "NOT limited" "$work/up.log" && echo "(cgroups unavailable: $(grep -m1 'NOT limited' "$work/up.log"))" || true; }
+down() { "$shoal" cluster down "$1" > /dev/null; }
+
+# bench_plan CLUSTER PLAN -> median latency ms, or "-" and the error
+bench_plan() {
+  local out
+  if ! out=$("$shoal" bench --plan "$2" --cluster "$1" --requests "$REQUESTS" --json --timeout-ms 300000 2> "$work/err"); then
+    echo "- $(tail -c 300 "$work/err" | tr '\n' ' ')"; return; fi
+  python3 -c 'import json, sys; print("%.0f" % json.load(sys.stdin)["latency_ms"]["median"])' <<< "$out"
+}
+
+# plan_stats PLAN -> "wire_bytes max_weight_bytes": tensor bytes between
+# devices per request (the input device's sends included) as `shoal run`
+# counts them, and the most weight bytes one device holds (the worker keeps
+# one copy of a slice that several of its tasks read).
+plan_stats() {
+  python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+def n(r):
+    k = 1
+    for b, e in zip(r["begin"], r["end"]): k *= e - b
+    return k
+dev = {t["id"]: t["devices"][0] for t in p["tasks"]}
+dev[-1] = p["input"]["device"]; dev[-2] = p["output"]["device"]
+wire = sum(4 * n(x["src"]["region"]) for x in p["transfers"]
+           if dev[x["src"]["task"]] != dev[x["dst"]["task"]])
+per = {}
+for t in p["tasks"]:
+    for w in t["weights"]:
+        key = (w["source"], tuple(w["region"]["begin"]), tuple(w["region"]["end"]))
+        for d in set(t["devices"]): per.setdefault(d, {})[key] = 4 * n(w["region"])
+print(wire, max(sum(v.values()) for v in per.values()) if per else 0)' "$1"
+}
+
+# plan_and_bench CLUSTER MODEL STRATEGY [BRANCHES] -> "ms wire weights", or
+# "- error..."
+plan_and_bench() {
+  local c=$1 m=$2 s=$3 k=${4:-0} p="$work/plan.json" extra=()
+  [ "$k" != 0 ] && extra=(--branches "$k")
+  if ! "$shoal" plan "$m" --cluster "$c" --strategy "$s" "${extra[@]}" -o "$p" > "$work/plan.out" 2> "$work/err"; then
+    echo "- $(tail -c 200 "$work/err" | tr '\n' ' ')"; return; fi
+  # Fresh workers for every plan: a worker builds a new deployment before it
+  # drops the old one, and two large ones exceed a 1 GiB device's cgroup.
+  local ms
+  up "$c" >&2
+  ms=$(bench_plan "$c" "$p")
+  down "$c"
+  if [[ $ms == -* ]]; then echo "$ms"; return; fi
+  echo "$ms $(plan_stats "$p")"
+}
+
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+fmt_mib() { python3 -c "print('%.1f' % ($1 / 1048576))"; }
+
+echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
+echo "Command: bash bench/runtime_clusters.sh (MODELS='$MODELS' SIZES='$SIZES' REQUESTS=$REQUESTS)"
+echo
+echo "Latency: median of $REQUESTS requests after a warm-up (shoal bench), one request in flight."
+echo "Wire: tensor bytes between devices per request, the input device's sends included (as \`shoal run\` counts them). Weights: the most any one device holds."
+echo
+
+# One device: the same Pi-3 emulation with 2 GiB, since a worker holds its
+# weights twice (cache + engine) and VGG16 alone needs 1.06 GB of that.
+cluster_file 1 2GiB
+one=$CLUSTER
+declare -A base best best_name
+for m in $MODELS; do
+  read -r ms rest <<< "$(plan_and_bench "$one" "$m" pipeline)"
+  [ "$ms" = - ] && echo "one device, $m: $rest" >&2
+  base[$m]=$ms
+done
+echo "One emulated Pi 3 (load average before: $(loadavg)):"
+echo
+echo "| model | latency ms |"
+echo "|---|---:|"
+for m in $MODELS; do echo "| $m | ${base[$m]} |"; done
+echo
+
+for n in $SIZES; do
+  cluster_file "$n"
+  c=$CLUSTER
+  echo "### $n emulated Pi 3"
+  echo
+  echo "| model | plan | latency ms | speedup | wire KiB/req | weights MiB/device (max) | load avg |"
+  echo "|---|---|---:|---:|---:|---:|---|"
+  for m in $MODELS; do
+    best[$m]=""; best_name[$m]=""
+    for s in $STRATEGIES lcp4 lcp8; do
+      la=$(loadavg)
+      case $s in
+        lcp*) k=${s#lcp}; r=$(plan_and_bench "$c" "$m" lcp "$k"); label="LCP split$k" ;;
+        *) r=$(plan_and_bench "$c" "$m" "$s"); label=$s ;;
+      esac
+      if [[ $r == -* ]]; then
+        echo "| $m | $label | failed: ${r#- } | | | | $la |"; continue; fi
+      read -r ms bytes w <<< "$r"
+      sp=$(python3 -c "print('%.2fx' % (${base[$m]} / $ms))")
+      echo "| $m | $label | $ms | $sp | $(python3 -c "print('%.1f' % ($bytes / 1024))") | $(fmt_mib "$w") | $la |"
+      if [[ $s != lcp* && $s != pipeline ]] && { [ -z "${best[$m]}" ] || [ "$ms" -lt "${best[$m]}" ]; }; then
+        best[$m]=$ms; best_name[$m]=$s
+      fi
+    done
+  done
+  echo
+  echo "Best exact model-parallel plan on $n: $(for m in $MODELS; do printf '%s %s (%s ms, %sx); ' "$m" "${best_name[$m]}" "${best[$m]}" "$(python3 -c "print('%.2f' % (${base[$m]} / ${best[$m]:-1}))")"; done)"
+  echo
+done
+
+echo "### Transport overhead (unshaped loopback, two worker processes)"
+echo
+if [ -f "$BUILD_DIR/CMakeCache.txt" ]; then  # a build tree: bring it up to date
+  cmake --build "$BUILD_DIR" --target shoal_transport_bench > "$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
+fi
+echo "load average before: $(loadavg)"
+echo
+"$BUILD_DIR/shoal_transport_bench" "$shoal" 2000

@@ -1,0 +1,348 @@
+#include "runtime/emulated_cluster.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "runtime/wire.h"
+
+namespace shoal {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// Headroom of the memory cgroup over the device's budget: the process
+// itself (binary, gRPC, oneDNN) before any weights.
+constexpr int64_t kMemoryHeadroom = int64_t{256} << 20;
+
+std::string CgroupName(const std::string& file, const std::string& dev) {
+  return "shoal-" + HashString(fs::absolute(file).string()).substr(0, 8) + "-" +
+         dev;
+}
+
+bool WriteFile(const std::string& path, const std::string& text,
+               std::string* why) {
+  std::ofstream f(path);
+  f << text;
+  f.flush();
+  if (!f) {
+    *why = "cannot write " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+// This process's own cgroup in a v1 hierarchy ("" for the root).
+std::string OwnCgroup(const std::string& controller) {
+  std::ifstream f("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(f, line)) {
+    auto a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    std::stringstream ss(line.substr(a + 1, b - a - 1));
+    std::string c;
+    while (std::getline(ss, c, ',')) {
+      if (c == controller) {
+        std::string p = line.substr(b + 1);
+        return p == "/" ? "" : p;
+      }
+    }
+  }
+  return "";
+}
+
+std::string CgroupDir(const std::string& controller, const std::string& name) {
+  return "/sys/fs/cgroup/" + controller + OwnCgroup(controller) + "/" + name;
+}
+
+// Creates the device's cgroup for `controller` and sets its limits; returns
+// the directory, or "" with `why` set.
+std::string MakeCgroup(
+    const std::string& controller, const std::string& name,
+    const std::vector<std::pair<std::string, std::string>>& settings,
+    std::string* why) {
+  if (!fs::exists("/sys/fs/cgroup/" + controller + "/cgroup.procs")) {
+    *why = "no cgroup v1 " + controller + " controller";
+    return "";
+  }
+  const std::string dir = CgroupDir(controller, name);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    *why = "cannot create " + dir + ": " + ec.message();
+    return "";
+  }
+  for (const auto& [file, value] : settings) {
+    if (!WriteFile(dir + "/" + file, value, why)) return "";
+  }
+  return dir;
+}
+
+bool Alive(pid_t pid) { return pid > 0 && kill(pid, 0) == 0; }
+
+pid_t ReadPid(const std::string& path) {
+  std::ifstream f(path);
+  pid_t p = 0;
+  f >> p;
+  return p;
+}
+
+// Whether the worker we started `since` answers on `address`. A worker that
+// has been up for longer is someone else's on the same port (ours failed to
+// bind), so it does not count.
+bool Healthy(const std::string& address, Clock::time_point since) {
+  auto stub = rpc::Worker::NewStub(MakeChannel(address, 1 << 20));
+  rpc::HealthRequest req;
+  req.set_protocol(kProtocolVersion);
+  rpc::HealthReply rep;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(DeadlineIn(500));
+  if (!stub->Health(&ctx, req, &rep).ok()) return false;
+  const auto ours = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        Clock::now() - since)
+                        .count();
+  return rep.uptime_ms() <= ours + 50;
+}
+
+}  // namespace
+
+std::string ClusterStateDir(const std::string& file) {
+  std::error_code ec;
+  const std::string abs = fs::absolute(file, ec).string();
+  return "/tmp/shoal-cluster-" + HashString(abs).substr(0, 12);
+}
+
+StatusOr<int> FreeLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return Unavailable(std::string("socket: ") + strerror(errno));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  const int err = errno;
+  close(fd);
+  if (port == 0) {
+    return Unavailable(std::string("no free port on 127.0.0.1: ") +
+                       strerror(err));
+  }
+  return port;
+}
+
+StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
+                                                const ClusterUpOptions& opts,
+                                                std::ostream& out) {
+  ASSIGN_OR_RETURN(Cluster c, LoadCluster(file));
+  const std::string state = ClusterStateDir(file);
+  fs::create_directories(state);
+  const std::string self = opts.binary.empty()
+                               ? fs::read_symlink("/proc/self/exe").string()
+                               : opts.binary;
+  out << "cluster " << file << ": " << c.devices.size()
+      << " workers (logs and pids in " << state << ")\n";
+  std::vector<DeviceUpReport> reports;
+  const pid_t parent = getpid();
+  for (const auto& d : c.devices) {
+    DeviceUpReport rep;
+    rep.name = d.name;
+    const auto colon = d.address.rfind(':');
+    const std::string host = d.address.substr(0, colon);
+    if (colon == std::string::npos ||
+        (host != "127.0.0.1" && host != "localhost")) {
+      return InvalidArgument("device " + d.name + " has address '" + d.address +
+                             "': cluster up starts workers on this machine "
+                             "only (127.0.0.1:PORT)");
+    }
+    const std::string pidfile = state + "/" + d.name + ".pid";
+    if (Alive(ReadPid(pidfile))) {
+      rep.pid = ReadPid(pidfile);
+      rep.already_running = true;
+      out << "  " << d.name << ": already running (pid " << rep.pid << ")\n";
+      reports.push_back(rep);
+      continue;
+    }
+    rep.cpu_note = "not limited";
+    rep.memory_note = "not limited";
+    std::vector<std::string> dirs;
+    const std::string cg = CgroupName(file, d.name);
+    if (d.cpu > 0) {
+      // Quota of at least 1 ms (the kernel's minimum) per period.
+      const int64_t period = std::max<int64_t>(
+          20000, static_cast<int64_t>(std::ceil(1000 / d.cpu)));
+      const int64_t quota = static_cast<int64_t>(std::llround(d.cpu * period));
+      std::string why;
+      std::string dir =
+          MakeCgroup("cpu", cg,
+                     {{"cpu.cfs_period_us", std::to_string(period)},
+                      {"cpu.cfs_quota_us", std::to_string(quota)}},
+                     &why);
+      if (!dir.empty()) {
+        dirs.push_back(dir);
+        rep.cpu_limited = true;
+        rep.cpu_note = "cgroup cpu quota " + std::to_string(quota) + "/" +
+                       std::to_string(period) + " us";
+      } else {
+        rep.cpu_note = "NOT limited (" + why + ")";
+      }
+    }
+    if (d.memory_bytes > 0) {
+      std::string why;
+      std::string dir =
+          MakeCgroup("memory", cg,
+                     {{"memory.limit_in_bytes",
+                       std::to_string(d.memory_bytes + kMemoryHeadroom)}},
+                     &why);
+      if (!dir.empty()) {
+        dirs.push_back(dir);
+        rep.memory_limited = true;
+        rep.memory_note =
+            "cgroup memory limit " +
+            std::to_string((d.memory_bytes + kMemoryHeadroom) >> 20) + " MiB";
+      } else {
+        rep.memory_note =
+            "NOT limited by the kernel (" + why +
+            "); the worker's own budget still refuses deployments";
+      }
+    }
+    const int threads =
+        d.cpu > 0
+            ? std::max(1, std::min(d.cores, static_cast<int>(std::ceil(d.cpu))))
+            : d.cores;
+    std::vector<std::string> args = {
+        self,        "worker",
+        "--listen",  d.address,
+        "--name",    d.name,
+        "--memory",  std::to_string(d.memory_bytes),
+        "--threads", std::to_string(threads)};
+    if (d.cpu > 0) {  // pacing makes short tasks as slow as long ones
+      args.push_back("--cpu-fraction");
+      args.push_back(std::to_string(d.cpu));
+    }
+    if (d.link.bandwidth_bps > 0) {
+      args.push_back("--link-bandwidth");
+      args.push_back(std::to_string(d.link.bandwidth_bps) + "bit");
+    }
+    if (d.link.latency_s > 0) {
+      args.push_back("--link-latency");
+      args.push_back(std::to_string(d.link.latency_s) + "s");
+    }
+    const std::string log = state + "/" + d.name + ".log";
+    const auto spawned = Clock::now();
+    pid_t pid = fork();
+    if (pid < 0) return Internal("fork failed");
+    if (pid == 0) {
+      setsid();
+      if (opts.die_with_parent) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent) _exit(1);
+      }
+      for (const auto& dir : dirs) {
+        std::ofstream(dir + "/cgroup.procs") << getpid();
+      }
+      int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+      }
+      int nul = open("/dev/null", O_RDONLY);
+      if (nul >= 0) dup2(nul, 0);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(self.c_str(), argv.data());
+      _exit(127);
+    }
+    rep.pid = pid;
+    std::ofstream(pidfile) << pid;
+    std::ofstream(state + "/" + d.name + ".cgroups") << [&] {
+      std::string s;
+      for (const auto& x : dirs) s += x + "\n";
+      return s;
+    }();
+    bool up = false;
+    for (int i = 0; i < 100 && !up; ++i) {
+      int st = 0;
+      if (waitpid(pid, &st, WNOHANG) == pid) break;
+      up = Healthy(d.address, spawned);
+      if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (!up) {
+      std::string tail;
+      std::ifstream lf(log);
+      for (std::string l; std::getline(lf, l);) tail = l;
+      return Unavailable("worker " + d.name + " did not come up on " +
+                         d.address + " (is the port taken?); " + log +
+                         (tail.empty() ? "" : " says: " + tail));
+    }
+    out << "  " << d.name << " on " << d.address << " (pid " << pid << ", "
+        << threads << " threads): cpu " << rep.cpu_note << "; memory "
+        << rep.memory_note << "; link "
+        << (d.link.bandwidth_bps > 0
+                ? std::to_string(d.link.bandwidth_bps / 1e6) + " Mbit/s"
+                : std::string("unshaped"))
+        << (d.link.latency_s > 0
+                ? " + " + std::to_string(d.link.latency_s * 1e3) +
+                      " ms (shaped by the worker's transport)"
+                : std::string())
+        << "\n";
+    reports.push_back(rep);
+  }
+  return reports;
+}
+
+Status ClusterDown(const std::string& file, std::ostream& out) {
+  ASSIGN_OR_RETURN(Cluster c, LoadCluster(file));
+  const std::string state = ClusterStateDir(file);
+  int stopped = 0;
+  for (const auto& d : c.devices) {
+    const std::string pidfile = state + "/" + d.name + ".pid";
+    const pid_t pid = ReadPid(pidfile);
+    if (Alive(pid)) {
+      kill(pid, SIGTERM);
+      for (int i = 0; i < 50 && Alive(pid); ++i) {
+        waitpid(pid, nullptr, WNOHANG);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      if (Alive(pid)) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+      }
+      ++stopped;
+      out << "stopped " << d.name << " (pid " << pid << ")\n";
+    }
+    std::remove(pidfile.c_str());
+    std::ifstream cgs(state + "/" + d.name + ".cgroups");
+    std::string dir;
+    while (std::getline(cgs, dir)) {
+      for (int i = 0; i < 20 && rmdir(dir.c_str()) != 0 && errno == EBUSY;
+           ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+    std::remove((state + "/" + d.name + ".cgroups").c_str());
+  }
+  out << "cluster " << file << ": " << stopped << " workers stopped\n";
+  return Status::Ok();
+}
+
+}  // namespace shoal

@@ -1,0 +1,54 @@
+// An emulated cluster on this machine (`shoal cluster up/down`, `shoal
+// demo`): one `shoal worker` process per device on 127.0.0.1, each held to
+// its device's CPU share and memory with cgroup v1 controllers where they
+// can be used, and to its link by the worker's own transport shaping.
+#ifndef SHOAL_RUNTIME_EMULATED_CLUSTER_H_
+#define SHOAL_RUNTIME_EMULATED_CLUSTER_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "util/status.h"
+
+namespace shoal {
+
+struct ClusterUpOptions {
+  // The `shoal` binary to run as `shoal worker` (default: this process's
+  // own executable).
+  std::string binary;
+  // The workers get SIGTERM when the thread that started them ends, so a
+  // killed `shoal demo` leaves nothing behind (`cluster up` leaves them).
+  bool die_with_parent = false;
+};
+
+// What `up` applied to one device.
+struct DeviceUpReport {
+  std::string name;
+  int pid = 0;
+  bool already_running = false;
+  bool cpu_limited = false;     // false: cgroups unavailable or no cpu field
+  bool memory_limited = false;  // false: only the worker's own budget
+  std::string cpu_note, memory_note;
+};
+
+// Logs and pid files of the cluster file `file`.
+std::string ClusterStateDir(const std::string& file);
+
+// Starts the workers that are not running yet and waits until each answers.
+// Prints a line per device to `out`. Fails naming the device and its log.
+StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
+                                                const ClusterUpOptions& opts,
+                                                std::ostream& out);
+
+// Stops the workers (SIGTERM, SIGKILL after 5 s) and removes the cgroups.
+Status ClusterDown(const std::string& file, std::ostream& out);
+
+// A port on 127.0.0.1 that nothing listens on now (the kernel's choice for
+// port 0, released again).
+StatusOr<int> FreeLoopbackPort();
+
+}  // namespace shoal
+
+#endif  // SHOAL_RUNTIME_EMULATED_CLUSTER_H_
