@@ -10,12 +10,15 @@
 #include "plan/plan_json.h"
 #include "plan/plan_print.h"
 #include "plan/plan_verify.h"
+#include "sim/latency_model.h"
+#include "sim/profile.h"
 
 namespace shoal {
 namespace {
 
 struct PlanArgs {
-  std::string model, strategy, out, dot, input_shape;
+  std::string model, strategy = "auto", out, dot, input_shape;
+  std::string objective = "latency", profile;
   uint64_t weights_seed = 0;
   int64_t branches = 0;
   double fatten = 0;
@@ -26,10 +29,19 @@ struct PlanArgs {
 };
 
 Status RunPlan(const PlanArgs& a) {
-  ASSIGN_OR_RETURN(auto devices, a.devices.Resolve());
+  ASSIGN_OR_RETURN(Cluster cluster, a.devices.ResolveCluster());
   PlanOptions po;
   po.strategy = a.strategy;
-  po.devices = devices;
+  po.devices = cluster.PlanDevices();
+  po.objective = a.objective;
+  if (!a.profile.empty()) {
+    ASSIGN_OR_RETURN(Profile prof, LoadProfile(a.profile));
+    ASSIGN_OR_RETURN(LatencyModel lm, LatencyModel::FromProfile(cluster, prof));
+    po.latency = std::make_shared<LatencyModel>(std::move(lm));
+  } else {
+    po.latency =
+        std::make_shared<LatencyModel>(LatencyModel::FromCluster(cluster));
+  }
   po.hub = a.hub;
   po.ilp_time_limit_s = a.time_limit;
   po.model.spec = a.model;
@@ -73,10 +85,15 @@ void AddPlanCommand(CLI::App* app) {
       "Split a model over devices by one strategy; print and save the Plan");
   cmd->add_option("model", a->model, "Zoo name or .onnx file")->required();
   a->devices.Add(cmd);
-  cmd->add_option(
-         "--strategy", a->strategy,
-         "pipeline|data|lop|lip|channel|filter|spatial|fuse|fuse-ilp|lcp")
-      ->required();
+  cmd->add_option("--strategy", a->strategy,
+                  "auto (default)|pipeline|data|lop|lip|channel|filter|"
+                  "spatial|fuse|fuse-ilp|lcp|random");
+  cmd->add_option("--objective", a->objective,
+                  "auto: minimise latency (default) or maximise throughput")
+      ->check(CLI::IsMember({"latency", "throughput"}));
+  cmd->add_option("--profile", a->profile,
+                  "auto: measured latencies (shoal profile) instead of the "
+                  "cluster file's device specs");
   cmd->add_option("-o,--output", a->out, "Write the Plan as JSON");
   cmd->add_option("--dot", a->dot, "Write the Plan as Graphviz");
   cmd->add_flag("--json", a->json, "Print the Plan as JSON instead of a table");
@@ -91,7 +108,9 @@ void AddPlanCommand(CLI::App* app) {
   cmd->add_option(
       "--input-device", a->hub,
       "Device that holds the input and receives the output (default 0)");
-  cmd->add_option("--time-limit", a->time_limit, "ILP time limit in seconds");
+  cmd->add_option("--time-limit", a->time_limit,
+                  "ILP/MILP time limit in seconds (auto falls back to "
+                  "Procedure 1 when it runs out)");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunPlan(*a))); });
 }
 

@@ -19,7 +19,7 @@ void DeviceFlags::Add(CLI::App* cmd) {
       "Relative speeds of the --devices, e.g. 2,1,1 (default equal)");
 }
 
-StatusOr<std::vector<PlanDevice>> DeviceFlags::Resolve() const {
+StatusOr<Cluster> DeviceFlags::ResolveCluster() const {
   if ((devices > 0) == !cluster.empty()) {
     return InvalidArgument("give one of --devices N or --cluster FILE.yaml");
   }
@@ -29,10 +29,10 @@ StatusOr<std::vector<PlanDevice>> DeviceFlags::Resolve() const {
           "--shares goes with --devices; a cluster file "
           "gives each device's speed");
     }
-    ASSIGN_OR_RETURN(Cluster c, LoadCluster(cluster));
-    return c.PlanDevices();
+    return LoadCluster(cluster);
   }
-  std::vector<PlanDevice> out = EqualCluster(devices).PlanDevices();
+  Cluster c = EqualCluster(devices);
+  std::vector<DeviceSpec>& out = c.devices;
   if (!shares.empty()) {
     std::stringstream ss(shares);
     std::string item;
@@ -49,7 +49,7 @@ StatusOr<std::vector<PlanDevice>> DeviceFlags::Resolve() const {
                                std::to_string(out.size()) +
                                " positive numbers separated by commas");
       }
-      out[i++].share = v;
+      out[i++].speed = v;
     }
     if (i != out.size()) {
       return InvalidArgument("--shares gives " + std::to_string(i) +
@@ -57,7 +57,12 @@ StatusOr<std::vector<PlanDevice>> DeviceFlags::Resolve() const {
                              " devices");
     }
   }
-  return out;
+  return c;
+}
+
+StatusOr<std::vector<PlanDevice>> DeviceFlags::Resolve() const {
+  ASSIGN_OR_RETURN(Cluster c, ResolveCluster());
+  return c.PlanDevices();
 }
 
 StatusOr<Model> LoadPlanModel(const ModelRef& ref, bool with_weights) {

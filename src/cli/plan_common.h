@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/cluster.h"
 #include "graph/weights.h"
 #include "plan/plan.h"
 
@@ -18,6 +19,9 @@ struct DeviceFlags {
   std::string shares;  // "1,2,1": relative speeds for --devices
   void Add(CLI::App* cmd);
   StatusOr<std::vector<PlanDevice>> Resolve() const;
+  // The cluster the devices come from: the file, or N equal devices (with
+  // --shares as their speeds) on free links.
+  StatusOr<Cluster> ResolveCluster() const;
 };
 
 // Plans are made and run on the BN-folded graph of the model.

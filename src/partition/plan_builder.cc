@@ -110,6 +110,31 @@ class Builder {
   }
   int N() const { return static_cast<int>(req_.devices.size()); }
 
+  // The devices a split runs on (every device when none are named) and
+  // their shares, normalised over the group.
+  Status Group(const std::vector<int>& named, const std::string& what,
+               std::vector<int>* devs, std::vector<double>* shares) const {
+    devs->clear();
+    shares->clear();
+    if (named.empty()) {
+      for (int d = 0; d < N(); ++d) devs->push_back(d);
+      *shares = shares_;
+      return Status::Ok();
+    }
+    double sum = 0;
+    std::set<int> seen;
+    for (int d : named) {
+      if (d < 0 || d >= N() || !seen.insert(d).second) {
+        return InvalidArgument(what + ": device " + std::to_string(d) +
+                               " is out of range or named twice");
+      }
+      sum += shares_[d];
+    }
+    *devs = named;
+    for (int d : named) shares->push_back(shares_[d] / sum);
+    return Status::Ok();
+  }
+
   int NewTask(const std::string& name, std::vector<int> devices,
               const std::string& layer, Scheme scheme) {
     Task t;
@@ -343,19 +368,23 @@ class Builder {
     // the merge runs earlier than its readers.
     if (dist_.at(in).kind == Dist::kPartials)
       RETURN_IF_ERROR(MergePartials(in));
+    std::vector<int> group;
+    std::vector<double> gshares;
+    RETURN_IF_ERROR(Group(choice.devices, "layer " + n.name, &group, &gshares));
+    const int G = static_cast<int>(group.size());
     if (IsOutputSplit(s)) {
       const int64_t size = OutputSplitSize(g_, n);
-      auto counts = SplitCounts(size, shares_);
+      auto counts = SplitCounts(size, gshares);
       if (!counts.ok()) {
         return counts.status().WithContext(
             "layer " + n.name + " (" + SchemeName(s) + "): its " +
             std::to_string(size) + " outputs cannot be split over " +
-            std::to_string(N()) + " devices");
+            std::to_string(G) + " devices");
       }
       std::vector<LayerPart> parts;
       std::vector<Region> regions;
       int64_t b = 0;
-      for (int d = 0; d < N(); ++d) {
+      for (int d = 0; d < G; ++d) {
         const int64_t e = b + counts.value()[d];
         ASSIGN_OR_RETURN(LayerPart p, SplitOutput(g_, n, b, e));
         regions.push_back(p.out_region);
@@ -366,10 +395,10 @@ class Builder {
       std::string final_tensor;
       auto followers = Followers(n, &final_regions, &final_tensor);
       Dist out{Dist::kParts, {}, n.name};
-      for (int d = 0; d < N(); ++d) {
-        const int t =
-            NewTask(n.name + "/" + SchemeName(s) + "@" + std::to_string(d), {d},
-                    n.name, s);
+      for (int d = 0; d < G; ++d) {
+        const int t = NewTask(
+            n.name + "/" + SchemeName(s) + "@" + std::to_string(group[d]),
+            {group[d]}, n.name, s);
         RETURN_IF_ERROR(Need(t, in, parts[d].in_region, n.name));
         RETURN_IF_ERROR(AddWeights(t, parts[d].weights));
         RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(parts[d].node));
@@ -400,10 +429,10 @@ class Builder {
     const int64_t size = InputSplitSize(g_, n);
     std::vector<std::pair<int64_t, int64_t>> ranges;
     const Dist& di = dist_.at(in);
-    if (di.kind == Dist::kParts && static_cast<int>(di.holders.size()) == N()) {
-      for (int d = 0; d < N(); ++d) {
+    if (di.kind == Dist::kParts && static_cast<int>(di.holders.size()) == G) {
+      for (int d = 0; d < G; ++d) {
         const Region& r = di.holders[d].region;
-        if (DeviceOfTask(di.holders[d].task) != d) break;
+        if (DeviceOfTask(di.holders[d].task) != group[d]) break;
         bool axis1_only = true;
         for (int a = 0; a < r.rank(); ++a) {
           if (a != 1 && !(r.begin[a] == 0 && r.end[a] == ShapeOf(in)[a])) {
@@ -413,7 +442,7 @@ class Builder {
         if (!axis1_only) break;
         ranges.push_back({r.begin[1], r.end[1]});
       }
-      if (static_cast<int>(ranges.size()) != N()) ranges.clear();
+      if (static_cast<int>(ranges.size()) != G) ranges.clear();
     }
     if (s == Scheme::kFuse2 && ranges.empty()) {
       return InvalidArgument("layer " + n.name +
@@ -426,12 +455,12 @@ class Builder {
       // as the cost formulas count them.
       const int64_t units = InputUnits(g_, n);
       const int64_t per = size / units;
-      auto counts = SplitCounts(units, shares_);
+      auto counts = SplitCounts(units, gshares);
       if (!counts.ok()) {
         return counts.status().WithContext(
             "layer " + n.name + " (" + SchemeName(s) + "): its " +
             std::to_string(size) + " inputs cannot be split over " +
-            std::to_string(N()) + " devices");
+            std::to_string(G) + " devices");
       }
       int64_t b = 0;
       for (int64_t c : counts.value()) {
@@ -440,12 +469,12 @@ class Builder {
       }
     }
     Dist out{Dist::kPartials, {}, n.name};
-    for (int d = 0; d < N(); ++d) {
+    for (int d = 0; d < G; ++d) {
       ASSIGN_OR_RETURN(LayerPart p, SplitInput(g_, n, ranges[d].first,
                                                ranges[d].second, d == 0));
       const int t =
-          NewTask(n.name + "/" + SchemeName(s) + "@" + std::to_string(d), {d},
-                  n.name, s);
+          NewTask(n.name + "/" + SchemeName(s) + "@" + std::to_string(group[d]),
+                  {group[d]}, n.name, s);
       RETURN_IF_ERROR(Need(t, in, p.in_region, n.name));
       RETURN_IF_ERROR(AddWeights(t, p.weights));
       RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(p.node));
@@ -464,16 +493,20 @@ class Builder {
         return InvalidArgument("spatial chain names unknown node " + name);
       nodes.push_back(n);
     }
-    ASSIGN_OR_RETURN(auto tiles, TileChain(g_, nodes, shares_));
+    std::vector<int> group;
+    std::vector<double> gshares;
+    RETURN_IF_ERROR(Group(ch.devices, "spatial chain from " + ch.nodes.front(),
+                          &group, &gshares));
+    ASSIGN_OR_RETURN(auto tiles, TileChain(g_, nodes, gshares));
     const std::string& in = nodes.front()->inputs[0];
     const std::string& out = nodes.back()->outputs[0];
     if (dist_.at(in).kind == Dist::kPartials)
       RETURN_IF_ERROR(MergePartials(in));
     Dist d{Dist::kParts, {}, nodes.front()->name};
-    for (int dev = 0; dev < N(); ++dev) {
-      const int t =
-          NewTask(nodes.front()->name + "/spatial@" + std::to_string(dev),
-                  {dev}, nodes.front()->name, Scheme::kSpatial);
+    for (size_t dev = 0; dev < group.size(); ++dev) {
+      const int t = NewTask(
+          nodes.front()->name + "/spatial@" + std::to_string(group[dev]),
+          {group[dev]}, nodes.front()->name, Scheme::kSpatial);
       RETURN_IF_ERROR(Need(t, in, tiles[dev].in_region, nodes.front()->name));
       for (const Node& tn : tiles[dev].nodes) {
         RETURN_IF_ERROR(AddWholeWeights(t, tn));

@@ -21,6 +21,9 @@ namespace shoal {
 struct LayerChoice {
   Scheme scheme = Scheme::kWhole;
   std::string reason;
+  // The devices a split layer runs on, in part order (empty: every device);
+  // parts follow their shares.
+  std::vector<int> devices;
 };
 
 // Rows of a spatially split chain of window layers (conv/pool and the
@@ -28,6 +31,7 @@ struct LayerChoice {
 struct SpatialChain {
   std::vector<std::string> nodes;  // in order, each reading the previous
   std::string reason;
+  std::vector<int> devices;  // strips, top to bottom (empty: every device)
 };
 
 struct BuildRequest {

@@ -27,6 +27,25 @@ StatusOr<int64_t> FormulaCommunication(const Plan& p, const Graph& model) {
   if (p.input_device != p.output_device) {
     return Unsupported("the paper's formula assumes one source device");
   }
+  // It also splits every layer over every device and runs the rest on the
+  // source (auto may place and split otherwise).
+  std::map<std::string, int> parts;
+  for (const auto& t : p.tasks) {
+    if (!t.layer.empty()) ++parts[t.layer];
+    if (t.layer.empty() && p.DeviceOf(t.id, 0) != p.input_device) {
+      return Unsupported(
+          "the paper's formula runs whole layers on the "
+          "source device, not on " +
+          p.devices[p.DeviceOf(t.id, 0)].name);
+    }
+  }
+  for (const auto& [layer, n] : parts) {
+    if (n != static_cast<int>(p.devices.size())) {
+      return Unsupported("layer " + layer + " is split over " +
+                         std::to_string(n) + " of the " +
+                         std::to_string(p.devices.size()) + " devices");
+    }
+  }
   ASSIGN_OR_RETURN(std::vector<ChainLayer> chain, ModelChain(model));
   std::vector<Scheme> schemes;
   for (const auto& l : chain) {

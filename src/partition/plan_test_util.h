@@ -46,18 +46,25 @@ struct PlanRunResult {
 };
 
 // `m`: BN-folded model with weights. Fails the test on any mismatch.
+inline ::testing::AssertionResult CheckPlanExact(const Model& m, Plan p,
+                                                 PlanRunResult* result);
+
+// `po`: the whole request (auto with a latency model, say).
 inline ::testing::AssertionResult RunPlanExact(
-    const Model& m, const std::string& strategy,
-    const std::vector<PlanDevice>& devs, PlanRunResult* result = nullptr) {
-  PlanOptions po;
-  po.strategy = strategy;
-  po.devices = devs;
-  po.model.spec = m.graph.name;
+    const Model& m, const PlanOptions& po, PlanRunResult* result = nullptr) {
   auto plan = MakePlan(m.graph, po);
   if (!plan.ok()) {
     return ::testing::AssertionFailure() << "plan: " << plan.status().message();
   }
-  Plan& p = plan.value();
+  return CheckPlanExact(m, std::move(plan).value(), result);
+}
+
+// A plan made any way (a builder request, say): verified, JSON round trip,
+// run in-process and compared with the one-device run.
+inline ::testing::AssertionResult CheckPlanExact(const Model& m, Plan p,
+                                                 PlanRunResult* result) {
+  const std::string& strategy = p.strategy;
+  const std::vector<PlanDevice>& devs = p.devices;
   Status v = VerifyPlan(p);
   if (!v.ok())
     return ::testing::AssertionFailure() << "verify: " << v.message();
@@ -127,6 +134,16 @@ inline ::testing::AssertionResult RunPlanExact(
     result->rel_diff = rel;
   }
   return ::testing::AssertionSuccess();
+}
+
+inline ::testing::AssertionResult RunPlanExact(
+    const Model& m, const std::string& strategy,
+    const std::vector<PlanDevice>& devs, PlanRunResult* result = nullptr) {
+  PlanOptions po;
+  po.strategy = strategy;
+  po.devices = devs;
+  po.model.spec = m.graph.name;
+  return RunPlanExact(m, po, result);
 }
 
 // Every strategy on every cluster (shares per device): exact where it

@@ -5,8 +5,8 @@
 namespace shoal {
 
 std::vector<std::string> StrategyNames() {
-  return {"pipeline", "data",    "lop",  "lip",      "channel",
-          "filter",   "spatial", "fuse", "fuse-ilp", "lcp"};
+  return {"auto",   "pipeline", "data", "lop",      "lip", "channel",
+          "filter", "spatial",  "fuse", "fuse-ilp", "lcp", "random"};
 }
 
 std::vector<double> NormalizedShares(const std::vector<PlanDevice>& devices) {
@@ -43,6 +43,8 @@ StatusOr<Plan> MakePlan(const Graph& g, const PlanOptions& opts) {
   if (s == "pipeline") return PlanPipeline(g, opts);
   if (s == "data") return PlanData(g, opts);
   if (s == "lcp") return PlanLcp(g, opts);
+  if (s == "auto") return PlanAuto(g, opts);
+  if (s == "random") return PlanRandom(g, opts);
   std::string names;
   for (const auto& n : StrategyNames())
     names += (names.empty() ? "" : ", ") + n;

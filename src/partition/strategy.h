@@ -3,6 +3,7 @@
 #ifndef SHOAL_PARTITION_STRATEGY_H_
 #define SHOAL_PARTITION_STRATEGY_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,8 @@
 #include "plan/plan.h"
 
 namespace shoal {
+
+class LatencyModel;
 
 struct PlanOptions {
   std::string strategy;
@@ -20,6 +23,12 @@ struct PlanOptions {
   // read at most this many times the chain input's rows (halo overhead).
   double max_read_factor = 1.5;
   double ilp_time_limit_s = 10;
+  // auto: what to minimise ("latency" or "throughput", i.e. the busiest
+  // device's time per request) and the cost model to predict it with (null:
+  // from the devices' shares, links free).
+  std::string objective = "latency";
+  std::shared_ptr<const LatencyModel> latency;
+  uint64_t random_seed = 1;  // random: which assignment
 };
 
 // `g`: shaped, BN folded. Errors name the layer and the numbers.
@@ -36,6 +45,11 @@ StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts);
 StatusOr<Plan> PlanPipeline(const Graph& g, const PlanOptions& opts);
 StatusOr<Plan> PlanData(const Graph& g, const PlanOptions& opts);
 StatusOr<Plan> PlanLcp(const Graph& g, const PlanOptions& opts);
+// auto (src/planner): Procedure 1, the joint MILP and every strategy above,
+// predicted on the latency model; the best one wins and says why.
+StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& opts);
+// random: every layer whole on a random device (the paper's baseline).
+StatusOr<Plan> PlanRandom(const Graph& g, const PlanOptions& opts);
 
 // The devices' shares scaled to sum to 1.
 std::vector<double> NormalizedShares(const std::vector<PlanDevice>& devices);

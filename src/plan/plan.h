@@ -5,6 +5,7 @@
 #ifndef SHOAL_PLAN_PLAN_H_
 #define SHOAL_PLAN_PLAN_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,30 @@ struct LayerDecision {
   std::string reason;
 };
 
+// What a planner predicted for the plan it chose (`--strategy auto`), and
+// the alternatives it beat; absent in plans made by one strategy.
+struct DevicePrediction {
+  std::string device;
+  double compute_s = 0;        // its tasks, per request
+  double communication_s = 0;  // what it sends, per request
+  double idle_s = 0;           // latency minus the two above (>= 0)
+};
+struct PlanAlternative {
+  std::string name;  // a strategy, "procedure1", "milp", "random", ...
+  double latency_s = 0;
+  double throughput_rps = 0;
+  std::string note;  // why it is missing or lost; empty when it was compared
+};
+struct PlanPrediction {
+  std::string objective;  // latency or throughput
+  std::string method;     // which candidate won: milp, procedure1, lop, ...
+  std::string solver;     // what the MILP did (optimal, time limit, ...)
+  double latency_s = 0;
+  double throughput_rps = 0;
+  std::vector<DevicePrediction> devices;
+  std::vector<PlanAlternative> alternatives;
+};
+
 struct Plan {
   int version = kPlanVersion;
   std::string strategy;
@@ -89,6 +114,7 @@ struct Plan {
   std::vector<Task> tasks;  // ids 0..n-1 in order; order is execution order
   std::vector<Transfer> transfers;
   std::vector<LayerDecision> decisions;
+  std::optional<PlanPrediction> prediction;
 
   const Task* FindTask(int id) const;
   // Device that runs task `id` for request number `request` (round robin

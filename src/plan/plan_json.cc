@@ -32,6 +32,49 @@ Endpoint EndpointFromJson(const json& j) {
                   RegionFromJson(j.at("region"))};
 }
 
+json PredictionToJson(const PlanPrediction& pr) {
+  json j = {{"objective", pr.objective},
+            {"method", pr.method},
+            {"solver", pr.solver},
+            {"latency_s", pr.latency_s},
+            {"throughput_rps", pr.throughput_rps}};
+  j["devices"] = json::array();
+  for (const auto& d : pr.devices) {
+    j["devices"].push_back({{"device", d.device},
+                            {"compute_s", d.compute_s},
+                            {"communication_s", d.communication_s},
+                            {"idle_s", d.idle_s}});
+  }
+  j["alternatives"] = json::array();
+  for (const auto& a : pr.alternatives) {
+    j["alternatives"].push_back({{"name", a.name},
+                                 {"latency_s", a.latency_s},
+                                 {"throughput_rps", a.throughput_rps},
+                                 {"note", a.note}});
+  }
+  return j;
+}
+
+PlanPrediction PredictionFromJson(const json& j) {
+  PlanPrediction pr;
+  pr.objective = j.at("objective").get<std::string>();
+  pr.method = j.at("method").get<std::string>();
+  pr.solver = j.value("solver", "");
+  pr.latency_s = j.at("latency_s").get<double>();
+  pr.throughput_rps = j.at("throughput_rps").get<double>();
+  for (const auto& d : j.at("devices")) {
+    pr.devices.push_back(DevicePrediction{
+        d.at("device").get<std::string>(), d.at("compute_s").get<double>(),
+        d.at("communication_s").get<double>(), d.at("idle_s").get<double>()});
+  }
+  for (const auto& a : j.at("alternatives")) {
+    pr.alternatives.push_back(PlanAlternative{
+        a.at("name").get<std::string>(), a.at("latency_s").get<double>(),
+        a.at("throughput_rps").get<double>(), a.value("note", "")});
+  }
+  return pr;
+}
+
 }  // namespace
 
 json PlanToJson(const Plan& p) {
@@ -64,6 +107,7 @@ json PlanToJson(const Plan& p) {
     j["decisions"].push_back(
         {{"layer", d.layer}, {"scheme", d.scheme}, {"reason", d.reason}});
   }
+  if (p.prediction) j["prediction"] = PredictionToJson(*p.prediction);
   j["tasks"] = json::array();
   for (const auto& t : p.tasks) {
     json w = json::array();
@@ -132,6 +176,10 @@ StatusOr<Plan> PlanFromJson(const json& j) {
       p.decisions.push_back(LayerDecision{d.at("layer").get<std::string>(),
                                           d.at("scheme").get<std::string>(),
                                           d.at("reason").get<std::string>()});
+    }
+    // Optional: plans made before predictions existed have none.
+    if (j.contains("prediction")) {
+      p.prediction = PredictionFromJson(j.at("prediction"));
     }
     for (const auto& jt : j.at("tasks")) {
       Task t;

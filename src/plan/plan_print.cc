@@ -81,6 +81,42 @@ void PrintPlanTable(const Plan& p, std::ostream& os) {
       os << "  " << d.layer << ": " << d.scheme << " - " << d.reason << "\n";
     }
   }
+  if (p.prediction) PrintPrediction(*p.prediction, os);
+}
+
+void PrintPrediction(const PlanPrediction& pr, std::ostream& os) {
+  auto ms = [](double s) {
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(2) << s * 1e3 << " ms";
+    return o.str();
+  };
+  auto rps = [](double r) {
+    std::ostringstream o;
+    o << std::setprecision(4) << r << " req/s";
+    return o.str();
+  };
+  os << "\npredicted (" << pr.objective << " objective, chose " << pr.method
+     << "): latency " << ms(pr.latency_s) << ", throughput "
+     << rps(pr.throughput_rps) << "\n";
+  if (!pr.solver.empty()) os << "solver: " << pr.solver << "\n";
+  os << std::left << std::setw(14) << "device" << std::setw(14) << "compute"
+     << std::setw(14) << "sending"
+     << "idle (per request)\n";
+  for (const auto& d : pr.devices) {
+    os << std::left << std::setw(14) << d.device << std::setw(14)
+       << ms(d.compute_s) << std::setw(14) << ms(d.communication_s)
+       << ms(d.idle_s) << "\n";
+  }
+  os << "\nalternatives (predicted):\n"
+     << std::left << std::setw(14) << "candidate" << std::setw(14) << "latency"
+     << std::setw(18) << "throughput"
+     << "note\n";
+  for (const auto& a : pr.alternatives) {
+    const bool compared = a.latency_s > 0 || a.throughput_rps > 0;
+    os << std::left << std::setw(14) << a.name << std::setw(14)
+       << (compared ? ms(a.latency_s) : "-") << std::setw(18)
+       << (compared ? rps(a.throughput_rps) : "-") << a.note << "\n";
+  }
 }
 
 void WritePlanDot(const Plan& p, std::ostream& os) {

@@ -9,6 +9,8 @@
 namespace shoal {
 
 void PrintPlanTable(const Plan& p, std::ostream& os);
+// What auto predicted and the alternatives it beat (part of the table).
+void PrintPrediction(const PlanPrediction& pr, std::ostream& os);
 // Tasks as boxes coloured by device, transfers as edges labelled with bytes.
 void WritePlanDot(const Plan& p, std::ostream& os);
 

@@ -1,0 +1,329 @@
+// --strategy auto: Procedure 1, the joint MILP and every single strategy,
+// each made into a Plan and predicted on the latency model; the best for
+// the objective wins, and the Plan records why and what it beat.
+#include "planner/auto_plan.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "partition/plan_builder.h"
+#include "partition/strategy.h"
+#include "plan/plan_cost.h"
+#include "plan/plan_verify.h"
+#include "planner/joint_milp.h"
+#include "planner/predict.h"
+#include "planner/procedure1.h"
+
+namespace shoal {
+
+namespace {
+
+std::string Ms(double s) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.2f ms", s * 1e3);
+  return buf;
+}
+
+std::string Value(double v, const std::string& objective) {
+  if (objective == "throughput") {
+    char buf[48];
+    snprintf(buf, sizeof(buf), "%.3g req/s", v > 0 ? 1 / v : 0.0);
+    return buf;
+  }
+  return Ms(v);
+}
+
+struct Candidate {
+  std::string name;
+  Plan plan;
+  Prediction pred;
+  bool ok = false;
+  std::string note;
+};
+
+}  // namespace
+
+std::shared_ptr<const LatencyModel> DefaultLatencyModel(
+    const std::vector<PlanDevice>& devices) {
+  Cluster c;
+  for (const auto& d : devices) {
+    DeviceSpec s;
+    s.name = d.name;
+    s.memory_bytes = d.memory_bytes;
+    s.speed = d.share;
+    c.devices.push_back(s);
+  }
+  return std::make_shared<LatencyModel>(LatencyModel::FromCluster(c));
+}
+
+std::vector<LayerDecision> UnitDecisions(
+    const Graph& g, const std::vector<PlanUnit>& units, const Assignment& a,
+    const std::vector<std::string>& reasons,
+    const std::vector<PlanDevice>& devs, int hub) {
+  std::vector<LayerDecision> out;
+  for (size_t u = 0; u < units.size(); ++u) {
+    const Placement& p = a[u];
+    const bool conv = g.FindNode(units[u].nodes[0])->op == "Conv";
+    for (size_t i = 0; i < units[u].nodes.size(); ++i) {
+      LayerDecision d;
+      d.layer = units[u].nodes[i];
+      d.reason = reasons[u];
+      switch (p.form) {
+        case Form::kWhole:
+          d.scheme = p.devices[0] == hub ? "whole" : "pipeline";
+          break;
+        case Form::kReplicate:
+          d.scheme = "data";
+          break;
+        case Form::kLop:
+          d.scheme = conv ? "channel" : "lop";
+          break;
+        case Form::kFuse1:
+          d.scheme = "fuse1";
+          break;
+        case Form::kLip:
+        case Form::kFuse2:
+          d.scheme = p.form == Form::kFuse2 ? "fuse2" : conv ? "filter" : "lip";
+          if (i > 0) {
+            d.scheme = "whole";
+            d.reason = "on " + devs[hub].name + " after " + units[u].nodes[0] +
+                       "'s partial sums are added there";
+          }
+          break;
+        case Form::kSpatial:
+          d.scheme = "spatial";
+          break;
+      }
+      if (i > 0 && (p.form == Form::kLop || p.form == Form::kFuse1)) {
+        d.reason = "travels with " + units[u].nodes[0] + "'s split";
+      }
+      out.push_back(std::move(d));
+    }
+  }
+  return out;
+}
+
+StatusOr<Plan> PlanAssignment(const Graph& g, const PlanOptions& opts,
+                              const std::vector<PlanUnit>& units,
+                              const Assignment& a,
+                              const std::vector<std::string>& reasons) {
+  ASSIGN_OR_RETURN(BuildRequest r, ToRequest(g, opts, units, a, reasons));
+  ASSIGN_OR_RETURN(Plan p, BuildPlan(r));
+  p.decisions = UnitDecisions(g, units, a, reasons, opts.devices, opts.hub);
+  return p;
+}
+
+Assignment RandomAssignment(const std::vector<PlanUnit>& units, int devices,
+                            uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> pick(0, devices - 1);
+  Assignment a;
+  for (size_t u = 0; u < units.size(); ++u)
+    a.push_back(Placement{Form::kWhole, {pick(rng)}});
+  return a;
+}
+
+StatusOr<Plan> PlanRandom(const Graph& g, const PlanOptions& opts) {
+  ASSIGN_OR_RETURN(std::vector<PlanUnit> units, MakeUnits(g));
+  const Assignment a = RandomAssignment(
+      units, static_cast<int>(opts.devices.size()), opts.random_seed);
+  std::vector<std::string> reasons(
+      units.size(), "random assignment (seed " +
+                        std::to_string(opts.random_seed) +
+                        "): the collaborative-execution paper's baseline");
+  ASSIGN_OR_RETURN(Plan p, PlanAssignment(g, opts, units, a, reasons));
+  p.strategy = "random";
+  return p;
+}
+
+StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
+  const std::string& objective = in.objective;
+  if (objective != "latency" && objective != "throughput") {
+    return InvalidArgument("objective '" + objective +
+                           "' is not one of: latency, throughput");
+  }
+  PlanOptions opts = in;
+  std::shared_ptr<const LatencyModel> model =
+      in.latency ? in.latency : DefaultLatencyModel(in.devices);
+  const int N = static_cast<int>(opts.devices.size());
+  if (model->num_devices() != N) {
+    return InvalidArgument("the latency model describes " +
+                           std::to_string(model->num_devices()) +
+                           " devices, the plan " + std::to_string(N));
+  }
+  // Splits follow the speed the model predicts with (measured, if profiled).
+  for (int d = 0; d < N; ++d)
+    opts.devices[d].share = model->MacsPerSecond(d) / kPi3MacsPerSecond;
+  opts.latency = model;
+  ASSIGN_OR_RETURN(std::vector<PlanUnit> units, MakeUnits(g));
+  UnitPricer pr(g, units, *model, opts.hub);
+
+  std::vector<Candidate> cands;
+  auto consider = [&](const std::string& name, StatusOr<Plan> p) {
+    Candidate c;
+    c.name = name;
+    if (!p.ok()) {
+      c.note = p.status().message();
+      cands.push_back(std::move(c));
+      return;
+    }
+    c.plan = std::move(p).value();
+    Status s = VerifyPlan(c.plan);
+    if (s.ok()) s = CheckPlanMemory(c.plan, g);
+    if (s.ok()) {
+      auto pred = PredictPlan(c.plan, *model);
+      if (pred.ok()) {
+        c.pred = pred.value();
+        c.ok = true;
+      } else {
+        s = pred.status();
+      }
+    }
+    if (!s.ok()) c.note = s.message();
+    cands.push_back(std::move(c));
+  };
+
+  // The joint MILP, then Procedure 1 (also the fallback).
+  std::string solver;
+  std::string milp_why;
+  MilpOptions mo;
+  mo.objective = objective;
+  mo.time_limit_s = opts.ilp_time_limit_s;
+  auto milp = SolveJointMilp(pr, mo);
+  if (milp.ok()) {
+    solver = "MILP " + milp->status;
+    std::vector<std::string> reasons;
+    const auto& devs = opts.devices;
+    for (size_t u = 0; u < units.size(); ++u) {
+      const Placement& p = milp->assignment[u];
+      const Load l = pr.Price(static_cast<int>(u), p);
+      reasons.push_back(
+          std::string("joint MILP (") +
+          (milp->proven_optimal ? "optimal" : "time limit, best found") +
+          "): " + FormName(p.form) + " on " + GroupName(devs, p.devices) +
+          (p.devices.size() > 1 ? ", parts by speed" : "") + ", predicted " +
+          Ms(l.seconds) + " compute");
+    }
+    consider("milp", PlanAssignment(g, opts, units, milp->assignment, reasons));
+  } else {
+    milp_why = milp.status().message();
+    solver = "MILP not used: " + milp_why + "; fell back to Procedure 1";
+    Candidate c;
+    c.name = "milp";
+    c.note = milp_why;
+    cands.push_back(std::move(c));
+  }
+  auto heur = Procedure1(pr, objective);
+  if (heur.ok()) {
+    consider("procedure1",
+             PlanAssignment(g, opts, units, heur->assignment, heur->reasons));
+  } else {
+    Candidate c;
+    c.name = "procedure1";
+    c.note = heur.status().message();
+    cands.push_back(std::move(c));
+  }
+  // Every single strategy, where plans stay small enough to compare.
+  constexpr int kMaxCompareDevices = 64;
+  for (const auto& s : StrategyNames()) {
+    if (s == "auto" || s == "random") continue;
+    Candidate skip;
+    skip.name = s;
+    if (s == "lcp") {
+      skip.note = "not compared: it changes the model";
+      cands.push_back(skip);
+      continue;
+    }
+    if (N > kMaxCompareDevices) {
+      skip.note = "not compared: " + std::to_string(N) +
+                  " devices (more than " + std::to_string(kMaxCompareDevices) +
+                  ") would make plans of devices x layers tasks";
+      cands.push_back(skip);
+      continue;
+    }
+    PlanOptions so = opts;
+    so.strategy = s;
+    consider(s, MakePlan(g, so));
+  }
+  // Pick the best; ties go to the earlier candidate (MILP first).
+  int best = -1;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (!cands[i].ok) continue;
+    if (best < 0 || ObjectiveValue(cands[i].pred, objective) <
+                        ObjectiveValue(cands[best].pred, objective)) {
+      best = static_cast<int>(i);
+    }
+  }
+  if (best < 0) {
+    std::string why;
+    for (const auto& c : cands) why += "\n  " + c.name + ": " + c.note;
+    return FailedPrecondition("no plan for model " + g.name +
+                              " fits these devices:" + why);
+  }
+  Candidate& w = cands[best];
+  PlanPrediction pp;
+  pp.objective = objective;
+  pp.method = w.name;
+  pp.solver = solver;
+  pp.latency_s = w.pred.latency_s;
+  pp.throughput_rps = w.pred.throughput_rps;
+  pp.devices = DeviceRows(w.plan, w.pred);
+  for (const auto& c : cands) {
+    PlanAlternative a;
+    a.name = c.name;
+    if (c.ok) {
+      a.latency_s = c.pred.latency_s;
+      a.throughput_rps = c.pred.throughput_rps;
+    } else {
+      a.note = c.note.empty() ? "failed" : c.note;
+    }
+    pp.alternatives.push_back(a);
+  }
+  // The paper's baseline: layers on random devices (mean of 5 seeds).
+  {
+    PlanAlternative a;
+    a.name = "random";
+    int n = 0;
+    for (uint64_t seed = 1; seed <= 5; ++seed) {
+      const Assignment ra = RandomAssignment(units, N, seed);
+      auto p = PlanAssignment(g, opts, units, ra,
+                              std::vector<std::string>(units.size(), ""));
+      if (!p.ok()) continue;
+      auto pred = PredictPlan(p.value(), *model);
+      if (!pred.ok()) continue;
+      a.latency_s += pred->latency_s;
+      a.throughput_rps += pred->throughput_rps;
+      ++n;
+    }
+    if (n > 0) {
+      a.latency_s /= n;
+      a.throughput_rps /= n;
+      a.note = "baseline, mean of " + std::to_string(n) +
+               " random assignments; not a candidate";
+    } else {
+      a.note = "no random assignment could be built";
+    }
+    pp.alternatives.push_back(a);
+  }
+  Plan plan = std::move(w.plan);
+  const double v = ObjectiveValue(w.pred, objective);
+  int compared = 0;
+  for (const auto& c : cands) compared += c.ok;
+  std::string why = "auto chose " + w.name + ": predicted " +
+                    Value(v, objective) + " (" + objective + "), the best of " +
+                    std::to_string(compared) + " candidates; " + solver;
+  if (w.name != "milp" && w.name != "procedure1") {
+    for (auto& d : plan.decisions)
+      d.reason = "strategy " + w.name + ": " + d.reason;
+  }
+  plan.decisions.insert(plan.decisions.begin(),
+                        LayerDecision{"*", "auto", why});
+  plan.strategy = "auto";
+  plan.devices = opts.devices;
+  plan.prediction = pp;
+  return plan;
+}
+
+}  // namespace shoal

@@ -1,0 +1,56 @@
+// The fully-distributed paper's ILP (§4.3) extended to a joint MILP over
+// unequal devices (docs/planner.md): per unit one binary per candidate
+// placement (whole on a device, replicas, lop/lip/fuse/spatial over a group
+// of the fastest devices, parts by speed), flow variables for the
+// transition between consecutive units' placements, each device's memory
+// as a constraint; minimising the predicted latency (sum of unit and
+// transition times) or the busiest device's time per request. GLPK.
+#ifndef SHOAL_PLANNER_JOINT_MILP_H_
+#define SHOAL_PLANNER_JOINT_MILP_H_
+
+#include <string>
+#include <vector>
+
+#include "planner/placement.h"
+
+namespace shoal {
+
+struct CandidateCaps {
+  int whole_devices = 12;  // fastest devices a unit may run whole on
+  int groups = 4;          // groups of the fastest devices splits use
+  int group_size = 32;     // largest group
+  bool replicate = false;  // replicas (throughput only)
+};
+
+// Devices by speed, fastest first; the hub first among equals.
+std::vector<int> SpeedOrder(const LatencyModel& m, int hub);
+// The groups splits use: prefixes of SpeedOrder of growing sizes.
+std::vector<std::vector<int>> CandidateGroups(const LatencyModel& m, int hub,
+                                              const CandidateCaps& caps);
+// Every placement of unit u the caps allow whose price is known.
+std::vector<Placement> UnitCandidates(const UnitPricer& pr, int u,
+                                      const CandidateCaps& caps);
+
+struct MilpOptions {
+  std::string objective = "latency";
+  double time_limit_s = 10;
+  int max_columns = 40000;  // candidates shrink until the MILP fits
+};
+
+struct MilpResult {
+  Assignment assignment;
+  bool proven_optimal = false;
+  std::string status;  // for people: size, caps used, how it ended
+  double objective = 0;
+  int columns = 0, rows = 0;
+  CandidateCaps caps;
+};
+
+// DeadlineExceeded when the time ran out before any solution; other errors
+// say why (a unit with no candidate names it, infeasible memory, too big).
+StatusOr<MilpResult> SolveJointMilp(const UnitPricer& pr,
+                                    const MilpOptions& opts);
+
+}  // namespace shoal
+
+#endif  // SHOAL_PLANNER_JOINT_MILP_H_

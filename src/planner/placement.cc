@@ -1,0 +1,472 @@
+#include "planner/placement.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "partition/spatial_split.h"
+#include "partition/split_counts.h"
+
+namespace shoal {
+
+const char* FormName(Form f) {
+  switch (f) {
+    case Form::kWhole:
+      return "whole";
+    case Form::kReplicate:
+      return "replicate";
+    case Form::kLop:
+      return "lop";
+    case Form::kLip:
+      return "lip";
+    case Form::kFuse1:
+      return "fuse1";
+    case Form::kFuse2:
+      return "fuse2";
+    case Form::kSpatial:
+      return "spatial";
+  }
+  return "?";
+}
+
+std::string GroupName(const std::vector<PlanDevice>& devs,
+                      const std::vector<int>& group) {
+  std::string s = "{";
+  for (size_t i = 0; i < group.size(); ++i) {
+    if (i == 4 && group.size() > 6) {
+      s += ",... " + std::to_string(group.size()) + " devices";
+      break;
+    }
+    s += (i ? "," : "") + devs[group[i]].name;
+  }
+  return s + "}";
+}
+
+namespace {
+
+// A part of a tensor on a device: along all of it, its channels or its
+// rows, the fraction [b, e); `prob` < 1 for one of several replicas.
+enum class Axis { kAll, kChannel, kRow };
+struct Piece {
+  int dev;
+  Axis axis;
+  double b, e;
+  double prob;
+};
+
+std::vector<double> Fractions(int64_t units, const std::vector<double>& shares,
+                              bool* ok) {
+  std::vector<double> f;
+  if (units <= 0) {
+    f = shares;
+    return f;
+  }
+  auto c = SplitCounts(units, shares);
+  if (!c.ok()) {
+    *ok = false;
+    return f;
+  }
+  for (int64_t v : c.value()) f.push_back(double(v) / double(units));
+  return f;
+}
+
+std::vector<Piece> Pieces(const std::vector<int>& devs,
+                          const std::vector<double>& frac, Axis axis) {
+  std::vector<Piece> out;
+  double b = 0;
+  for (size_t i = 0; i < devs.size(); ++i) {
+    out.push_back(Piece{devs[i], axis, b, b + frac[i], 1.0});
+    b += frac[i];
+  }
+  return out;
+}
+
+double Overlap(const Piece& h, const Piece& r) {
+  if (h.axis == Axis::kAll) return r.e - r.b;
+  if (r.axis == Axis::kAll) return h.e - h.b;
+  if (h.axis == r.axis)
+    return std::max(0.0, std::min(h.e, r.e) - std::max(h.b, r.b));
+  return (h.e - h.b) * (r.e - r.b);
+}
+
+NodeCost Scaled(NodeCost c, double macs, double weights, double in,
+                double out) {
+  c.macs = std::llround(double(c.macs) * macs);
+  c.weight_elements = std::llround(double(c.weight_elements) * weights);
+  c.input_elements = std::llround(double(c.input_elements) * in);
+  c.output_elements = std::llround(double(c.output_elements) * out);
+  return c;
+}
+
+bool IsGroupForm(Form f) { return f != Form::kWhole; }
+
+}  // namespace
+
+UnitPricer::UnitPricer(const Graph& g, const std::vector<PlanUnit>& units,
+                       const LatencyModel& m, int hub)
+    : g_(g), units_(units), m_(m), hub_(hub) {}
+
+std::vector<double> UnitPricer::Shares(const std::vector<int>& devices) const {
+  double sum = 0;
+  for (int d : devices) sum += m_.MacsPerSecond(d);
+  std::vector<double> s;
+  for (int d : devices) s.push_back(m_.MacsPerSecond(d) / sum);
+  return s;
+}
+
+Load UnitPricer::Price(int ui, const Placement& p) const {
+  const PlanUnit& u = units_[ui];
+  Load l;
+  auto fail = [&](const std::string& why) {
+    l.ok = false;
+    l.why = why;
+    return l;
+  };
+  const int k = static_cast<int>(p.devices.size());
+  if (k == 0) return fail("no devices");
+  const auto& devs = m_.cluster().devices;
+  auto whole_on = [&](int d) {
+    double s = 0;
+    for (const auto& c : u.costs) s += Seconds(d, c);
+    return s;
+  };
+  switch (p.form) {
+    case Form::kWhole: {
+      const int d = p.devices[0];
+      l.seconds = whole_on(d);
+      l.busy[d] = l.seconds;
+      l.weights[d] = u.weight_bytes;
+      break;
+    }
+    case Form::kReplicate: {
+      for (int d : p.devices) {
+        const double s = whole_on(d);
+        l.seconds += s / k;
+        l.busy[d] += s / k;
+        l.weights[d] += u.weight_bytes;
+      }
+      break;
+    }
+    case Form::kLop:
+    case Form::kFuse1: {
+      if (!u.splittable) return fail(u.nodes[0] + " cannot be split");
+      bool ok = true;
+      const auto f = Fractions(u.out_units, Shares(p.devices), &ok);
+      if (!ok) return fail(u.nodes[0] + "'s outputs are fewer than devices");
+      for (int i = 0; i < k; ++i) {
+        const int d = p.devices[i];
+        double s = Seconds(d, Scaled(u.costs[0], f[i], f[i], 1, f[i]));
+        for (size_t n = 1; n < u.costs.size(); ++n)
+          s += Seconds(d, Scaled(u.costs[n], f[i], f[i], f[i], f[i]));
+        l.busy[d] += s;
+        l.weights[d] += std::llround(u.weight_bytes * f[i]);
+        l.seconds = std::max(l.seconds, s);
+      }
+      break;
+    }
+    case Form::kLip:
+    case Form::kFuse2: {
+      if (!u.splittable) return fail(u.nodes[0] + " cannot be split");
+      bool ok = true;
+      const auto f = Fractions(u.in_units, Shares(p.devices), &ok);
+      if (!ok) return fail(u.nodes[0] + "'s inputs are fewer than devices");
+      double slowest = 0;
+      for (int i = 0; i < k; ++i) {
+        const int d = p.devices[i];
+        double s = Seconds(d, Scaled(u.costs[0], f[i], f[i], f[i], 1));
+        l.busy[d] += s;
+        // Partial sums go to the hub, which adds them up.
+        const double send = m_.TransferSeconds(d, hub_, u.head_output_bytes);
+        l.busy[d] += send;
+        l.weights[d] += std::llround(u.weight_bytes * f[i]);
+        slowest = std::max(slowest, s + send);
+      }
+      double rest = 0;
+      for (size_t n = 1; n < u.costs.size(); ++n)
+        rest += Seconds(hub_, u.costs[n]);
+      l.busy[hub_] += rest;
+      l.seconds = slowest + rest;
+      break;
+    }
+    case Form::kSpatial: {
+      if (!u.tileable) return fail(u.nodes[0] + " cannot run on rows");
+      std::vector<const Node*> nodes;
+      for (const auto& n : u.nodes) nodes.push_back(g_.FindNode(n));
+      const auto shares = Shares(p.devices);
+      auto h = ChainReadFactor(g_, nodes, shares);
+      if (!h.ok()) return fail(h.status().message());
+      for (int i = 0; i < k; ++i) {
+        const int d = p.devices[i];
+        const double f = shares[i] * h.value();
+        double s = 0;
+        for (const auto& c : u.costs)
+          s += Seconds(d, Scaled(c, f, 1, f, shares[i]));
+        l.busy[d] += s;
+        l.weights[d] += u.weight_bytes;
+        l.seconds = std::max(l.seconds, s);
+      }
+      break;
+    }
+  }
+  for (const auto& [d, w] : l.weights) {
+    const int64_t mem = devs[d].memory_bytes;
+    if (mem > 0 && w > mem) {
+      return fail(u.nodes[0] + " needs " + std::to_string(w) +
+                  " bytes of weights on " + devs[d].name + ", which has " +
+                  std::to_string(mem));
+    }
+  }
+  return l;
+}
+
+bool UnitPricer::Compatible(const Placement& prev, const Placement& p) const {
+  if (prev.form == Form::kFuse1) {
+    return p.form == Form::kFuse2 && p.devices == prev.devices;
+  }
+  if (p.form == Form::kFuse2) return false;
+  return true;
+}
+
+namespace {
+
+// Where a placement leaves its unit's output.
+std::vector<Piece> Layout(const UnitPricer& pr, const PlanUnit& u,
+                          const Placement& p) {
+  const int k = static_cast<int>(p.devices.size());
+  switch (p.form) {
+    case Form::kWhole:
+      return {Piece{p.devices[0], Axis::kAll, 0, 1, 1}};
+    case Form::kReplicate: {
+      std::vector<Piece> out;
+      for (int d : p.devices)
+        out.push_back(Piece{d, Axis::kAll, 0, 1, 1.0 / k});
+      return out;
+    }
+    case Form::kLop:
+    case Form::kFuse1: {
+      bool ok = true;
+      auto f = Fractions(u.out_units, pr.Shares(p.devices), &ok);
+      if (!ok) f = pr.Shares(p.devices);
+      return Pieces(p.devices, f, Axis::kChannel);
+    }
+    case Form::kLip:
+    case Form::kFuse2:
+      return {Piece{pr.hub(), Axis::kAll, 0, 1, 1}};
+    case Form::kSpatial:
+      return Pieces(p.devices, pr.Shares(p.devices), Axis::kRow);
+  }
+  return {};
+}
+
+// What a placement needs of its unit's input.
+std::vector<Piece> Need(const UnitPricer& pr, const PlanUnit& u,
+                        const Placement& p) {
+  const int k = static_cast<int>(p.devices.size());
+  std::vector<Piece> out;
+  switch (p.form) {
+    case Form::kWhole:
+      return {Piece{p.devices[0], Axis::kAll, 0, 1, 1}};
+    case Form::kReplicate:
+    case Form::kLop:
+    case Form::kFuse1:
+      for (int d : p.devices) {
+        out.push_back(Piece{d, Axis::kAll, 0, 1,
+                            p.form == Form::kReplicate ? 1.0 / k : 1.0});
+      }
+      return out;
+    case Form::kLip:
+    case Form::kFuse2: {
+      bool ok = true;
+      auto f = Fractions(u.in_units, pr.Shares(p.devices), &ok);
+      if (!ok) f = pr.Shares(p.devices);
+      return Pieces(p.devices, f, Axis::kChannel);
+    }
+    case Form::kSpatial: {
+      // Each strip reads its rows and a halo; spread the unit's read factor
+      // evenly over the strips.
+      const auto shares = pr.Shares(p.devices);
+      out = Pieces(p.devices, shares, Axis::kRow);
+      for (auto& piece : out) {
+        const double w = piece.e - piece.b;
+        piece.b = std::max(0.0, piece.b - 0.1 * w);
+        piece.e = std::min(1.0, piece.e + 0.1 * w);
+      }
+      return out;
+    }
+  }
+  return out;
+}
+
+void AddSends(const UnitPricer& pr, const std::vector<Piece>& have,
+              const std::vector<Piece>& need, int64_t bytes, bool paired,
+              Load* l) {
+  for (const auto& r : need) {
+    for (const auto& h : have) {
+      if (h.dev == r.dev) continue;
+      if (paired && h.prob < 1) continue;  // same replicas, same request
+      const double part = Overlap(h, r);
+      if (part <= 0) continue;
+      const int64_t b = std::llround(part * double(bytes));
+      l->busy[h.dev] +=
+          h.prob * r.prob * pr.model().TransferSeconds(h.dev, r.dev, b);
+    }
+  }
+}
+
+void SecondsFromBusy(Load* l) {
+  for (const auto& [d, s] : l->busy) l->seconds = std::max(l->seconds, s);
+}
+
+}  // namespace
+
+Load UnitPricer::Transition(int ui, const Placement* prev,
+                            const Placement& p) const {
+  const PlanUnit& u = units_[ui];
+  Load l;
+  const bool same_rows = prev != nullptr && prev->form == Form::kSpatial &&
+                         p.form == Form::kSpatial && prev->devices == p.devices;
+  const bool fused = prev != nullptr && prev->form == Form::kFuse1 &&
+                     p.form == Form::kFuse2 && prev->devices == p.devices;
+  const std::vector<Piece> need = Need(*this, u, p);
+  const std::vector<Piece> hub = {Piece{hub_, Axis::kAll, 0, 1, 1}};
+  if (u.reads_previous && prev != nullptr) {
+    if (!same_rows && !fused) {
+      const bool paired = prev->form == Form::kReplicate &&
+                          p.form == Form::kReplicate &&
+                          prev->devices == p.devices;
+      AddSends(*this, Layout(*this, units_[ui - 1], *prev), need,
+               units_[ui - 1].output_bytes, paired, &l);
+    }
+  } else {
+    // The model input, or inputs from further back: priced as if they came
+    // from the hub (the MILP sees consecutive units only).
+    for (const auto& in : u.inputs) {
+      AddSends(*this, hub, need,
+               NumElements(g_.tensors.at(in).shape) * kBytesPerElement, false,
+               &l);
+    }
+  }
+  SecondsFromBusy(&l);
+  return l;
+}
+
+Load UnitPricer::Finish(const Placement& last) const {
+  Load l;
+  if (last.form == Form::kWhole) return l;
+  const PlanUnit& u = units_.back();
+  AddSends(*this, Layout(*this, u, last), {Piece{hub_, Axis::kAll, 0, 1, 1}},
+           u.output_bytes, false, &l);
+  SecondsFromBusy(&l);
+  return l;
+}
+
+Estimate EstimateAssignment(const UnitPricer& pr, const Assignment& a) {
+  Estimate e;
+  std::map<int, double> busy;
+  std::map<int, int64_t> weights;
+  auto add = [&](const Load& l) {
+    if (!l.ok && e.ok) {
+      e.ok = false;
+      e.why = l.why;
+    }
+    e.latency_s += l.seconds;
+    for (const auto& [d, s] : l.busy) busy[d] += s;
+    for (const auto& [d, w] : l.weights) weights[d] += w;
+  };
+  for (size_t u = 0; u < a.size(); ++u) {
+    const Placement* prev = u > 0 ? &a[u - 1] : nullptr;
+    if (prev != nullptr && !pr.Compatible(*prev, a[u])) {
+      e.ok = false;
+      e.why = "unit " + std::to_string(u) + " cannot follow its predecessor";
+    }
+    add(pr.Transition(static_cast<int>(u), prev, a[u]));
+    add(pr.Price(static_cast<int>(u), a[u]));
+  }
+  if (!a.empty()) add(pr.Finish(a.back()));
+  for (const auto& [d, s] : busy) e.period_s = std::max(e.period_s, s);
+  const auto& devs = pr.model().cluster().devices;
+  for (const auto& [d, w] : weights) {
+    if (devs[d].memory_bytes > 0 && w > devs[d].memory_bytes && e.ok) {
+      e.ok = false;
+      e.why = "device " + devs[d].name + " would hold " + std::to_string(w) +
+              " bytes of weights but has " +
+              std::to_string(devs[d].memory_bytes);
+    }
+  }
+  return e;
+}
+
+StatusOr<BuildRequest> ToRequest(const Graph& g, const PlanOptions& opts,
+                                 const std::vector<PlanUnit>& units,
+                                 const Assignment& a,
+                                 const std::vector<std::string>& reasons) {
+  if (a.size() != units.size()) {
+    return Internal("assignment has " + std::to_string(a.size()) +
+                    " placements for " + std::to_string(units.size()) +
+                    " units");
+  }
+  BuildRequest r = BaseRequest(g, opts);
+  bool off_hub = false;
+  for (size_t u = 0; u < units.size(); ++u) {
+    const PlanUnit& unit = units[u];
+    const Placement& p = a[u];
+    const Node* head = g.FindNode(unit.nodes[0]);
+    const bool conv = head->op == "Conv";
+    switch (p.form) {
+      case Form::kWhole:
+      case Form::kReplicate:
+        for (const auto& n : unit.nodes) r.placement[n] = p.devices;
+        off_hub |= p.devices != std::vector<int>{opts.hub};
+        break;
+      case Form::kLop:
+      case Form::kFuse1:
+      case Form::kLip:
+      case Form::kFuse2: {
+        Scheme s = Scheme::kFuse1;
+        if (p.form == Form::kLop) s = conv ? Scheme::kChannel : Scheme::kLop;
+        if (p.form == Form::kLip) s = conv ? Scheme::kFilter : Scheme::kLip;
+        if (p.form == Form::kFuse2) s = Scheme::kFuse2;
+        r.layers[unit.nodes[0]] = LayerChoice{s, reasons[u], p.devices};
+        // Followers that cannot ride along with the split run on the hub.
+        for (size_t n = 1; n < unit.nodes.size(); ++n)
+          r.placement[unit.nodes[n]] = {opts.hub};
+        break;
+      }
+      case Form::kSpatial: {
+        // Consecutive units on the same strips form one chain while the
+        // halos stay cheap (the spatial strategy's rule).
+        std::vector<double> shares;
+        double sum = 0;
+        for (int d : p.devices) sum += opts.devices[d].share;
+        for (int d : p.devices) shares.push_back(opts.devices[d].share / sum);
+        const bool extend =
+            !r.spatial.empty() && u > 0 && a[u - 1] == p &&
+            unit.reads_previous &&
+            r.spatial.back().nodes.back() == units[u - 1].nodes.back();
+        if (extend) {
+          std::vector<const Node*> chain;
+          for (const auto& n : r.spatial.back().nodes)
+            chain.push_back(g.FindNode(n));
+          for (const auto& n : unit.nodes) chain.push_back(g.FindNode(n));
+          auto f = ChainReadFactor(g, chain, shares);
+          if (f.ok() && f.value() <= opts.max_read_factor) {
+            for (const auto& n : unit.nodes)
+              r.spatial.back().nodes.push_back(n);
+            break;
+          }
+        }
+        SpatialChain ch;
+        ch.nodes = unit.nodes;
+        ch.reason = reasons[u];
+        ch.devices = p.devices;
+        r.spatial.push_back(ch);
+        break;
+      }
+    }
+  }
+  if (off_hub) r.whole_scheme = Scheme::kPipeline;
+  if (!a.empty() && a.back().form == Form::kWhole)
+    r.output_device = a.back().devices[0];
+  return r;
+}
+
+}  // namespace shoal

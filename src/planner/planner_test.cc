@@ -1,0 +1,357 @@
+// The auto planner: Procedure 1, the joint MILP, the fallback, memory, the
+// objectives, and that auto is never predicted worse than what it compared.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "models/builder.h"
+#include "models/load_model.h"
+#include "models/zoo.h"
+#include "partition/plan_test_util.h"
+#include "plan/plan_cost.h"
+#include "plan/plan_print.h"
+#include "planner/auto_plan.h"
+#include "planner/joint_milp.h"
+#include "planner/predict.h"
+#include "planner/procedure1.h"
+
+namespace shoal {
+namespace {
+
+Cluster MakeCluster(const std::vector<double>& speeds, int64_t memory,
+                    double bandwidth_bps, double latency_s) {
+  Cluster c;
+  for (size_t i = 0; i < speeds.size(); ++i) {
+    DeviceSpec d;
+    d.name = "dev" + std::to_string(i);
+    d.speed = speeds[i];
+    d.memory_bytes = memory;
+    d.link = Link{bandwidth_bps, latency_s};
+    c.devices.push_back(d);
+  }
+  return c;
+}
+
+PlanOptions AutoOptions(const Cluster& c, const std::string& model) {
+  PlanOptions po;
+  po.strategy = "auto";
+  po.devices = c.PlanDevices();
+  po.model.spec = model;
+  po.latency = std::make_shared<LatencyModel>(LatencyModel::FromCluster(c));
+  return po;
+}
+
+// fc layers of equal size: a chain whose layers cost the same.
+Model FcChain(int layers, int64_t width) {
+  GraphBuilder b("fc-chain");
+  std::string x = b.Input("x", {1, width});
+  for (int i = 0; i < layers; ++i)
+    x = b.Relu(b.Linear("fc" + std::to_string(i), x, width));
+  Model m;
+  m.graph = b.Finish({x}).value();
+  m.weights = RandomWeights(m.graph, 5);
+  return m;
+}
+
+// A cheap conv, a heavy conv, then a small classifier.
+Model HeavyConv() {
+  GraphBuilder b("heavy-conv");
+  std::string x = b.Input("x", {1, 3, 16, 16});
+  x = b.Relu(b.Conv("conv1", x, 16, 3, 1, 1));
+  x = b.Relu(b.Conv("heavy", x, 128, 3, 1, 1));
+  x = b.Flatten(b.GlobalAvgPool(x));
+  x = b.Linear("fc", x, 10);
+  Model m;
+  m.graph = b.Finish({x}).value();
+  m.weights = RandomWeights(m.graph, 6);
+  return m;
+}
+
+Model Zoo(const std::string& name) {
+  LoadOptions lo;
+  lo.with_weights = true;
+  lo.fuse_batchnorm = true;
+  return LoadModel(name, lo).value();
+}
+
+int UnitOf(const std::vector<PlanUnit>& units, const std::string& node) {
+  for (size_t u = 0; u < units.size(); ++u) {
+    for (const auto& n : units[u].nodes)
+      if (n == node) return static_cast<int>(u);
+  }
+  return -1;
+}
+
+TEST(Procedure1, SplitsALayerThatFitsNoDevice) {
+  const Model m = FcChain(3, 512);  // 1 MiB of weights per layer
+  const Cluster c = MakeCluster({1, 1, 1, 1}, 900 << 10, 0, 0);
+  auto units = MakeUnits(m.graph).value();
+  const LatencyModel lm = LatencyModel::FromCluster(c);
+  UnitPricer pr(m.graph, units, lm, 0);
+  auto h = Procedure1(pr, "latency");
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  for (const char* layer : {"fc0", "fc1", "fc2"}) {
+    const Placement& p = h->assignment[UnitOf(units, layer)];
+    EXPECT_NE(p.form, Form::kWhole) << layer;
+    EXPECT_GE(p.devices.size(), 2u) << layer;
+    EXPECT_NE(h->reasons[UnitOf(units, layer)].find("fit no device"),
+              std::string::npos);
+  }
+  // And the auto plan built from it fits and runs exactly.
+  PlanOptions po = AutoOptions(c, "fc-chain");
+  testing::PlanRunResult r;
+  ASSERT_TRUE(testing::RunPlanExact(m, po, &r));
+  EXPECT_TRUE(CheckPlanMemory(r.plan, m.graph).ok());
+}
+
+TEST(Procedure1, NoGroupHoldsTheLayerNamesIt) {
+  const Model m = FcChain(2, 512);
+  const Cluster c = MakeCluster({1, 1}, 300 << 10, 0, 0);
+  auto units = MakeUnits(m.graph).value();
+  const LatencyModel lm = LatencyModel::FromCluster(c);
+  UnitPricer pr(m.graph, units, lm, 0);
+  auto h = Procedure1(pr, "latency");
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.status().message().find("layer fc0"), std::string::npos)
+      << h.status().message();
+  EXPECT_NE(h.status().message().find("MiB"), std::string::npos);
+}
+
+TEST(Procedure1, EqualDevicesGetBalancedStages) {
+  const Model m = FcChain(8, 256);
+  const Cluster c = MakeCluster({1, 1, 1, 1}, 0, 0, 0);
+  auto units = MakeUnits(m.graph).value();
+  ASSERT_EQ(units.size(), 8u);  // each fc with its relu
+  const LatencyModel lm = LatencyModel::FromCluster(c);
+  UnitPricer pr(m.graph, units, lm, 0);
+  const Assignment a = BalancedStages(
+      pr, {0, 1, 2, 3}, std::vector<Placement>(8, {Form::kWhole, {-1}}));
+  ASSERT_EQ(a.size(), 8u);
+  std::map<int, double> stage;
+  for (int u = 0; u < 8; ++u) {
+    ASSERT_EQ(a[u].form, Form::kWhole);
+    stage[a[u].devices[0]] += pr.Price(u, a[u]).seconds;
+  }
+  ASSERT_EQ(stage.size(), 4u);
+  for (const auto& [d, s] : stage) EXPECT_NEAR(s, stage[0], 1e-9) << d;
+  // Procedure 1 for throughput uses every device, one stage each.
+  auto h = Procedure1(pr, "throughput");
+  ASSERT_TRUE(h.ok());
+  std::set<int> used;
+  for (const auto& p : h->assignment)
+    used.insert(p.devices.begin(), p.devices.end());
+  EXPECT_EQ(used.size(), 4u);
+}
+
+TEST(JointMilp, PicksTheFasterDeviceForTheHeavyLayer) {
+  const Model m = HeavyConv();
+  // Device 0 (the hub, holding the input) is slow; device 1 is 4x faster.
+  const Cluster c = MakeCluster({1, 4}, 0, 100e6, 1e-3);
+  auto units = MakeUnits(m.graph).value();
+  const LatencyModel lm = LatencyModel::FromCluster(c);
+  UnitPricer pr(m.graph, units, lm, 0);
+  auto r = SolveJointMilp(pr, MilpOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->proven_optimal);
+  const Placement& p = r->assignment[UnitOf(units, "heavy")];
+  ASSERT_FALSE(p.devices.empty());
+  if (p.form == Form::kWhole) {
+    EXPECT_EQ(p.devices[0], 1);
+  } else {
+    // Split: the fast device takes the larger part.
+    EXPECT_EQ(SpeedOrder(lm, 0)[0], 1);
+    EXPECT_EQ(p.devices[0], 1);
+  }
+  // The objective is the cost model's estimate of the chosen assignment.
+  const Estimate e = EstimateAssignment(pr, r->assignment);
+  EXPECT_NEAR(r->objective, e.latency_s, 1e-9);
+  // On a slow link it runs everything where the input is.
+  const Cluster slow = MakeCluster({1, 4}, 0, 1e5, 0.05);
+  const LatencyModel lms = LatencyModel::FromCluster(slow);
+  UnitPricer prs(m.graph, units, lms, 0);
+  auto rs = SolveJointMilp(prs, MilpOptions{});
+  ASSERT_TRUE(rs.ok());
+  for (const auto& q : rs->assignment) {
+    EXPECT_EQ(q.form, Form::kWhole);
+    EXPECT_EQ(q.devices[0], 0);
+  }
+}
+
+TEST(Auto, TimeLimitZeroFallsBackAndSaysSo) {
+  const Model m = Zoo("lenet5");
+  const Cluster c = MakeCluster({2, 1, 1}, 0, 62e6, 9e-3);
+  for (double limit : {0.0, 1e-9}) {
+    PlanOptions po = AutoOptions(c, "lenet5");
+    po.ilp_time_limit_s = limit;
+    auto p = MakePlan(m.graph, po);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    ASSERT_TRUE(p->prediction.has_value());
+    EXPECT_NE(p->prediction->solver.find("fell back to Procedure 1"),
+              std::string::npos)
+        << p->prediction->solver;
+    ASSERT_FALSE(p->decisions.empty());
+    EXPECT_EQ(p->decisions[0].scheme, "auto");
+    EXPECT_NE(p->decisions[0].reason.find("fell back"), std::string::npos);
+    EXPECT_NE(p->prediction->method, "milp");
+  }
+}
+
+TEST(Auto, RespectsMemory) {
+  // vgg-like fc weights that no single device holds: every plan auto may
+  // pick must fit, and the strategies that do not fit say so.
+  const Model m = FcChain(4, 512);
+  const Cluster c = MakeCluster({3, 1, 1, 1}, 3 << 19, 62e6, 9e-3);
+  PlanOptions po = AutoOptions(c, "fc-chain");
+  auto p = MakePlan(m.graph, po);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_TRUE(CheckPlanMemory(p.value(), m.graph).ok());
+  bool some_did_not_fit = false;
+  for (const auto& a : p->prediction->alternatives) {
+    some_did_not_fit |= a.note.find("does not fit") != std::string::npos;
+  }
+  EXPECT_TRUE(some_did_not_fit);  // e.g. pipeline with 2 layers per stage
+}
+
+TEST(Auto, ThroughputObjectiveDiffersFromLatency) {
+  // Equal layers on equal devices over a slow link: one device is fastest
+  // for one request; a pipeline (or replicas) serves more requests.
+  const Model m = FcChain(8, 512);
+  // Slow devices: compute outweighs the links' 9 ms.
+  const Cluster c = MakeCluster({0.01, 0.01, 0.01, 0.01}, 0, 62e6, 9e-3);
+  PlanOptions lat = AutoOptions(c, "fc-chain");
+  PlanOptions thr = lat;
+  thr.objective = "throughput";
+  auto pl = MakePlan(m.graph, lat);
+  auto pt = MakePlan(m.graph, thr);
+  ASSERT_TRUE(pl.ok() && pt.ok());
+  const auto& a = *pl->prediction;
+  const auto& b = *pt->prediction;
+  EXPECT_LE(a.latency_s, b.latency_s);
+  std::ostringstream why;
+  PrintPrediction(a, why);
+  PrintPrediction(b, why);
+  for (const auto& d : pt->decisions)
+    why << d.layer << " " << d.scheme << " " << d.reason << "\n";
+  EXPECT_GT(b.throughput_rps, 2 * a.throughput_rps) << why.str();
+  EXPECT_EQ(b.objective, "throughput");
+  testing::PlanRunResult r;
+  EXPECT_TRUE(testing::RunPlanExact(m, thr, &r));
+}
+
+TEST(Auto, NeverPredictedWorseThanWhatItCompared) {
+  const Cluster mixed = MakeCluster({16, 3, 1, 1}, 1 << 30, 62e6, 9e-3);
+  for (const std::string name : {"lenet5", "cifarnet"}) {
+    const Model m = Zoo(name);
+    for (const std::string obj : {"latency", "throughput"}) {
+      PlanOptions po = AutoOptions(mixed, name);
+      po.objective = obj;
+      testing::PlanRunResult r;
+      ASSERT_TRUE(testing::RunPlanExact(m, po, &r)) << name << " " << obj;
+      const PlanPrediction& pp = *r.plan.prediction;
+      auto value = [&](double lat, double thr) {
+        return obj == "latency" ? lat : 1 / thr;
+      };
+      const double mine = value(pp.latency_s, pp.throughput_rps);
+      int compared = 0;
+      for (const auto& a : pp.alternatives) {
+        if (!a.note.empty()) continue;
+        ++compared;
+        EXPECT_LE(mine, value(a.latency_s, a.throughput_rps) * (1 + 1e-9))
+            << name << " " << obj << " vs " << a.name;
+      }
+      EXPECT_GE(compared, 5) << name;
+      // The stored prediction is the plan's own.
+      const LatencyModel lm = LatencyModel::FromCluster(mixed);
+      auto again = PredictPlan(r.plan, lm);
+      ASSERT_TRUE(again.ok());
+      EXPECT_NEAR(again->latency_s, pp.latency_s, 1e-12);
+    }
+  }
+}
+
+TEST(Auto, HundredLayersOnAThousandDevicesPlansQuickly) {
+  const Model m = FcChain(100, 64);
+  const Cluster c =
+      MakeCluster(std::vector<double>(1000, 1.0), 1 << 30, 62e6, 9e-3);
+  for (const std::string obj : {"latency", "throughput"}) {
+    PlanOptions po = AutoOptions(c, "fc-chain");
+    po.objective = obj;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto p = MakePlan(m.graph, po);
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_LT(s, 5.0) << obj;
+    bool said = false;
+    for (const auto& a : p->prediction->alternatives)
+      said |= a.note.find("not compared: 1000 devices") != std::string::npos;
+    EXPECT_TRUE(said);
+  }
+}
+
+// The builder splits a layer over any group of devices, in any order, and
+// the plan stays exact: every form on a group that leaves devices out.
+TEST(Placements, EveryFormOnASubsetIsExact) {
+  for (const std::string name : {"lenet5", "cifarnet"}) {
+    const Model m = Zoo(name);
+    const Cluster c = MakeCluster({1, 2, 3, 1}, 0, 62e6, 9e-3);
+    PlanOptions po = AutoOptions(c, name);
+    auto units = MakeUnits(m.graph).value();
+    const LatencyModel lm = LatencyModel::FromCluster(c);
+    UnitPricer pr(m.graph, units, lm, 0);
+    const std::vector<int> group = {2, 1};
+    for (Form f : {Form::kLop, Form::kLip, Form::kSpatial, Form::kFuse1,
+                   Form::kReplicate}) {
+      Assignment a;
+      for (size_t u = 0; u < units.size(); ++u) {
+        Placement p{Form::kWhole, {int(u % 4)}};
+        const Placement want{f, group};
+        if (f == Form::kFuse1 && u > 0 && a[u - 1].form == Form::kFuse1) {
+          p = Placement{Form::kFuse2, group};
+        } else if (pr.Price(int(u), want).ok &&
+                   (f != Form::kFuse1 ||
+                    (units[u].fusable_with_next &&
+                     pr.Price(int(u) + 1, {Form::kFuse2, group}).ok))) {
+          p = want;
+        }
+        a.push_back(p);
+      }
+      int used = 0;
+      for (const auto& p : a) used += p.form == f;
+      EXPECT_GT(used, 0) << name << " " << FormName(f);
+      auto plan = PlanAssignment(m.graph, po, units, a,
+                                 std::vector<std::string>(units.size(), "t"));
+      ASSERT_TRUE(plan.ok())
+          << name << " " << FormName(f) << ": " << plan.status().message();
+      EXPECT_TRUE(testing::CheckPlanExact(m, std::move(plan).value(), nullptr))
+          << name << " " << FormName(f);
+    }
+  }
+}
+
+TEST(Predict, CriticalPathOfATwoStagePipeline) {
+  const Model m = FcChain(2, 256);
+  const Cluster c = MakeCluster({1, 1}, 0, 8e6, 1e-3);  // 1 MB/s
+  PlanOptions po;
+  po.strategy = "pipeline";
+  po.devices = c.PlanDevices();
+  auto p = MakePlan(m.graph, po);
+  ASSERT_TRUE(p.ok());
+  const LatencyModel lm = LatencyModel::FromCluster(c);
+  auto pr = PredictPlan(p.value(), lm);
+  ASSERT_TRUE(pr.ok());
+  // stage 0 computes, sends 256 floats (1 ms + 1024 B at 1 MB/s), stage 1
+  // computes and is the output device.
+  double s0 = 0, s1 = 0;
+  for (const auto& t : p->tasks) {
+    const double secs = lm.GraphSeconds(t.devices[0], t.fragment).value();
+    (t.devices[0] == 0 ? s0 : s1) += secs;
+  }
+  EXPECT_NEAR(pr->latency_s, s0 + 1e-3 + 1024 / 1e6 + s1, 1e-9);
+  EXPECT_NEAR(pr->throughput_rps, 1 / std::max({s0, s1, 1e-3 + 1024 / 1e6}),
+              1e-6);
+}
+
+}  // namespace
+}  // namespace shoal

@@ -1,0 +1,160 @@
+#include "planner/predict.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "graph/cost.h"
+
+namespace shoal {
+
+namespace {
+
+int64_t Lcm(int64_t a, int64_t b, int64_t cap) {
+  const int64_t l = a / std::gcd(a, b) * b;
+  return std::min(l, cap);
+}
+
+class Predictor {
+ public:
+  Predictor(const Plan& p, const LatencyModel& m) : p_(p), m_(m) {}
+
+  Status Init() {
+    if (m_.num_devices() != static_cast<int>(p_.devices.size())) {
+      return InvalidArgument(
+          "the latency model has " + std::to_string(m_.num_devices()) +
+          " devices but the plan has " + std::to_string(p_.devices.size()));
+    }
+    outgoing_.assign(p_.tasks.size() + 1, {});
+    incoming_.assign(p_.tasks.size(), {});
+    for (size_t i = 0; i < p_.transfers.size(); ++i) {
+      const Transfer& x = p_.transfers[i];
+      outgoing_[x.src.task < 0 ? p_.tasks.size() : x.src.task].push_back(i);
+      if (x.dst.task >= 0) incoming_[x.dst.task].push_back(i);
+    }
+    secs_.resize(p_.tasks.size());
+    for (const auto& t : p_.tasks) {
+      // A task's node costs do not depend on the device; price them once.
+      std::vector<NodeCost> costs;
+      for (const auto& n : t.fragment.nodes) {
+        ASSIGN_OR_RETURN(NodeCost c, ComputeNodeCost(t.fragment, n));
+        costs.push_back(std::move(c));
+      }
+      for (int d : t.devices) {
+        double s = 0;
+        for (const auto& c : costs) s += m_.NodeSeconds(d, c);
+        secs_[t.id][d] = s;
+      }
+    }
+    return Status::Ok();
+  }
+
+  int Dev(int task, int64_t r) const { return p_.DeviceOf(task, r); }
+  static int64_t Bytes(const Transfer& x) {
+    return x.src.region.elements() * kBytesPerElement;
+  }
+
+  // One request on an idle cluster.
+  double Latency(int64_t r) const {
+    const size_t nd = p_.devices.size();
+    std::vector<double> device_free(nd, 0), link_free(nd, 0);
+    std::vector<double> arrival(p_.transfers.size(), 0);
+    double done = 0;
+    auto send = [&](int src_task, double ready) {
+      for (size_t i : outgoing_[src_task < 0 ? p_.tasks.size() : src_task]) {
+        const Transfer& x = p_.transfers[i];
+        const int s = Dev(x.src.task, r), d = Dev(x.dst.task, r);
+        if (s == d) {
+          arrival[i] = ready;
+        } else {
+          const double start = std::max(ready, link_free[s]);
+          arrival[i] = start + m_.TransferSeconds(s, d, Bytes(x));
+          link_free[s] = arrival[i];
+        }
+        if (x.dst.task == kModelOutput) done = std::max(done, arrival[i]);
+      }
+    };
+    send(kModelInput, 0);
+    for (const auto& t : p_.tasks) {
+      const int d = Dev(t.id, r);
+      double start = device_free[d];
+      for (size_t i : incoming_[t.id]) start = std::max(start, arrival[i]);
+      const double finish = start + secs_[t.id].at(d);
+      device_free[d] = finish;
+      send(t.id, finish);
+    }
+    return done;
+  }
+
+  StatusOr<Prediction> Run() {
+    RETURN_IF_ERROR(Init());
+    const size_t nd = p_.devices.size();
+    Prediction pr;
+    pr.compute_s.assign(nd, 0);
+    pr.send_s.assign(nd, 0);
+    // Compute: a task's replicas share its requests equally.
+    int64_t period = 1;
+    for (const auto& t : p_.tasks) {
+      const double k = static_cast<double>(t.devices.size());
+      for (int d : t.devices) pr.compute_s[d] += secs_[t.id].at(d) / k;
+      period = Lcm(period, static_cast<int64_t>(t.devices.size()), 1 << 20);
+    }
+    // Sends: averaged over the requests after which the round robin of the
+    // two ends repeats.
+    auto replicas = [&](int task) -> int64_t {
+      return task < 0 ? 1 : p_.tasks[task].devices.size();
+    };
+    for (const auto& x : p_.transfers) {
+      const int64_t n = Lcm(replicas(x.src.task), replicas(x.dst.task), 4096);
+      for (int64_t r = 0; r < n; ++r) {
+        const int s = Dev(x.src.task, r), d = Dev(x.dst.task, r);
+        pr.send_s[s] += m_.TransferSeconds(s, d, Bytes(x)) / double(n);
+      }
+    }
+    const int64_t nl = std::min<int64_t>(period, kLatencyRequests);
+    for (int64_t r = 0; r < nl; ++r) pr.latency_s += Latency(r) / double(nl);
+    double busiest = 0;
+    for (size_t d = 0; d < nd; ++d) {
+      const double b = std::max(pr.compute_s[d], pr.send_s[d]);
+      if (b > busiest) {
+        busiest = b;
+        pr.bottleneck = static_cast<int>(d);
+      }
+    }
+    pr.throughput_rps = busiest > 0 ? 1 / busiest : 0;
+    return pr;
+  }
+
+ private:
+  const Plan& p_;
+  const LatencyModel& m_;
+  std::vector<std::vector<size_t>> outgoing_;  // by source task (+ input)
+  std::vector<std::vector<size_t>> incoming_;
+  std::vector<std::map<int, double>> secs_;  // task -> device -> seconds
+};
+
+}  // namespace
+
+StatusOr<Prediction> PredictPlan(const Plan& p, const LatencyModel& m) {
+  Predictor pr(p, m);
+  return pr.Run();
+}
+
+double ObjectiveValue(const Prediction& pr, const std::string& objective) {
+  return objective == "throughput" ? pr.period_s() : pr.latency_s;
+}
+
+std::vector<DevicePrediction> DeviceRows(const Plan& p, const Prediction& pr) {
+  std::vector<DevicePrediction> rows;
+  for (size_t d = 0; d < p.devices.size(); ++d) {
+    DevicePrediction r;
+    r.device = p.devices[d].name;
+    r.compute_s = pr.compute_s[d];
+    r.communication_s = pr.send_s[d];
+    r.idle_s = std::max(0.0, pr.latency_s - r.compute_s - r.communication_s);
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+}  // namespace shoal

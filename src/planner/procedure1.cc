@@ -1,0 +1,261 @@
+#include "planner/procedure1.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "planner/joint_milp.h"
+
+namespace shoal {
+
+namespace {
+
+std::string Mib(int64_t b) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.1f MiB", b / 1048576.0);
+  return buf;
+}
+std::string Ms(double s) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.1f ms", s * 1e3);
+  return buf;
+}
+
+// Step 1: a layer whose weights no single device can hold.
+bool FitsNoDevice(const LatencyModel& m, int64_t bytes) {
+  for (const auto& d : m.cluster().devices) {
+    if (d.memory_bytes == 0 || bytes <= d.memory_bytes) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Assignment BalancedStages(const UnitPricer& pr, const std::vector<int>& devices,
+                          const std::vector<Placement>& fixed) {
+  const auto& units = pr.units();
+  const int n = static_cast<int>(units.size());
+  const int k = static_cast<int>(devices.size());
+  if (k == 0 || k > n) return {};
+  const auto& devs = pr.model().cluster().devices;
+  // Prefix sums per stage device of time and weights (fixed units count
+  // their split time and hold nothing of the stage's memory).
+  std::vector<std::vector<double>> t(k, std::vector<double>(n + 1, 0));
+  std::vector<std::vector<int64_t>> w(k, std::vector<int64_t>(n + 1, 0));
+  for (int j = 0; j < k; ++j) {
+    for (int u = 0; u < n; ++u) {
+      const bool fx = fixed[u].form != Form::kWhole || fixed[u].devices[0] >= 0;
+      const Load l = fx ? pr.Price(u, fixed[u])
+                        : pr.Price(u, Placement{Form::kWhole, {devices[j]}});
+      t[j][u + 1] = t[j][u] + (l.ok ? l.seconds : 1e30);
+      w[j][u + 1] = w[j][u] + (fx ? 0 : units[u].weight_bytes);
+    }
+  }
+  auto in_secs = [&](int j, int u) {
+    // The stage's input arrives from the previous stage's device.
+    if (j == 0 || u == 0) return 0.0;
+    return pr.model().TransferSeconds(devices[j - 1], devices[j],
+                                      units[u - 1].output_bytes);
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> best(k + 1, std::vector<double>(n + 1, inf));
+  std::vector<std::vector<int>> from(k + 1, std::vector<int>(n + 1, 0));
+  best[0][0] = 0;
+  // Memory the fixed (split) units already take on each device.
+  std::map<int, int64_t> taken;
+  for (int u = 0; u < n; ++u) {
+    const bool fx = fixed[u].form != Form::kWhole || fixed[u].devices[0] >= 0;
+    if (!fx) continue;
+    for (const auto& [d, wb] : pr.Price(u, fixed[u]).weights) taken[d] += wb;
+  }
+  for (int j = 1; j <= k; ++j) {
+    const int64_t total = devs[devices[j - 1]].memory_bytes;
+    const int64_t mem =
+        total == 0 ? 0 : std::max<int64_t>(1, total - taken[devices[j - 1]]);
+    for (int i = j; i <= n - (k - j); ++i) {
+      for (int s = j - 1; s < i; ++s) {
+        if (best[j - 1][s] == inf) continue;
+        if (mem > 0 && w[j - 1][i] - w[j - 1][s] > mem) continue;
+        const double stage = t[j - 1][i] - t[j - 1][s] + in_secs(j - 1, s);
+        const double v = std::max(best[j - 1][s], stage);
+        if (v < best[j][i]) {
+          best[j][i] = v;
+          from[j][i] = s;
+        }
+      }
+    }
+  }
+  if (best[k][n] == inf) return {};
+  Assignment a(n);
+  int end = n;
+  for (int j = k; j > 0; --j) {
+    const int b = from[j][end];
+    for (int u = b; u < end; ++u) {
+      const bool fx = fixed[u].form != Form::kWhole || fixed[u].devices[0] >= 0;
+      a[u] = fx ? fixed[u] : Placement{Form::kWhole, {devices[j - 1]}};
+    }
+    end = b;
+  }
+  return a;
+}
+
+StatusOr<HeuristicResult> Procedure1(const UnitPricer& pr,
+                                     const std::string& objective) {
+  const auto& units = pr.units();
+  const int n = static_cast<int>(units.size());
+  const LatencyModel& m = pr.model();
+  const int N = m.num_devices();
+  const std::vector<int> order = SpeedOrder(m, pr.hub());
+  // Step 1: model parallelism for layers that fit no device, over the
+  // fewest fastest devices whose slices fit.
+  std::vector<Placement> fixed(n, Placement{Form::kWhole, {-1}});
+  std::vector<std::string> reasons(n);
+  std::set<int> busy_devices;
+  const auto& devs = m.cluster().devices;
+  std::vector<int64_t> used(N, 0);  // weights step 1 put on each device
+  auto free_of = [&](int d) {
+    return devs[d].memory_bytes == 0 ? std::numeric_limits<int64_t>::max()
+                                     : devs[d].memory_bytes - used[d];
+  };
+  for (int u = 0; u < n; ++u) {
+    if (!FitsNoDevice(m, units[u].weight_bytes)) continue;
+    // The devices with the most memory left, fastest first among equals.
+    std::vector<int> roomy = order;
+    std::stable_sort(roomy.begin(), roomy.end(),
+                     [&](int a, int b) { return free_of(a) > free_of(b); });
+    bool placed = false;
+    for (int k = 2; k <= N && !placed; ++k) {
+      std::vector<int> grp(roomy.begin(), roomy.begin() + k);
+      std::sort(grp.begin(), grp.end(), [&](int a, int b) {
+        return std::find(order.begin(), order.end(), a) <
+               std::find(order.begin(), order.end(), b);
+      });
+      for (Form f : {Form::kLop, Form::kLip}) {
+        const Placement p{f, grp};
+        const Load l = pr.Price(u, p);
+        if (!l.ok) continue;
+        bool fits = true;
+        for (const auto& [d, w] : l.weights) fits &= w <= free_of(d);
+        if (!fits) continue;
+        for (const auto& [d, w] : l.weights) used[d] += w;
+        fixed[u] = p;
+        reasons[u] = "Procedure 1 step 1: its weights (" +
+                     Mib(units[u].weight_bytes) +
+                     ") fit no device's memory, so it is split (" +
+                     FormName(f) + ") over " + std::to_string(k) + " devices " +
+                     GroupName(m.cluster().PlanDevices(), grp) +
+                     " with memory left, parts by speed";
+        busy_devices.insert(grp.begin(), grp.end());
+        placed = true;
+        break;
+      }
+    }
+    if (!placed) {
+      return FailedPrecondition(
+          "layer " + units[u].nodes[0] + " has " + Mib(units[u].weight_bytes) +
+          " of weights: no device holds them and, split over the devices "
+          "by speed, some device's slice exceeds the memory it has left");
+    }
+  }
+  // Step 2: balanced stages; every stage count, two device orders.
+  std::vector<int> counts;
+  const int most = std::min(N, n);
+  for (int k = 1; k <= most; k = (most <= 16 ? k + 1 : k * 2))
+    counts.push_back(k);
+  if (counts.back() != most) counts.push_back(most);
+  std::vector<int> hub_first = {pr.hub()};
+  for (int d : order)
+    if (d != pr.hub()) hub_first.push_back(d);
+  HeuristicResult best;
+  double best_v = std::numeric_limits<double>::infinity();
+  int best_k = 0;
+  for (int k : counts) {
+    for (const std::vector<int>* ord : {&order, &std::as_const(hub_first)}) {
+      std::vector<int> stage_devs(ord->begin(), ord->begin() + k);
+      Assignment a = BalancedStages(pr, stage_devs, fixed);
+      if (a.empty()) continue;
+      Estimate e = EstimateAssignment(pr, a);
+      if (!e.ok) continue;
+      const double v = objective == "throughput" ? e.period_s : e.latency_s;
+      if (v < best_v) {
+        best_v = v;
+        best.assignment = std::move(a);
+        best.estimate = e;
+        best_k = k;
+      }
+    }
+  }
+  if (best.assignment.empty()) {
+    return FailedPrecondition(
+        "Procedure 1 found no grouping of the layers into stages whose "
+        "weights fit the devices' memory");
+  }
+  // Throughput: spare devices replicate the slowest stage while that helps.
+  std::string replicas;
+  if (objective == "throughput") {
+    std::set<int> used = busy_devices;
+    for (const auto& p : best.assignment)
+      used.insert(p.devices.begin(), p.devices.end());
+    std::vector<int> spare;
+    for (int d : order)
+      if (!used.count(d)) spare.push_back(d);
+    for (int d : spare) {
+      // The stage whose devices are busiest.
+      int worst = -1;
+      double worst_busy = -1;
+      for (int u = 0; u < n; ++u) {
+        const Placement& p = best.assignment[u];
+        if (p.form != Form::kWhole && p.form != Form::kReplicate) continue;
+        double b = 0;
+        for (int v = 0; v < n; ++v) {
+          if (best.assignment[v] == p) b += pr.Price(v, p).seconds;
+        }
+        if (b > worst_busy) {
+          worst_busy = b;
+          worst = u;
+        }
+      }
+      if (worst < 0) break;
+      Assignment a = best.assignment;
+      const Placement old = a[worst];
+      Placement grown{Form::kReplicate, old.devices};
+      grown.devices.push_back(d);
+      for (auto& p : a) {
+        if (p == old) p = grown;
+      }
+      Estimate e = EstimateAssignment(pr, a);
+      if (!e.ok || e.period_s >= best.estimate.period_s) break;
+      best.assignment = std::move(a);
+      best.estimate = e;
+      replicas = "; spare devices replicate the busiest stages";
+    }
+  }
+  // Reasons for the units step 1 did not split.
+  std::map<std::vector<int>, int> stage_of;
+  for (int u = 0; u < n; ++u) {
+    const Placement& p = best.assignment[u];
+    if (fixed[u].devices[0] >= 0 || fixed[u].form != Form::kWhole) continue;
+    if (!stage_of.count(p.devices))
+      stage_of[p.devices] = static_cast<int>(stage_of.size());
+    double stage_s = 0;
+    for (int v = 0; v < n; ++v) {
+      if (best.assignment[v] == p) stage_s += pr.Price(v, p).seconds;
+    }
+    reasons[u] =
+        "Procedure 1 step 2: stage " + std::to_string(stage_of[p.devices]) +
+        " of " + std::to_string(best_k) + " on " +
+        GroupName(m.cluster().PlanDevices(), p.devices) +
+        (p.form == Form::kReplicate ? " (data-parallel replicas)" : "") +
+        ", predicted " + Ms(stage_s) +
+        " per request; stages balanced by predicted latency";
+  }
+  best.reasons = std::move(reasons);
+  best.summary = std::to_string(best_k) + " stage(s) chosen among " +
+                 std::to_string(counts.size()) + " stage counts" + replicas;
+  return best;
+}
+
+}  // namespace shoal
