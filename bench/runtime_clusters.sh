@@ -1,6 +1,6 @@
 #!/bin/bash
 # The distributed runtime on emulated Raspberry-Pi-3-like clusters
-# (examples/pi3-4.yaml, examples/pi3-8.yaml: cpu 0.06 of a host core each,
+# (examples/pi3-4.yaml, examples/pi3-8.yaml: cpu 0.043 of a host core each,
 # 1 GiB, 62 Mbit/s + 9 ms links), copied onto free ports from PORT_BASE:
 # latency and speedup over one such device of the pipeline, each exact
 # model-parallel strategy, fuse-ilp, and LCP split4/split8 of the same model
@@ -27,6 +27,46 @@ PORT_BASE=${PORT_BASE:-7400}
 work=$(mktemp -d /tmp/shoal-bench-rt-XXXXXX)
 started=()
 cleanup() {
+  for f in "${started[@]}"; do "$shoal" cluster down "$f" >/dev/null 2>&1 || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+next_port=$PORT_BASE
+alloc_port() {  # sets PORT: the next port from PORT_BASE nothing listens on
+  while (exec 3<>"/dev/tcp/127.0.0.1/$next_port") 2>/dev/null; do
+    next_port=$((next_port + 1))
+  done
+  PORT=$next_port
+  next_port=$((next_port + 1))
+}
+
+# cluster_file N [MEMORY]: sets CLUSTER, a copy of examples/pi3-N.yaml (N
+# devices; its first device for N = 1) on free ports, with MEMORY if given.
+# No subshell: the port counter must advance.
+cluster_file() {
+  local n=$1 mem=${2:-} src="$root/examples/pi3-$1.yaml" f="$work/pi3-$1-$RANDOM.yaml"
+  [ "$n" = 1 ] && src="$root/examples/pi3-4.yaml"
+  local i=0 line
+  : > "$f"
+  while IFS= read -r line; do
+    if [[ $line == *"- name:"* ]]; then
+      i=$((i + 1))
+      [ "$i" -gt "$n" ] && break
+    fi
+    if [[ $line == *"address:"* ]]; then
+      alloc_port
+      line="${line%%address:*}address: 127.0.0.1:$PORT"
+    elif [[ $line == *"memory:"* && -n $mem ]]; then
+      line="${line%%memory:*}memory: $mem"
+    fi
+    echo "$line" >> "$f"
+  done < "$src"
+  CLUSTER=$f
+}
+
+up() {
   for f in "${started[@]}"; do "$shoal" cluster down "$f" >/dev/null 2>&1 || true; done
   rm -rf "$work"
 }
@@ -135,7 +175,7 @@ for m in $MODELS; do
   [ "$ms" = - ] && echo "one device, $m: $rest" >&2
   base[$m]=$ms
 done
-echo "One emulated Pi 3 (load average before: $(loadavg)):"
+echo "One emulated Pi 3 (2 GiB; load average after: $(loadavg)):"
 echo
 echo "| model | latency ms |"
 echo "|---|---:|"
