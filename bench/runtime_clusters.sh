@@ -66,41 +66,6 @@ cluster_file() {
   CLUSTER=$f
 }
 
-up() {
-  for f in "${started[@]}"; do "$shoal" cluster down "$f" >/dev/null 2>&1 || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-next_port=$PORT_BASE
-alloc_port() {  # sets PORT: the next port from PORT_BASE nothing listens on
-  while (exec 3<>"/dev/tcp/127.0.0.1/$next_port") 2>/dev/null; do
-    next_port=$((next_port + 1))
-  done
-  PORT=$next_port
-  next_port=$((next_port + 1))
-}
-
-# cluster_file N [MEMORY]: sets CLUSTER, a file of N Pi-3-like devices on
-# free ports (no subshell: the port counter must advance).
-cluster_file() {
-  local n=$1 mem=${2:-1GiB} f="$work/pi3-$1-$RANDOM.yaml"
-  echo "devices:" > "$f"
-  for ((i = 0; i < n; i++)); do
-    alloc_port
-    cat >> "$f" <<EOF
-  - name: pi$i
-    address: 127.0.0.1:$PORT
-    memory: $mem
-    cores: 4
-    cpu: 0.06
-    link: {bandwidth: 62Mbit, latency: 9ms}
-EOF
-  done
-  CLUSTER=$f
-}
-
 up() { started+=("$1")
        "$shoal" cluster up "$1" > "$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
        grep -q "NOT limited" "$work/up.log" && echo "(cgroups unavailable: $(grep -m1 'NOT limited' "$work/up.log"))" || true; }
