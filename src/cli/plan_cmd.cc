@@ -19,7 +19,7 @@ namespace {
 struct PlanArgs {
   std::string model, strategy = "auto", out, dot, input_shape;
   std::string objective = "latency", profile;
-  uint64_t weights_seed = 0;
+  uint64_t weights_seed = 0, random_seed = 1;
   int64_t branches = 0;
   double fatten = 0;
   int hub = 0;
@@ -34,6 +34,7 @@ Status RunPlan(const PlanArgs& a) {
   po.strategy = a.strategy;
   po.devices = cluster.PlanDevices();
   po.objective = a.objective;
+  po.random_seed = a.random_seed;
   if (!a.profile.empty()) {
     ASSIGN_OR_RETURN(Profile prof, LoadProfile(a.profile));
     ASSIGN_OR_RETURN(LatencyModel lm, LatencyModel::FromProfile(cluster, prof));
@@ -86,11 +87,13 @@ void AddPlanCommand(CLI::App* app) {
   cmd->add_option("model", a->model, "Zoo name or .onnx file")->required();
   a->devices.Add(cmd);
   cmd->add_option("--strategy", a->strategy,
-                  "auto (default)|pipeline|data|lop|lip|channel|filter|"
-                  "spatial|fuse|fuse-ilp|lcp|random");
+                  "auto (default)|procedure1|pipeline|data|lop|lip|channel|"
+                  "filter|spatial|fuse|fuse-ilp|lcp|random");
   cmd->add_option("--objective", a->objective,
                   "auto: minimise latency (default) or maximise throughput")
       ->check(CLI::IsMember({"latency", "throughput"}));
+  cmd->add_option("--random-seed", a->random_seed,
+                  "random: which random assignment (default 1)");
   cmd->add_option("--profile", a->profile,
                   "auto: measured latencies (shoal profile) instead of the "
                   "cluster file's device specs");

@@ -5,8 +5,9 @@
 namespace shoal {
 
 std::vector<std::string> StrategyNames() {
-  return {"auto",   "pipeline", "data", "lop",      "lip", "channel",
-          "filter", "spatial",  "fuse", "fuse-ilp", "lcp", "random"};
+  return {"auto",     "procedure1", "pipeline", "data",    "lop",
+          "lip",      "channel",    "filter",   "spatial", "fuse",
+          "fuse-ilp", "lcp",        "random"};
 }
 
 std::vector<double> NormalizedShares(const std::vector<PlanDevice>& devices) {
@@ -45,6 +46,7 @@ StatusOr<Plan> MakePlan(const Graph& g, const PlanOptions& opts) {
   if (s == "lcp") return PlanLcp(g, opts);
   if (s == "auto") return PlanAuto(g, opts);
   if (s == "random") return PlanRandom(g, opts);
+  if (s == "procedure1") return PlanProcedure1(g, opts);
   std::string names;
   for (const auto& n : StrategyNames())
     names += (names.empty() ? "" : ", ") + n;

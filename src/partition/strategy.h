@@ -48,6 +48,8 @@ StatusOr<Plan> PlanLcp(const Graph& g, const PlanOptions& opts);
 // auto (src/planner): Procedure 1, the joint MILP and every strategy above,
 // predicted on the latency model; the best one wins and says why.
 StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& opts);
+// procedure1: the collaborative-execution paper's heuristic alone.
+StatusOr<Plan> PlanProcedure1(const Graph& g, const PlanOptions& opts);
 // random: every layer whole on a random device (the paper's baseline).
 StatusOr<Plan> PlanRandom(const Graph& g, const PlanOptions& opts);
 

@@ -138,10 +138,14 @@ StatusOr<Plan> PlanRandom(const Graph& g, const PlanOptions& opts) {
   return p;
 }
 
-StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
-  const std::string& objective = in.objective;
-  if (objective != "latency" && objective != "throughput") {
-    return InvalidArgument("objective '" + objective +
+namespace {
+
+// The options auto plans with: the latency model (given or from the
+// devices) and shares that follow the speed it predicts with (measured, if
+// profiled).
+StatusOr<PlanOptions> AutoOptions(const PlanOptions& in) {
+  if (in.objective != "latency" && in.objective != "throughput") {
+    return InvalidArgument("objective '" + in.objective +
                            "' is not one of: latency, throughput");
   }
   PlanOptions opts = in;
@@ -153,10 +157,31 @@ StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
                            std::to_string(model->num_devices()) +
                            " devices, the plan " + std::to_string(N));
   }
-  // Splits follow the speed the model predicts with (measured, if profiled).
   for (int d = 0; d < N; ++d)
     opts.devices[d].share = model->MacsPerSecond(d) / kPi3MacsPerSecond;
   opts.latency = model;
+  return opts;
+}
+
+}  // namespace
+
+StatusOr<Plan> PlanProcedure1(const Graph& g, const PlanOptions& in) {
+  ASSIGN_OR_RETURN(PlanOptions opts, AutoOptions(in));
+  ASSIGN_OR_RETURN(std::vector<PlanUnit> units, MakeUnits(g));
+  UnitPricer pr(g, units, *opts.latency, opts.hub);
+  ASSIGN_OR_RETURN(HeuristicResult h, Procedure1(pr, opts.objective));
+  ASSIGN_OR_RETURN(Plan p,
+                   PlanAssignment(g, opts, units, h.assignment, h.reasons));
+  p.strategy = "procedure1";
+  p.devices = opts.devices;
+  return p;
+}
+
+StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
+  ASSIGN_OR_RETURN(PlanOptions opts, AutoOptions(in));
+  const std::string& objective = opts.objective;
+  std::shared_ptr<const LatencyModel> model = opts.latency;
+  const int N = static_cast<int>(opts.devices.size());
   ASSIGN_OR_RETURN(std::vector<PlanUnit> units, MakeUnits(g));
   UnitPricer pr(g, units, *model, opts.hub);
 
@@ -203,8 +228,10 @@ StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
           std::string("joint MILP (") +
           (milp->proven_optimal ? "optimal" : "time limit, best found") +
           "): " + FormName(p.form) + " on " + GroupName(devs, p.devices) +
-          (p.devices.size() > 1 ? ", parts by speed" : "") + ", predicted " +
-          Ms(l.seconds) + " compute");
+          (p.form == Form::kReplicate ? ", requests round robin"
+           : p.devices.size() > 1     ? ", parts by speed"
+                                      : "") +
+          ", predicted " + Ms(l.seconds) + " compute");
     }
     consider("milp", PlanAssignment(g, opts, units, milp->assignment, reasons));
   } else {
@@ -228,7 +255,7 @@ StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
   // Every single strategy, where plans stay small enough to compare.
   constexpr int kMaxCompareDevices = 64;
   for (const auto& s : StrategyNames()) {
-    if (s == "auto" || s == "random") continue;
+    if (s == "auto" || s == "random" || s == "procedure1") continue;
     Candidate skip;
     skip.name = s;
     if (s == "lcp") {
