@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <numeric>
 #include <set>
@@ -134,9 +135,10 @@ StatusOr<MilpResult> SolveJointMilp(const UnitPricer& pr,
   const int U = static_cast<int>(units.size());
   if (U == 0) return InvalidArgument("the model has no layers to place");
   if (!(opts.time_limit_s > 0)) {
+    char buf[64];
+    snprintf(buf, sizeof(buf), "time limit %g s", opts.time_limit_s);
     return Status(Code::kDeadlineExceeded,
-                  "time limit " + std::to_string(opts.time_limit_s) +
-                      " s leaves no time for the MILP");
+                  std::string(buf) + " leaves no time for the MILP");
   }
   const bool throughput = opts.objective == "throughput";
   // Shrink the candidates until the pair variables fit the budget.
