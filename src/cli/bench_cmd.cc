@@ -13,6 +13,7 @@
 #include <random>
 #include <thread>
 
+#include "cli/bench_report.h"
 #include "cli/commands.h"
 #include "cli/plan_common.h"
 #include "plan/plan_json.h"
@@ -28,32 +29,6 @@ struct BenchArgs {
   int64_t timeout_ms = 60000;
   bool json = false;
 };
-
-double Percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * (v.size() - 1);
-  const size_t i = static_cast<size_t>(pos);
-  if (i + 1 >= v.size()) return v.back();
-  return v[i] + (pos - i) * (v[i + 1] - v[i]);
-}
-
-void PrintHistogram(const std::vector<double>& lat) {
-  constexpr int kBins = 10, kWidth = 40;
-  const double lo = *std::min_element(lat.begin(), lat.end());
-  const double hi = *std::max_element(lat.begin(), lat.end());
-  const double w = hi > lo ? (hi - lo) / kBins : 1;
-  std::vector<int> bins(kBins);
-  for (double v : lat) bins[std::min(kBins - 1, int((v - lo) / w))]++;
-  const int most = *std::max_element(bins.begin(), bins.end());
-  std::cout << "latency histogram (ms):\n";
-  for (int b = 0; b < kBins; ++b) {
-    std::cout << "  " << std::setw(9) << std::fixed << std::setprecision(2)
-              << lo + b * w << " - " << std::setw(9) << lo + (b + 1) * w << " |"
-              << std::string(most ? bins[b] * kWidth / most : 0, '#') << " "
-              << bins[b] << "\n";
-  }
-}
 
 Status RunBench(const BenchArgs& a) {
   if (a.requests < 1 || a.concurrency < 1) {
@@ -81,6 +56,7 @@ Status RunBench(const BenchArgs& a) {
   std::atomic<int> next{0}, finished{0};
   std::mutex mu;
   std::vector<double> lat;
+  std::vector<int64_t> ok_seqs;
   Status first_error;
   int failed = 0;
   const auto t0 = std::chrono::steady_clock::now();
@@ -92,6 +68,7 @@ Status RunBench(const BenchArgs& a) {
       std::lock_guard<std::mutex> lock(mu);
       if (st.ok()) {
         lat.push_back(s.latency_ms);
+        ok_seqs.push_back(i + 1);
       } else {
         failed++;
         if (first_error.ok()) first_error = st;
@@ -118,88 +95,47 @@ Status RunBench(const BenchArgs& a) {
           .count();
   if (lat.empty()) return first_error.WithContext("every request failed");
   ASSIGN_OR_RETURN(auto ds, coord->Stats(false));
-
-  nlohmann::json j;
-  j["plan"] = a.plan;
-  j["cluster"] = a.cluster;
-  j["strategy"] = p.strategy;
-  j["model"] = p.model.spec;
-  j["requests"] = a.requests;
-  j["concurrency"] = a.concurrency;
-  j["failed"] = failed;
-  j["latency_ms"] = {{"min", Percentile(lat, 0)},
-                     {"median", Percentile(lat, 0.5)},
-                     {"p95", Percentile(lat, 0.95)},
-                     {"p99", Percentile(lat, 0.99)},
-                     {"max", Percentile(lat, 1)}};
-  j["throughput_rps"] = lat.size() / wall_s;
-  int64_t total = 0;
-  j["devices"] = nlohmann::json::array();
-  for (const auto& d : ds) {
+  // Workers count what they send and receive; the coordinator's own part
+  // (input scatter, output gather) is added so that the bytes equal the
+  // plan's counted bytes.
+  std::vector<int64_t> coord_sent(ds.size(), 0), coord_received(ds.size(), 0);
+  for (int64_t seq : ok_seqs) {
+    AddCoordinatorBytes(p, seq, &coord_sent, &coord_received);
+  }
+  BenchReport r;
+  r.plan = a.plan;
+  r.cluster = a.cluster;
+  r.strategy = p.strategy;
+  r.model = p.model.spec;
+  r.requests = a.requests;
+  r.concurrency = a.concurrency;
+  r.failed = failed;
+  r.latency_ms = lat;
+  r.wall_s = wall_s;
+  if (!first_error.ok()) r.first_error = first_error.message();
+  for (size_t i = 0; i < ds.size(); ++i) {
+    const DeviceStats& d = ds[i];
+    BenchDeviceReport dr;
+    dr.name = d.name;
     // A device's compute per request: the sum of its tasks' medians.
-    double compute = 0;
-    int64_t runs = 0;
     for (const auto& t : d.task_compute_ms) {
       std::vector<double> v(t.begin(), t.end());
-      if (!v.empty()) compute += Percentile(v, 0.5);
-      runs += t.size();
+      if (!v.empty()) dr.compute_ms_median += Percentile(v, 0.5);
+      dr.task_runs += t.size();
     }
-    total += d.bytes_sent;
-    j["devices"].push_back(
-        {{"name", d.name},
-         {"compute_ms_median", compute},
-         {"busy_ms", d.busy_ms},
-         {"idle_ms", std::max(0.0, d.elapsed_ms - d.busy_ms)},
-         {"wait_ms_total", d.wait_ms},
-         {"task_runs", runs},
-         {"bytes_sent", d.bytes_sent},
-         {"bytes_received", d.bytes_received},
-         {"queue_histogram", d.queue_histogram},
-         {"requests_failed", d.requests_failed}});
+    dr.busy_ms = d.busy_ms;
+    dr.idle_ms = std::max(0.0, d.elapsed_ms - d.busy_ms);
+    dr.wait_ms_total = d.wait_ms;
+    dr.bytes_sent = d.bytes_sent + coord_sent[i];
+    dr.bytes_received = d.bytes_received + coord_received[i];
+    dr.queue_histogram = d.queue_histogram;
+    dr.requests_failed = d.requests_failed;
+    r.devices.push_back(std::move(dr));
   }
-  j["bytes_total"] = total;
-  j["bytes_per_request"] = total / static_cast<double>(lat.size());
-  if (!first_error.ok()) j["first_error"] = first_error.message();
   if (a.json) {
-    std::cout << j.dump(1) << "\n";
+    std::cout << BenchReportJson(r).dump(1) << "\n";
   } else {
-    std::cout << std::fixed << std::setprecision(2);
-    std::cout << "bench " << a.plan << " (" << p.strategy << ", "
-              << p.devices.size() << " devices of " << a.cluster
-              << "): " << lat.size() << "/" << a.requests << " requests ok, "
-              << a.concurrency << " in flight, " << wall_s << " s\n";
-    const auto& l = j["latency_ms"];
-    std::cout << "latency ms: min " << l["min"].get<double>() << ", median "
-              << l["median"].get<double>() << ", p95 " << l["p95"].get<double>()
-              << ", p99 " << l["p99"].get<double>() << ", max "
-              << l["max"].get<double>() << "\n";
-    std::cout << "throughput " << j["throughput_rps"].get<double>()
-              << " requests/s; " << total << " bytes on the wire ("
-              << j["bytes_per_request"].get<double>() << " per request)\n";
-    PrintHistogram(lat);
-    std::cout << "device        compute ms/req    idle ms     bytes sent  "
-                 "bytes recv  queue occupancy (0,1,2,..)\n";
-    for (const auto& d : j["devices"]) {
-      std::string q;
-      const auto& h = d["queue_histogram"];
-      size_t last = 0;
-      for (size_t i = 0; i < h.size(); ++i) {
-        if (h[i].get<int64_t>() > 0) last = i;
-      }
-      for (size_t i = 0; i <= last && i < h.size(); ++i) {
-        q += (i ? "," : "") + std::to_string(h[i].get<int64_t>());
-      }
-      std::cout << "  " << std::left << std::setw(12)
-                << d["name"].get<std::string>() << std::right << std::setw(14)
-                << d["compute_ms_median"].get<double>() << std::setw(11)
-                << d["idle_ms"].get<double>() << std::setw(15)
-                << d["bytes_sent"].get<int64_t>() << std::setw(12)
-                << d["bytes_received"].get<int64_t>() << "  " << q << "\n";
-    }
-    if (failed) {
-      std::cout << failed
-                << " requests failed; first: " << first_error.message() << "\n";
-    }
+    PrintBenchReport(r, std::cout);
   }
   return failed ? first_error.WithContext(std::to_string(failed) +
                                           " requests failed")

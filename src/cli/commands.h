@@ -21,6 +21,8 @@ void AddRunCommand(CLI::App* app);
 void AddWorkerCommand(CLI::App* app);
 void AddClusterCommand(CLI::App* app);
 void AddBenchCommand(CLI::App* app);
+void AddProfileCommand(CLI::App* app);
+void AddSimulateCommand(CLI::App* app);
 void AddLcpCommand(CLI::App* app);
 
 // Prints "shoal: error: ..." for a failed status and returns the exit code

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   shoal::AddWorkerCommand(&app);
   shoal::AddClusterCommand(&app);
   shoal::AddBenchCommand(&app);
+  shoal::AddProfileCommand(&app);
+  shoal::AddSimulateCommand(&app);
   shoal::AddLcpCommand(&app);
   try {
     app.parse(argc, argv);

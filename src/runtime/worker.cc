@@ -10,10 +10,12 @@
 #include <set>
 #include <thread>
 
+#include "plan/graph_json.h"
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
 #include "runtime/cpu_pacer.h"
 #include "runtime/link_shaper.h"
+#include "runtime/profiling.h"
 #include "runtime/wire.h"
 
 namespace shoal {
@@ -490,6 +492,74 @@ struct Worker::Impl final : public rpc::Worker::Service {
       stats_since = Clock::now();
     }
     return grpc::Status::OK;
+  }
+
+  // --- Profiling (shoal profile) -----------------------------------------
+
+  grpc::Status Profile(grpc::ServerContext*, const rpc::ProfileRequest* req,
+                       rpc::ProfileReply* rep) override {
+    if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
+    StatusOr<Graph> g = InvalidArgument("graph is not JSON");
+    try {
+      g = GraphFromJson(nlohmann::json::parse(req->graph_json()));
+    } catch (const std::exception& e) {
+      g = InvalidArgument(std::string("graph is not JSON: ") + e.what());
+    }
+    if (!g.ok()) return ToGrpc(g.status().WithContext(Who()));
+    TimingOptions o;
+    o.seed = req->seed();
+    o.min_runs = std::max(1, req->min_runs());
+    o.min_seconds = std::max(0.0, req->min_seconds());
+    o.max_seconds = req->max_seconds() > 0 ? req->max_seconds() : 10.0;
+    o.threads = opts.threads;
+    o.backend = opts.backend;
+    o.cpu_fraction = opts.cpu_fraction;
+    auto t = TimeGraph(*g, o);
+    if (!t.ok()) return ToGrpc(t.status().WithContext(Who() + " profiling"));
+    const CpuQuota q = OwnCpuQuota();
+    rep->set_runs(t->runs);
+    rep->set_seconds_mean(t->seconds_mean);
+    rep->set_seconds_median(t->seconds_median);
+    rep->set_seconds_min(t->seconds_min);
+    rep->set_cpu_seconds_mean(t->cpu_seconds_mean);
+    rep->set_cpu_quota_s(q.quota_s);
+    rep->set_cpu_period_s(q.period_s);
+    rep->set_threads(opts.threads);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ProbeLink(grpc::ServerContext*, const rpc::LinkProbeRequest* req,
+                         rpc::LinkProbeReply* rep) override {
+    if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
+    if (req->bytes() < 0 || req->bytes() > max_msg || req->count() < 1 ||
+        req->count() > 100 || req->timeout_ms() <= 0) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          Who() + ": link probe out of range");
+    }
+    rpc::SinkMessage m;
+    m.set_protocol(kProtocolVersion);
+    m.mutable_data()->assign(req->bytes(), '\x5a');
+    auto stub = rpc::Worker::NewStub(MakeChannel(req->target(), max_msg));
+    for (int i = 0; i < req->count(); ++i) {
+      const auto t0 = Clock::now();
+      shaper.Transmit(req->bytes());
+      grpc::ClientContext ctx;
+      ctx.set_deadline(DeadlineIn(req->timeout_ms()));
+      rpc::Ack ack;
+      grpc::Status s = stub->Sink(&ctx, m, &ack);
+      if (!s.ok()) {
+        return grpc::Status(s.error_code(), Who() + " cannot reach " +
+                                                req->target() + ": " +
+                                                s.error_message());
+      }
+      rep->add_seconds(MsSince(t0) / 1e3);
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Sink(grpc::ServerContext*, const rpc::SinkMessage* m,
+                    rpc::Ack*) override {
+    return CheckProtocol(m->protocol(), Who());
   }
 
   // --- Compute and send --------------------------------------------------

@@ -13,7 +13,7 @@ LatencyModel LatencyModel::FromCluster(const Cluster& c) {
     f.per_mac_s = per_mac;
     // Bytes stand in for elements touched by MAC-free layers.
     f.per_byte_s = per_mac * kMacsPerElement / kBytesPerElement;
-    m.devices_.push_back(Device{{{"*", f}}, d.link});
+    m.devices_.push_back(Device{{{"*", f}}, d.link, QuotaForCpu(d.cpu)});
   }
   return m;
 }
@@ -30,7 +30,8 @@ StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
                              "' of the cluster file; run shoal "
                              "profile on this cluster");
     }
-    Device dev{dp->fits, dp->link};
+    Device dev{dp->fits, dp->link,
+               dp->has_cpu_quota ? dp->cpu_quota : QuotaForCpu(d.cpu)};
     if (!dev.fits.count("*")) {
       return InvalidArgument("profile of device '" + d.name +
                              "' has no overall fit ('*')");

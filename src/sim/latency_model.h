@@ -41,11 +41,17 @@ class LatencyModel {
   double TransferSeconds(int src, int dst, int64_t bytes) const;
   // MACs per second of a large conv on d: what split sizes should follow.
   double MacsPerSecond(int d) const;
+  // The CPU limit an emulated device runs under (from the profile, else the
+  // cluster file's `cpu`); NodeSeconds is the time under it when busy.
+  CpuQuota Quota(int d) const { return devices_.at(d).quota; }
+  // What device d sends over: measured (profile) or the cluster file's.
+  const Link& LinkOf(int d) const { return devices_.at(d).link; }
 
  private:
   struct Device {
     std::map<std::string, OpFit> fits;  // "*" always present
     Link link;
+    CpuQuota quota;
   };
   Cluster cluster_;
   std::vector<Device> devices_;

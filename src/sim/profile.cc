@@ -22,6 +22,10 @@ Status SaveProfile(const Profile& p, const std::string& path) {
     jd["name"] = d.name;
     jd["link"] = {{"bandwidth_bps", d.link.bandwidth_bps},
                   {"latency_s", d.link.latency_s}};
+    if (d.has_cpu_quota) {
+      jd["cpu_quota"] = {{"quota_s", d.cpu_quota.quota_s},
+                         {"period_s", d.cpu_quota.period_s}};
+    }
     for (const auto& [op, f] : d.fits) {
       jd["fits"][op] = {{"intercept_s", f.intercept_s},
                         {"per_mac_s", f.per_mac_s},
@@ -36,7 +40,8 @@ Status SaveProfile(const Profile& p, const std::string& path) {
                                {"op", s.op},
                                {"macs", s.macs},
                                {"bytes", s.bytes},
-                               {"seconds", s.seconds}});
+                               {"seconds", s.seconds},
+                               {"cpu_seconds", s.cpu_seconds}});
     }
     j["devices"].push_back(jd);
   }
@@ -69,7 +74,13 @@ StatusOr<Profile> LoadProfile(const std::string& path) {
       d.name = jd.at("name").get<std::string>();
       d.link.bandwidth_bps = jd.at("link").at("bandwidth_bps").get<double>();
       d.link.latency_s = jd.at("link").at("latency_s").get<double>();
-      for (const auto& [op, jf] : jd.at("fits").items()) {
+      if (jd.contains("cpu_quota")) {
+        d.has_cpu_quota = true;
+        d.cpu_quota.quota_s = jd["cpu_quota"].at("quota_s").get<double>();
+        d.cpu_quota.period_s = jd["cpu_quota"].at("period_s").get<double>();
+      }
+      const nlohmann::json fits = jd.value("fits", nlohmann::json::object());
+      for (const auto& [op, jf] : fits.items()) {
         OpFit fit;
         fit.intercept_s = jf.at("intercept_s").get<double>();
         fit.per_mac_s = jf.at("per_mac_s").get<double>();
@@ -77,7 +88,9 @@ StatusOr<Profile> LoadProfile(const std::string& path) {
         fit.samples = jf.value("samples", 0);
         d.fits[op] = fit;
       }
-      for (const auto& js : jd.value("samples", nlohmann::json::array())) {
+      const nlohmann::json samples =
+          jd.value("samples", nlohmann::json::array());
+      for (const auto& js : samples) {
         LayerSample s;
         s.model = js.value("model", "");
         s.layer = js.value("layer", "");
@@ -86,6 +99,7 @@ StatusOr<Profile> LoadProfile(const std::string& path) {
         s.macs = js.at("macs").get<int64_t>();
         s.bytes = js.at("bytes").get<int64_t>();
         s.seconds = js.at("seconds").get<double>();
+        s.cpu_seconds = js.value("cpu_seconds", 0.0);
         d.samples.push_back(s);
       }
       p.devices.push_back(std::move(d));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cluster/cluster.h"
+#include "sim/cpu_quota.h"
 #include "util/status.h"
 
 namespace shoal {
@@ -22,7 +23,10 @@ struct LayerSample {
   std::string op;       // op type: Conv, Gemm, MaxPool, ...
   int64_t macs = 0;
   int64_t bytes = 0;  // input + output + weight bytes
+  // Time per run on the device when busy (runs back to back, so a CPU
+  // quota's throttling is averaged in), and the CPU time it used.
   double seconds = 0;
+  double cpu_seconds = 0;  // 0: not measured
 };
 
 // seconds = intercept_s + per_mac_s * macs + per_byte_s * bytes, fitted by
@@ -41,6 +45,10 @@ struct DeviceProfile {
   // never measured on this device).
   std::map<std::string, OpFit> fits;
   Link link;  // measured: bandwidth of a large message, latency of 64 B
+  // The worker's own cgroup CPU limit, as it reported it (`shoal cluster
+  // up`); absent from older files.
+  bool has_cpu_quota = false;
+  CpuQuota cpu_quota;
 };
 
 struct Profile {

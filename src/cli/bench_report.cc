@@ -1,0 +1,140 @@
+#include "cli/bench_report.h"
+
+#include <algorithm>
+#include <iomanip>
+
+#include "graph/cost.h"
+
+namespace shoal {
+
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * (v.size() - 1);
+  const size_t i = static_cast<size_t>(pos);
+  if (i + 1 >= v.size()) return v.back();
+  return v[i] + (pos - i) * (v[i + 1] - v[i]);
+}
+
+void AddCoordinatorBytes(const Plan& p, int64_t seq, std::vector<int64_t>* sent,
+                         std::vector<int64_t>* received) {
+  for (const auto& x : p.transfers) {
+    const int64_t b = x.src.region.elements() * kBytesPerElement;
+    if (x.src.task == kModelInput && x.dst.task != kModelOutput) {
+      if (p.DeviceOf(x.dst.task, seq) != p.input_device) {
+        (*sent)[p.input_device] += b;
+      }
+    } else if (x.dst.task == kModelOutput && x.src.task != kModelInput) {
+      if (p.DeviceOf(x.src.task, seq) != p.output_device) {
+        (*received)[p.output_device] += b;
+      }
+    }
+  }
+}
+
+namespace {
+
+void PrintHistogram(const std::vector<double>& lat, std::ostream& out) {
+  constexpr int kBins = 10, kWidth = 40;
+  const double lo = *std::min_element(lat.begin(), lat.end());
+  const double hi = *std::max_element(lat.begin(), lat.end());
+  const double w = hi > lo ? (hi - lo) / kBins : 1;
+  std::vector<int> bins(kBins);
+  for (double v : lat) bins[std::min(kBins - 1, int((v - lo) / w))]++;
+  const int most = *std::max_element(bins.begin(), bins.end());
+  out << "latency histogram (ms):\n";
+  for (int b = 0; b < kBins; ++b) {
+    out << "  " << std::setw(9) << std::fixed << std::setprecision(2)
+        << lo + b * w << " - " << std::setw(9) << lo + (b + 1) * w << " |"
+        << std::string(most ? bins[b] * kWidth / most : 0, '#') << " "
+        << bins[b] << "\n";
+  }
+}
+
+}  // namespace
+
+nlohmann::json BenchReportJson(const BenchReport& r) {
+  const auto& lat = r.latency_ms;
+  nlohmann::json j;
+  j["plan"] = r.plan;
+  j["cluster"] = r.cluster;
+  j["strategy"] = r.strategy;
+  j["model"] = r.model;
+  if (r.predicted) {
+    j["predicted"] = true;
+    j["source"] = r.source;
+  }
+  j["requests"] = r.requests;
+  j["concurrency"] = r.concurrency;
+  j["failed"] = r.failed;
+  j["latency_ms"] = {{"min", Percentile(lat, 0)},
+                     {"median", Percentile(lat, 0.5)},
+                     {"p95", Percentile(lat, 0.95)},
+                     {"p99", Percentile(lat, 0.99)},
+                     {"max", Percentile(lat, 1)}};
+  j["throughput_rps"] = r.wall_s > 0 ? lat.size() / r.wall_s : 0.0;
+  int64_t total = 0;
+  j["devices"] = nlohmann::json::array();
+  for (const auto& d : r.devices) {
+    total += d.bytes_sent;
+    j["devices"].push_back({{"name", d.name},
+                            {"compute_ms_median", d.compute_ms_median},
+                            {"busy_ms", d.busy_ms},
+                            {"idle_ms", d.idle_ms},
+                            {"wait_ms_total", d.wait_ms_total},
+                            {"task_runs", d.task_runs},
+                            {"bytes_sent", d.bytes_sent},
+                            {"bytes_received", d.bytes_received},
+                            {"queue_histogram", d.queue_histogram},
+                            {"requests_failed", d.requests_failed}});
+  }
+  j["bytes_total"] = total;
+  j["bytes_per_request"] =
+      lat.empty() ? 0.0 : total / static_cast<double>(lat.size());
+  if (!r.first_error.empty()) j["first_error"] = r.first_error;
+  return j;
+}
+
+void PrintBenchReport(const BenchReport& r, std::ostream& out) {
+  const nlohmann::json j = BenchReportJson(r);
+  const auto flags = out.flags();
+  out << std::fixed << std::setprecision(2);
+  out << (r.predicted ? "simulate " : "bench ") << r.plan << " (" << r.strategy
+      << ", " << r.devices.size() << " devices of " << r.cluster
+      << "): " << r.latency_ms.size() << "/" << r.requests << " requests ok, "
+      << r.concurrency << " in flight, " << r.wall_s << " s"
+      << (r.predicted ? " (PREDICTED from " + r.source + ")" : "") << "\n";
+  const auto& l = j["latency_ms"];
+  out << "latency ms: min " << l["min"].get<double>() << ", median "
+      << l["median"].get<double>() << ", p95 " << l["p95"].get<double>()
+      << ", p99 " << l["p99"].get<double>() << ", max "
+      << l["max"].get<double>() << "\n";
+  out << "throughput " << j["throughput_rps"].get<double>() << " requests/s; "
+      << j["bytes_total"].get<int64_t>() << " bytes on the wire ("
+      << j["bytes_per_request"].get<double>() << " per request)\n";
+  if (!r.latency_ms.empty()) PrintHistogram(r.latency_ms, out);
+  out << "device        compute ms/req    idle ms     bytes sent  "
+         "bytes recv  queue occupancy (0,1,2,..)\n";
+  for (const auto& d : j["devices"]) {
+    std::string q;
+    const auto& h = d["queue_histogram"];
+    size_t last = 0;
+    for (size_t i = 0; i < h.size(); ++i) {
+      if (h[i].get<int64_t>() > 0) last = i;
+    }
+    for (size_t i = 0; i <= last && i < h.size(); ++i) {
+      q += (i ? "," : "") + std::to_string(h[i].get<int64_t>());
+    }
+    out << "  " << std::left << std::setw(12) << d["name"].get<std::string>()
+        << std::right << std::setw(14) << d["compute_ms_median"].get<double>()
+        << std::setw(11) << d["idle_ms"].get<double>() << std::setw(15)
+        << d["bytes_sent"].get<int64_t>() << std::setw(12)
+        << d["bytes_received"].get<int64_t>() << "  " << q << "\n";
+  }
+  if (r.failed) {
+    out << r.failed << " requests failed; first: " << r.first_error << "\n";
+  }
+  out.flags(flags);
+}
+
+}  // namespace shoal

@@ -1,0 +1,52 @@
+// What `shoal bench` (measured) and `shoal simulate` (predicted) print: one
+// report, one JSON shape and one table, so the two sit side by side.
+#ifndef SHOAL_CLI_BENCH_REPORT_H_
+#define SHOAL_CLI_BENCH_REPORT_H_
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "plan/plan.h"
+
+namespace shoal {
+
+struct BenchDeviceReport {
+  std::string name;
+  double compute_ms_median = 0;  // sum over its tasks of their median
+  double busy_ms = 0, idle_ms = 0, wait_ms_total = 0;
+  int64_t task_runs = 0;
+  int64_t bytes_sent = 0, bytes_received = 0;
+  std::vector<int64_t> queue_histogram;
+  int64_t requests_failed = 0;
+};
+
+struct BenchReport {
+  std::string plan, cluster, strategy, model;
+  int requests = 0, concurrency = 0, failed = 0;
+  std::vector<double> latency_ms;  // of the requests that succeeded
+  double wall_s = 0;
+  std::vector<BenchDeviceReport> devices;
+  std::string first_error;
+  // Set by `shoal simulate`: figures are predicted, from `source`.
+  bool predicted = false;
+  std::string source;
+};
+
+// q in [0, 1], linear between order statistics.
+double Percentile(std::vector<double> v, double q);
+
+// What the coordinator itself moves for request `seq`: the model input it
+// sends for the input device (over that device's link) and the model output
+// parts it receives for the output device. Workers count everything else,
+// so together they equal the plan's counted bytes (CountCommunication).
+void AddCoordinatorBytes(const Plan& p, int64_t seq, std::vector<int64_t>* sent,
+                         std::vector<int64_t>* received);
+
+nlohmann::json BenchReportJson(const BenchReport& r);
+void PrintBenchReport(const BenchReport& r, std::ostream& out);
+
+}  // namespace shoal
+
+#endif  // SHOAL_CLI_BENCH_REPORT_H_

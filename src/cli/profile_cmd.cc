@@ -1,0 +1,129 @@
+// `shoal profile MODEL --cluster FILE.yaml [-o profile.json]`: the profiling
+// database of the collaborative-execution paper's Step 1, measured on the
+// cluster's own workers (src/sim/profiler.h). An existing output file is
+// merged into, so one profile serves several models on the same cluster.
+#include <unistd.h>
+
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <mutex>
+
+#include "cli/commands.h"
+#include "cli/plan_common.h"
+#include "sim/fit.h"
+#include "sim/profiler.h"
+
+namespace shoal {
+namespace {
+
+struct ProfileArgs {
+  std::string model, cluster, out = "profile.json", input_shape;
+  int repeat = 3;
+  double min_seconds = 0.2;
+  int64_t timeout_ms = 300000;
+};
+
+Status RunProfile(const ProfileArgs& a) {
+  if (a.repeat < 1) return InvalidArgument("--repeat must be >= 1");
+  ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(a.cluster));
+  ModelRef ref;
+  ref.spec = a.model;
+  ASSIGN_OR_RETURN(auto shape, ParseInputShapeFlag(a.input_shape));
+  if (shape) ref.input_shape = *shape;
+  ASSIGN_OR_RETURN(Model m, LoadPlanModel(ref, false));
+  ASSIGN_OR_RETURN(std::vector<LayerVariant> variants,
+                   ProfileVariants(m.graph));
+  std::cerr << "profiling " << a.model << " on " << cluster.devices.size()
+            << " devices of " << a.cluster << ": " << variants.size()
+            << " layer variants each, then each device's link\n";
+  ProfilerOptions o;
+  o.model = a.model;
+  o.repeat = a.repeat;
+  o.min_seconds = a.min_seconds;
+  o.rpc_timeout_ms = a.timeout_ms;
+  const bool tty = isatty(2);
+  std::mutex mu;
+  std::map<std::string, int> done;
+  const int total = static_cast<int>(cluster.devices.size()) *
+                    (static_cast<int>(variants.size()) + 1);
+  o.progress = [&](const ProfileProgress& pr) {
+    std::lock_guard<std::mutex> lock(mu);
+    done[pr.device] = pr.done;
+    int all = 0;
+    for (const auto& [d, k] : done) all += k;
+    if (tty) {
+      const int bar = all * 30 / total;
+      std::cerr << "\r[" << std::string(bar, '=') << std::string(30 - bar, ' ')
+                << "] " << all << "/" << total << "  " << pr.device << ": "
+                << pr.what << " " << std::fixed << std::setprecision(2)
+                << pr.seconds * 1e3 << " ms" << std::string(10, ' ')
+                << std::flush;
+    } else if (pr.done == pr.total || pr.done % 10 == 0) {
+      std::cerr << "  " << pr.device << ": " << pr.done << "/" << pr.total
+                << " (" << pr.what << ")\n";
+    }
+  };
+  ASSIGN_OR_RETURN(Profile fresh, ProfileCluster(cluster, variants, o));
+  if (tty) std::cerr << "\r" << std::string(100, ' ') << "\r";
+  Profile p;
+  if (std::filesystem::exists(a.out)) {
+    auto old = LoadProfile(a.out);
+    if (!old.ok()) {
+      return old.status().WithContext("not merging into " + a.out);
+    }
+    p = std::move(old).value();
+    std::cout << "merging into " << a.out << " (" << p.devices.size()
+              << " devices)\n";
+  }
+  MergeProfile(fresh, &p);
+  RETURN_IF_ERROR(SaveProfile(p, a.out));
+  std::cout << std::fixed;
+  std::cout << "device        samples  conv GMAC/s  fit intercept ms  "
+               "link Mbit/s  latency ms  cpu quota\n";
+  for (const auto& d : p.devices) {
+    const auto conv = d.fits.count("Conv") ? d.fits.at("Conv") : d.fits.at("*");
+    std::cout << "  " << std::left << std::setw(12) << d.name << std::right
+              << std::setw(7) << d.samples.size() << std::setw(13)
+              << std::setprecision(3)
+              << (conv.per_mac_s > 0 ? 1e-9 / conv.per_mac_s : 0.0)
+              << std::setw(18) << conv.intercept_s * 1e3 << std::setw(13)
+              << std::setprecision(1) << d.link.bandwidth_bps / 1e6
+              << std::setw(12) << std::setprecision(2) << d.link.latency_s * 1e3
+              << "  "
+              << (d.has_cpu_quota && d.cpu_quota.limited()
+                      ? std::to_string(int(d.cpu_quota.quota_s * 1e6)) + "/" +
+                            std::to_string(int(d.cpu_quota.period_s * 1e6)) +
+                            " us"
+                      : std::string("none"))
+              << "\n";
+  }
+  std::cout << "wrote " << a.out << "\n";
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddProfileCommand(CLI::App* app) {
+  auto a = std::make_shared<ProfileArgs>();
+  CLI::App* cmd = app->add_subcommand(
+      "profile",
+      "Measure every layer (and its split variants) and every link on a "
+      "cluster's workers; fit per-device latency models");
+  cmd->add_option("model", a->model, "Zoo name or .onnx file")->required();
+  cmd->add_option("--cluster", a->cluster, "Cluster file (YAML)")->required();
+  cmd->add_option("-o,--output", a->out,
+                  "Profile file (JSON; merged into when it exists; default "
+                  "profile.json)");
+  cmd->add_option("--repeat", a->repeat,
+                  "Timed runs per layer variant at least (default 3)");
+  cmd->add_option("--min-seconds", a->min_seconds,
+                  "Time each variant for at least this long (default 0.2: "
+                  "ten 20 ms CPU quota periods)");
+  cmd->add_option("--input-shape", a->input_shape, "Override the input shape");
+  cmd->add_option("--timeout-ms", a->timeout_ms,
+                  "Deadline of one measurement (default 300000)");
+  cmd->callback([a] { throw CommandExit(ReportStatus(RunProfile(*a))); });
+}
+
+}  // namespace shoal

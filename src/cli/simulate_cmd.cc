@@ -1,0 +1,100 @@
+// `shoal simulate --plan plan.json --cluster cluster.yaml [--profile p.json]`:
+// what `shoal bench` would measure, predicted by a discrete-event simulation
+// (src/sim/simulator.h), printed the way `shoal bench` prints.
+#include <chrono>
+#include <iostream>
+
+#include "cli/bench_report.h"
+#include "cli/commands.h"
+#include "plan/plan_json.h"
+#include "sim/simulator.h"
+
+namespace shoal {
+namespace {
+
+struct SimulateArgs {
+  std::string plan, cluster, profile;
+  int requests = 20, concurrency = 1;
+  bool json = false, no_cpu_quota = false;
+};
+
+Status RunSimulate(const SimulateArgs& a) {
+  if (a.requests < 1 || a.concurrency < 1) {
+    return InvalidArgument("--requests and --concurrency must be >= 1");
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(Plan p, LoadPlan(a.plan));
+  ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(a.cluster));
+  LatencyModel m = LatencyModel::FromCluster(cluster);
+  if (!a.profile.empty()) {
+    ASSIGN_OR_RETURN(Profile prof, LoadProfile(a.profile));
+    auto pm = LatencyModel::FromProfile(cluster, prof);
+    if (!pm.ok()) return pm.status().WithContext(a.profile);
+    m = std::move(pm).value();
+  }
+  SimOptions so;
+  so.requests = a.requests;
+  so.concurrency = a.concurrency;
+  so.cpu_quota = !a.no_cpu_quota;
+  ASSIGN_OR_RETURN(SimResult res, Simulate(p, m, so));
+  BenchReport r;
+  r.plan = a.plan;
+  r.cluster = a.cluster;
+  r.strategy = p.strategy;
+  r.model = p.model.spec;
+  r.requests = a.requests;
+  r.concurrency = a.concurrency;
+  r.latency_ms = res.latency_ms;
+  r.wall_s = res.wall_s;
+  r.predicted = true;
+  r.source = a.profile.empty() ? "cluster specs" : "profile " + a.profile;
+  for (const auto& d : res.devices) {
+    BenchDeviceReport dr;
+    dr.name = d.name;
+    dr.compute_ms_median = d.compute_ms_median;
+    dr.busy_ms = d.busy_ms;
+    dr.idle_ms = std::max(0.0, d.elapsed_ms - d.busy_ms);
+    dr.wait_ms_total = d.wait_ms_total;
+    dr.task_runs = d.task_runs;
+    dr.bytes_sent = d.bytes_sent;
+    dr.bytes_received = d.bytes_received;
+    dr.queue_histogram = d.queue_histogram;
+    r.devices.push_back(std::move(dr));
+  }
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  if (a.json) {
+    nlohmann::json j = BenchReportJson(r);
+    j["simulation"] = {{"events", res.events}, {"seconds", took}};
+    std::cout << j.dump(1) << "\n";
+  } else {
+    PrintBenchReport(r, std::cout);
+    std::cout << "simulated " << res.events << " events in " << took << " s\n";
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddSimulateCommand(CLI::App* app) {
+  auto a = std::make_shared<SimulateArgs>();
+  CLI::App* cmd = app->add_subcommand(
+      "simulate",
+      "Predict what shoal bench would measure: a discrete-event simulation "
+      "of a Plan on a cluster");
+  cmd->add_option("--plan", a->plan, "Plan file (JSON)")->required();
+  cmd->add_option("--cluster", a->cluster, "Cluster file (YAML)")->required();
+  cmd->add_option("--profile", a->profile,
+                  "Profile (shoal profile); default: the cluster's specs");
+  cmd->add_option("--requests", a->requests, "Requests (default 20)");
+  cmd->add_option("--concurrency", a->concurrency,
+                  "Requests in flight at once (default 1)");
+  cmd->add_flag("--no-cpu-quota", a->no_cpu_quota,
+                "Ignore emulated devices' cgroup CPU quota periods (run each "
+                "task at its average throttled speed)");
+  cmd->add_flag("--json", a->json, "Print JSON");
+  cmd->callback([a] { throw CommandExit(ReportStatus(RunSimulate(*a))); });
+}
+
+}  // namespace shoal

@@ -1,0 +1,44 @@
+// The worker's side of `shoal profile`: timing one graph fragment with the
+// engine on random weights and inputs, and reading the CPU limit the worker
+// itself runs under (so an emulated device reports its cgroup quota).
+#ifndef SHOAL_RUNTIME_PROFILING_H_
+#define SHOAL_RUNTIME_PROFILING_H_
+
+#include "engine/executor.h"
+#include "graph/graph.h"
+#include "sim/cpu_quota.h"
+#include "util/status.h"
+
+namespace shoal {
+
+struct TimingOptions {
+  uint64_t seed = 1;
+  int min_runs = 3;
+  double min_seconds = 0.2;
+  double max_seconds = 10;
+  int threads = 1;
+  Backend backend = Backend::kOneDnn;
+  // The worker's pacing (WorkerOptions::cpu_fraction): each run is held to
+  // its CPU time / fraction, as the worker holds each task.
+  double cpu_fraction = 0;
+};
+
+struct Timing {
+  int64_t runs = 0;
+  double seconds_mean = 0;  // wall time per run, over the timed window
+  double seconds_median = 0;
+  double seconds_min = 0;
+  double cpu_seconds_mean = 0;  // process CPU time per run
+};
+
+// One warm-up run, then runs back to back until both min_runs and
+// min_seconds are reached (or max_seconds passed).
+StatusOr<Timing> TimeGraph(const Graph& g, const TimingOptions& o);
+
+// This process's cgroup CPU limit (v1 cpu.cfs_quota_us / cfs_period_us, or
+// v2 cpu.max); not limited when there is none or it cannot be read.
+CpuQuota OwnCpuQuota();
+
+}  // namespace shoal
+
+#endif  // SHOAL_RUNTIME_PROFILING_H_

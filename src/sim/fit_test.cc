@@ -1,0 +1,110 @@
+#include "sim/fit.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <random>
+
+namespace shoal {
+namespace {
+
+LayerSample S(const std::string& op, int64_t macs, int64_t bytes, double s) {
+  return LayerSample{
+      "m", op + std::to_string(macs), "whole", op, macs, bytes, s, 0};
+}
+
+TEST(Fit, RecoversKnownCoefficients) {
+  const double a = 2e-4, b = 6e-10, c = 3e-9;
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int64_t> macs(1000, 500000000);
+  std::uniform_int_distribution<int64_t> bytes(100, 50000000);
+  std::vector<LayerSample> v;
+  for (int i = 0; i < 40; ++i) {
+    const int64_t m = macs(rng), y = bytes(rng);
+    v.push_back(S("Conv", m, y, a + b * m + c * y));
+  }
+  std::vector<const LayerSample*> p;
+  for (const auto& s : v) p.push_back(&s);
+  const OpFit f = FitSamples(p);
+  EXPECT_NEAR(f.intercept_s, a, a * 1e-6);
+  EXPECT_NEAR(f.per_mac_s, b, b * 1e-6);
+  EXPECT_NEAR(f.per_byte_s, c, c * 1e-6);
+  EXPECT_EQ(f.samples, 40);
+}
+
+TEST(Fit, CoefficientsStayNonNegative) {
+  // Time falls with bytes here: an unconstrained fit would give a negative
+  // per-byte cost; NNLS drops it and fits the rest.
+  std::vector<LayerSample> v = {S("Relu", 0, 1000, 0.010),
+                                S("Relu", 0, 2000, 0.009),
+                                S("Relu", 0, 4000, 0.008)};
+  std::vector<const LayerSample*> p;
+  for (const auto& s : v) p.push_back(&s);
+  const OpFit f = FitSamples(p);
+  EXPECT_GE(f.intercept_s, 0);
+  EXPECT_GE(f.per_mac_s, 0);
+  EXPECT_EQ(f.per_byte_s, 0);
+  EXPECT_NEAR(f.intercept_s, 0.009, 0.001);
+}
+
+TEST(Fit, NoisyDataFitsToRelativeError) {
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> noise(1.0, 0.03);
+  std::vector<LayerSample> v;
+  for (int64_t m = 1000000; m <= 1000000000; m *= 2) {
+    v.push_back(S("Conv", m, m / 10, (1e-4 + 1e-9 * m) * noise(rng)));
+  }
+  std::vector<const LayerSample*> p;
+  for (const auto& s : v) p.push_back(&s);
+  const OpFit f = FitSamples(p);
+  for (const auto& s : v) {
+    const double pred =
+        f.intercept_s + f.per_mac_s * s.macs + f.per_byte_s * s.bytes;
+    EXPECT_NEAR(pred / s.seconds, 1.0, 0.12) << s.macs;
+  }
+}
+
+TEST(Profile, MergeAccumulatesReplacesAndRefits) {
+  Profile a, b;
+  DeviceProfile d;
+  d.name = "pi0";
+  d.samples = {S("Conv", 1000, 0, 1e-6), S("Conv", 2000, 0, 2e-6)};
+  d.link = Link{1e6, 0.01};
+  a.devices.push_back(d);
+  d.samples = {S("Conv", 2000, 0, 2e-6), S("Gemm", 500, 0, 5e-6)};
+  d.samples[0].model = "m2";  // another model's layer: kept beside
+  d.link = Link{2e6, 0.02};
+  d.has_cpu_quota = true;
+  d.cpu_quota = CpuQuota{0.0012, 0.02};
+  b.devices.push_back(d);
+  DeviceProfile e;
+  e.name = "pi1";
+  e.samples = {S("Conv", 1000, 0, 3e-6)};
+  b.devices.push_back(e);
+  MergeProfile(b, &a);
+  ASSERT_EQ(a.devices.size(), 2u);
+  EXPECT_EQ(a.devices[0].samples.size(), 4u);
+  EXPECT_EQ(a.devices[0].link.bandwidth_bps, 2e6);
+  EXPECT_TRUE(a.devices[0].has_cpu_quota);
+  EXPECT_EQ(a.devices[0].fits.at("Conv").samples, 3);
+  EXPECT_NEAR(a.devices[0].fits.at("Conv").per_mac_s, 1e-9, 1e-15);
+  EXPECT_EQ(a.devices[0].fits.at("*").samples, 4);
+  EXPECT_EQ(a.devices[1].fits.at("*").samples, 1);
+  // The same sample measured again replaces the old one.
+  Profile c;
+  d.samples = {S("Gemm", 500, 0, 7e-6)};
+  c.devices.push_back(d);
+  MergeProfile(c, &a);
+  EXPECT_EQ(a.devices[0].samples.size(), 4u);
+  // Through a file and back.
+  const std::string path = ::testing::TempDir() + "/merge_profile.json";
+  ASSERT_TRUE(SaveProfile(a, path).ok());
+  auto back = LoadProfile(path);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->devices[0].samples.size(), 4u);
+  EXPECT_NEAR(back->devices[0].cpu_quota.quota_s, 0.0012, 1e-12);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace shoal

@@ -1,0 +1,192 @@
+#include "sim/profiler.h"
+
+#include <algorithm>
+#include <mutex>
+#include <thread>
+
+#include "plan/graph_json.h"
+#include "runtime/wire.h"
+#include "sim/fit.h"
+
+namespace shoal {
+
+namespace {
+
+std::string Who(const DeviceSpec& d) {
+  return "device " + d.name + " (" + d.address + ")";
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+Status CheckDevice(const DeviceSpec& d, rpc::Worker::Stub* stub) {
+  rpc::HealthRequest req;
+  req.set_protocol(kProtocolVersion);
+  rpc::HealthReply rep;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(DeadlineIn(3000));
+  grpc::Status s = stub->Health(&ctx, req, &rep);
+  if (!s.ok()) return FromGrpc(s, Who(d) + " does not answer");
+  if (rep.protocol() != kProtocolVersion) {
+    return FailedPrecondition(Who(d) + " speaks shoal protocol version " +
+                              std::to_string(rep.protocol()) +
+                              " but this shoal speaks " +
+                              std::to_string(kProtocolVersion));
+  }
+  return Status::Ok();
+}
+
+Status ProfileLayers(const DeviceSpec& d, rpc::Worker::Stub* stub,
+                     const std::vector<LayerVariant>& variants,
+                     const ProfilerOptions& o, DeviceProfile* out) {
+  for (size_t i = 0; i < variants.size(); ++i) {
+    const LayerVariant& v = variants[i];
+    rpc::ProfileRequest req;
+    req.set_protocol(kProtocolVersion);
+    req.set_graph_json(GraphToJson(v.fragment).dump());
+    req.set_seed(o.seed + i);
+    req.set_min_runs(o.repeat);
+    req.set_min_seconds(o.min_seconds);
+    req.set_max_seconds(o.max_seconds);
+    rpc::ProfileReply rep;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(o.rpc_timeout_ms));
+    grpc::Status s = stub->Profile(&ctx, req, &rep);
+    if (!s.ok()) {
+      const std::string what =
+          Who(d) + " could not time layer " + v.layer + " (" + v.variant + ")";
+      if (s.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+        return FromGrpc(s, what +
+                               ": its worker predates profiling; "
+                               "restart it with this shoal");
+      }
+      return FromGrpc(s, what);
+    }
+    LayerSample ls;
+    ls.model = o.model;
+    ls.layer = v.layer;
+    ls.variant = v.variant;
+    ls.op = v.cost.op;
+    ls.macs = v.cost.macs;
+    ls.bytes =
+        v.cost.input_bytes() + v.cost.output_bytes() + v.cost.weight_bytes();
+    ls.seconds = rep.seconds_mean();
+    ls.cpu_seconds = rep.cpu_seconds_mean();
+    out->samples.push_back(ls);
+    out->has_cpu_quota = true;
+    out->cpu_quota.quota_s = rep.cpu_quota_s();
+    out->cpu_quota.period_s = rep.cpu_period_s();
+    if (o.progress) {
+      o.progress({d.name, int(i + 1), int(variants.size()) + 1,
+                  v.layer + " " + v.variant, ls.seconds});
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<double>> Probe(const DeviceSpec& d,
+                                    rpc::Worker::Stub* stub,
+                                    const std::string& target, int64_t bytes,
+                                    int count, const ProfilerOptions& o) {
+  rpc::LinkProbeRequest req;
+  req.set_protocol(kProtocolVersion);
+  req.set_target(target);
+  req.set_bytes(bytes);
+  req.set_count(count);
+  req.set_timeout_ms(o.rpc_timeout_ms);
+  rpc::LinkProbeReply rep;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(DeadlineIn(o.rpc_timeout_ms));
+  grpc::Status s = stub->ProbeLink(&ctx, req, &rep);
+  if (!s.ok()) {
+    return FromGrpc(s, Who(d) + " could not send " + std::to_string(bytes) +
+                           " bytes to " + target);
+  }
+  return std::vector<double>(rep.seconds().begin(), rep.seconds().end());
+}
+
+// Receives the probes of a one-device cluster (it has no peer).
+struct SinkService final : public rpc::Worker::Service {
+  grpc::Status Sink(grpc::ServerContext*, const rpc::SinkMessage* m,
+                    rpc::Ack*) override {
+    return CheckProtocol(m->protocol(), "the profiler");
+  }
+};
+
+}  // namespace
+
+StatusOr<Profile> ProfileCluster(const Cluster& c,
+                                 const std::vector<LayerVariant>& variants,
+                                 const ProfilerOptions& o) {
+  const size_t n = c.devices.size();
+  if (n == 0) return InvalidArgument("the cluster has no devices");
+  std::vector<std::unique_ptr<rpc::Worker::Stub>> stubs;
+  for (const auto& d : c.devices) {
+    if (d.address.empty()) {
+      return InvalidArgument("cluster device " + d.name + " has no address");
+    }
+    stubs.push_back(
+        rpc::Worker::NewStub(MakeChannel(d.address, kDefaultMaxMessageBytes)));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    RETURN_IF_ERROR(CheckDevice(c.devices[i], stubs[i].get()));
+  }
+  Profile p;
+  p.devices.resize(n);
+  std::vector<Status> st(n);
+  {
+    std::vector<std::thread> th;
+    for (size_t i = 0; i < n; ++i) {
+      p.devices[i].name = c.devices[i].name;
+      th.emplace_back([&, i] {
+        st[i] = ProfileLayers(c.devices[i], stubs[i].get(), variants, o,
+                              &p.devices[i]);
+      });
+    }
+    for (auto& t : th) t.join();
+  }
+  for (const auto& s : st) RETURN_IF_ERROR(s);
+
+  SinkService sink;
+  std::unique_ptr<grpc::Server> server;
+  std::string sink_addr;
+  if (n == 1) {
+    grpc::ServerBuilder b;
+    int port = 0;
+    b.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    ConfigureServer(&b, kDefaultMaxMessageBytes);
+    b.RegisterService(&sink);
+    server = b.BuildAndStart();
+    if (!server || port == 0) {
+      return Unavailable("the profiler cannot listen on 127.0.0.1");
+    }
+    sink_addr = "127.0.0.1:" + std::to_string(port);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const DeviceSpec& d = c.devices[i];
+    const std::string target =
+        n == 1 ? sink_addr : c.devices[(i + 1) % n].address;
+    ASSIGN_OR_RETURN(auto small,
+                     Probe(d, stubs[i].get(), target, 64, o.small_probes, o));
+    ASSIGN_OR_RETURN(auto large, Probe(d, stubs[i].get(), target, o.large_bytes,
+                                       o.large_probes, o));
+    const double ts = Median(small), tl = Median(large);
+    Link& l = p.devices[i].link;
+    // Two points of latency + bytes / bandwidth.
+    l.bandwidth_bps =
+        tl > ts ? 8.0 * double(o.large_bytes - 64) / (tl - ts) : 0.0;
+    l.latency_s =
+        std::max(0.0, ts - (l.bandwidth_bps > 0 ? 512 / l.bandwidth_bps : 0));
+    if (o.progress) {
+      o.progress({d.name, int(variants.size()) + 1, int(variants.size()) + 1,
+                  "link", tl});
+    }
+  }
+  if (server) server->Shutdown(DeadlineIn(200));
+  for (auto& d : p.devices) RefitDevice(&d);
+  return p;
+}
+
+}  // namespace shoal

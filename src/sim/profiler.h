@@ -1,0 +1,49 @@
+// `shoal profile`'s engine: asks every device's worker to time each layer
+// variant of a model (Profile RPC, under the worker's own CPU limits) and to
+// send 64 B and a large message to a peer through its shaped link
+// (ProbeLink), then fits each device's regressions (sim/fit.h).
+#ifndef SHOAL_SIM_PROFILER_H_
+#define SHOAL_SIM_PROFILER_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "sim/profile.h"
+#include "sim/profile_variants.h"
+#include "util/status.h"
+
+namespace shoal {
+
+struct ProfileProgress {
+  std::string device;
+  int done = 0, total = 0;  // of this device's measurements
+  std::string what;         // "conv2 lop 1/4", "link"
+  double seconds = 0;       // what it measured
+};
+
+struct ProfilerOptions {
+  std::string model;  // recorded in each sample
+  int repeat = 3;     // timed runs per variant at least
+  // Each variant also runs for at least this long, so that a CPU quota's
+  // throttling is averaged over many periods.
+  double min_seconds = 0.2;
+  double max_seconds = 10;
+  int64_t rpc_timeout_ms = 300000;  // one variant (build + runs) or probe
+  int64_t large_bytes = int64_t{1} << 20;
+  int small_probes = 7, large_probes = 3;
+  uint64_t seed = 1;
+  std::function<void(const ProfileProgress&)> progress;  // any thread
+};
+
+// Every device in parallel for the layers, then the links one device at a
+// time (so that no probe waits behind a busy peer). An unreachable device
+// fails the whole profile, naming it.
+StatusOr<Profile> ProfileCluster(const Cluster& c,
+                                 const std::vector<LayerVariant>& variants,
+                                 const ProfilerOptions& o);
+
+}  // namespace shoal
+
+#endif  // SHOAL_SIM_PROFILER_H_

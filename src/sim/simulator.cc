@@ -1,0 +1,466 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <queue>
+#include <random>
+#include <unordered_map>
+
+#include "graph/cost.h"
+#include "sim/cpu_quota.h"
+
+namespace shoal {
+
+namespace {
+
+constexpr int kQueueHistogramBins = 17;  // as the worker: 0..15, 16 or more
+
+enum class Kind : uint8_t { kArrive, kTaskDone, kSendDone };
+
+struct Event {
+  double t;
+  uint64_t order;  // ties: first scheduled, first done
+  Kind kind;
+  int dev;
+  int req;   // request index (seq - 1)
+  int item;  // transfer index or task id
+  bool operator>(const Event& o) const {
+    return t != o.t ? t > o.t : order > o.order;
+  }
+};
+
+struct Msg {
+  int req, xfer;
+};
+
+struct Ready {
+  int64_t seq;
+  int task;
+  bool operator>(const Ready& o) const {
+    return seq != o.seq ? seq > o.seq : task > o.task;
+  }
+};
+
+struct DeviceState {
+  std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready;
+  bool busy = false;
+  double busy_since = 0;
+  std::deque<Msg> out;
+  int free_senders = 0;
+  double link_free = 0;
+  QuotaClock clock;
+  SimDeviceResult r;
+};
+
+struct Request {
+  double start = 0;
+  std::vector<int> pending;   // per task: transfers still to arrive
+  std::vector<double> first;  // per task: first arrival
+  int out_left = 0;
+  bool done = false;
+};
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+class Sim {
+ public:
+  Sim(const Plan& p, const LatencyModel& m, const SimOptions& o,
+      std::vector<int> map)
+      : p_(p), m_(m), o_(o), map_(std::move(map)) {}
+
+  StatusOr<SimResult> Run();
+
+ private:
+  void Push(double t, Kind k, int dev, int req, int item) {
+    q_.push(Event{t, order_++, k, dev, req, item});
+  }
+  int64_t Seq(int req) const { return req + 1; }
+  // Plan::DeviceOf, without the modulo for tasks on one device.
+  int Dev(int task, int64_t seq) const {
+    if (task >= 0 && one_dev_[task] >= 0) return one_dev_[task];
+    return p_.DeviceOf(task, seq);
+  }
+  StatusOr<double> TaskSeconds(int task, int dev);
+  void StartRequest(int req);
+  void Arrive(int req, int xfer);
+  void Complete(int req);
+  // What request `req` moved between devices, counted as the runtime counts
+  // (runtime/local_runner.h CountCommunication: a transfer within a device
+  // is free); the same for every request when no task has replicas.
+  void CountBytes(int req);
+  Status StartNext(int dev);
+  Status TaskDone(int dev, int req, int task);
+  void Enqueue(int dev, int req, int xfer);
+  void Pump(int dev);
+  // A message handed to d's uplink at `from`: when it arrives (queued
+  // behind what the link is still sending, then the latency). `link_free`
+  // is that link's queue.
+  double Transmit(int d, int64_t bytes, double from, double* link_free) const;
+
+  const Plan& p_;
+  const LatencyModel& m_;
+  const SimOptions& o_;
+  std::vector<int> map_;  // plan device -> model device
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> q_;
+  uint64_t order_ = 0;
+  double now_ = 0;
+  int64_t events_ = 0;
+  std::vector<int64_t> bytes_;              // per transfer
+  std::vector<int> incoming_;               // per task
+  std::vector<std::vector<int>> outgoing_;  // per task
+  std::vector<int> inputs_;                 // transfers from the model input
+  int output_parts_ = 0;
+  std::vector<double> single_s_;  // per task with one device: its time
+  std::unordered_map<int64_t, double> replica_s_;  // task * n + device
+  std::vector<DeviceState> dev_;
+  std::vector<Request> req_;
+  int next_ = 0;
+  // Per task: (device, compute ms) of each run, for the per-device medians.
+  std::vector<std::vector<std::pair<int, float>>> runs_;
+  std::vector<int> one_dev_;  // per task: its device, -1 with replicas
+  bool replicas_ = false;
+  std::vector<int64_t> sent_once_, received_once_;  // without replicas
+  int64_t total_once_ = -1;
+  double coord_link_free_ = 0;  // the coordinator's input link (runtime)
+  SimResult res_;
+  Status error_;
+};
+
+StatusOr<double> Sim::TaskSeconds(int task, int dev) {
+  const Task& t = p_.tasks[task];
+  if (t.devices.size() == 1 && single_s_[task] >= 0) return single_s_[task];
+  const int64_t key = int64_t{task} * int64_t(p_.devices.size()) + dev;
+  if (t.devices.size() > 1) {
+    auto it = replica_s_.find(key);
+    if (it != replica_s_.end()) return it->second;
+  }
+  double s = 0;
+  if (!t.fragment.nodes.empty()) {
+    auto g = m_.GraphSeconds(map_[dev], t.fragment);
+    if (!g.ok()) return g.status().WithContext("task " + t.name);
+    s = g.value();
+  }
+  if (t.devices.size() == 1) {
+    single_s_[task] = s;
+  } else {
+    replica_s_[key] = s;
+  }
+  return s;
+}
+
+double Sim::Transmit(int d, int64_t bytes, double from,
+                     double* link_free) const {
+  const Link& l = m_.LinkOf(map_[d]);
+  const double start = std::max(from, *link_free);
+  const double tx = l.bandwidth_bps > 0 ? bytes * 8.0 / l.bandwidth_bps : 0;
+  *link_free = start + tx;
+  return *link_free + l.latency_s;
+}
+
+void Sim::StartRequest(int req) {
+  Request& r = req_[req];
+  r.start = now_;
+  r.pending = incoming_;
+  r.first.assign(p_.tasks.size(), -1);
+  r.out_left = output_parts_;
+  // The coordinator sends the input parts one after another, each through
+  // the input device's link unless it goes to the input device itself.
+  double t = now_;
+  for (int xi : inputs_) {
+    const Transfer& x = p_.transfers[xi];
+    if (x.dst.task == kModelOutput) {
+      r.out_left--;
+      continue;
+    }
+    if (Dev(x.dst.task, Seq(req)) != p_.input_device) {
+      t = Transmit(p_.input_device, bytes_[xi], t, &coord_link_free_);
+    }
+    Push(t, Kind::kArrive, -1, req, xi);
+  }
+  if (r.out_left == 0) Complete(req);
+}
+
+void Sim::Arrive(int req, int xfer) {
+  Request& r = req_[req];
+  const Transfer& x = p_.transfers[xfer];
+  if (x.dst.task == kModelOutput) {
+    if (--r.out_left == 0) Complete(req);
+    return;
+  }
+  const int task = x.dst.task;
+  if (r.first[task] < 0) r.first[task] = now_;
+  if (--r.pending[task] > 0) return;
+  const int d = Dev(task, Seq(req));
+  DeviceState& ds = dev_[d];
+  ds.r.wait_ms_total += (now_ - r.first[task]) * 1e3;
+  ds.ready.push(Ready{Seq(req), task});
+  ds.r.queue_histogram[std::min<size_t>(ds.ready.size(),
+                                        kQueueHistogramBins - 1)]++;
+  if (!ds.busy) {
+    Status s = StartNext(d);
+    if (!s.ok() && error_.ok()) error_ = s;
+  }
+}
+
+void Sim::Complete(int req) {
+  Request& r = req_[req];
+  r.done = true;
+  res_.latency_ms[req] = (now_ - r.start) * 1e3;
+  res_.wall_s = std::max(res_.wall_s, now_);
+  CountBytes(req);
+  r.pending = {};
+  r.first = {};
+  if (next_ < o_.requests) StartRequest(next_++);
+}
+
+void Sim::CountBytes(int req) {
+  const size_t nd = dev_.size();
+  if (!replicas_ && total_once_ >= 0) {
+    res_.bytes_total += total_once_;
+    for (size_t d = 0; d < nd; ++d) {
+      dev_[d].r.bytes_sent += sent_once_[d];
+      dev_[d].r.bytes_received += received_once_[d];
+    }
+    return;
+  }
+  std::vector<int64_t> sent(nd, 0), received(nd, 0);
+  int64_t total = 0;
+  for (size_t i = 0; i < p_.transfers.size(); ++i) {
+    const Transfer& x = p_.transfers[i];
+    const int from = Dev(x.src.task, Seq(req));
+    const int to = Dev(x.dst.task, Seq(req));
+    if (from == to) continue;
+    sent[from] += bytes_[i];
+    received[to] += bytes_[i];
+    total += bytes_[i];
+  }
+  if (!replicas_) {
+    sent_once_ = sent;
+    received_once_ = received;
+    total_once_ = total;
+    CountBytes(req);
+    return;
+  }
+  res_.bytes_total += total;
+  for (size_t d = 0; d < nd; ++d) {
+    dev_[d].r.bytes_sent += sent[d];
+    dev_[d].r.bytes_received += received[d];
+  }
+}
+
+Status Sim::StartNext(int d) {
+  DeviceState& ds = dev_[d];
+  if (ds.ready.empty()) return Status::Ok();
+  const Ready rd = ds.ready.top();
+  ds.ready.pop();
+  ASSIGN_OR_RETURN(double s, TaskSeconds(rd.task, d));
+  const CpuQuota q = m_.Quota(map_[d]);
+  // The worker holds a task until CPU time / fraction has passed (its
+  // pacing); the cgroup quota can make it later still, when earlier work
+  // used up the current period's quota.
+  double end = now_ + s;
+  if (o_.cpu_quota && q.limited()) {
+    end = std::max(end, ds.clock.Run(now_, s * q.fraction()));
+  }
+  ds.busy = true;
+  ds.busy_since = now_;
+  Push(end, Kind::kTaskDone, d, int(rd.seq - 1), rd.task);
+  return Status::Ok();
+}
+
+void Sim::Enqueue(int d, int req, int xfer) {
+  dev_[d].out.push_back(Msg{req, xfer});
+  Pump(d);
+}
+
+void Sim::Pump(int d) {
+  DeviceState& ds = dev_[d];
+  while (ds.free_senders > 0 && !ds.out.empty()) {
+    const Msg m = ds.out.front();
+    ds.out.pop_front();
+    ds.free_senders--;
+    const Transfer& x = p_.transfers[m.xfer];
+    const int to = x.dst.task == kModelOutput ? p_.output_device
+                                              : Dev(x.dst.task, Seq(m.req));
+    const double done =
+        to != d ? Transmit(d, bytes_[m.xfer], now_, &ds.link_free) : now_;
+    Push(done, Kind::kSendDone, d, m.req, m.xfer);
+  }
+}
+
+Status Sim::TaskDone(int d, int req, int task) {
+  DeviceState& ds = dev_[d];
+  const double ms = (now_ - ds.busy_since) * 1e3;
+  ds.r.busy_ms += ms;
+  ds.r.task_runs++;
+  runs_[task].push_back({d, static_cast<float>(ms)});
+  for (int xi : outgoing_[task]) {
+    const Transfer& x = p_.transfers[xi];
+    if (x.dst.task != kModelOutput && Dev(x.dst.task, Seq(req)) == d) {
+      Arrive(req, xi);  // delivered in place; the device is still busy
+    } else {
+      Enqueue(d, req, xi);
+    }
+  }
+  ds.busy = false;
+  return StartNext(d);
+}
+
+StatusOr<SimResult> Sim::Run() {
+  const int nt = static_cast<int>(p_.tasks.size());
+  const int nd = static_cast<int>(p_.devices.size());
+  bytes_.resize(p_.transfers.size());
+  incoming_.assign(nt, 0);
+  outgoing_.assign(nt, {});
+  single_s_.assign(nt, -1);
+  runs_.resize(nt);
+  for (const auto& t : p_.tasks) {
+    replicas_ |= t.devices.size() > 1;
+    one_dev_.push_back(t.devices.size() == 1 ? t.devices[0] : -1);
+  }
+  for (size_t i = 0; i < p_.transfers.size(); ++i) {
+    const Transfer& x = p_.transfers[i];
+    bytes_[i] = x.src.region.elements() * kBytesPerElement;
+    if (x.dst.task >= 0) incoming_[x.dst.task]++;
+    if (x.dst.task == kModelOutput) output_parts_++;
+    if (x.src.task >= 0) outgoing_[x.src.task].push_back(i);
+    if (x.src.task == kModelInput) inputs_.push_back(i);
+  }
+  std::mt19937_64 rng(o_.seed);
+  dev_.resize(nd);
+  for (int d = 0; d < nd; ++d) {
+    DeviceState& ds = dev_[d];
+    ds.free_senders = std::max(1, o_.sender_threads);
+    ds.r.name = p_.devices[d].name;
+    ds.r.queue_histogram.assign(kQueueHistogramBins, 0);
+    const CpuQuota q = m_.Quota(map_[d]);
+    std::uniform_real_distribution<double> phase(0, q.period_s);
+    ds.clock = QuotaClock(q, q.limited() ? phase(rng) : 0);
+  }
+  req_.resize(o_.requests);
+  res_.latency_ms.assign(o_.requests, 0);
+  for (int k = 0; k < o_.concurrency && next_ < o_.requests; ++k) {
+    StartRequest(next_++);
+  }
+  while (!q_.empty() && error_.ok()) {
+    const Event e = q_.top();
+    q_.pop();
+    now_ = e.t;
+    ++events_;
+    switch (e.kind) {
+      case Kind::kArrive:
+        Arrive(e.req, e.item);
+        break;
+      case Kind::kTaskDone:
+        if (Status s = TaskDone(e.dev, e.req, e.item); !s.ok()) error_ = s;
+        break;
+      case Kind::kSendDone:
+        dev_[e.dev].free_senders++;
+        Pump(e.dev);
+        Arrive(e.req, e.item);
+        break;
+    }
+  }
+  RETURN_IF_ERROR(error_);
+  for (int i = 0; i < o_.requests; ++i) {
+    if (!req_[i].done) {
+      return Internal("simulation ended with request " + std::to_string(i + 1) +
+                      " unfinished (a task never got all its inputs)");
+    }
+  }
+  std::map<int, std::vector<double>> by_device;
+  for (auto& v : runs_) {
+    by_device.clear();
+    for (const auto& [d, ms] : v) by_device[d].push_back(ms);
+    for (auto& [d, ms] : by_device) {
+      dev_[d].r.compute_ms_median += Median(std::move(ms));
+    }
+  }
+  for (auto& ds : dev_) {
+    ds.r.elapsed_ms = res_.wall_s * 1e3;
+    res_.devices.push_back(std::move(ds.r));
+  }
+  res_.events = events_;
+  return std::move(res_);
+}
+
+// What the simulation indexes by, checked in time linear in the plan (the
+// full VerifyPlan, which LoadPlan and MakePlan run, checks regions too).
+Status CheckIndices(const Plan& p) {
+  const int nt = static_cast<int>(p.tasks.size());
+  const int nd = static_cast<int>(p.devices.size());
+  if (nd == 0) return InvalidArgument("plan has no devices");
+  if (p.input_device < 0 || p.input_device >= nd || p.output_device < 0 ||
+      p.output_device >= nd) {
+    return InvalidArgument("plan's input/output device is out of range");
+  }
+  for (int i = 0; i < nt; ++i) {
+    const Task& t = p.tasks[i];
+    if (t.id != i) return InvalidArgument("task ids must be 0..n-1 in order");
+    if (t.devices.empty())
+      return InvalidArgument("task " + t.name + " has no device");
+    for (int d : t.devices) {
+      if (d < 0 || d >= nd) {
+        return InvalidArgument("task " + t.name + " names device " +
+                               std::to_string(d) + " of " + std::to_string(nd));
+      }
+    }
+  }
+  for (const auto& x : p.transfers) {
+    const bool src_ok =
+        x.src.task == kModelInput || (x.src.task >= 0 && x.src.task < nt);
+    const bool dst_ok =
+        x.dst.task == kModelOutput || (x.dst.task >= 0 && x.dst.task < nt);
+    if (!src_ok || !dst_ok ||
+        (x.src.task >= 0 && x.dst.task >= 0 && x.src.task >= x.dst.task)) {
+      return InvalidArgument("transfer " + std::to_string(x.src.task) + " -> " +
+                             std::to_string(x.dst.task) +
+                             " names an unknown task or goes backwards");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::vector<int>> MapPlanDevices(const Plan& p, const Cluster& c) {
+  std::map<std::string, int> by_name;
+  for (size_t i = 0; i < c.devices.size(); ++i) by_name[c.devices[i].name] = i;
+  std::vector<int> map;
+  bool all_named = true;
+  for (const auto& d : p.devices) all_named &= by_name.count(d.name) > 0;
+  if (!all_named && p.devices.size() != c.devices.size()) {
+    for (const auto& d : p.devices) {
+      if (!by_name.count(d.name)) {
+        return InvalidArgument(
+            "plan device " + d.name + " is not in the cluster (" +
+            std::to_string(c.devices.size()) + " devices), and the plan has " +
+            std::to_string(p.devices.size()) + " devices, so they cannot be " +
+            "matched by position either");
+      }
+    }
+  }
+  for (size_t i = 0; i < p.devices.size(); ++i) {
+    map.push_back(all_named ? by_name[p.devices[i].name] : int(i));
+  }
+  return map;
+}
+
+StatusOr<SimResult> Simulate(const Plan& p, const LatencyModel& m,
+                             const SimOptions& opts) {
+  if (opts.requests < 1 || opts.concurrency < 1) {
+    return InvalidArgument("requests and concurrency must be >= 1");
+  }
+  RETURN_IF_ERROR(CheckIndices(p));
+  ASSIGN_OR_RETURN(std::vector<int> map, MapPlanDevices(p, m.cluster()));
+  Sim sim(p, m, opts, std::move(map));
+  return sim.Run();
+}
+
+}  // namespace shoal

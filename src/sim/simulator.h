@@ -1,0 +1,63 @@
+// A discrete-event simulation of a Plan on a cluster: what `shoal bench`
+// would measure, predicted from a LatencyModel (docs/simulator.md). It
+// mirrors the runtime: each device computes one ready task at a time (oldest
+// request first, then lowest task id), sends each output region through a
+// FIFO served by its sender threads over its uplink (transmissions
+// serialised at the link's bandwidth, then its latency), replicas serve
+// requests round robin, and K clients keep K requests in flight.
+#ifndef SHOAL_SIM_SIMULATOR_H_
+#define SHOAL_SIM_SIMULATOR_H_
+
+#include <string>
+#include <vector>
+
+#include "plan/plan.h"
+#include "sim/latency_model.h"
+#include "util/status.h"
+
+namespace shoal {
+
+struct SimOptions {
+  int requests = 20;
+  int concurrency = 1;
+  // Model emulated devices' cgroup CPU quota (LatencyModel::Quota): short
+  // tasks run at host speed until the period's quota is spent.
+  bool cpu_quota = true;
+  // Messages a device sends at once (the worker's sender threads).
+  int sender_threads = 4;
+  uint64_t seed = 1;  // phases of the devices' quota periods
+};
+
+struct SimDeviceResult {
+  std::string name;
+  double compute_ms_median = 0;  // sum over its tasks of their median
+  double busy_ms = 0;
+  double elapsed_ms = 0;
+  double wait_ms_total = 0;  // a task's first input to its last, summed
+  int64_t task_runs = 0;
+  int64_t bytes_sent = 0;
+  int64_t bytes_received = 0;
+  std::vector<int64_t> queue_histogram;  // [k]: became ready with k ready
+};
+
+struct SimResult {
+  std::vector<double> latency_ms;        // per request, in request order
+  double wall_s = 0;                     // first request sent to last answer
+  std::vector<SimDeviceResult> devices;  // per plan device
+  int64_t bytes_total = 0;
+  int64_t events = 0;
+};
+
+// Which model device (index into m.cluster()) serves each plan device: by
+// name, or by position when the plan names none of them and counts agree
+// (as the coordinator matches them).
+StatusOr<std::vector<int>> MapPlanDevices(const Plan& p, const Cluster& c);
+
+// Requests are numbered 1..N as `shoal bench` numbers them (replica r mod
+// n). The plan must verify.
+StatusOr<SimResult> Simulate(const Plan& p, const LatencyModel& m,
+                             const SimOptions& opts);
+
+}  // namespace shoal
+
+#endif  // SHOAL_SIM_SIMULATOR_H_

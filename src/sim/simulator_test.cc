@@ -1,0 +1,242 @@
+#include "sim/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include "graph/shape_inference.h"
+#include "models/load_model.h"
+#include "partition/strategy.h"
+#include "runtime/local_runner.h"
+
+namespace shoal {
+namespace {
+
+// A relu over [1, n]: its cost under the test profiles is only the fit's
+// intercept, so a task's time is set exactly by its device.
+Graph Relu(int64_t n) {
+  Graph g;
+  g.name = "relu";
+  EXPECT_TRUE(g.AddInput("x", {1, n}).ok());
+  Node r;
+  r.name = "r";
+  r.op = "Relu";
+  r.inputs = {"x"};
+  r.outputs = {"y"};
+  EXPECT_TRUE(g.AddNode(r).ok());
+  g.outputs = {"y"};
+  EXPECT_TRUE(InferShapes(&g).ok());
+  return g;
+}
+
+Transfer Move(int src, const std::string& st, int dst, const std::string& dt,
+              int64_t n) {
+  Transfer x;
+  x.src = Endpoint{src, st, Region::Full({1, n})};
+  x.dst = Endpoint{dst, dt, Region::Full({1, n})};
+  x.layer = "r";
+  return x;
+}
+
+// A chain of tasks, task i on devices[i] (a replica list), each a relu of
+// n elements; the input device is the first task's.
+Plan Chain(int num_devices, const std::vector<std::vector<int>>& devices,
+           int64_t n) {
+  Plan p;
+  p.strategy = "test";
+  for (int d = 0; d < num_devices; ++d) {
+    p.devices.push_back(PlanDevice{"dev" + std::to_string(d), 1.0, 0});
+  }
+  p.input_name = "x";
+  p.output_name = "y";
+  p.input_shape = {1, n};
+  p.output_shape = {1, n};
+  p.input_device = devices.front().front();
+  p.output_device = devices.back().front();
+  for (size_t i = 0; i < devices.size(); ++i) {
+    Task t;
+    t.id = static_cast<int>(i);
+    t.name = "t" + std::to_string(i);
+    t.devices = devices[i];
+    t.scheme = "pipeline";
+    t.fragment = Relu(n);
+    p.tasks.push_back(t);
+    p.transfers.push_back(i == 0 ? Move(kModelInput, "x", 0, "x", n)
+                                 : Move(i - 1, "y", i, "x", n));
+  }
+  p.transfers.push_back(Move(devices.size() - 1, "y", kModelOutput, "y", n));
+  return p;
+}
+
+// Devices whose every node takes `seconds[d]`; links as given.
+LatencyModel Model(const std::vector<double>& seconds,
+                   const std::vector<Link>& links) {
+  Cluster c = EqualCluster(static_cast<int>(seconds.size()));
+  Profile p;
+  for (size_t d = 0; d < seconds.size(); ++d) {
+    DeviceProfile dp;
+    dp.name = c.devices[d].name;
+    dp.fits["*"] = OpFit{seconds[d], 0, 0, 1};
+    dp.link = links.empty() ? Link{} : links[d];
+    p.devices.push_back(dp);
+  }
+  return LatencyModel::FromProfile(c, p).value();
+}
+
+TEST(Simulator, TwoStagePipelineThroughputIsTheSlowestStage) {
+  const Plan p = Chain(2, {{0}, {1}}, 16);
+  const LatencyModel m = Model({0.1, 0.3}, {});
+  SimOptions o;
+  o.requests = 50;
+  o.concurrency = 4;
+  auto r = Simulate(p, m, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // The first request: both stages; then one answer per 0.3 s.
+  EXPECT_NEAR(r->wall_s, 0.1 + 50 * 0.3, 1e-9);
+  EXPECT_NEAR(r->devices[0].compute_ms_median, 100, 1e-6);
+  EXPECT_NEAR(r->devices[1].compute_ms_median, 300, 1e-6);
+  // One request alone: the sum of the stages.
+  o.concurrency = 1;
+  o.requests = 3;
+  r = Simulate(p, m, o);
+  ASSERT_TRUE(r.ok());
+  for (double l : r->latency_ms) EXPECT_NEAR(l, 400, 1e-6);
+}
+
+TEST(Simulator, TransferTakesLatencyPlusBytesOverBandwidth) {
+  const int64_t n = 250000;  // 1 MB
+  const Plan p = Chain(2, {{0}, {1}}, n);
+  // dev0 sends 1 MB at 8 Mbit/s (1 s) + 20 ms; dev1's link is unlimited.
+  const LatencyModel m = Model({0.01, 0.02}, {Link{8e6, 0.02}, Link{}});
+  SimOptions o;
+  o.requests = 2;
+  auto r = Simulate(p, m, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_NEAR(r->latency_ms[0], 10 + 1020 + 20, 1e-6);
+  EXPECT_EQ(r->devices[0].bytes_sent, 2 * 4 * n);
+  EXPECT_EQ(r->devices[1].bytes_received, 2 * 4 * n);
+}
+
+TEST(Simulator, UplinkSerialisesTwoSends) {
+  // Task 0 on dev0 feeds tasks 1 and 2 on dev1 and dev2: dev0 sends 1 MB
+  // twice over one 8 Mbit/s link, so the second arrives a second later.
+  const int64_t n = 250000;
+  Plan p = Chain(3, {{0}, {1}}, n);
+  Task t2 = p.tasks[1];
+  t2.id = 2;
+  t2.name = "t2";
+  t2.devices = {2};
+  p.tasks.push_back(t2);
+  p.transfers.push_back(Move(0, "y", 2, "x", n));
+  // The model output is the sum of tasks 1 and 2.
+  Transfer out2 = Move(2, "y", kModelOutput, "y", n);
+  out2.merge = Merge::kSum;
+  p.transfers[2].merge = Merge::kSum;
+  p.transfers.push_back(out2);
+  const LatencyModel m =
+      Model({0.0, 0.0, 0.0}, {Link{8e6, 0.0}, Link{}, Link{}});
+  SimOptions o;
+  o.requests = 1;
+  auto r = Simulate(p, m, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_NEAR(r->latency_ms[0], 2000, 1e-6);
+  // With a link per message (no contention) it would be 1 s: the second
+  // send waited behind the first.
+}
+
+TEST(Simulator, ReplicasAlternate) {
+  const Plan p = Chain(3, {{0}, {1, 2}}, 16);
+  const LatencyModel m = Model({0.0, 0.1, 0.3}, {});
+  SimOptions o;
+  o.requests = 4;  // requests 1..4: replica 1 % 2 = dev2 first
+  auto r = Simulate(p, m, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_NEAR(r->latency_ms[0], 300, 1e-6);
+  EXPECT_NEAR(r->latency_ms[1], 100, 1e-6);
+  EXPECT_NEAR(r->latency_ms[2], 300, 1e-6);
+  EXPECT_NEAR(r->latency_ms[3], 100, 1e-6);
+  EXPECT_EQ(r->devices[1].task_runs, 2);
+  EXPECT_EQ(r->devices[2].task_runs, 2);
+}
+
+TEST(Simulator, PacedTasksUnderAQuota) {
+  // 0.06 of a core: 1.2 ms of CPU per 20 ms period. Four tasks of 10 ms (at
+  // that speed) need 0.6 ms of CPU each: under the quota alone they could
+  // all run in the first period, but the worker paces each to 10 ms; the
+  // quota may add a wait for a period boundary on top.
+  Cluster c = EqualCluster(1);
+  c.devices[0].cpu = 0.06;
+  Profile prof;
+  DeviceProfile dp;
+  dp.name = "dev0";
+  dp.fits["*"] = OpFit{0.01, 0, 0, 1};
+  prof.devices.push_back(dp);
+  const Plan p = Chain(1, {{0}, {0}, {0}, {0}}, 16);
+  const LatencyModel m = LatencyModel::FromProfile(c, prof).value();
+  SimOptions o;
+  o.requests = 3;
+  auto r = Simulate(p, m, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (double l : r->latency_ms) {
+    EXPECT_GE(l, 40 - 1e-9);
+    EXPECT_LE(l, 40 + 4 * 20);
+  }
+  o.cpu_quota = false;
+  r = Simulate(p, m, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_NEAR(r->latency_ms[0], 40, 1e-9);
+}
+
+TEST(Simulator, BytesEqualThePlansCountedBytes) {
+  LoadOptions lo;
+  auto model = LoadModel("lenet5", lo);
+  ASSERT_TRUE(model.ok());
+  Cluster c = EqualCluster(3);
+  c.devices[0].link = Link{62e6, 0.009};
+  c.devices[1].link = Link{62e6, 0.009};
+  const LatencyModel m = LatencyModel::FromCluster(c);
+  for (const std::string s : {"pipeline", "lop", "lip", "fuse", "data"}) {
+    PlanOptions po;
+    po.strategy = s;
+    po.devices = c.PlanDevices();
+    po.model.spec = "lenet5";
+    auto p = MakePlan(model->graph, po);
+    ASSERT_TRUE(p.ok()) << s << ": " << p.status().message();
+    SimOptions o;
+    o.requests = 5;
+    o.concurrency = 2;
+    auto r = Simulate(*p, m, o);
+    ASSERT_TRUE(r.ok()) << s << ": " << r.status().message();
+    RunStats want;
+    want.bytes_sent.assign(3, 0);
+    want.bytes_received.assign(3, 0);
+    for (int seq = 1; seq <= 5; ++seq) {
+      const RunStats c1 = CountCommunication(*p, seq);
+      want.bytes_total += c1.bytes_total;
+      for (int d = 0; d < 3; ++d) {
+        want.bytes_sent[d] += c1.bytes_sent[d];
+        want.bytes_received[d] += c1.bytes_received[d];
+      }
+    }
+    EXPECT_EQ(r->bytes_total, want.bytes_total) << s;
+    int64_t sent = 0;
+    for (int d = 0; d < 3; ++d) {
+      EXPECT_EQ(r->devices[d].bytes_sent, want.bytes_sent[d]) << s;
+      EXPECT_EQ(r->devices[d].bytes_received, want.bytes_received[d]) << s;
+      sent += r->devices[d].bytes_sent;
+    }
+    EXPECT_EQ(sent, want.bytes_total) << s;
+    EXPECT_GT(want.bytes_total, 0) << s;
+  }
+}
+
+TEST(Simulator, UnknownDeviceIsNamed) {
+  const Plan p = Chain(2, {{0}, {1}}, 4);
+  Cluster c = EqualCluster(3);
+  c.devices[0].name = "a";
+  c.devices[1].name = "b";
+  auto r = Simulate(p, LatencyModel::FromCluster(c), SimOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("dev0"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shoal
