@@ -72,11 +72,20 @@ for c in "$mixed" "$one"; do
   started+=("$c")
 done
 
+# fresh CLUSTER: restart its workers, so that no plan runs on workers that
+# still cache an earlier plan's weights (several VGG16 deployments exceed a
+# 1 GiB device's memory cgroup).
+fresh() {
+  "$shoal" cluster down "$1" > /dev/null 2>&1 || true
+  "$shoal" cluster up "$1" > "$work/up.out" 2>&1 || { cat "$work/up.out" >&2; exit 1; }
+}
+
 # measure CLUSTER PLAN -> "latency_ms throughput_rps wire_KiB" (or dashes)
 measure() {
   local lat thr
+  fresh "$1"
   if ! lat=$("$shoal" bench --plan "$2" --cluster "$1" --requests "$REQUESTS" --json --timeout-ms 600000 2> "$work/err"); then
-    echo "- - -"; return
+    echo "- - -"; sed 's/^/  /' "$work/err" | head -3 >&2; return
   fi
   if ! thr=$("$shoal" bench --plan "$2" --cluster "$1" --requests $((2 * CONCURRENCY)) --concurrency "$CONCURRENCY" --json --timeout-ms 600000 2> "$work/err"); then
     thr='{"throughput_rps": null}'
@@ -94,6 +103,7 @@ echo "## auto vs every strategy on examples/mixed-6.yaml"
 echo
 echo "Date: $(date -u +%Y-%m-%dT%H:%MZ); machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "Command: bash bench/auto_vs_strategies.sh (MODELS='$MODELS' REQUESTS=$REQUESTS CONCURRENCY=$CONCURRENCY SEEDS='$SEEDS')"
+echo "Each plan runs on freshly started workers."
 echo "Latency: median of $REQUESTS requests, one in flight; throughput: $((2 * CONCURRENCY)) requests, $CONCURRENCY in flight (shoal bench, after its warm-up)."
 echo "Predicted: auto's critical-path prediction on the cluster file's device specs (LatencyModel::FromCluster)."
 echo
