@@ -9,7 +9,7 @@ BUILD_PKGS=(
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libonnx-dev
-  libtorch-dev libopenblas0-pthread
+  libtorch-dev libopenblas0-pthread zlib1g-dev
   libglpk-dev coinor-libcbc-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev

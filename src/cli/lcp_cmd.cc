@@ -11,6 +11,7 @@
 #include "models/load_model.h"
 #include "models/zoo.h"
 #include "onnx/onnx_export.h"
+#include "train/lcp_train_cmd.h"
 
 namespace shoal {
 namespace {
@@ -109,7 +110,7 @@ Status RunLcpSplit(const LcpSplitArgs& a) {
 
 void AddLcpCommand(CLI::App* app) {
   auto* lcp = app->add_subcommand(
-      "lcp", "LCP: split a model into narrow independent branches");
+      "lcp", "LCP: split a model into narrow independent branches, train it");
   lcp->require_subcommand(1);
   auto a = std::make_shared<LcpSplitArgs>();
   auto* cmd = lcp->add_subcommand(
@@ -132,6 +133,7 @@ void AddLcpCommand(CLI::App* app) {
                   "Input shape, e.g. 1,3,224,224");
   cmd->add_flag("--json", a->json, "Print one JSON object");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunLcpSplit(*a))); });
+  AddLcpTrainCommand(lcp);
 }
 
 }  // namespace shoal

@@ -1,0 +1,117 @@
+// `shoal lcp train` as a user runs it: a short run on Fashion-MNIST learns,
+// and the engine scores the written ONNX exactly as the trainer did; bad
+// datasets end with a non-zero exit and a message naming the file.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "onnx/onnx_test_util.h"
+#include "train/fashion_mnist.h"
+#include "train/train_test_util.h"
+
+namespace shoal {
+namespace {
+
+using onnx_test::RunCommand;
+using onnx_test::TempDir;
+
+std::string Train(const std::string& args) {
+  return std::string(SHOAL_BINARY) + " lcp train " + args;
+}
+
+nlohmann::json LastJson(const std::string& out) {
+  const size_t at = out.rfind("\n{");
+  return nlohmann::json::parse(out.substr(at == std::string::npos ? 0 : at + 1),
+                               nullptr, false);
+}
+
+TEST(LcpTrainCmd, ShortRunLearnsAndEngineAgrees) {
+  ASSERT_TRUE(std::filesystem::is_directory(kDebianFashionMnistDir))
+      << "install Debian's dataset-fashion-mnist (scripts/install-deps.sh)";
+  TempDir dir;
+  const std::string onnx = dir.File("lenet5-split2.onnx");
+  std::string out;
+  ASSERT_EQ(
+      RunCommand(Train("lenet5 --branches 2 --dataset fashion-mnist "
+                       "--limit 2000 --batch-size 32 --epochs 1 --threads 1 "
+                       "--json -o " +
+                       onnx),
+                 &out),
+      0)
+      << out;
+  const nlohmann::json j = LastJson(out);
+  ASSERT_FALSE(j.is_discarded()) << out;
+  EXPECT_EQ(j["model"], "lenet5");
+  EXPECT_EQ(j["branches"], 2);
+  EXPECT_EQ(j["epochs"], 1);
+  EXPECT_EQ(j["test_images"], 10000);
+  EXPECT_EQ(j["params"], 31466);  // LeNet-split2, docs/lcp.md
+  // Chance is 10%; these 63 steps reach 55% (seed 1, one thread).
+  EXPECT_GT(j["test_accuracy"].get<double>(), 0.4) << out;
+  EXPECT_EQ(j["engine_test_accuracy"].get<double>(),
+            j["test_accuracy"].get<double>());
+  EXPECT_LT(j["engine_max_abs_score_diff"].get<double>(), 1e-3);
+  EXPECT_TRUE(std::filesystem::exists(onnx));
+  // Progress went to stderr, one line per epoch (not a terminal here).
+  EXPECT_NE(out.find("epoch 1/1 ["), std::string::npos) << out;
+}
+
+TEST(LcpTrainCmd, LearnsATinyDatasetDirectory) {
+  TempDir dir;
+  ASSERT_TRUE(train_test::WriteTinyDataset(dir.path(), 500, 100));
+  std::string out;
+  ASSERT_EQ(RunCommand(Train("lenet-fc --dataset " + dir.path() +
+                             " --epochs 3 --threads 1 --json -o " +
+                             dir.File("m.onnx")),
+                       &out),
+            0)
+      << out;
+  const nlohmann::json j = LastJson(out);
+  ASSERT_FALSE(j.is_discarded()) << out;
+  EXPECT_EQ(j["test_images"], 100);
+  EXPECT_GT(j["test_accuracy"].get<double>(), 0.9) << out;
+  EXPECT_EQ(j["engine_test_accuracy"], j["test_accuracy"]);
+}
+
+TEST(LcpTrainCmd, MissingDatasetDirectoryNamed) {
+  TempDir dir;
+  const std::string missing = dir.File("no-such-dataset");
+  std::string out;
+  EXPECT_NE(RunCommand(Train("lenet5 --dataset " + missing + " -o " +
+                             dir.File("m.onnx")),
+                       &out),
+            0);
+  EXPECT_NE(out.find("no-such-dataset"), std::string::npos) << out;
+  EXPECT_NE(out.find("does not exist"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir.File("m.onnx")));
+}
+
+TEST(LcpTrainCmd, CorruptDatasetFileNamed) {
+  TempDir dir;
+  ASSERT_TRUE(train_test::WriteTinyDataset(dir.path(), 20, 10));
+  ASSERT_TRUE(train_test::WriteGz(dir.File("train-images-idx3-ubyte.gz"),
+                                  "not an IDX file at all"));
+  std::string out;
+  EXPECT_NE(RunCommand(Train("lenet5 --dataset " + dir.path() + " -o " +
+                             dir.File("m.onnx")),
+                       &out),
+            0);
+  EXPECT_NE(out.find("train-images-idx3-ubyte.gz"), std::string::npos) << out;
+  EXPECT_NE(out.find("bad magic"), std::string::npos) << out;
+}
+
+TEST(LcpTrainCmd, ModelThatDoesNotFitTheImagesNamed) {
+  TempDir dir;
+  ASSERT_TRUE(train_test::WriteTinyDataset(dir.path(), 20, 10));
+  std::string out;
+  EXPECT_NE(RunCommand(Train("cifarnet --dataset " + dir.path() + " -o " +
+                             dir.File("m.onnx")),
+                       &out),
+            0);
+  EXPECT_NE(out.find("1x3x32x32"), std::string::npos) << out;
+  EXPECT_NE(out.find("--input-shape 1,1,28,28"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace shoal

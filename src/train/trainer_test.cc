@@ -1,0 +1,85 @@
+// TrainGraph on a tiny dataset: the branches trained batched give the same
+// weights (BatchNorm statistics included) as trained node by node, and bad
+// pairings of model and data are refused with the numbers.
+#include "train/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "lcp/split_branches.h"
+#include "models/builder.h"
+#include "onnx/onnx_test_util.h"
+#include "train/train_test_util.h"
+
+namespace shoal {
+namespace {
+
+using onnx_test::TempDir;
+
+Graph SmallBnNet() {
+  GraphBuilder b("small-bn");
+  auto x = b.Input("input", {1, 1, 28, 28});
+  // No conv bias before BN: its gradient is 0 up to rounding, which Adam
+  // would scale up to full steps, differently in the two runs.
+  x = b.Relu(b.BatchNorm("bn1", b.Conv("conv1", x, 4, 5, 2, 2, 1, false)));
+  x = b.MaxPool(x, {2}, {2});
+  x = b.Dropout(b.Relu(b.Linear("fc1", b.Flatten(x), 16)), 0.f);
+  auto g = b.Finish({b.Linear("fc2", x, 10)});
+  EXPECT_TRUE(g.ok()) << g.status().ToString();
+  return *g;
+}
+
+StatusOr<TrainResult> TrainTiny(const Graph& g, const std::string& dir,
+                                bool batch_branches) {
+  ASSIGN_OR_RETURN(ImageDataset d, LoadFashionMnist(dir));
+  TrainOptions o;
+  o.epochs = 2;
+  o.batch_size = 16;
+  o.threads = 1;
+  o.batch_branches = batch_branches;
+  return TrainGraph(g, d, o);
+}
+
+TEST(Trainer, BatchedBranchesTrainLikeNodeByNode) {
+  TempDir dir;
+  ASSERT_TRUE(train_test::WriteTinyDataset(dir.path(), 96, 40));
+  auto g = SplitIntoBranches(SmallBnNet(), {2, 0});
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  auto batched = TrainTiny(*g, dir.path(), true);
+  auto plain = TrainTiny(*g, dir.path(), false);
+  ASSERT_TRUE(batched.ok()) << batched.status().ToString();
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_TRUE(batched->branches_batched) << batched->why_not_batched;
+  EXPECT_FALSE(plain->branches_batched);
+  ASSERT_EQ(batched->weights.size(), plain->weights.size());
+  for (const auto& [name, t] : plain->weights) {
+    const Tensor& u = batched->weights.at(name);
+    double diff = 0, scale = 1e-6;
+    for (size_t i = 0; i < t.data.size(); ++i) {
+      diff = std::max(diff, double{std::fabs(t.data[i] - u.data[i])});
+      scale = std::max(scale, double{std::fabs(t.data[i])});
+    }
+    EXPECT_LT(diff / scale, 1e-3) << name;
+  }
+  // The running statistics moved away from their initial 0 and 1.
+  EXPECT_NE(plain->weights.at("b1/bn1.running_mean").data[0], 0.f);
+  EXPECT_NEAR(batched->test_accuracy, plain->test_accuracy, 0.03);
+}
+
+TEST(Trainer, RefusesModelsThatDoNotFitTheData) {
+  TempDir dir;
+  ASSERT_TRUE(train_test::WriteTinyDataset(dir.path(), 16, 8));
+  GraphBuilder b("five-classes");
+  auto x = b.Flatten(b.Input("input", {1, 1, 28, 28}));
+  auto g = b.Finish({b.Linear("fc", x, 5)});
+  ASSERT_TRUE(g.ok());
+  auto r = TrainTiny(*g, dir.path(), true);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("1x5"), std::string::npos)
+      << r.status().ToString();
+  EXPECT_NE(r.status().message().find("10 classes"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shoal
