@@ -201,8 +201,10 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
         rep.cpu_note = "cgroup cpu quota " + std::to_string(quota) + "/" +
                        std::to_string(period) + " us";
       } else {
-        rep.cpu_note = "NOT limited (" + why + ")";
+        rep.cpu_note = "NOT limited by the kernel (" + why + ")";
       }
+      rep.cpu_note += ", compute paced by the worker to " +
+                      std::to_string(d.cpu).substr(0, 5) + " of a core";
     }
     if (d.memory_bytes > 0) {
       std::string why;
