@@ -1,0 +1,70 @@
+#include "sim/profiler.h"
+
+#include <gtest/gtest.h>
+
+#include "cli/plan_common.h"
+#include "runtime/worker.h"
+#include "sim/latency_model.h"
+
+namespace shoal {
+namespace {
+
+TEST(Profiler, ProfilesLenetOnInProcessWorkers) {
+  ModelRef ref;
+  ref.spec = "lenet5";
+  auto m = LoadPlanModel(ref, false);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto variants = ProfileVariants(m->graph);
+  ASSERT_TRUE(variants.ok()) << variants.status().message();
+  Cluster c;
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (int i = 0; i < 2; ++i) {
+    WorkerOptions wo;
+    wo.name = "w" + std::to_string(i);
+    wo.link = i == 0 ? Link{62e6, 0.009} : Link{};
+    auto w = Worker::Start(wo);
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    DeviceSpec d;
+    d.name = wo.name;
+    d.address = "127.0.0.1:" + std::to_string((*w)->port());
+    c.devices.push_back(d);
+    workers.push_back(std::move(w).value());
+  }
+  ProfilerOptions o;
+  o.model = "lenet5";
+  o.repeat = 2;
+  o.min_seconds = 0.01;
+  int calls = 0;
+  o.progress = [&](const ProfileProgress&) { ++calls; };
+  auto p = ProfileCluster(c, *variants, o);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ASSERT_EQ(p->devices.size(), 2u);
+  EXPECT_EQ(calls, 2 * (static_cast<int>(variants->size()) + 1));
+  for (const auto& d : p->devices) {
+    EXPECT_EQ(d.samples.size(), variants->size());
+    for (const auto& s : d.samples) EXPECT_GT(s.seconds, 0) << s.layer;
+    EXPECT_TRUE(d.fits.count("*"));
+    EXPECT_TRUE(d.fits.count("Conv"));
+  }
+  // The shaped link: 1 MiB at 62 Mbit/s is 135 ms, plus 9 ms per message.
+  const Link& l = p->devices[0].link;
+  EXPECT_NEAR(l.bandwidth_bps, 62e6, 0.2 * 62e6);
+  EXPECT_GT(l.latency_s, 0.009);
+  EXPECT_LT(l.latency_s, 0.05);
+  // The unshaped one is far faster.
+  const Link& u = p->devices[1].link;
+  EXPECT_TRUE(u.bandwidth_bps == 0 || u.bandwidth_bps > 500e6);
+  EXPECT_LT(u.latency_s, 0.009);
+  auto lm = LatencyModel::FromProfile(c, *p);
+  ASSERT_TRUE(lm.ok()) << lm.status().message();
+  EXPECT_GT(lm->GraphSeconds(0, m->graph).value(), 0);
+
+  // A device that does not answer is named.
+  c.devices[1].address = "127.0.0.1:1";
+  auto bad = ProfileCluster(c, *variants, o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("w1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shoal
