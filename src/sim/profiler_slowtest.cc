@@ -1,10 +1,9 @@
-#include "sim/profiler.h"
-
 #include <gtest/gtest.h>
 
 #include "cli/plan_common.h"
 #include "runtime/worker.h"
 #include "sim/latency_model.h"
+#include "sim/profiler.h"
 
 namespace shoal {
 namespace {
