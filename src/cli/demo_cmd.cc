@@ -237,9 +237,9 @@ void PrintTable(const std::vector<Row>& rows, double base_ms,
             << std::left << std::setw(26) << "configuration" << std::right
             << std::setw(4) << "dev" << std::setw(12) << "latency ms"
             << std::setw(9) << "speedup" << std::setw(14) << "wire KiB/req"
-            << "  " << std::left << std::setw(26) << "weights MiB per device"
+            << "  " << std::left << std::setw(27) << "weights MiB per device"
             << "check\n"
-            << std::string(105, '-') << "\n";
+            << std::string(106, '-') << "\n";
   for (const auto& r : rows) {
     std::string label = r.label + (r.strategy == best ? " (best)" : "");
     std::cout << std::left << std::setw(26) << label << std::right
@@ -259,7 +259,7 @@ void PrintTable(const std::vector<Row>& rows, double base_ms,
               << r.latency_ms << std::setprecision(2) << std::setw(8)
               << base_ms / r.latency_ms << "x" << std::setprecision(1)
               << std::setw(14) << r.bytes / 1024.0 << "  " << std::left
-              << std::setw(26) << w << check.str() << std::right << "\n";
+              << std::setw(26) << w << " " << check.str() << std::right << "\n";
   }
 }
 
