@@ -163,13 +163,17 @@ StatusOr<BatchedKernel> BuildKernel(const Graph& g, const Node& n, int64_t k,
       return plain({in[0].x}, training)[0];
     });
   }
-  if (n.op == "LRN") {
+  if (n.op == "LRN" || n.op == "SpaceToDepth") {
+    // Across channels within a branch: each branch as its own image.
     ASSIGN_OR_RETURN(TorchKernel plain, BuildTorchKernel(g, n));
     return BatchedKernel([plain, k](const std::vector<Arg>& in, bool tr) {
       const torch::Tensor x = Unfold(in[0].x, k);  // [N, K, C, H, W]
       std::vector<int64_t> s = {-1};
       for (int64_t d = 2; d < x.dim(); ++d) s.push_back(x.size(d));
-      return Fold(plain({x.reshape(s)}, tr)[0].reshape(x.sizes()));
+      const torch::Tensor y = plain({x.reshape(s)}, tr)[0];  // [N*K, C', ...]
+      std::vector<int64_t> back = {x.size(0), -1};
+      for (int64_t d = 2; d < y.dim(); ++d) back.push_back(y.size(d));
+      return y.reshape(back);
     });
   }
   if (n.op == "Flatten") {
