@@ -75,13 +75,7 @@ TEST(TorchForward, BranchedLeNetFcAndCifarNetEqualEngine) {
   }
 }
 
-TEST(TorchForward, LeNetFcAndCifarNetEqualEngine) {
-  // CifarNet adds LRN and Dropout (the identity outside training).
-  for (const char* name : {"lenet-fc", "cifarnet"}) {
-    const Graph g = Zoo(name);
-    ExpectTorchEqualsEngine(g, RandomWeights(g, 5), 2);
-  }
-}
+// Unbranched LeNet-FC, CifarNet and the rest of the zoo: torch_zoo_slowtest.cc.
 
 // BatchNorm, asymmetric pads, average and global pools, concat, add,
 // softmax, as the bigger zoo models use them.
