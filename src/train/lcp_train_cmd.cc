@@ -189,7 +189,10 @@ void AddLcpTrainCommand(CLI::App* lcp) {
   cmd->add_option("--limit", a->limit,
                   "Train on the first N training images (default all)");
   cmd->add_option("--batch-size", a->batch_size, "Batch size (default 128)");
-  cmd->add_option("--lr", a->lr, "Initial learning rate (default 1e-2)");
+  cmd->add_option(
+      "--lr", a->lr,
+      "Initial learning rate (default 1e-2, the paper's; LeNet-5-split8's "
+      "one-channel convs die at it, 1e-3 trains them)");
   cmd->add_option("--lr-decay", a->lr_decay,
                   "Learning-rate factor per epoch (default 0.94)");
   cmd->add_option("--weight-decay", a->weight_decay,
