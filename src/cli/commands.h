@@ -24,6 +24,7 @@ void AddBenchCommand(CLI::App* app);
 void AddProfileCommand(CLI::App* app);
 void AddSimulateCommand(CLI::App* app);
 void AddLcpCommand(CLI::App* app);
+void AddServeCommand(CLI::App* app);  // serve and infer-remote
 
 // Prints "shoal: error: ..." for a failed status and returns the exit code
 // (0 on success). Subcommand callbacks end with `throw CommandExit(code)`.

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   shoal::AddProfileCommand(&app);
   shoal::AddSimulateCommand(&app);
   shoal::AddLcpCommand(&app);
+  shoal::AddServeCommand(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

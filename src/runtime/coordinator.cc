@@ -1,5 +1,3 @@
-#include "runtime/coordinator.h"
-
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -10,6 +8,7 @@
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
 #include "plan/task_weights.h"
+#include "runtime/coordinator.h"
 #include "runtime/link_shaper.h"
 #include "runtime/wire.h"
 
@@ -51,6 +50,7 @@ struct Coordinator::Impl final : public rpc::Worker::Service {
   std::mutex mu;
   std::condition_variable cv;
   std::map<std::string, std::shared_ptr<Pending>> pending;
+  Status cancelled;  // set by Cancel(): every request fails with it
 
   std::string DeviceName(int d) const {
     return "device " + devs[d].name + " (" + devs[d].address + ")";
@@ -227,6 +227,7 @@ Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
   std::string plan_id = m.plan_json;
   for (const auto& a : req.peers()) plan_id += "|" + a;
   req.set_plan_id(HashString(plan_id));
+  req.set_keep_previous(m.opts.keep_previous);
   std::string id = req.plan_id() + "|" + std::to_string(d);
   for (const auto& t : p.tasks) {
     bool mine = false;
@@ -360,9 +361,10 @@ Status Coordinator::Deploy(const WeightStore& weights, DeployReport* report) {
 }
 
 Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
-                        int64_t seq) {
+                        int64_t seq, int64_t timeout_ms) {
   Impl& m = *impl_;
   const Plan& p = m.plan;
+  if (timeout_ms <= 0) timeout_ms = m.opts.timeout_ms;
   if (input.shape != p.input_shape) {
     return InvalidArgument("input has shape " + ShapeToString(input.shape) +
                            " but the plan's model expects " +
@@ -377,6 +379,7 @@ Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
   pend->parts_left = m.output_parts;
   {
     std::lock_guard<std::mutex> lock(m.mu);
+    if (!m.cancelled.ok()) return m.cancelled;
     m.pending[id] = pend;
   }
   auto unregister = [&] {
@@ -384,7 +387,7 @@ Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
     m.pending.erase(id);
   };
   const auto t0 = Clock::now();
-  const auto expiry = t0 + std::chrono::milliseconds(m.opts.timeout_ms);
+  const auto expiry = t0 + std::chrono::milliseconds(timeout_ms);
   // The input device's own parts first: they cross no link, so its tasks
   // start while the other devices' parts are still on the air.
   std::vector<size_t> order;
@@ -445,7 +448,7 @@ Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
     } else if (!done) {
       result = Status(Code::kDeadlineExceeded,
                       "request " + std::to_string(seq) + " timed out after " +
-                          std::to_string(m.opts.timeout_ms) + " ms");
+                          std::to_string(timeout_ms) + " ms");
     }
   }
   if (result.code() == Code::kDeadlineExceeded) {
@@ -465,6 +468,34 @@ Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
     stats->latency_ms = latency;
   }
   return Status::Ok();
+}
+
+Status Coordinator::Release() {
+  Impl& m = *impl_;
+  Status first;
+  for (size_t d = 0; d < m.devs.size(); ++d) {
+    if (m.deployment[d].empty()) continue;
+    rpc::ReleaseRequest req;
+    req.set_protocol(kProtocolVersion);
+    req.set_plan_id(m.deployment[d]);
+    rpc::ReleaseReply rep;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(2000));
+    Status s = FromGrpc(m.stubs[d]->Release(&ctx, req, &rep),
+                        m.DeviceName(d) + " release");
+    if (first.ok()) first = s;
+  }
+  return first;
+}
+
+void Coordinator::Cancel(const Status& why) {
+  Impl& m = *impl_;
+  std::lock_guard<std::mutex> lock(m.mu);
+  m.cancelled = why;
+  for (auto& [id, p] : m.pending) {
+    if (p->error.ok()) p->error = why;
+  }
+  m.cv.notify_all();
 }
 
 StatusOr<std::vector<DeviceStats>> Coordinator::Stats(bool reset) {

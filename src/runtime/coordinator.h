@@ -22,6 +22,9 @@ struct CoordinatorOptions {
   int64_t deploy_timeout_ms = 600000;
   std::string listen_host = "127.0.0.1";  // where workers reach us
   int64_t max_message_bytes = 0;          // 0: kDefaultMaxMessageBytes
+  // Deploy keeps each worker's previous deployment serving its requests in
+  // flight until Release (`shoal serve` switching plans).
+  bool keep_previous = false;
 };
 
 struct DeployReport {
@@ -54,9 +57,16 @@ class Coordinator {
   // Deploys the plan where it is not deployed yet.
   Status Deploy(const WeightStore& model_weights, DeployReport* report);
   // One inference. `seq` picks replicas round robin; `stats` (optional)
-  // gets the plan's communication and the latency.
-  Status Run(const Tensor& input, Tensor* output, RunStats* stats, int64_t seq);
+  // gets the plan's communication and the latency. `timeout_ms` > 0
+  // overrides the options' deadline for this request.
+  Status Run(const Tensor& input, Tensor* output, RunStats* stats, int64_t seq,
+             int64_t timeout_ms = 0);
   StatusOr<std::vector<DeviceStats>> Stats(bool reset);
+  // Drops this plan from every worker that holds it (best effort: a device
+  // that does not answer is skipped); the first error, if any.
+  Status Release();
+  // Fails every request waiting here, and every later Run, with `why`.
+  void Cancel(const Status& why);
 
   const Plan& plan() const;
   // The cluster device serving each plan device.

@@ -1,5 +1,3 @@
-#include "runtime/worker.h"
-
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -17,6 +15,7 @@
 #include "runtime/link_shaper.h"
 #include "runtime/profiling.h"
 #include "runtime/wire.h"
+#include "runtime/worker.h"
 
 namespace shoal {
 
@@ -50,6 +49,7 @@ struct Deployment {
   std::vector<std::vector<int>> outgoing;       // transfers out of each task
   std::vector<std::unique_ptr<rpc::Worker::Stub>> stubs;  // per device
   int64_t weight_bytes = 0, activation_bytes = 0;
+  std::set<std::string> blob_hashes;  // the cached blobs it reads
 };
 
 struct RequestMeta {
@@ -111,6 +111,9 @@ struct Worker::Impl final : public rpc::Worker::Service {
   bool stopping = false;
   std::map<std::string, std::shared_ptr<const std::string>> blobs;
   std::shared_ptr<Deployment> dep;
+  // The deployment before `dep`, kept while its requests drain
+  // (DeployRequest.keep_previous) until Release or the next Deploy.
+  std::shared_ptr<Deployment> prev;
   std::map<std::string, RequestState> requests;
   std::priority_queue<Ready> ready;
   // Statistics since the last reset.
@@ -222,8 +225,10 @@ struct Worker::Impl final : public rpc::Worker::Service {
     return grpc::Status::OK;
   }
 
+  // `held`: bytes of a previous deployment kept alongside this one.
   StatusOr<std::shared_ptr<Deployment>> Build(const rpc::DeployRequest& req,
-                                              rpc::DeployReply* rep) {
+                                              rpc::DeployReply* rep,
+                                              int64_t held) {
     auto d = std::make_shared<Deployment>();
     d->id = req.deployment();
     d->plan_id = req.plan_id();
@@ -293,8 +298,9 @@ struct Worker::Impl final : public rpc::Worker::Service {
         }
       }
     }
+    d->blob_hashes = used;
     const int64_t need =
-        2 * d->weight_bytes + largest_weight + d->activation_bytes;
+        2 * d->weight_bytes + largest_weight + d->activation_bytes + held;
     rep->set_weight_bytes(d->weight_bytes);
     rep->set_activation_bytes(d->activation_bytes);
     rep->set_budget_bytes(opts.memory_bytes);
@@ -304,8 +310,11 @@ struct Worker::Impl final : public rpc::Worker::Service {
           MiB(d->weight_bytes) +
           " of weights, held twice: cache and engine, + " +
           MiB(largest_weight) + " while its largest weight is reordered + " +
-          MiB(d->activation_bytes) + " of activations) but its memory budget " +
-          "is " + MiB(opts.memory_bytes));
+          MiB(d->activation_bytes) + " of activations" +
+          (held > 0 ? " + " + MiB(held) +
+                          " held by the previous deployment kept alongside"
+                    : std::string()) +
+          ") but its memory budget is " + MiB(opts.memory_bytes));
     }
     d->exec.resize(n);
     for (const auto& t : p.tasks) {
@@ -327,31 +336,69 @@ struct Worker::Impl final : public rpc::Worker::Service {
                       rpc::DeployReply* rep) override {
     if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
     std::lock_guard<std::mutex> deploying(deploy_mu);
+    int64_t held = 0;
     {
       std::lock_guard<std::mutex> lock(mu);
       if (dep && dep->id == req->deployment()) {
+        if (!req->keep_previous() && prev) {
+          prev.reset();
+          PruneBlobsLocked();
+        }
         rep->set_reused(true);
         rep->set_weight_bytes(dep->weight_bytes);
         rep->set_activation_bytes(dep->activation_bytes);
         rep->set_budget_bytes(opts.memory_bytes);
         return grpc::Status::OK;
       }
+      if (req->keep_previous() && dep) {
+        held = 2 * dep->weight_bytes + dep->activation_bytes;
+      }
     }
-    auto d = Build(*req, rep);
+    auto d = Build(*req, rep, held);
     if (!d.ok()) return ToGrpc(d.status().WithContext(Who()));
     std::lock_guard<std::mutex> lock(mu);
+    if (req->keep_previous() && dep) {
+      prev = std::move(dep);  // its requests in flight go on
+    } else {
+      prev.reset();
+      requests.clear();
+    }
     dep = std::move(d).value();
-    requests.clear();
     counters.clear();
-    // Keep only the blobs of this deployment: a redeploy of the same
-    // weights is free, and memory does not grow with every plan.
+    PruneBlobsLocked();
+    return grpc::Status::OK;
+  }
+
+  // Keeps only the blobs of the deployments held: a redeploy of the same
+  // weights is free, and memory does not grow with every plan.
+  void PruneBlobsLocked() {
     std::set<std::string> keep;
-    for (const auto& t : req->tasks()) {
-      for (const auto& w : t.weights()) keep.insert(w.hash());
+    for (const auto* d : {dep.get(), prev.get()}) {
+      if (d != nullptr)
+        keep.insert(d->blob_hashes.begin(), d->blob_hashes.end());
     }
     for (auto it = blobs.begin(); it != blobs.end();) {
       it = keep.count(it->first) ? std::next(it) : blobs.erase(it);
     }
+  }
+
+  grpc::Status Release(grpc::ServerContext*, const rpc::ReleaseRequest* req,
+                       rpc::ReleaseReply* rep) override {
+    if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
+    std::lock_guard<std::mutex> deploying(deploy_mu);
+    std::lock_guard<std::mutex> lock(mu);
+    if (prev && prev->plan_id == req->plan_id()) {
+      prev.reset();
+      rep->set_released(true);
+    }
+    if (dep && dep->plan_id == req->plan_id()) {
+      // A previous deployment kept alongside is the current one again (a
+      // switch that failed on another device is undone this way).
+      dep = std::move(prev);
+      counters.clear();
+      rep->set_released(true);
+    }
+    PruneBlobsLocked();
     return grpc::Status::OK;
   }
 
@@ -421,16 +468,19 @@ struct Worker::Impl final : public rpc::Worker::Service {
     std::shared_ptr<Deployment> d;
     {
       std::lock_guard<std::mutex> lock(mu);
-      d = dep;
-    }
-    if (!d) {
-      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                          Who() + " has no deployment");
-    }
-    if (m->deployment() != d->plan_id) {
-      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                          Who() + " holds another plan (" + d->plan_id +
-                              "); deploy the plan again");
+      if (!dep && !prev) {
+        return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                            Who() + " has no deployment");
+      }
+      for (const auto& x : {dep, prev}) {
+        if (x && x->plan_id == m->deployment()) d = x;
+      }
+      if (!d) {
+        return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                            Who() + " holds another plan (" +
+                                (dep ? dep->plan_id : prev->plan_id) +
+                                "); deploy the plan again");
+      }
     }
     const Plan& p = d->plan;
     const int xi = m->transfer();
@@ -624,9 +674,11 @@ struct Worker::Impl final : public rpc::Worker::Service {
       const double ms = MsSince(t0);
       {
         std::lock_guard<std::mutex> lock(mu);
-        auto& c = counters[rd.task];
-        c.runs++;
-        c.compute_ms.push_back(static_cast<float>(ms));
+        if (rd.dep == dep) {  // a draining previous plan's tasks differ
+          auto& c = counters[rd.task];
+          c.runs++;
+          c.compute_ms.push_back(static_cast<float>(ms));
+        }
         busy_ms += ms;
       }
       if (!st.ok()) {

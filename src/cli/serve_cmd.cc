@@ -1,0 +1,346 @@
+// `shoal serve --cluster FILE.yaml --model MODEL`: the long-running
+// coordinator (src/serve, docs/serve.md); `shoal infer-remote --server ADDR`:
+// its example client.
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cluster/cluster.h"
+#include "io/npy.h"
+#include "serve/client.h"
+#include "serve/monitor.h"
+#include "serve/server.h"
+
+namespace shoal {
+namespace {
+
+struct ServeArgs {
+  ServeOptions o;
+  std::string input_shape, max_message = "256MiB";
+  bool no_rebalance = false;
+};
+
+Status RunServe(ServeArgs a) {
+  ASSIGN_OR_RETURN(auto shape, ParseInputShapeFlag(a.input_shape));
+  if (shape) a.o.model.input_shape = *shape;
+  ASSIGN_OR_RETURN(a.o.max_message_bytes, ParseBytes(a.max_message));
+  a.o.rebalance = !a.no_rebalance;
+  if (!(a.o.monitor_interval_s > 0) || !(a.o.imbalance > 1) ||
+      a.o.window_ticks < 1 || a.o.timeout_ms < 1 || a.o.min_gain < 0 ||
+      a.o.min_gain >= 1) {
+    return InvalidArgument(
+        "--monitor-interval and --timeout-ms must be positive, --imbalance "
+        "above 1, --window at least 1 and --min-gain in [0, 1)");
+  }
+  // Signals go to one waiting thread: SIGHUP re-reads the cluster file,
+  // SIGINT/SIGTERM stop the server cleanly.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  ASSIGN_OR_RETURN(auto server, Server::Start(a.o));
+  Server* sp = server.get();
+  std::atomic<bool> done{false};
+  std::thread waiter([sp, set, &done] {
+    while (!done) {
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0) continue;
+      if (sig == SIGHUP && !done) {
+        std::cerr << "shoal serve: SIGHUP, re-reading the cluster file"
+                  << std::endl;
+        sp->Reload();
+        continue;
+      }
+      break;
+    }
+    sp->Shutdown();
+  });
+  server->Wait();
+  done = true;
+  pthread_kill(waiter.native_handle(), SIGTERM);
+  waiter.join();
+  return Status::Ok();
+}
+
+struct RemoteArgs {
+  std::string server, input, output, csv;
+  int64_t random_seed = 1, timeout_ms = 60000;
+  int requests = 1, concurrency = 1;
+  double interval_ms = 0;
+  bool status = false, json = false;
+};
+
+nlohmann::json StatusJson(const rpc::ServeStatusReply& s) {
+  nlohmann::json j;
+  j["model"] = s.model();
+  j["generation"] = s.generation();
+  j["strategy"] = s.strategy();
+  j["accepted"] = s.accepted();
+  j["answered"] = s.answered();
+  j["failed"] = s.failed();
+  j["retried"] = s.retried();
+  j["in_flight"] = s.in_flight();
+  j["latency_ms_p50"] = s.latency_ms_p50();
+  j["input_shape"] =
+      std::vector<int64_t>(s.input_shape().begin(), s.input_shape().end());
+  j["devices"] = nlohmann::json::array();
+  for (const auto& d : s.devices()) {
+    j["devices"].push_back({{"name", d.name()},
+                            {"address", d.address()},
+                            {"share", d.share()},
+                            {"predicted_ms", d.predicted_ms()},
+                            {"measured_ms", d.measured_ms()},
+                            {"queue_mean", d.queue_mean()},
+                            {"state", d.state()}});
+  }
+  j["replans"] = nlohmann::json::array();
+  for (const auto& r : s.replans()) {
+    j["replans"].push_back(
+        {{"generation", r.generation()},
+         {"reason", r.reason()},
+         {"strategy", r.strategy()},
+         {"devices",
+          std::vector<std::string>(r.devices().begin(), r.devices().end())},
+         {"old_shares",
+          std::vector<double>(r.old_shares().begin(), r.old_shares().end())},
+         {"new_shares",
+          std::vector<double>(r.new_shares().begin(), r.new_shares().end())},
+         {"predicted_ms", r.predicted_ms()},
+         {"measured_ms", r.measured_ms()},
+         {"switch_ms", r.switch_ms()},
+         {"unix_ms", r.unix_ms()}});
+  }
+  return j;
+}
+
+void PrintStatus(const rpc::ServeStatusReply& s) {
+  std::cout << "model " << s.model() << ", generation " << s.generation()
+            << " (" << s.strategy() << "): " << s.accepted() << " accepted, "
+            << s.answered() << " answered, " << s.failed() << " failed, "
+            << s.retried() << " retried, " << s.in_flight()
+            << " in flight; median latency " << std::fixed
+            << std::setprecision(1) << s.latency_ms_p50() << " ms\n";
+  std::cout << "  device        state     share  predicted  measured  queue\n";
+  for (const auto& d : s.devices()) {
+    std::cout << "  " << std::left << std::setw(13) << d.name() << " "
+              << std::setw(8) << d.state() << std::right << std::setw(7)
+              << std::setprecision(2) << d.share() << std::setw(9)
+              << std::setprecision(1) << d.predicted_ms() << "ms"
+              << std::setw(8) << d.measured_ms() << "ms" << std::setw(7)
+              << d.queue_mean() << "\n";
+  }
+  for (const auto& r : s.replans()) {
+    std::cout << "  generation " << r.generation() << " (" << r.strategy()
+              << ", switch " << std::setprecision(0) << r.switch_ms()
+              << " ms): " << r.reason() << "\n";
+  }
+}
+
+Status RunRemote(const RemoteArgs& a) {
+  if (a.requests < 1 || a.concurrency < 1 || a.timeout_ms < 1) {
+    return InvalidArgument(
+        "--requests, --concurrency and --timeout-ms must be >= 1");
+  }
+  ServeClient client(a.server);
+  if (a.status) {
+    ASSIGN_OR_RETURN(auto s, client.GetStatus(a.timeout_ms));
+    if (a.json) {
+      std::cout << StatusJson(s).dump(2) << std::endl;
+    } else {
+      PrintStatus(s);
+    }
+    return Status::Ok();
+  }
+  Tensor input;
+  if (!a.input.empty()) {
+    ASSIGN_OR_RETURN(input, ReadNpy(a.input));
+  } else {
+    ASSIGN_OR_RETURN(auto s, client.GetStatus(a.timeout_ms));
+    input = Tensor(Shape(s.input_shape().begin(), s.input_shape().end()));
+    std::mt19937_64 rng(a.random_seed);
+    std::normal_distribution<float> nd(0.f, 1.f);
+    for (auto& v : input.data) v = nd(rng);
+  }
+  struct Row {
+    double start_ms = 0;
+    StatusOr<InferResult> r = Internal("not sent");
+  };
+  std::vector<Row> rows(a.requests);
+  std::atomic<int> next{0};
+  const auto t0 = std::chrono::steady_clock::now();
+  auto worker = [&] {
+    for (int i; (i = next++) < a.requests;) {
+      if (a.interval_ms > 0) {  // an open-loop stream at a steady rate
+        std::this_thread::sleep_until(
+            t0 + std::chrono::microseconds(int64_t(i * a.interval_ms * 1e3)));
+      }
+      rows[i].start_ms = std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - t0)
+                             .count();
+      rows[i].r = client.Infer(input, a.timeout_ms,
+                               "infer-remote#" + std::to_string(i));
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int k = 0; k < a.concurrency; ++k) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  std::vector<double> lat;
+  std::map<int64_t, int> per_gen;
+  int failed = 0, retried = 0;
+  Status first_error;
+  for (const auto& row : rows) {
+    if (!row.r.ok()) {
+      failed++;
+      if (first_error.ok()) first_error = row.r.status();
+      continue;
+    }
+    lat.push_back(row.r->latency_ms);
+    per_gen[row.r->generation]++;
+    retried += row.r->attempts > 1;
+  }
+  if (!a.csv.empty()) {
+    std::ofstream f(a.csv);
+    f << "request,start_ms,latency_ms,server_ms,generation,attempts,ok,error\n";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i].r;
+      f << i << "," << rows[i].start_ms << "," << (r.ok() ? r->latency_ms : 0)
+        << "," << (r.ok() ? r->server_ms : 0) << ","
+        << (r.ok() ? r->generation : 0) << "," << (r.ok() ? r->attempts : 0)
+        << "," << r.ok() << ",\"" << (r.ok() ? "" : r.status().message())
+        << "\"\n";
+    }
+    if (!f) return InvalidArgument("cannot write " + a.csv);
+  }
+  if (!a.output.empty() && rows.back().r.ok()) {
+    RETURN_IF_ERROR(WriteNpy(a.output, rows.back().r->output));
+  }
+  if (a.json) {
+    nlohmann::json j;
+    j["requests"] = a.requests;
+    j["failed"] = failed;
+    j["retried"] = retried;
+    j["latency_ms"] = {
+        {"median", Median(lat)},
+        {"max", lat.empty() ? 0.0 : *std::max_element(lat.begin(), lat.end())}};
+    nlohmann::json g;
+    for (const auto& [gen, n] : per_gen) g[std::to_string(gen)] = n;
+    j["answered_by_generation"] = g;
+    if (rows.back().r.ok()) j["output_shape"] = rows.back().r->output.shape;
+    std::cout << j.dump() << std::endl;
+  } else if (a.requests == 1 && rows[0].r.ok()) {
+    const InferResult& r = *rows[0].r;
+    const auto& d = r.output.data;
+    const size_t best = std::max_element(d.begin(), d.end()) - d.begin();
+    std::cout << "answered by generation " << r.generation << " (attempt "
+              << r.attempts << ") in " << std::fixed << std::setprecision(1)
+              << r.latency_ms << " ms (" << r.server_ms
+              << " in the server); output " << ShapeToString(r.output.shape)
+              << ", largest value " << std::setprecision(4) << d[best]
+              << " at index " << best << "\n";
+  } else if (!lat.empty()) {
+    std::cout << a.requests - failed << " of " << a.requests
+              << " requests answered (" << retried
+              << " after one retry); latency median " << std::fixed
+              << std::setprecision(1) << Median(lat) << " ms; by generation:";
+    for (const auto& [gen, n] : per_gen) std::cout << " " << gen << ": " << n;
+    std::cout << "\n";
+  }
+  if (failed > 0) {
+    return first_error.WithContext(std::to_string(failed) + " of " +
+                                   std::to_string(a.requests) +
+                                   " requests failed; the first");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App* app) {
+  auto a = std::make_shared<ServeArgs>();
+  CLI::App* cmd = app->add_subcommand(
+      "serve",
+      "Serve a model on a cluster: answer inference requests over gRPC, "
+      "monitor the devices and re-plan when one slows, leaves or joins");
+  cmd->add_option("--cluster", a->o.cluster_file, "Cluster file (YAML)")
+      ->required();
+  cmd->add_option("--model", a->o.model.spec, "Zoo name or .onnx file")
+      ->required();
+  cmd->add_option("--input-shape", a->input_shape, "Override the input shape");
+  cmd->add_option("--weights-seed", a->o.model.weights_seed,
+                  "Seed of a zoo model's random weights (default 0)");
+  cmd->add_option("--listen", a->o.listen,
+                  "HOST:PORT of the Inference service (default "
+                  "127.0.0.1:7600; port 0: any free port)");
+  cmd->add_option("--strategy", a->o.strategy,
+                  "Planning strategy (default auto when available, else "
+                  "pipeline)");
+  cmd->add_option("--objective", a->o.objective,
+                  "auto: minimise latency or maximise throughput (default "
+                  "latency)");
+  cmd->add_option("--time-limit", a->o.time_limit_s,
+                  "auto: seconds for the MILP (default 10)");
+  cmd->add_option("--monitor-interval", a->o.monitor_interval_s,
+                  "Seconds between monitoring ticks (default 1)");
+  cmd->add_option("--window", a->o.window_ticks,
+                  "Ticks of statistics judged together (default 4)");
+  cmd->add_option("--min-samples", a->o.min_samples,
+                  "Runs per task before a device is judged (default 3)");
+  cmd->add_option("--imbalance", a->o.imbalance,
+                  "Re-plan when a device's measured/predicted compute is off "
+                  "the others' by this factor (default 1.5)");
+  cmd->add_option("--min-gain", a->o.min_gain,
+                  "Deploy a new plan only if it predicts this fraction less "
+                  "on the busiest device (default 0.1)");
+  cmd->add_option("--cooldown", a->o.cooldown_s,
+                  "Seconds between re-plans for speed (default 5)");
+  cmd->add_option("--watch", a->o.watch_s,
+                  "Re-read the cluster file every this many seconds (default "
+                  "0: only on SIGHUP)");
+  cmd->add_option("--timeout-ms", a->o.timeout_ms,
+                  "Deadline of one request in the server (default 30000; a "
+                  "client's sooner deadline wins)");
+  cmd->add_option("--max-message", a->max_message,
+                  "Largest gRPC message (default 256MiB)");
+  cmd->add_option("--log-every", a->o.log_every_s,
+                  "Seconds between summary lines (default 5)");
+  cmd->add_flag("--no-rebalance", a->no_rebalance,
+                "Monitor and log, but re-plan only when devices leave or join");
+  cmd->callback([a] { throw CommandExit(ReportStatus(RunServe(*a))); });
+
+  auto r = std::make_shared<RemoteArgs>();
+  CLI::App* rc = app->add_subcommand(
+      "infer-remote", "Send inference requests to a `shoal serve` server");
+  rc->add_option("--server", r->server, "HOST:PORT of shoal serve")->required();
+  rc->add_option("--input", r->input, "Input tensor (.npy, float32)");
+  rc->add_option("--random-seed", r->random_seed,
+                 "Seeded normal random input when no --input (default 1)");
+  rc->add_option("--output", r->output, "Write the (last) output as .npy");
+  rc->add_option("--requests", r->requests, "Requests to send (default 1)");
+  rc->add_option("--concurrency", r->concurrency,
+                 "Requests in flight at once (default 1)");
+  rc->add_option("--interval-ms", r->interval_ms,
+                 "Start request i at i x this (a steady stream; default 0: "
+                 "as fast as answers come)");
+  rc->add_option("--timeout-ms", r->timeout_ms,
+                 "Deadline of each call (default 60000)");
+  rc->add_option("--csv", r->csv,
+                 "Write one line per request: start, latency, generation, "
+                 "attempts, error");
+  rc->add_flag("--status", r->status,
+               "Print the server's status (devices, re-plans) instead");
+  rc->add_flag("--json", r->json, "Print JSON");
+  rc->callback([r] { throw CommandExit(ReportStatus(RunRemote(*r))); });
+}
+
+}  // namespace shoal

@@ -1,0 +1,290 @@
+// shoal serve in this process over real gRPC: workers on free ports, the
+// server, and clients sending a steady stream. Switching plans mid-stream
+// answers every request exactly once and correctly; a worker that dies is
+// planned around and the requests it held are retried once; a device added
+// to the cluster file joins on Reload; bad requests are refused, not retried.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "engine/executor.h"
+#include "models/load_model.h"
+#include "runtime/wire.h"
+#include "runtime/worker.h"
+#include "serve/client.h"
+#include "serve/server.h"
+
+namespace shoal {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kInputs = 4;
+
+struct Fixture {
+  Model model;
+  std::vector<Tensor> inputs, want;  // kInputs seeded inputs and outputs
+  Fixture() {
+    LoadOptions lo;
+    lo.with_weights = true;
+    lo.fuse_batchnorm = true;
+    model = LoadModel("lenet5", lo).value();
+    const Shape s = model.graph.tensors.at(model.graph.inputs[0]).shape;
+    auto ex = Executor::Create(model.graph, model.weights, ExecutorOptions{});
+    for (int i = 0; i < kInputs; ++i) {
+      Tensor t(s);
+      std::mt19937_64 rng(100 + i);
+      std::normal_distribution<float> nd(0.f, 1.f);
+      for (auto& v : t.data) v = nd(rng);
+      std::vector<Tensor> out;
+      EXPECT_TRUE(ex.value()->Run({t}, &out).ok());
+      inputs.push_back(t);
+      want.push_back(out[0]);
+    }
+  }
+};
+
+double MaxRelDiff(const Tensor& a, const Tensor& b) {
+  if (a.shape != b.shape) return 1e9;
+  double scale = 0, diff = 0;
+  for (size_t i = 0; i < a.data.size(); ++i) {
+    scale = std::max(scale, double(std::fabs(b.data[i])));
+    diff = std::max(diff, double(std::fabs(a.data[i] - b.data[i])));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+// Workers in this process and a cluster file naming them.
+struct LocalWorkers {
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::string> addresses;
+  std::string dir, file;
+  explicit LocalWorkers(int n) {
+    dir = fs::temp_directory_path() /
+          ("shoal-serve-test-" + std::to_string(getpid()) + "-" +
+           std::to_string(counter++));
+    fs::create_directories(dir);
+    file = dir + "/cluster.yaml";
+    for (int i = 0; i < n; ++i) Add();
+  }
+  ~LocalWorkers() {
+    workers.clear();
+    fs::remove_all(dir);
+  }
+  void Add() {
+    WorkerOptions o;
+    o.name = "dev" + std::to_string(workers.size());
+    auto w = Worker::Start(o);
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    addresses.push_back("127.0.0.1:" + std::to_string(w.value()->port()));
+    workers.push_back(std::move(w).value());
+  }
+  // The cluster file lists the first `n` workers.
+  void Write(int n) {
+    std::ofstream f(file);
+    f << "devices:\n";
+    for (int i = 0; i < n; ++i) {
+      f << "  - {name: dev" << i << ", address: " << addresses[i] << "}\n";
+    }
+  }
+  static inline int counter = 0;
+};
+
+ServeOptions Options(const std::string& file) {
+  ServeOptions o;
+  o.cluster_file = file;
+  o.model.spec = "lenet5";
+  o.listen = "127.0.0.1:0";
+  o.strategy = "pipeline";
+  o.monitor_interval_s = 0.2;
+  o.rebalance = false;  // tests re-plan on purpose; speed checks are slow tests
+  o.timeout_ms = 10000;
+  o.log_every_s = 1000;
+  return o;
+}
+
+// Clients sending requests until stopped; every answer is checked.
+struct Stream {
+  std::atomic<bool> stop{false};
+  std::atomic<int> sent{0}, ok{0}, wrong{0}, retried{0};
+  std::mutex mu;
+  std::vector<std::string> errors;
+  std::map<int64_t, int> by_generation;
+  std::vector<std::thread> threads;
+  Stream(const Fixture& f, int port, int clients) {
+    for (int c = 0; c < clients; ++c) {
+      threads.emplace_back([this, &f, port, c] {
+        ServeClient client("127.0.0.1:" + std::to_string(port));
+        for (int i = 0; !stop; ++i) {
+          const int k = (c + i) % kInputs;
+          sent++;
+          auto r = client.Infer(f.inputs[k], 10000);
+          std::lock_guard<std::mutex> lock(mu);
+          if (!r.ok()) {
+            errors.push_back(r.status().message());
+            continue;
+          }
+          ok++;
+          by_generation[r->generation]++;
+          retried += r->attempts > 1;
+          if (MaxRelDiff(r->output, f.want[k]) > 1e-4) wrong++;
+        }
+      });
+    }
+  }
+  void Stop() {
+    stop = true;
+    for (auto& t : threads) t.join();
+    threads.clear();
+  }
+  ~Stream() { Stop(); }
+};
+
+void WaitFor(const std::function<bool()>& cond, int ms) {
+  for (int i = 0; i < ms / 20 && !cond(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+TEST(Serve, SwitchingPlansMidStreamAnswersEveryRequestOnce) {
+  Fixture f;
+  LocalWorkers lw(3);
+  lw.Write(3);
+  auto server = Server::Start(Options(lw.file));
+  ASSERT_TRUE(server.ok()) << server.status().message();
+  Server& s = **server;
+  EXPECT_EQ(s.Snapshot().generation(), 1);
+  Stream stream(f, s.port(), 4);
+  WaitFor([&] { return stream.ok >= 20; }, 10000);
+  // Shares that move the pipeline's cuts one way, then the other.
+  const std::vector<std::map<std::string, double>> speeds = {
+      {{"dev0", 8}, {"dev1", 1}, {"dev2", 1}},
+      {{"dev0", 1}, {"dev1", 1}, {"dev2", 8}},
+      {{"dev0", 1}, {"dev1", 8}, {"dev2", 1}}};
+  for (const auto& sp : speeds) {
+    const int before = stream.ok;
+    Status st = s.Rebalance(sp, "test: new speeds");
+    ASSERT_TRUE(st.ok()) << st.message();
+    WaitFor([&] { return stream.ok >= before + 20; }, 10000);
+  }
+  stream.Stop();
+  const auto snap = s.Snapshot();
+  EXPECT_EQ(snap.generation(), 4) << "a Rebalance gave the same plan";
+  ASSERT_EQ(snap.replans_size(), 4);  // start + 3
+  EXPECT_EQ(snap.replans(1).new_shares(0), 8);
+  EXPECT_EQ(snap.replans(1).old_shares(0), 1);
+  // Every request sent was answered exactly once, correctly, none retried.
+  EXPECT_TRUE(stream.errors.empty()) << stream.errors[0];
+  EXPECT_EQ(stream.ok, stream.sent);
+  EXPECT_EQ(stream.wrong, 0);
+  EXPECT_EQ(stream.retried, 0);
+  EXPECT_EQ(snap.accepted(), stream.sent);
+  EXPECT_EQ(snap.answered(), stream.sent);
+  EXPECT_EQ(snap.failed(), 0);
+  EXPECT_EQ(snap.in_flight(), 0);
+  EXPECT_GE(stream.by_generation.size(), 3u);
+}
+
+TEST(Serve, DeadWorkerIsPlannedAroundAndItsRequestsRetriedOnce) {
+  Fixture f;
+  LocalWorkers lw(3);
+  lw.Write(3);
+  auto server = Server::Start(Options(lw.file));
+  ASSERT_TRUE(server.ok()) << server.status().message();
+  Server& s = **server;
+  Stream stream(f, s.port(), 3);
+  WaitFor([&] { return stream.ok >= 20; }, 10000);
+  lw.workers[1].reset();  // dev1 dies
+  WaitFor([&] { return s.Snapshot().generation() >= 2; }, 10000);
+  const int after = stream.ok;
+  WaitFor([&] { return stream.ok >= after + 20; }, 10000);
+  stream.Stop();
+  const auto snap = s.Snapshot();
+  ASSERT_EQ(snap.generation(), 2);
+  EXPECT_NE(snap.replans(1).reason().find("device dev1 left"),
+            std::string::npos)
+      << snap.replans(1).reason();
+  ASSERT_EQ(snap.replans(1).devices_size(), 2);
+  for (const auto& d : snap.replans(1).devices()) EXPECT_NE(d, "dev1");
+  EXPECT_TRUE(stream.errors.empty()) << stream.errors[0];
+  EXPECT_EQ(stream.ok, stream.sent);
+  EXPECT_EQ(stream.wrong, 0);
+  EXPECT_EQ(snap.answered(), stream.sent);
+  EXPECT_EQ(snap.failed(), 0);
+  EXPECT_EQ(snap.retried(), stream.retried);
+  bool listed_down = false;
+  for (const auto& d : snap.devices()) {
+    listed_down |= d.name() == "dev1" && d.state() == "down";
+  }
+  EXPECT_TRUE(listed_down);
+}
+
+TEST(Serve, DeviceAddedToTheClusterFileJoinsOnReload) {
+  Fixture f;
+  LocalWorkers lw(3);
+  lw.Write(2);
+  auto server = Server::Start(Options(lw.file));
+  ASSERT_TRUE(server.ok()) << server.status().message();
+  Server& s = **server;
+  ASSERT_EQ(s.Snapshot().replans(0).devices_size(), 2);
+  lw.Write(3);
+  s.Reload();
+  WaitFor([&] { return s.Snapshot().generation() >= 2; }, 10000);
+  const auto snap = s.Snapshot();
+  ASSERT_EQ(snap.generation(), 2);
+  EXPECT_NE(snap.replans(1).reason().find("device dev2 joined"),
+            std::string::npos)
+      << snap.replans(1).reason();
+  EXPECT_EQ(snap.replans(1).devices_size(), 3);
+  ServeClient client("127.0.0.1:" + std::to_string(s.port()));
+  auto r = client.Infer(f.inputs[0], 10000);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->generation, 2);
+  EXPECT_LE(MaxRelDiff(r->output, f.want[0]), 1e-4);
+  // Taken out of the file again: planned without it, though it answers.
+  lw.Write(2);
+  s.Reload();
+  WaitFor([&] { return s.Snapshot().generation() >= 3; }, 10000);
+  EXPECT_EQ(s.Snapshot().replans(2).devices_size(), 2);
+}
+
+TEST(Serve, BadRequestsAreRefusedAndNotRetried) {
+  Fixture f;
+  LocalWorkers lw(2);
+  lw.Write(2);
+  auto server = Server::Start(Options(lw.file));
+  ASSERT_TRUE(server.ok()) << server.status().message();
+  ServeClient client("127.0.0.1:" + std::to_string((*server)->port()));
+  auto r = client.Infer(Tensor(Shape{1, 3, 8, 8}), 5000);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("input has shape 1x3x8x8 but model "
+                                      "lenet5 expects 1x1x28x28"),
+            std::string::npos)
+      << r.status().message();
+  auto st = client.GetStatus(5000);
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  EXPECT_EQ(st->failed(), 1);
+  EXPECT_EQ(st->retried(), 0);
+  EXPECT_EQ(st->input_shape_size(), 4);
+}
+
+TEST(Serve, StartFailsWhenNoDeviceAnswers) {
+  LocalWorkers lw(1);
+  lw.Write(1);
+  lw.workers.clear();  // the listed worker is gone
+  auto server = Server::Start(Options(lw.file));
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), Code::kUnavailable);
+  EXPECT_NE(
+      server.status().message().find("no device of " + lw.file + " answers"),
+      std::string::npos)
+      << server.status().message();
+}
+
+}  // namespace
+}  // namespace shoal

@@ -1,0 +1,948 @@
+#include "serve/server.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <condition_variable>
+#include <cstdarg>
+#include <ctime>
+#include <mutex>
+#include <thread>
+
+#include "cli/plan_common.h"
+#include "plan/plan_json.h"
+#include "runtime/wire.h"
+#include "serve/generation.h"
+#include "serve/monitor.h"
+#include "shoal.grpc.pb.h"
+
+namespace shoal {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+int64_t MsUntil(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t - Clock::now())
+      .count();
+}
+
+// One line on stderr, time-stamped: the server's log.
+void Log(const char* fmt, ...) {
+  static std::mutex mu;
+  char msg[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const int ms =
+      static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                           now.time_since_epoch())
+                           .count() %
+                       1000);
+  std::tm tm;
+  localtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
+  std::lock_guard<std::mutex> lock(mu);
+  std::fprintf(stderr, "[serve %s.%03d] %s\n", stamp, ms, msg);
+}
+
+double Max(const std::vector<double>& v) {
+  return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+}
+
+// The plan without what does not change what runs where (shares, the
+// reasons): two plans equal by this run the same tasks on the same devices.
+std::string PlanShape(Plan p) {
+  for (auto& d : p.devices) d.share = 1;
+  p.decisions.clear();
+  return PlanToJson(p).dump();
+}
+
+// A failure a second try on a newer plan can fix: a device that cannot be
+// reached, aborted the request, or lost its deployment.
+bool Retryable(const Status& s) {
+  return s.code() == Code::kUnavailable ||
+         s.code() == Code::kFailedPrecondition;
+}
+
+// A device of the cluster file as the monitor sees it.
+struct Member {
+  enum State { kServing, kJoining, kDown, kRemoved };
+  DeviceSpec spec;
+  State state = kDown;
+  int64_t uptime_ms = -1;
+  std::string why;  // the last health error
+  std::unique_ptr<rpc::Worker::Stub> stub;
+};
+
+const char* StateName(Member::State s) {
+  switch (s) {
+    case Member::kServing:
+      return "serving";
+    case Member::kJoining:
+      return "joining";
+    case Member::kDown:
+      return "down";
+    case Member::kRemoved:
+      return "removed";
+  }
+  return "?";
+}
+
+}  // namespace
+
+struct Server::Impl final : public rpc::Inference::Service {
+  ServeOptions opts;
+  std::string strategy;
+  Model model;
+  int64_t max_msg = kDefaultMaxMessageBytes;
+  std::unique_ptr<grpc::Server> grpc_server;
+  int port = 0;
+
+  // Generations and counters.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::shared_ptr<Generation> current;
+  bool paused = false;  // switching with a drain first: requests wait
+  bool stopping = false;
+  int64_t next_generation = 1;
+  std::vector<rpc::Replan> replans;
+  std::vector<double> latencies;  // answered since the last summary
+  double last_p50 = 0;
+  std::atomic<int64_t> next_seq{0}, accepted{0}, answered{0}, failed{0},
+      retried{0};
+
+  // The monitor: one tick or re-plan at a time.
+  std::mutex monitor_mu;
+  std::vector<Member> members;  // guarded by monitor_mu (states also by mu)
+  LoadWindow window{4};
+  std::vector<DeviceLoad> last_loads;  // of the current generation
+  Clock::time_point last_replan = Clock::now();
+  Clock::time_point last_failure;  // of a re-plan
+  Clock::time_point last_reload = Clock::now();
+  Clock::time_point last_summary = Clock::now();
+  std::atomic<bool> reload_requested{false};
+  std::thread monitor;
+  std::mutex stop_mu;
+  std::condition_variable stop_cv;
+  bool monitor_stop = false;
+
+  // --- The Inference service ------------------------------------------------
+
+  // The current generation with this request counted on it; waits while a
+  // switch drains first.
+  std::shared_ptr<Generation> Acquire(Clock::time_point expiry, Status* why) {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_until(lock, expiry, [&] { return stopping || !paused; });
+    if (stopping) {
+      *why = Unavailable("shoal serve is shutting down");
+      return nullptr;
+    }
+    if (paused) {
+      *why = Status(Code::kDeadlineExceeded,
+                    "the request's deadline passed while the server switched "
+                    "plans");
+      return nullptr;
+    }
+    if (!current) {
+      *why = Unavailable("no plan is deployed (no device of " +
+                         opts.cluster_file + " answers)");
+      return nullptr;
+    }
+    current->Enter();
+    return current;
+  }
+
+  grpc::Status Infer(grpc::ServerContext* ctx, const rpc::InferRequest* req,
+                     rpc::InferReply* rep) override {
+    accepted++;
+    const auto t0 = Clock::now();
+    const int64_t seq = next_seq++;
+    auto fail = [&](const Status& s) {
+      failed++;
+      Log("request %lld%s%s failed: %s", static_cast<long long>(seq),
+          req->client_id().empty() ? "" : " from ", req->client_id().c_str(),
+          s.message().c_str());
+      return ToGrpc(s);
+    };
+    if (auto s = CheckProtocol(req->protocol(), "shoal serve"); !s.ok()) {
+      failed++;
+      return s;
+    }
+    const Shape& want = model.graph.tensors.at(model.graph.inputs[0]).shape;
+    Shape shape(req->shape().begin(), req->shape().end());
+    if (shape != want) {
+      return fail(InvalidArgument("input has shape " + ShapeToString(shape) +
+                                  " but model " + opts.model.spec +
+                                  " expects " + ShapeToString(want)));
+    }
+    auto x = TensorFromBytes(shape, req->data());
+    if (!x.ok()) return fail(x.status().WithContext("input"));
+    int64_t budget = opts.timeout_ms;
+    const auto client = ctx->deadline();
+    if (client < std::chrono::system_clock::now() + std::chrono::hours(24)) {
+      budget = std::min<int64_t>(
+          budget, std::chrono::duration_cast<std::chrono::milliseconds>(
+                      client - std::chrono::system_clock::now())
+                      .count());
+    }
+    const auto expiry = t0 + std::chrono::milliseconds(budget);
+    Status last;
+    for (int attempt = 1; attempt <= 2; ++attempt) {
+      Status why;
+      std::shared_ptr<Generation> g = Acquire(expiry, &why);
+      if (!g) return fail(why);
+      const int64_t left = MsUntil(expiry);
+      if (left <= 0) {
+        g->Leave();
+        return fail(Status(Code::kDeadlineExceeded,
+                           "the request's deadline passed before it ran"));
+      }
+      Tensor out;
+      Status s = g->coord().Run(*x, &out, nullptr, seq, left);
+      g->Leave();
+      if (s.ok()) {
+        answered++;
+        for (int64_t v : out.shape) rep->add_shape(v);
+        TensorToBytes(out, rep->mutable_data());
+        rep->set_generation(g->id());
+        rep->set_attempts(attempt);
+        rep->set_request(seq);
+        const double ms = MsSince(t0);
+        rep->set_latency_ms(ms);
+        std::lock_guard<std::mutex> lock(mu);
+        latencies.push_back(ms);
+        return grpc::Status::OK;
+      }
+      last = s.WithContext("generation " + std::to_string(g->id()));
+      if (attempt == 2 || !Retryable(s) || MsUntil(expiry) <= 0) break;
+      retried++;
+      Log("request %lld failed on generation %lld (%s); checking the devices, "
+          "then retrying it once",
+          static_cast<long long>(seq), static_cast<long long>(g->id()),
+          s.message().c_str());
+      OnRequestFailure(g);
+    }
+    return fail(last);
+  }
+
+  grpc::Status ServeStatus(grpc::ServerContext*,
+                           const rpc::ServeStatusRequest* req,
+                           rpc::ServeStatusReply* rep) override {
+    if (auto s = CheckProtocol(req->protocol(), "shoal serve"); !s.ok()) {
+      return s;
+    }
+    *rep = Snapshot();
+    return grpc::Status::OK;
+  }
+
+  rpc::ServeStatusReply Snapshot() {
+    rpc::ServeStatusReply r;
+    r.set_protocol(kProtocolVersion);
+    r.set_model(opts.model.spec);
+    for (int64_t v : model.graph.tensors.at(model.graph.inputs[0]).shape) {
+      r.add_input_shape(v);
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    r.set_accepted(accepted);
+    r.set_answered(answered);
+    r.set_failed(failed);
+    r.set_retried(retried);
+    r.set_latency_ms_p50(last_p50);
+    for (const auto& x : replans) *r.add_replans() = x;
+    if (current) {
+      r.set_generation(current->id());
+      r.set_strategy(current->strategy());
+      r.set_in_flight(current->InFlight());
+      const auto& devs = current->devices();
+      for (size_t d = 0; d < devs.size(); ++d) {
+        auto* o = r.add_devices();
+        o->set_name(devs[d].name);
+        o->set_address(devs[d].address);
+        o->set_share(devs[d].speed);
+        o->set_predicted_ms(current->predicted_ms()[d]);
+        if (d < last_loads.size()) {
+          o->set_measured_ms(last_loads[d].measured_ms);
+          o->set_queue_mean(last_loads[d].queue_mean);
+        }
+        o->set_state("serving");
+      }
+    }
+    for (const auto& m : members) {
+      if (m.state == Member::kServing) continue;
+      auto* o = r.add_devices();
+      o->set_name(m.spec.name);
+      o->set_address(m.spec.address);
+      o->set_share(m.spec.speed);
+      o->set_state(StateName(m.state));
+    }
+    return r;
+  }
+
+  // --- Membership ---------------------------------------------------------
+
+  Member MakeMember(const DeviceSpec& d) {
+    Member m;
+    m.spec = d;
+    m.stub = rpc::Worker::NewStub(MakeChannel(d.address, 1 << 20));
+    return m;
+  }
+
+  // One Health call; the reply's uptime, or the error.
+  StatusOr<int64_t> Health(Member& m) {
+    rpc::HealthRequest req;
+    req.set_protocol(kProtocolVersion);
+    rpc::HealthReply rep;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(1000));
+    grpc::Status s = m.stub->Health(&ctx, req, &rep);
+    if (!s.ok()) {
+      return FromGrpc(s, "device " + m.spec.name + " (" + m.spec.address +
+                             ") does not answer");
+    }
+    if (rep.protocol() != kProtocolVersion) {
+      return FailedPrecondition("device " + m.spec.name +
+                                " speaks shoal protocol version " +
+                                std::to_string(rep.protocol()) + ", not " +
+                                std::to_string(kProtocolVersion));
+    }
+    return rep.uptime_ms();
+  }
+
+  // Re-reads the cluster file: new devices are checked (and join when they
+  // answer), devices no longer listed are removed from the next plan.
+  void ReloadLocked(std::vector<std::string>* events) {
+    auto c = LoadCluster(opts.cluster_file);
+    if (!c.ok()) {
+      Log("cannot re-read %s, keeping the devices as they are: %s",
+          opts.cluster_file.c_str(), c.status().message().c_str());
+      return;
+    }
+    for (auto& m : members) {
+      bool listed = false;
+      for (const auto& d : c->devices) {
+        listed |= d.name == m.spec.name && d.address == m.spec.address;
+      }
+      if (!listed && m.state != Member::kRemoved) {
+        events->push_back("device " + m.spec.name + " is no longer in " +
+                          opts.cluster_file);
+        std::lock_guard<std::mutex> lock(mu);
+        m.state = Member::kRemoved;
+      }
+    }
+    for (const auto& d : c->devices) {
+      bool known = false;
+      for (auto& m : members) {
+        if (m.spec.name == d.name && m.spec.address == d.address) {
+          known = true;
+          if (m.state == Member::kRemoved) {
+            std::lock_guard<std::mutex> lock(mu);
+            m.state = Member::kDown;  // listed again: joins when it answers
+          }
+        }
+      }
+      if (!known) {
+        Log("%s lists a new device %s (%s)", opts.cluster_file.c_str(),
+            d.name.c_str(), d.address.c_str());
+        Member m = MakeMember(d);
+        std::lock_guard<std::mutex> lock(mu);
+        members.push_back(std::move(m));
+      }
+    }
+  }
+
+  // Health of every device: a serving device that fails twice in a row
+  // (200 ms apart) has left; one whose uptime went back has restarted and
+  // lost its plan; a down device that answers joins. Returns whether the
+  // current plan can no longer serve every request.
+  bool CheckMembersLocked(std::vector<std::string>* events) {
+    bool broken = false;
+    for (auto& m : members) {
+      if (m.state == Member::kRemoved) continue;
+      // A channel backing off from a device that was down could take minutes
+      // to try again: check a down device on a fresh one.
+      if (m.state == Member::kDown) {
+        m.stub = rpc::Worker::NewStub(MakeChannel(m.spec.address, 1 << 20));
+      }
+      auto up = Health(m);
+      if (!up.ok() && m.state == Member::kServing) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        up = Health(m);
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      if (!up.ok()) {
+        m.why = up.status().message();
+        if (m.state == Member::kServing) {
+          events->push_back("device " + m.spec.name + " left: " + m.why);
+          broken = true;
+        }
+        m.state = Member::kDown;
+        continue;
+      }
+      const bool restarted = m.uptime_ms >= 0 && *up < m.uptime_ms;
+      m.uptime_ms = *up;
+      if (m.state == Member::kServing && restarted) {
+        events->push_back("device " + m.spec.name +
+                          " restarted and lost its plan");
+        broken = true;
+      } else if (m.state == Member::kDown) {
+        events->push_back("device " + m.spec.name + " joined (answers at " +
+                          m.spec.address + ")");
+        m.state = Member::kJoining;
+      }
+    }
+    return broken;
+  }
+
+  // The devices the next plan should use, in cluster-file order: speeds the
+  // current plan assumed where it has them, else the cluster file's.
+  std::vector<DeviceSpec> Candidates() {
+    std::vector<DeviceSpec> out;
+    for (const auto& m : members) {
+      if (m.state != Member::kServing && m.state != Member::kJoining) continue;
+      DeviceSpec d = m.spec;
+      if (current) {
+        for (const auto& c : current->devices()) {
+          if (c.name == d.name) d.speed = c.speed;
+        }
+      }
+      out.push_back(d);
+    }
+    return out;
+  }
+
+  // --- Monitoring ---------------------------------------------------------
+
+  // Caller holds monitor_mu.
+  void TickLocked() {
+    std::vector<std::string> events;
+    const bool watch_due =
+        opts.watch_s > 0 && MsSince(last_reload) >= opts.watch_s * 1e3;
+    if (reload_requested.exchange(false) || watch_due) {
+      last_reload = Clock::now();
+      ReloadLocked(&events);
+    }
+    const bool broken = CheckMembersLocked(&events);
+    std::shared_ptr<Generation> cur;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      cur = current;
+    }
+    // A plan device that is no longer serving, or a device waiting to join.
+    bool stale = !cur || broken;
+    std::string why;
+    for (const auto& e : events) why += (why.empty() ? "" : "; ") + e;
+    for (const auto& m : members) {
+      bool in_plan = false;
+      if (cur) {
+        for (const auto& d : cur->devices()) in_plan |= d.name == m.spec.name;
+      }
+      if (m.state == Member::kJoining) stale = true;
+      if (in_plan && m.state != Member::kServing) stale = true;
+    }
+    if (stale) {
+      // A join that failed to deploy is tried again after the cooldown; a
+      // lost device, at once.
+      const bool urgent = broken || !cur || events.size() > 0;
+      if (!urgent && MsSince(last_failure) < opts.cooldown_s * 1e3) return;
+      if (why.empty()) why = cur ? "the devices changed" : "no plan deployed";
+      Status s = ReplanLocked(why, Candidates(), broken || !cur, 0, false);
+      if (!s.ok()) {
+        last_failure = Clock::now();
+        Log("re-plan failed: %s", s.message().c_str());
+      }
+      return;
+    }
+    auto stats = cur->coord().Stats(/*reset=*/true);
+    if (!stats.ok()) {
+      Log("statistics of generation %lld: %s",
+          static_cast<long long>(cur->id()), stats.status().message().c_str());
+      return;
+    }
+    window.Add(*stats);
+    std::vector<std::string> names;
+    for (const auto& d : cur->devices()) names.push_back(d.name);
+    std::vector<DeviceLoad> loads;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      loads = window.Loads(cur->plan(), cur->predicted_ms());
+      last_loads = loads;
+    }
+    Summarize(cur, loads, names);
+    if (!opts.rebalance || MsSince(last_replan) < opts.cooldown_s * 1e3) return;
+    const Imbalance imb =
+        FindImbalance(loads, names, opts.imbalance, opts.min_samples);
+    if (!imb.found) return;
+    std::vector<double> assumed;
+    for (const auto& d : cur->devices()) assumed.push_back(d.speed);
+    const std::vector<double> speeds =
+        MeasuredSpeeds(loads, assumed, opts.min_samples);
+    std::vector<DeviceSpec> devs = cur->devices();
+    double measured = 0;
+    for (size_t d = 0; d < devs.size(); ++d) {
+      devs[d].speed = speeds[d];
+      measured = std::max(measured, loads[d].measured_ms);
+    }
+    Status s = ReplanLocked(imb.why, devs, false, measured, false);
+    if (!s.ok()) Log("re-plan failed: %s", s.message().c_str());
+  }
+
+  void Summarize(const std::shared_ptr<Generation>& cur,
+                 const std::vector<DeviceLoad>& loads,
+                 const std::vector<std::string>& names) {
+    const double since = MsSince(last_summary);
+    if (since < opts.log_every_s * 1e3) return;
+    last_summary = Clock::now();
+    std::vector<double> lat;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      lat.swap(latencies);
+      last_p50 = Median(lat);
+    }
+    std::string per;
+    for (size_t d = 0; d < loads.size(); ++d) {
+      char buf[160];
+      std::snprintf(buf, sizeof(buf), "%s%s %.1f/%.1f ms q%.1f",
+                    per.empty() ? "" : ", ", names[d].c_str(),
+                    loads[d].measured_ms, loads[d].predicted_ms,
+                    loads[d].queue_mean);
+      per += buf;
+    }
+    Log("generation %lld (%s): %zu answered in %.1f s, median %.1f ms; "
+        "compute per request measured/predicted: %s",
+        static_cast<long long>(cur->id()), cur->strategy().c_str(), lat.size(),
+        since / 1e3, Median(lat), per.c_str());
+  }
+
+  // A request failed on `g`: if `g` is still current, check the devices
+  // now (re-planning if one left) so that the retry finds a working plan.
+  void OnRequestFailure(const std::shared_ptr<Generation>& g) {
+    std::lock_guard<std::mutex> lock(monitor_mu);
+    {
+      std::lock_guard<std::mutex> l(mu);
+      if (current != g || stopping) return;
+    }
+    TickLocked();
+  }
+
+  // --- Re-planning --------------------------------------------------------
+
+  std::string SharesLine(const std::vector<DeviceSpec>& before,
+                         const std::vector<DeviceSpec>& after) {
+    std::string out;
+    for (const auto& d : after) {
+      double old = 0;
+      for (const auto& b : before) {
+        if (b.name == d.name) old = b.speed;
+      }
+      char buf[128];
+      if (before.empty()) {
+        std::snprintf(buf, sizeof(buf), "%s%s %.2f", out.empty() ? "" : ", ",
+                      d.name.c_str(), d.speed);
+      } else {
+        std::snprintf(buf, sizeof(buf), "%s%s %.2f -> %.2f",
+                      out.empty() ? "" : ", ", d.name.c_str(), old, d.speed);
+      }
+      out += buf;
+    }
+    for (const auto& b : before) {
+      bool kept = false;
+      for (const auto& d : after) kept |= d.name == b.name;
+      if (kept) continue;
+      char buf[128];
+      std::snprintf(buf, sizeof(buf), ", %s %.2f -> gone", b.name.c_str(),
+                    b.speed);
+      out += buf;
+    }
+    return out;
+  }
+
+  // Plans for `devs`, deploys alongside the current plan and switches.
+  // `broken`: the current plan lost a device, so its requests in flight are
+  // cancelled (and retried once) instead of drained. Without `force`, a
+  // plan that runs the same tasks on the same devices, or that does not
+  // predict `min_gain` better, is not deployed: the measured speeds are
+  // adopted as the current plan's instead. Caller holds monitor_mu.
+  Status ReplanLocked(const std::string& reason, std::vector<DeviceSpec> devs,
+                      bool broken, double measured_ms, bool force) {
+    const auto t0 = Clock::now();
+    std::shared_ptr<Generation> cur;
+    std::vector<DeviceLoad> loads_before;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      cur = current;
+      loads_before = last_loads;
+    }
+    if (devs.empty()) {
+      return Unavailable("no device of " + opts.cluster_file +
+                         " answers; the server keeps trying");
+    }
+    PlanOptions base;
+    base.strategy = strategy;
+    base.model = opts.model;
+    base.objective = opts.objective;
+    base.ilp_time_limit_s = opts.time_limit_s;
+    ASSIGN_OR_RETURN(PlanChoice choice,
+                     PlanForDevices(model.graph, base, devs));
+    ASSIGN_OR_RETURN(std::vector<double> pred,
+                     PredictComputeMs(choice.plan, devs));
+    if (cur && !broken) {
+      // Same devices: compare with the current plan at the new speeds.
+      std::vector<DeviceSpec> cur_devs = cur->devices();
+      bool same_set = cur_devs.size() == devs.size();
+      for (auto& c : cur_devs) {
+        bool found = false;
+        for (const auto& d : devs) {
+          if (d.name == c.name && d.address == c.address) {
+            c.speed = d.speed;
+            found = true;
+          }
+        }
+        same_set &= found;
+      }
+      if (same_set) {
+        ASSIGN_OR_RETURN(std::vector<double> cur_pred,
+                         PredictComputeMs(cur->plan(), cur_devs));
+        const bool same = PlanShape(choice.plan) == PlanShape(cur->plan());
+        if (same ||
+            (!force && Max(pred) > (1 - opts.min_gain) * Max(cur_pred))) {
+          Log("no new plan (%s): %s; the current plan's busiest device is "
+              "predicted at %.1f ms per request at the measured speeds, the "
+              "best new one at %.1f ms; adopting the measured speeds (%s)",
+              reason.c_str(),
+              same ? "the planner gives the same plan"
+                   : "it would not gain enough",
+              Max(cur_pred), Max(pred),
+              SharesLine(cur->devices(), cur_devs).c_str());
+          std::lock_guard<std::mutex> lock(mu);
+          cur->devices() = cur_devs;
+          cur->predicted_ms() = cur_pred;
+          window.Clear();
+          last_replan = Clock::now();
+          return Status::Ok();
+        }
+      }
+    }
+    Cluster cl;
+    cl.devices = devs;
+    CoordinatorOptions co;
+    co.timeout_ms = opts.timeout_ms;
+    co.max_message_bytes = opts.max_message_bytes;
+    co.keep_previous = true;
+    ASSIGN_OR_RETURN(auto coord, Coordinator::Create(choice.plan, cl, co));
+    DeployReport dep;
+    Status st = coord->Deploy(model.weights, &dep);
+    bool drained_first = false;
+    if (!st.ok()) {
+      coord->Release();  // where it was deployed, the kept plan is current
+      const bool memory =
+          st.code() == Code::kFailedPrecondition &&
+          st.message().find("kept alongside") != std::string::npos;
+      if (!cur || broken || !memory) {
+        return st.WithContext("deploying the new plan (" + reason + ")");
+      }
+      // The devices cannot hold both plans: drain, then deploy alone.
+      Log("the devices cannot hold both plans (%s); draining generation %lld "
+          "first, requests wait",
+          st.message().c_str(), static_cast<long long>(cur->id()));
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        paused = true;
+      }
+      cur->WaitIdle(Clock::now() +
+                    std::chrono::milliseconds(opts.timeout_ms + 2000));
+      co.keep_previous = false;
+      ASSIGN_OR_RETURN(coord, Coordinator::Create(choice.plan, cl, co));
+      st = coord->Deploy(model.weights, &dep);
+      if (!st.ok()) {
+        coord->Release();
+        Status back = cur->coord().Deploy(model.weights, nullptr);
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          paused = false;
+          cv.notify_all();
+        }
+        return st.WithContext(
+            "deploying the new plan (" + reason + ")" +
+            (back.ok() ? "; the previous plan serves again"
+                       : "; the previous plan could not be restored: " +
+                             back.message()));
+      }
+      drained_first = true;
+    }
+    const double deploy_ms = MsSince(t0);
+    int64_t uploaded = 0;
+    for (int64_t b : dep.uploaded_bytes) uploaded += b;
+    std::shared_ptr<Generation> gen;
+    std::shared_ptr<Generation> old;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      gen = std::make_shared<Generation>(next_generation++, choice, devs, pred,
+                                         std::move(coord));
+      old = current;
+      current = gen;
+      paused = false;
+      for (auto& m : members) {
+        for (const auto& d : devs) {
+          if (d.name == m.spec.name && m.state == Member::kJoining) {
+            m.state = Member::kServing;
+          }
+        }
+      }
+      last_loads.clear();
+      cv.notify_all();
+    }
+    int drained = 0;
+    if (old) {
+      drained = old->InFlight();
+      if (broken) {
+        old->coord().Cancel(Unavailable(
+            "generation " + std::to_string(old->id()) + " lost a device (" +
+            reason + "); requests in flight on it are " +
+            "retried once on generation " + std::to_string(gen->id())));
+      }
+      if (!old->WaitIdle(Clock::now() +
+                         std::chrono::milliseconds(opts.timeout_ms + 2000))) {
+        Log("generation %lld still has %d requests after the deadline",
+            static_cast<long long>(old->id()), old->InFlight());
+      }
+      old->coord().Release();  // best effort: a dead device is skipped
+    }
+    const double switch_ms = MsSince(t0);
+    rpc::Replan r;
+    r.set_generation(gen->id());
+    r.set_reason(reason);
+    r.set_strategy(choice.strategy);
+    for (const auto& d : devs) {
+      r.add_devices(d.name);
+      double was = 0;
+      if (old) {
+        for (const auto& o : old->devices()) {
+          if (o.name == d.name) was = o.speed;
+        }
+      }
+      r.add_old_shares(was);
+      r.add_new_shares(d.speed);
+    }
+    r.set_predicted_ms(Max(pred));
+    r.set_measured_ms(measured_ms);
+    r.set_switch_ms(switch_ms);
+    r.set_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count());
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      replans.push_back(r);
+    }
+    std::string pred_line;
+    for (size_t d = 0; d < devs.size(); ++d) {
+      char buf[160];
+      double was = 0;
+      if (old) {
+        for (size_t o = 0; o < old->devices().size(); ++o) {
+          if (old->devices()[o].name == devs[d].name &&
+              o < loads_before.size()) {
+            was = loads_before[o].measured_ms;
+          }
+        }
+      }
+      std::snprintf(buf, sizeof(buf), "%s%s %.2f ms",
+                    pred_line.empty() ? "" : ", ", devs[d].name.c_str(),
+                    pred[d]);
+      pred_line += buf;
+      if (was > 0) {
+        std::snprintf(buf, sizeof(buf), " (measured on the old plan: %.2f ms)",
+                      was);
+        pred_line += buf;
+      }
+    }
+    std::string done;
+    if (old) {
+      char buf[200];
+      std::snprintf(
+          buf, sizeof(buf),
+          "; %s %d request(s) of generation %lld; switch took %.0f ms",
+          broken ? "cancelled (to retry once)" : "drained", drained,
+          static_cast<long long>(old->id()), switch_ms);
+      done = buf;
+    }
+    Log("%s generation %lld (%s on %zu devices%s%s) because %s\n"
+        "  shares: %s\n"
+        "  predicted compute per request: %s\n"
+        "  deployed in %.0f ms (%lld weight bytes uploaded)%s%s",
+        old ? "re-plan ->" : "plan:", static_cast<long long>(gen->id()),
+        choice.strategy.c_str(), devs.size(), choice.note.empty() ? "" : "; ",
+        choice.note.c_str(), reason.c_str(),
+        SharesLine(old ? old->devices() : std::vector<DeviceSpec>{}, devs)
+            .c_str(),
+        pred_line.c_str(), deploy_ms, static_cast<long long>(uploaded),
+        drained_first ? " after draining first" : "", done.c_str());
+    window.Clear();
+    last_replan = Clock::now();
+    return Status::Ok();
+  }
+
+  // --- Lifecycle ----------------------------------------------------------
+
+  void MonitorLoop() {
+    const auto interval =
+        std::chrono::milliseconds(int64_t(opts.monitor_interval_s * 1e3));
+    while (true) {
+      {
+        std::unique_lock<std::mutex> lock(stop_mu);
+        if (stop_cv.wait_for(lock, interval, [&] { return monitor_stop; })) {
+          return;
+        }
+      }
+      std::lock_guard<std::mutex> lock(monitor_mu);
+      TickLocked();
+    }
+  }
+
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (stopping) return;
+      stopping = true;
+      cv.notify_all();
+    }
+    {
+      std::lock_guard<std::mutex> lock(stop_mu);
+      monitor_stop = true;
+      stop_cv.notify_all();
+    }
+    if (monitor.joinable()) monitor.join();
+    std::shared_ptr<Generation> cur;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      cur = current;
+    }
+    // Requests running get 3 s to finish; new ones are refused already.
+    if (cur) {
+      cur->WaitIdle(Clock::now() + std::chrono::seconds(3));
+      cur->coord().Cancel(Unavailable("shoal serve is shutting down"));
+    }
+    if (grpc_server) grpc_server->Shutdown(DeadlineIn(1000));
+    if (cur) cur->coord().Release();
+    Log("stopped: %lld requests accepted, %lld answered, %lld failed, %lld "
+        "retried",
+        static_cast<long long>(accepted.load()),
+        static_cast<long long>(answered.load()),
+        static_cast<long long>(failed.load()),
+        static_cast<long long>(retried.load()));
+  }
+};
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Server::~Server() { impl_->Stop(); }
+
+int Server::port() const { return impl_->port; }
+
+void Server::Wait() {
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  impl_->cv.wait(lock, [&] { return impl_->stopping; });
+}
+
+void Server::Shutdown() { impl_->Stop(); }
+
+void Server::Reload() { impl_->reload_requested = true; }
+
+Status Server::Rebalance(const std::map<std::string, double>& speeds,
+                         const std::string& reason) {
+  Impl& m = *impl_;
+  std::lock_guard<std::mutex> lock(m.monitor_mu);
+  std::vector<DeviceSpec> devs;
+  {
+    std::lock_guard<std::mutex> l(m.mu);
+    if (!m.current) return Unavailable("no plan is deployed");
+    devs = m.current->devices();
+  }
+  for (auto& d : devs) {
+    auto it = speeds.find(d.name);
+    if (it == speeds.end()) continue;
+    if (!(it->second > 0)) {
+      return InvalidArgument("speed of device " + d.name + " must be > 0");
+    }
+    d.speed = it->second;
+  }
+  for (const auto& [name, s] : speeds) {
+    bool found = false;
+    for (const auto& d : devs) found |= d.name == name;
+    if (!found) return InvalidArgument("no device " + name + " in the plan");
+  }
+  return m.ReplanLocked(reason, devs, false, 0, true);
+}
+
+rpc::ServeStatusReply Server::Snapshot() { return impl_->Snapshot(); }
+
+StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts) {
+  auto impl = std::make_unique<Impl>();
+  Impl& m = *impl;
+  m.opts = opts;
+  if (opts.max_message_bytes > 0) m.max_msg = opts.max_message_bytes;
+  m.window = LoadWindow(std::max(1, opts.window_ticks));
+  m.strategy = opts.strategy.empty() ? DefaultServeStrategy() : opts.strategy;
+  ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(opts.cluster_file));
+  if (cluster.devices.empty()) {
+    return InvalidArgument("cluster " + opts.cluster_file + " has no devices");
+  }
+  for (const auto& d : cluster.devices) {
+    if (d.address.empty()) {
+      return InvalidArgument("device " + d.name + " of " + opts.cluster_file +
+                             " has no address");
+    }
+    m.members.push_back(m.MakeMember(d));
+  }
+  ASSIGN_OR_RETURN(m.model, LoadPlanModel(opts.model, true));
+  if (m.model.graph.inputs.size() != 1) {
+    return Unsupported("shoal serve takes models with one input; " +
+                       opts.model.spec + " has " +
+                       std::to_string(m.model.graph.inputs.size()));
+  }
+  Log("model %s, cluster %s (%zu devices), strategy %s",
+      opts.model.spec.c_str(), opts.cluster_file.c_str(),
+      cluster.devices.size(), m.strategy.c_str());
+  {
+    std::lock_guard<std::mutex> lock(m.monitor_mu);
+    std::vector<std::string> events;
+    m.CheckMembersLocked(&events);
+    std::string down;
+    for (const auto& mem : m.members) {
+      if (mem.state == Member::kDown) down += "; " + mem.why;
+    }
+    if (m.Candidates().empty()) {
+      return Unavailable("no device of " + opts.cluster_file + " answers" +
+                         down);
+    }
+    if (!down.empty()) {
+      Log("starting without the devices that do not answer%s", down.c_str());
+    }
+    RETURN_IF_ERROR(m.ReplanLocked("start", m.Candidates(), true, 0, true));
+  }
+  grpc::ServerBuilder b;
+  b.AddListeningPort(opts.listen, grpc::InsecureServerCredentials(), &m.port);
+  ConfigureServer(&b, m.max_msg);
+  b.RegisterService(&m);
+  m.grpc_server = b.BuildAndStart();
+  if (!m.grpc_server || m.port == 0) {
+    Status s = Unavailable("shoal serve cannot listen on " + opts.listen);
+    m.Stop();
+    return s;
+  }
+  Log("listening on %s (port %d); monitoring every %.1f s", opts.listen.c_str(),
+      m.port, opts.monitor_interval_s);
+  Impl* p = impl.get();
+  m.monitor = std::thread([p] { p->MonitorLoop(); });
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
+
+}  // namespace shoal
