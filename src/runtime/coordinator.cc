@@ -1,3 +1,5 @@
+#include "runtime/coordinator.h"
+
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -8,7 +10,6 @@
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
 #include "plan/task_weights.h"
-#include "runtime/coordinator.h"
 #include "runtime/link_shaper.h"
 #include "runtime/wire.h"
 

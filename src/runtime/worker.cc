@@ -1,3 +1,5 @@
+#include "runtime/worker.h"
+
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -15,7 +17,6 @@
 #include "runtime/link_shaper.h"
 #include "runtime/profiling.h"
 #include "runtime/wire.h"
-#include "runtime/worker.h"
 
 namespace shoal {
 
