@@ -127,6 +127,10 @@ struct Server::Impl final : public rpc::Inference::Service {
   std::vector<DeviceLoad> last_loads;  // of the current generation
   Clock::time_point last_replan = Clock::now();
   Clock::time_point last_failure;  // of a re-plan
+  // Per device, which way the last re-plan for its speed moved its share
+  // (-1 down, +1 up) and when.
+  std::map<std::string, std::pair<int, Clock::time_point>> last_move;
+  Clock::time_point last_reversal_note;
   Clock::time_point last_reload = Clock::now();
   Clock::time_point last_summary = Clock::now();
   std::atomic<bool> reload_requested{false};
@@ -481,6 +485,24 @@ struct Server::Impl final : public rpc::Inference::Service {
     const Imbalance imb =
         FindImbalance(loads, names, opts.imbalance, opts.min_samples);
     if (!imb.found) return;
+    // A device whose speed depends on its load (a CPU quota lets short
+    // tasks burst) looks fast once work moved off it and slow once it came
+    // back: a re-plan that reverses the last one for the same device waits
+    // for four cooldowns, so the plans do not flip back and forth.
+    const int direction = imb.ratio > 1 ? -1 : 1;  // its share goes down/up
+    const std::string& who = names[imb.device];
+    auto last = last_move.find(who);
+    if (last != last_move.end() && last->second.first == -direction &&
+        MsSince(last->second.second) < 4 * opts.cooldown_s * 1e3) {
+      if (MsSince(last_reversal_note) > opts.log_every_s * 1e3) {
+        last_reversal_note = Clock::now();
+        Log("not re-planning yet (%s): it would undo the re-plan for %s of "
+            "%.1f s ago; waiting %.0f s in all",
+            imb.why.c_str(), who.c_str(), MsSince(last->second.second) / 1e3,
+            4 * opts.cooldown_s);
+      }
+      return;
+    }
     std::vector<double> assumed;
     for (const auto& d : cur->devices()) assumed.push_back(d.speed);
     const std::vector<double> speeds =
@@ -491,8 +513,12 @@ struct Server::Impl final : public rpc::Inference::Service {
       devs[d].speed = speeds[d];
       measured = std::max(measured, loads[d].measured_ms);
     }
+    const int64_t before = next_generation;
     Status s = ReplanLocked(imb.why, devs, false, measured, false);
     if (!s.ok()) Log("re-plan failed: %s", s.message().c_str());
+    if (next_generation != before) {
+      last_move[who] = {direction, Clock::now()};
+    }
   }
 
   void Summarize(const std::shared_ptr<Generation>& cur,
