@@ -106,31 +106,44 @@ std::string MiB(int64_t b) {
 }
 }  // namespace
 
+int64_t WeightCapacity(int64_t memory_bytes) { return memory_bytes / 2; }
+
 Status CheckPlanMemory(const Plan& p, const Graph& model) {
-  int64_t total_mem = 0;
+  int64_t total_capacity = 0;
   bool limited = true;
   for (const auto& d : p.devices) {
     limited &= d.memory_bytes > 0;
-    total_mem += d.memory_bytes;
+    total_capacity += WeightCapacity(d.memory_bytes);
   }
   ASSIGN_OR_RETURN(GraphCost gc, ComputeGraphCost(model));
-  if (limited && gc.weight_bytes() > total_mem) {
-    return FailedPrecondition("the cluster cannot hold model " + model.name +
-                              " under any plan: its "
-                              "weights take " +
-                              MiB(gc.weight_bytes()) + " but the " +
-                              std::to_string(p.devices.size()) +
-                              " devices have " + MiB(total_mem) +
-                              " of memory together");
+  if (limited && gc.weight_bytes() > total_capacity) {
+    return FailedPrecondition(
+        "the cluster cannot hold model " + model.name +
+        " under any plan: its weights take " + MiB(gc.weight_bytes()) +
+        ", held twice by a worker (cache and engine), but the " +
+        std::to_string(p.devices.size()) + " devices have " +
+        MiB(2 * total_capacity) + " of memory together");
   }
   const auto wb = WeightBytesPerDevice(p);
+  std::vector<int64_t> largest(p.devices.size(), 0);
+  for (const auto& t : p.tasks) {
+    for (const auto& w : t.weights) {
+      for (int d : t.devices) {
+        largest[d] =
+            std::max(largest[d], w.region.elements() * kBytesPerElement);
+      }
+    }
+  }
   for (size_t d = 0; d < p.devices.size(); ++d) {
     const int64_t mem = p.devices[d].memory_bytes;
-    if (mem > 0 && wb[d] > mem) {
-      return FailedPrecondition("plan does not fit: device " +
-                                p.devices[d].name + " would hold " +
-                                MiB(wb[d]) + " of weights but has " + MiB(mem) +
-                                " of memory (strategy " + p.strategy + ")");
+    const int64_t need = 2 * wb[d] + largest[d];
+    if (mem > 0 && need > mem) {
+      return FailedPrecondition(
+          "plan does not fit: device " + p.devices[d].name + " would need " +
+          MiB(need) + " (" + MiB(wb[d]) +
+          " of weights, held twice: cache and engine, + " + MiB(largest[d]) +
+          " while its largest weight is reordered) but has " + MiB(mem) +
+          " of memory (strategy " + p.strategy + ")");
     }
   }
   return Status::Ok();

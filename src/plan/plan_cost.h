@@ -33,10 +33,16 @@ struct PlanCost {
 StatusOr<PlanCost> ComputePlanCost(const Plan& p, const Graph& model,
                                    int64_t request = 0);
 
-// Whether every device's weights fit its memory (devices with memory 0 are
-// unlimited); the error names the device and the numbers. Fails first, and
-// says so, when the devices together cannot hold the model's weights under
-// any plan.
+// What a device's weights may take of its memory: a worker holds them twice
+// (the content-addressed cache that makes a redeploy free, and the engine's
+// copy; src/runtime/worker.cc), so half of it. 0 (unlimited) stays 0.
+int64_t WeightCapacity(int64_t memory_bytes);
+
+// Whether every device's weights fit its memory as a worker holds them: twice,
+// plus its largest weight once more while the engine reorders it (devices
+// with memory 0 are unlimited); the error names the device and the numbers.
+// Fails first, and says so, when the devices together cannot hold the model's
+// weights under any plan.
 Status CheckPlanMemory(const Plan& p, const Graph& model);
 
 }  // namespace shoal

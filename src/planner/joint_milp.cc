@@ -9,6 +9,8 @@
 #include <numeric>
 #include <set>
 
+#include "plan/plan_cost.h"
+
 namespace shoal {
 
 std::vector<int> SpeedOrder(const LatencyModel& m, int hub) {
@@ -247,7 +249,7 @@ StatusOr<MilpResult> SolveJointMilp(const UnitPricer& pr,
   }
   for (auto& [d, terms] : mem) {
     if (devs[d].memory_bytes > 0)
-      lp.AddRow(terms, GLP_UP, double(devs[d].memory_bytes));
+      lp.AddRow(terms, GLP_UP, double(WeightCapacity(devs[d].memory_bytes)));
   }
   if (throughput) {
     for (auto& [d, terms] : busy) {

@@ -5,6 +5,7 @@
 
 #include "partition/spatial_split.h"
 #include "partition/split_counts.h"
+#include "plan/plan_cost.h"
 
 namespace shoal {
 
@@ -208,11 +209,11 @@ Load UnitPricer::Price(int ui, const Placement& p) const {
     }
   }
   for (const auto& [d, w] : l.weights) {
-    const int64_t mem = devs[d].memory_bytes;
+    const int64_t mem = WeightCapacity(devs[d].memory_bytes);
     if (mem > 0 && w > mem) {
       return fail(u.nodes[0] + " needs " + std::to_string(w) +
-                  " bytes of weights on " + devs[d].name + ", which has " +
-                  std::to_string(mem));
+                  " bytes of weights on " + devs[d].name + ", which can hold " +
+                  std::to_string(mem) + " (half its memory: cache and engine)");
     }
   }
   return l;
@@ -385,11 +386,12 @@ Estimate EstimateAssignment(const UnitPricer& pr, const Assignment& a) {
   for (const auto& [d, s] : busy) e.period_s = std::max(e.period_s, s);
   const auto& devs = pr.model().cluster().devices;
   for (const auto& [d, w] : weights) {
-    if (devs[d].memory_bytes > 0 && w > devs[d].memory_bytes && e.ok) {
+    const int64_t cap = WeightCapacity(devs[d].memory_bytes);
+    if (cap > 0 && w > cap && e.ok) {
       e.ok = false;
       e.why = "device " + devs[d].name + " would hold " + std::to_string(w) +
-              " bytes of weights but has " +
-              std::to_string(devs[d].memory_bytes);
+              " bytes of weights but can hold " + std::to_string(cap) +
+              " (half its memory: cache and engine)";
     }
   }
   return e;

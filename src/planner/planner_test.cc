@@ -83,7 +83,7 @@ int UnitOf(const std::vector<PlanUnit>& units, const std::string& node) {
 
 TEST(Procedure1, SplitsALayerThatFitsNoDevice) {
   const Model m = FcChain(3, 512);  // 1 MiB of weights per layer
-  const Cluster c = MakeCluster({1, 1, 1, 1}, 900 << 10, 0, 0);
+  const Cluster c = MakeCluster({1, 1, 1, 1}, 1800 << 10, 0, 0);
   auto units = MakeUnits(m.graph).value();
   const LatencyModel lm = LatencyModel::FromCluster(c);
   UnitPricer pr(m.graph, units, lm, 0);
@@ -199,7 +199,7 @@ TEST(Auto, RespectsMemory) {
   // vgg-like fc weights that no single device holds: every plan auto may
   // pick must fit, and the strategies that do not fit say so.
   const Model m = FcChain(4, 512);
-  const Cluster c = MakeCluster({3, 1, 1, 1}, 3 << 19, 62e6, 9e-3);
+  const Cluster c = MakeCluster({3, 1, 1, 1}, 7 << 19, 62e6, 9e-3);
   PlanOptions po = AutoOptions(c, "fc-chain");
   auto p = MakePlan(m.graph, po);
   ASSERT_TRUE(p.ok()) << p.status().message();

@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "plan/plan_cost.h"
 #include "planner/joint_milp.h"
 
 namespace shoal {
@@ -27,7 +28,8 @@ std::string Ms(double s) {
 // Step 1: a layer whose weights no single device can hold.
 bool FitsNoDevice(const LatencyModel& m, int64_t bytes) {
   for (const auto& d : m.cluster().devices) {
-    if (d.memory_bytes == 0 || bytes <= d.memory_bytes) return false;
+    if (d.memory_bytes == 0 || bytes <= WeightCapacity(d.memory_bytes))
+      return false;
   }
   return true;
 }
@@ -72,7 +74,7 @@ Assignment BalancedStages(const UnitPricer& pr, const std::vector<int>& devices,
     for (const auto& [d, wb] : pr.Price(u, fixed[u]).weights) taken[d] += wb;
   }
   for (int j = 1; j <= k; ++j) {
-    const int64_t total = devs[devices[j - 1]].memory_bytes;
+    const int64_t total = WeightCapacity(devs[devices[j - 1]].memory_bytes);
     const int64_t mem =
         total == 0 ? 0 : std::max<int64_t>(1, total - taken[devices[j - 1]]);
     for (int i = j; i <= n - (k - j); ++i) {
@@ -117,8 +119,9 @@ StatusOr<HeuristicResult> Procedure1(const UnitPricer& pr,
   const auto& devs = m.cluster().devices;
   std::vector<int64_t> used(N, 0);  // weights step 1 put on each device
   auto free_of = [&](int d) {
-    return devs[d].memory_bytes == 0 ? std::numeric_limits<int64_t>::max()
-                                     : devs[d].memory_bytes - used[d];
+    return devs[d].memory_bytes == 0
+               ? std::numeric_limits<int64_t>::max()
+               : WeightCapacity(devs[d].memory_bytes) - used[d];
   };
   for (int u = 0; u < n; ++u) {
     if (!FitsNoDevice(m, units[u].weight_bytes)) continue;
