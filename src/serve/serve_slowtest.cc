@@ -289,11 +289,13 @@ TEST_F(ServeRebalance, SlowedDeviceIsRebalancedAndDeadDevicePlannedAround) {
                        << ReadFile(dir_ + "/serve.log");
   const int64_t gen_balanced = s.replans(replan).generation();
   const double replanned_at = since();
-  // The new shares put dev1 well below the others.
+  // dev1's share fell to well under half of what it was, relative to how
+  // the others' moved (start-up re-plans may have made the shares unequal
+  // already: the cost model is off for some layers).
   const auto& rp = s.replans(replan);
   ASSERT_EQ(rp.devices_size(), 3);
-  EXPECT_LT(rp.new_shares(1),
-            0.5 * std::min(rp.new_shares(0), rp.new_shares(2)))
+  auto moved = [&](int d) { return rp.new_shares(d) / rp.old_shares(d); };
+  EXPECT_LT(moved(1), 0.5 * std::min(moved(0), moved(2)))
       << ReadFile(dir_ + "/serve.log");
   std::this_thread::sleep_for(std::chrono::seconds(8));
   const double recovered_until = since();
