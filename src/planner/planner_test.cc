@@ -2,7 +2,6 @@
 // objectives, and that auto is never predicted worse than what it compared.
 #include <gtest/gtest.h>
 
-
 #include "models/builder.h"
 #include "models/load_model.h"
 #include "models/zoo.h"
