@@ -7,47 +7,10 @@
 #include <memory>
 #include <string>
 
+#include "partition/glpk_problem.h"
+
 namespace shoal {
 namespace {
-
-struct ProbDeleter {
-  void operator()(glp_prob* p) const { glp_delete_prob(p); }
-};
-
-// Rows of the ILP in GLPK's 1-based triplet form.
-class Ilp {
- public:
-  Ilp() : lp_(glp_create_prob()) {
-    glp_set_obj_dir(lp_.get(), GLP_MIN);
-    ia_.push_back(0), ja_.push_back(0), ar_.push_back(0);
-  }
-  glp_prob* get() { return lp_.get(); }
-
-  int AddBinary(double objective) {
-    const int j = glp_add_cols(lp_.get(), 1);
-    glp_set_col_kind(lp_.get(), j, GLP_BV);
-    glp_set_obj_coef(lp_.get(), j, objective);
-    return j;
-  }
-  // sum coef * x over terms, bounded by `type` (GLP_FX, GLP_UP) and `bound`.
-  void AddRow(const std::vector<std::pair<int, double>>& terms, int type,
-              double bound) {
-    const int i = glp_add_rows(lp_.get(), 1);
-    glp_set_row_bnds(lp_.get(), i, type, bound, bound);
-    for (const auto& [j, coef] : terms) {
-      ia_.push_back(i), ja_.push_back(j), ar_.push_back(coef);
-    }
-  }
-  void Load() {
-    glp_load_matrix(lp_.get(), static_cast<int>(ia_.size()) - 1, ia_.data(),
-                    ja_.data(), ar_.data());
-  }
-
- private:
-  std::unique_ptr<glp_prob, ProbDeleter> lp_;
-  std::vector<int> ia_, ja_;
-  std::vector<double> ar_;
-};
 
 std::string IntoptError(int ret) {
   switch (ret) {
@@ -98,7 +61,7 @@ StatusOr<FuseChoice> SolveFuseIlp(const std::vector<ChainLayer>& chain,
   }
   constexpr int kC = static_cast<int>(kFuseCandidates.size());
   const size_t n = chain.size();
-  Ilp ilp;
+  GlpkProblem ilp;
   // col[i][c]: the binary of layer i under candidate c, 0 when not allowed.
   std::vector<std::array<int, kC>> col(n);
   for (size_t i = 0; i < n; ++i) {

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <set>
 
+#include "partition/glpk_problem.h"
 #include "plan/plan_cost.h"
 
 namespace shoal {
@@ -77,43 +78,6 @@ std::vector<Placement> UnitCandidates(const UnitPricer& pr, int u,
 
 namespace {
 
-struct ProbDeleter {
-  void operator()(glp_prob* p) const { glp_delete_prob(p); }
-};
-
-class Lp {
- public:
-  Lp() : lp_(glp_create_prob()) {
-    glp_set_obj_dir(lp_.get(), GLP_MIN);
-    ia_.push_back(0), ja_.push_back(0), ar_.push_back(0);
-  }
-  glp_prob* get() { return lp_.get(); }
-  int AddColumn(int kind, double objective) {
-    const int j = glp_add_cols(lp_.get(), 1);
-    glp_set_col_kind(lp_.get(), j, kind);
-    if (kind == GLP_CV) glp_set_col_bnds(lp_.get(), j, GLP_LO, 0, 0);
-    glp_set_obj_coef(lp_.get(), j, objective);
-    return j;
-  }
-  void AddRow(const std::vector<std::pair<int, double>>& terms, int type,
-              double bound) {
-    const int i = glp_add_rows(lp_.get(), 1);
-    glp_set_row_bnds(lp_.get(), i, type, bound, bound);
-    for (const auto& [j, c] : terms) {
-      ia_.push_back(i), ja_.push_back(j), ar_.push_back(c);
-    }
-  }
-  void Load() {
-    glp_load_matrix(lp_.get(), static_cast<int>(ia_.size()) - 1, ia_.data(),
-                    ja_.data(), ar_.data());
-  }
-
- private:
-  std::unique_ptr<glp_prob, ProbDeleter> lp_;
-  std::vector<int> ia_, ja_;
-  std::vector<double> ar_;
-};
-
 // What one column adds: to the objective's latency and to devices.
 struct Column {
   int index = 0;
@@ -174,7 +138,7 @@ StatusOr<MilpResult> SolveJointMilp(const UnitPricer& pr,
                                 "memory");
     }
   }
-  Lp lp;
+  GlpkProblem lp;
   const double eps = throughput ? 1e-3 : 1.0;
   std::vector<std::vector<Column>> x(U);
   for (int u = 0; u < U; ++u) {
