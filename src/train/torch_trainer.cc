@@ -98,6 +98,8 @@ StatusOr<TrainResult> Train(const Graph& g, const ImageDataset& data,
   if (o.epochs < 1) return InvalidArgument("--epochs must be at least 1");
   if (o.batch_size < 1) return InvalidArgument("--batch-size must be >= 1");
   if (o.limit < 0) return InvalidArgument("--limit must not be negative");
+  if (o.init_std < 0)
+    return InvalidArgument("--init-std must not be negative (0: He)");
   const int64_t n =
       o.limit > 0 ? std::min(o.limit, data.train.count) : data.train.count;
   if (n == 0 || data.test.count == 0)

@@ -5,6 +5,8 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -74,6 +76,22 @@ StatusOr<const TorchModuleApi*> LoadModule() {
       tried);
 }
 
+// The inputs one output of a Conv/Gemm/MatMul sums over: a conv's input
+// channels per group times its kernel, an fc layer's input features.
+double FanIn(const Node& n, const Shape& w) {
+  if (w.size() < 2) return 1;
+  double fan = 1;
+  if (n.op == "Conv") {
+    for (size_t d = 1; d < w.size(); ++d) fan *= static_cast<double>(w[d]);
+  } else if (n.op == "Gemm" && n.attrs.GetInt("transB", 0) != 0) {
+    fan = static_cast<double>(w[1]);
+  } else {
+    fan =
+        static_cast<double>(w[w.size() - 2]);  // Gemm [K, N], MatMul [.., K, N]
+  }
+  return std::max(1.0, fan);
+}
+
 }  // namespace
 
 WeightStore InitialWeights(const Graph& g, double std, uint64_t seed) {
@@ -85,9 +103,11 @@ WeightStore InitialWeights(const Graph& g, double std, uint64_t seed) {
       auto& data = it->second.data;
       if (n.op == "Conv" || n.op == "Gemm" || n.op == "MatMul") {
         if (i == 1) {
+          const double sd =
+              std > 0 ? std : std::sqrt(2.0 / FanIn(n, it->second.shape));
           std::seed_seq seq{seed, std::hash<std::string>()(n.inputs[i])};
           std::mt19937_64 rng(seq);
-          std::normal_distribution<float> normal(0.f, static_cast<float>(std));
+          std::normal_distribution<float> normal(0.f, static_cast<float>(sd));
           for (auto& v : data) v = normal(rng);
         } else {
           std::fill(data.begin(), data.end(), 0.f);

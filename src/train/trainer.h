@@ -32,12 +32,16 @@ struct TrainOptions {
   int64_t batch_size = 128;
   int64_t limit = 0;  // train on the first N training images (0: all)
   // The LCP paper's recipe: Adam (0.9, 0.99), lr 1e-2 decayed by 0.94 per
-  // epoch, L2 5e-4 on conv/fc weights, N(0, 0.04) weights, zero biases.
+  // epoch, L2 5e-4 on conv/fc weights, zero biases. Weights: N(0, init_std)
+  // as the paper when init_std > 0; 0 (the default) draws them N(0,
+  // sqrt(2 / fan-in)) (He), because the paper's fixed 0.04 shrinks the
+  // signal of a narrow layer (fan-in 25: gain 0.2) and LeNet-5-split8's
+  // branches then barely learn (docs/lcp.md).
   double lr = 1e-2;
   double lr_decay = 0.94;
   double beta1 = 0.9, beta2 = 0.99;
   double weight_decay = 5e-4;
-  double init_std = 4e-2;
+  double init_std = 0;
   uint64_t seed = 1;
   int threads = 0;  // libtorch intra-op threads; 0: all cores
   // Run an LCP model's branches as one wider computation (see
@@ -59,7 +63,8 @@ struct TrainResult {
   std::string why_not_batched;  // empty when batched or without branches
 };
 
-// The paper's initial weights: conv/fc/matmul weights N(0, std), biases 0,
+// Initial weights: conv/fc/matmul weights N(0, std) (the paper's, std > 0)
+// or N(0, sqrt(2 / fan-in)) (He, std <= 0), biases 0,
 // BatchNormalization scale 1, shift 0, mean 0, variance 1; any other weight
 // from shoal's seeded generator.
 WeightStore InitialWeights(const Graph& g, double std, uint64_t seed);

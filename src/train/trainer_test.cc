@@ -67,6 +67,32 @@ TEST(Trainer, BatchedBranchesTrainLikeNodeByNode) {
   EXPECT_NEAR(batched->test_accuracy, plain->test_accuracy, 0.03);
 }
 
+// Sample standard deviation of a weight's values.
+double StdDev(const std::vector<float>& v) {
+  double s = 0, s2 = 0;
+  for (float x : v) s += x, s2 += double(x) * x;
+  const double m = s / v.size();
+  return std::sqrt(s2 / v.size() - m * m);
+}
+
+TEST(Trainer, InitialWeightsHeOrThePapersStd) {
+  GraphBuilder b("init");
+  auto x = b.Input("input", {1, 3, 16, 16});
+  x = b.Relu(b.Conv("conv1", x, 64, 5));  // fan-in 3 x 5 x 5 = 75
+  x = b.Linear("fc1", b.Flatten(x), 32);  // fan-in 64 x 12 x 12 = 9216
+  auto g = b.Finish({x});
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+
+  const WeightStore he = InitialWeights(*g, 0, 7);
+  EXPECT_NEAR(StdDev(he.at("conv1.weight").data), std::sqrt(2.0 / 75), 0.01);
+  EXPECT_NEAR(StdDev(he.at("fc1.weight").data), std::sqrt(2.0 / 9216), 0.001);
+  for (float v : he.at("conv1.bias").data) EXPECT_EQ(v, 0.f);
+
+  const WeightStore paper = InitialWeights(*g, 0.04, 7);
+  EXPECT_NEAR(StdDev(paper.at("conv1.weight").data), 0.04, 0.003);
+  EXPECT_NEAR(StdDev(paper.at("fc1.weight").data), 0.04, 0.001);
+}
+
 TEST(Trainer, RefusesModelsThatDoNotFitTheData) {
   TempDir dir;
   ASSERT_TRUE(train_test::WriteTinyDataset(dir.path(), 16, 8));
