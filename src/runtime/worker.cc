@@ -753,6 +753,13 @@ struct Worker::Impl final : public rpc::Worker::Service {
         continue;
       }
       o.msg.set_timeout_ms(left);
+      // Counted when the send starts, not when it returns: the receiver
+      // may finish the request (and a client reset the statistics) before
+      // this thread runs again, and the bytes would land in the next window.
+      if (remote) {
+        std::lock_guard<std::mutex> lock(mu);
+        bytes_sent += bytes;
+      }
       rpc::Worker::Stub* stub = o.dst_device < 0 ? ReplyStub(o.meta.reply_to)
                                                  : d.stubs[o.dst_device].get();
       grpc::Status s = SendTensor(stub, o.msg, left);
@@ -764,10 +771,6 @@ struct Worker::Impl final : public rpc::Worker::Service {
         Fail(o.meta, who + " did not take a tensor from " + opts.name + ": " +
                          s.error_message());
         continue;
-      }
-      if (remote) {
-        std::lock_guard<std::mutex> lock(mu);
-        bytes_sent += bytes;
       }
     }
   }
