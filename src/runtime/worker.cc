@@ -327,10 +327,35 @@ struct Worker::Impl final : public rpc::Worker::Service {
       if (!ex.ok()) return ex.status().WithContext("task " + t.name);
       d->exec[t.id] = std::move(ex).value();
     }
+    std::vector<std::shared_ptr<grpc::Channel>> channels;
     for (const auto& addr : d->peers) {
-      d->stubs.push_back(rpc::Worker::NewStub(MakeChannel(addr, max_msg)));
+      channels.push_back(MakeChannel(addr, max_msg));
+      d->stubs.push_back(rpc::Worker::NewStub(channels.back()));
     }
+    ConnectToReceivers(*d, channels);
     return d;
+  }
+
+  // Opens the connections to the devices this one sends to now, while
+  // every device is idle: a throttled device flooded with partial sums
+  // mid-request may not finish a new connection's handshake within gRPC's
+  // connect timeout (docs/BENCHMARKS.md). A peer that does not answer in
+  // time is not an error here; the request that needs it fails naming it.
+  static void ConnectToReceivers(
+      const Deployment& d,
+      const std::vector<std::shared_ptr<grpc::Channel>>& channels) {
+    const Plan& p = d.plan;
+    std::set<int> receivers;
+    for (const Transfer& x : p.transfers) {
+      if (x.src.task < 0 || x.dst.task < 0 || !d.mine[x.src.task]) continue;
+      for (int dv : p.tasks[x.dst.task].devices) {
+        if (dv != d.device) receivers.insert(dv);
+      }
+    }
+    for (int dv : receivers) channels[dv]->GetState(/*try_to_connect=*/true);
+    const auto deadline =
+        std::chrono::system_clock::now() + std::chrono::seconds(5);
+    for (int dv : receivers) channels[dv]->WaitForConnected(deadline);
   }
 
   grpc::Status Deploy(grpc::ServerContext*, const rpc::DeployRequest* req,
