@@ -27,50 +27,14 @@ PORT_BASE=${PORT_BASE:-7700}
 [ -x "$shoal" ] || { echo "no $shoal: build first (make build)" >&2; exit 1; }
 command -v jq >/dev/null || { echo "needs jq" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/shoal-bench-auto-XXXXXX)
-started=()
-cleanup() {
-  for f in "${started[@]}"; do "$shoal" cluster down "$f" >/dev/null 2>&1 || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-next_port=$PORT_BASE
-alloc_port() {  # sets PORT: the next port from PORT_BASE nothing listens on
-  while (exec 3<>"/dev/tcp/127.0.0.1/$next_port") 2>/dev/null; do
-    next_port=$((next_port + 1))
-  done
-  PORT=$next_port
-  next_port=$((next_port + 1))
-}
-
-# copy_cluster N OUT: the first N devices of examples/mixed-6.yaml on free
-# ports.
-copy_cluster() {
-  local n=$1 f=$2 i=0 line
-  : > "$f"
-  while IFS= read -r line; do
-    if [[ $line == *"- name:"* ]]; then
-      i=$((i + 1))
-      [ "$i" -gt "$n" ] && break
-    fi
-    if [[ $line == *"address:"* ]]; then
-      alloc_port
-      line="${line%%address:*}address: 127.0.0.1:$PORT"
-    fi
-    echo "$line" >> "$f"
-  done < "$root/examples/mixed-6.yaml"
-}
+. "$here/lib.sh"
+bench_init auto "$PORT_BASE"
 
 mixed=$work/mixed-6.yaml
 one=$work/one.yaml
-copy_cluster 6 "$mixed"
-copy_cluster 1 "$one"
-for c in "$mixed" "$one"; do
-  "$shoal" cluster up "$c" > "$work/up.out" 2>&1 || { cat "$work/up.out" >&2; exit 1; }
-  started+=("$c")
-done
+copy_cluster "$root/examples/mixed-6.yaml" 6 "$mixed"
+copy_cluster "$root/examples/mixed-6.yaml" 1 "$one"
+for c in "$mixed" "$one"; do cluster_up "$c"; done
 
 # fresh CLUSTER: restart its workers, so that no plan runs on workers that
 # still cache an earlier plan's weights (several VGG16 deployments exceed a

@@ -24,50 +24,19 @@ REQUESTS=${REQUESTS:-2}
 PORT_BASE=${PORT_BASE:-7400}
 [ -x "$shoal" ] || { echo "no $shoal: build first (make build)" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/shoal-bench-rt-XXXXXX)
-started=()
-cleanup() {
-  for f in "${started[@]}"; do "$shoal" cluster down "$f" >/dev/null 2>&1 || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-next_port=$PORT_BASE
-alloc_port() {  # sets PORT: the next port from PORT_BASE nothing listens on
-  while (exec 3<>"/dev/tcp/127.0.0.1/$next_port") 2>/dev/null; do
-    next_port=$((next_port + 1))
-  done
-  PORT=$next_port
-  next_port=$((next_port + 1))
-}
+. "$here/lib.sh"
+bench_init rt "$PORT_BASE"
 
 # cluster_file N [MEMORY]: sets CLUSTER, a copy of examples/pi3-N.yaml (N
 # devices; its first device for N = 1) on free ports, with MEMORY if given.
-# No subshell: the port counter must advance.
 cluster_file() {
-  local n=$1 mem=${2:-} src="$root/examples/pi3-$1.yaml" f="$work/pi3-$1-$RANDOM.yaml"
-  [ "$n" = 1 ] && src="$root/examples/pi3-4.yaml"
-  local i=0 line
-  : > "$f"
-  while IFS= read -r line; do
-    if [[ $line == *"- name:"* ]]; then
-      i=$((i + 1))
-      [ "$i" -gt "$n" ] && break
-    fi
-    if [[ $line == *"address:"* ]]; then
-      alloc_port
-      line="${line%%address:*}address: 127.0.0.1:$PORT"
-    elif [[ $line == *"memory:"* && -n $mem ]]; then
-      line="${line%%memory:*}memory: $mem"
-    fi
-    echo "$line" >> "$f"
-  done < "$src"
-  CLUSTER=$f
+  local src="$root/examples/pi3-$1.yaml"
+  [ "$1" = 1 ] && src="$root/examples/pi3-4.yaml"
+  CLUSTER="$work/pi3-$1-$RANDOM.yaml"
+  copy_cluster "$src" "$1" "$CLUSTER" "${2:-}"
 }
 
-up() { started+=("$1")
-       "$shoal" cluster up "$1" > "$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
+up() { cluster_up "$1"
        grep -q "NOT limited" "$work/up.log" && echo "(cgroups unavailable: $(grep -m1 'NOT limited' "$work/up.log"))" || true; }
 down() { "$shoal" cluster down "$1" > /dev/null; }
 

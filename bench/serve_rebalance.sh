@@ -31,9 +31,11 @@ PORT_BASE=${PORT_BASE:-7650}
 [ -x "$shoal" ] || { echo "no $shoal: build first (make build)" >&2; exit 1; }
 [ -e /sys/fs/cgroup/cpu/cgroup.procs ] || { echo "needs cgroup v1 cpu" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/shoal-bench-serve-XXXXXX)
+. "$here/lib.sh"
+bench_init serve "$PORT_BASE"
 serve_pid=
-cleanup() {
+# stop_scenario: the server and this scenario's workers (also at exit).
+stop_scenario() {
   if [ -n "$serve_pid" ]; then
     kill "$serve_pid" 2>/dev/null || true
     wait "$serve_pid" 2>/dev/null || true
@@ -41,15 +43,7 @@ cleanup() {
   serve_pid=
   "$shoal" cluster down "$work/cluster.yaml" >/dev/null 2>&1 || true
 }
-trap 'cleanup; rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM
-
-port=$PORT_BASE
-free_port() {  # sets PORT: the next port nothing listens on
-  while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
-  PORT=$port
-  port=$((port + 1))
-}
+bench_cleanup_extra() { stop_scenario; }
 
 summary() {  # CSV STATUS_JSON T0_MS SLOW_AT_MS
   python3 - "$@" <<'PY'
@@ -100,13 +94,13 @@ scenario() {
   {
     echo "devices:"
     for i in 0 1 2; do
-      free_port
+      alloc_port
       echo "  - {name: dev$i, address: 127.0.0.1:$PORT, memory: 512MiB, cores: 1, speed: 1, cpu: $CPU}"
     done
   } > "$work/cluster.yaml"
-  free_port
+  alloc_port
   local server=127.0.0.1:$PORT
-  "$shoal" cluster up "$work/cluster.yaml" > "$work/up.log"
+  cluster_up "$work/cluster.yaml"
   grep -q "cgroup cpu quota" "$work/up.log" || { cat "$work/up.log"; echo "cpu not limited" >&2; exit 1; }
   "$shoal" serve --cluster "$work/cluster.yaml" --model "$MODEL" --input-shape "$SHAPE" \
     --strategy "$STRATEGY" --listen "$server" --monitor-interval 0.5 --cooldown 3 \
@@ -138,7 +132,7 @@ scenario() {
   echo
   summary "$work/$name.csv" "$work/$name.json" "$t0" "$slow_at"
   echo
-  cleanup
+  stop_scenario
 }
 
 echo "model $MODEL ($SHAPE), $STRATEGY, 3 devices at cpu $CPU; dev1 cut to $SLOW_CPU after ${BASE} s;"

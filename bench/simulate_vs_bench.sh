@@ -26,28 +26,8 @@ PORT_BASE=${PORT_BASE:-7500}
 [ -x "$shoal" ] || { echo "no $shoal: build first (make build)" >&2; exit 1; }
 py=/usr/bin/python3
 
-work=$(mktemp -d /tmp/shoal-simbench-XXXXXX)
-started=()
-cleanup() {
-  for f in "${started[@]}"; do "$shoal" cluster down "$f" >/dev/null 2>&1 || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# The example file with its devices on PORT_BASE + offset + i.
-copy_cluster() {  # NAME OFFSET -> prints the copy's path
-  local name=$1 off=$2 f="$work/$1.yaml" i=0 line
-  : > "$f"
-  while IFS= read -r line; do
-    if [[ $line == *"address:"* ]]; then
-      line="${line%%address:*}address: 127.0.0.1:$((PORT_BASE + off + i))"
-      i=$((i + 1))
-    fi
-    printf '%s\n' "$line" >> "$f"
-  done < "$root/examples/$name.yaml"
-  echo "$f"
-}
+. "$here/lib.sh"
+bench_init simbench "$PORT_BASE"
 
 field() {  # FILE EXPR: a value of a JSON file
   "$py" -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"
@@ -57,12 +37,10 @@ echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 echo
 echo "| cluster | model | strategy | bench median ms | simulate median ms | simulate / bench | bench req/s | simulate req/s | bytes equal |"
 echo "|---|---|---|---:|---:|---:|---:|---:|---|"
-off=0
 for c in $CLUSTERS; do
-  cf=$(copy_cluster "$c" "$off")
-  off=$((off + 30))
-  "$shoal" cluster up "$cf" > "$work/$c-up.log" 2>&1 || { cat "$work/$c-up.log" >&2; exit 1; }
-  started+=("$cf")
+  cf="$work/$c.yaml"
+  copy_cluster "$root/examples/$c.yaml" 0 "$cf"
+  cluster_up "$cf"
   prof="$work/$c-profile.json"
   for m in $MODELS; do
     "$shoal" profile "$m" --cluster "$cf" -o "$prof" > "$work/$c-$m-profile.log" 2> "$work/$c-$m-profile.err" ||

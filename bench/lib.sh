@@ -1,0 +1,66 @@
+# Shared by the bench scripts that bring up emulated clusters (sourced, not
+# run): a work directory removed at exit, clusters started by cluster_up and
+# stopped at exit (Ctrl-C included), free ports from a base, and copies of
+# the example cluster files on those ports.
+#
+#   shoal=$BUILD_DIR/shoal
+#   . "$here/lib.sh"
+#   bench_init NAME PORT_BASE         # sets $work; traps EXIT, INT, TERM
+#   copy_cluster "$root/examples/pi3-4.yaml" 0 "$work/c.yaml" [MEMORY]
+#   cluster_up "$work/c.yaml"
+#
+# A script with more to stop at exit (a server, say) defines
+# bench_cleanup_extra; it runs before the clusters are stopped.
+
+bench_init() {  # NAME PORT_BASE
+  work=$(mktemp -d "/tmp/shoal-bench-$1-XXXXXX")
+  next_port=$2
+  started=()
+  trap bench_cleanup EXIT
+  trap 'exit 130' INT TERM
+}
+
+bench_cleanup() {
+  if declare -F bench_cleanup_extra > /dev/null; then bench_cleanup_extra || true; fi
+  local f
+  for f in "${started[@]}"; do "$shoal" cluster down "$f" > /dev/null 2>&1 || true; done
+  rm -rf "$work"
+}
+
+# alloc_port: sets PORT, the next port from the base nothing listens on.
+# Call it in this shell, not in $(...): the counter must advance.
+alloc_port() {
+  while (exec 3<> "/dev/tcp/127.0.0.1/$next_port") 2> /dev/null; do
+    next_port=$((next_port + 1))
+  done
+  PORT=$next_port
+  next_port=$((next_port + 1))
+}
+
+# copy_cluster SRC N OUT [MEMORY]: the first N devices of cluster file SRC
+# (N = 0: all of them) written to OUT, each on a free port, with MEMORY in
+# place of each device's memory if given.
+copy_cluster() {
+  local src=$1 n=$2 out=$3 mem=${4:-} i=0 line
+  : > "$out"
+  while IFS= read -r line; do
+    if [[ $line == *"- name:"* ]]; then
+      i=$((i + 1))
+      [ "$n" -gt 0 ] && [ "$i" -gt "$n" ] && break
+    fi
+    if [[ $line == *"address:"* ]]; then
+      alloc_port
+      line="${line%%address:*}address: 127.0.0.1:$PORT"
+    elif [[ $line == *"memory:"* && -n $mem ]]; then
+      line="${line%%memory:*}memory: $mem"
+    fi
+    printf '%s\n' "$line" >> "$out"
+  done < "$src"
+}
+
+# cluster_up FILE: starts its workers (shoal cluster up) and stops them at
+# exit; on failure prints cluster up's output and exits.
+cluster_up() {
+  "$shoal" cluster up "$1" > "$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
+  started+=("$1")
+}
