@@ -10,12 +10,12 @@
 #include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <thread>
 
 #include "cli/bench_report.h"
 #include "cli/commands.h"
 #include "cli/plan_common.h"
+#include "graph/random_input.h"
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
 #include "runtime/coordinator.h"
@@ -43,10 +43,7 @@ Status RunBench(const BenchArgs& a) {
   ASSIGN_OR_RETURN(auto coord, Coordinator::Create(p, cluster, co));
   DeployReport dep;
   RETURN_IF_ERROR(coord->Deploy(m.weights, &dep));
-  Tensor input(p.input_shape);
-  std::mt19937_64 rng(1);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  for (auto& v : input.data) v = nd(rng);
+  const Tensor input = RandomInput(p.input_shape, 1);
   {  // one warm-up request: first-touch costs are not the steady state
     Tensor out;
     RETURN_IF_ERROR(coord->Run(input, &out, nullptr, 0).WithContext("warm-up"));

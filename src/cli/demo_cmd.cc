@@ -19,13 +19,14 @@
 #include <iomanip>
 #include <iostream>
 #include <mutex>
-#include <random>
 #include <sstream>
 #include <thread>
 
 #include "cli/commands.h"
 #include "cli/plan_common.h"
-#include "engine/executor.h"
+#include "engine/run_whole.h"
+#include "graph/random_input.h"
+#include "graph/tensor_diff.h"
 #include "partition/strategy.h"
 #include "plan/plan_cost.h"
 #include "plan/plan_verify.h"
@@ -145,23 +146,6 @@ class SignalWatcher {
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
-}
-
-double MaxRelDiff(const Tensor& got, const Tensor& want) {
-  if (got.shape != want.shape) return INFINITY;
-  double scale = 0, diff = 0;
-  for (size_t i = 0; i < want.data.size(); ++i) {
-    scale = std::max(scale, std::fabs(double(want.data[i])));
-    diff = std::max(diff, std::fabs(double(got.data[i]) - want.data[i]));
-  }
-  return scale > 0 ? diff / scale : diff;
-}
-
-StatusOr<Tensor> RunWhole(const Model& m, const Tensor& x) {
-  ASSIGN_OR_RETURN(auto ex, Executor::Create(m.graph, m.weights, {}));
-  std::vector<Tensor> out;
-  RETURN_IF_ERROR(ex->Run({x}, &out));
-  return out[0];
 }
 
 struct Row {
@@ -320,10 +304,7 @@ Status RunDemo(const DemoArgs& a) {
   ref.spec = a.model;
   ASSIGN_OR_RETURN(Model m, LoadPlanModel(ref, true));
   const Shape in_shape = m.graph.FindTensor(m.graph.inputs[0])->shape;
-  Tensor x(in_shape);
-  std::mt19937_64 rng(1);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  for (auto& v : x.data) v = nd(rng);
+  const Tensor x = RandomInput(in_shape, 1);
   ASSIGN_OR_RETURN(Tensor want, RunWhole(m, x));
 
   std::cout << "\nrunning (" << a.requests

@@ -7,10 +7,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <numeric>
-#include <random>
 
 #include "cli/commands.h"
 #include "engine/executor.h"
+#include "graph/random_input.h"
 #include "io/image.h"
 #include "io/npy.h"
 #include "models/load_model.h"
@@ -75,10 +75,7 @@ Status RunInfer(const InferArgs& a) {
     }
     ASSIGN_OR_RETURN(input, LoadImage(a.image, in_shape, norm));
   } else {
-    input = Tensor(in_shape);
-    std::mt19937_64 rng(a.random_seed >= 0 ? a.random_seed : 0);
-    std::normal_distribution<float> d(0.f, 1.f);
-    for (auto& v : input.data) v = d(rng);
+    input = RandomInput(in_shape, a.random_seed >= 0 ? a.random_seed : 0);
   }
 
   ExecutorOptions eo;

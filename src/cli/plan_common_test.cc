@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <random>
+#include <cmath>
 
+#include "engine/run_whole.h"
+#include "graph/random_input.h"
+#include "graph/tensor_diff.h"
 #include "lcp/split_branches.h"
 #include "models/load_model.h"
 #include "models/zoo.h"
@@ -79,20 +82,13 @@ TEST(LoadPlanModel, LcpPlanRecordsBranchesAndRunsEqualToTheBranchedModel) {
   ASSERT_TRUE(again.ok());
   auto runner = LocalRunner::Create(*back, again->weights, {});
   ASSERT_TRUE(runner.ok()) << runner.status().message();
-  const Tensor x = testing::RandomInput(back->input_shape, 3);
+  const Tensor x = RandomInput(back->input_shape, 3);
   Tensor got;
   ASSERT_TRUE(runner.value()->Run(x, &got, nullptr).ok());
-  auto ex = Executor::Create(m->graph, m->weights, {});
-  ASSERT_TRUE(ex.ok());
-  std::vector<Tensor> want;
-  ASSERT_TRUE(ex.value()->Run({x}, &want).ok());
-  ASSERT_EQ(got.shape, want[0].shape);
-  double scale = 0, diff = 0;
-  for (size_t i = 0; i < got.data.size(); ++i) {
-    scale = std::max(scale, double(std::fabs(want[0].data[i])));
-    diff = std::max(diff, double(std::fabs(got.data[i] - want[0].data[i])));
-  }
-  EXPECT_LE(diff, 1e-4 * scale);
+  auto want = RunWhole(*m, x);
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  ASSERT_EQ(got.shape, want->shape);
+  EXPECT_LE(MaxRelDiff(got, *want), 1e-4);
 }
 
 TEST(LoadPlanModel, PlansWithoutBranchingLoadAsBefore) {

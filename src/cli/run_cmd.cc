@@ -1,15 +1,15 @@
 // `shoal run --plan plan.json --local | --cluster FILE.yaml`: runs a Plan in
 // this process, each device a thread, or on the cluster's worker daemons;
 // with --check compares the output with the model run whole on one device.
-#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <random>
 
 #include "cli/commands.h"
 #include "cli/plan_common.h"
 #include "cluster/cluster.h"
-#include "engine/executor.h"
+#include "engine/run_whole.h"
+#include "graph/random_input.h"
+#include "graph/tensor_diff.h"
 #include "io/npy.h"
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
@@ -50,10 +50,7 @@ Status RunRun(const RunArgs& a, int* exit_code) {
           " but the model expects " + ShapeToString(p.input_shape));
     }
   } else {
-    input = Tensor(p.input_shape);
-    std::mt19937_64 rng(a.random_seed);
-    std::normal_distribution<float> nd(0.f, 1.f);
-    for (auto& v : input.data) v = nd(rng);
+    input = RandomInput(p.input_shape, a.random_seed);
   }
   Tensor out;
   RunStats stats;
@@ -87,22 +84,15 @@ Status RunRun(const RunArgs& a, int* exit_code) {
   }
   if (!a.output.empty()) RETURN_IF_ERROR(WriteNpy(a.output, out));
 
-  double max_abs = 0, max_rel = 0;
+  TensorDiff diff;
   if (a.check) {
     ExecutorOptions eo;
     eo.backend = backend;
-    ASSIGN_OR_RETURN(auto ex, Executor::Create(m.graph, m.weights, eo));
-    std::vector<Tensor> ref;
-    RETURN_IF_ERROR(ex->Run({input}, &ref));
-    double scale = 0;
-    for (float v : ref[0].data) scale = std::max(scale, std::fabs(double(v)));
-    for (size_t i = 0; i < out.data.size(); ++i) {
-      max_abs =
-          std::max(max_abs, std::fabs(double(out.data[i]) - ref[0].data[i]));
-    }
-    max_rel = scale > 0 ? max_abs / scale : max_abs;
-    if (!(max_rel <= kCheckTolerance)) *exit_code = 1;
+    ASSIGN_OR_RETURN(Tensor ref, RunWhole(m, input, eo));
+    diff = DiffTensors(out, ref);
+    if (!(diff.max_rel <= kCheckTolerance)) *exit_code = 1;
   }
+  const double max_abs = diff.max_abs, max_rel = diff.max_rel;
   if (a.json) {
     nlohmann::json j;
     j["plan"] = a.plan;

@@ -10,11 +10,11 @@
 #include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <thread>
 
 #include "cli/commands.h"
 #include "cluster/cluster.h"
+#include "graph/random_input.h"
 #include "io/npy.h"
 #include "serve/client.h"
 #include "serve/monitor.h"
@@ -167,10 +167,8 @@ Status RunRemote(const RemoteArgs& a) {
     ASSIGN_OR_RETURN(input, ReadNpy(a.input));
   } else {
     ASSIGN_OR_RETURN(auto s, client.GetStatus(a.timeout_ms));
-    input = Tensor(Shape(s.input_shape().begin(), s.input_shape().end()));
-    std::mt19937_64 rng(a.random_seed);
-    std::normal_distribution<float> nd(0.f, 1.f);
-    for (auto& v : input.data) v = nd(rng);
+    input = RandomInput(Shape(s.input_shape().begin(), s.input_shape().end()),
+                        a.random_seed);
   }
   struct Row {
     double start_ms = 0;

@@ -5,31 +5,12 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <random>
-
 #include "engine/executor.h"
+#include "graph/random_input.h"
+#include "graph/tensor_diff.h"
 #include "models/zoo.h"
 
 namespace shoal {
-
-inline Tensor RandomInput(const Shape& s, uint64_t seed) {
-  Tensor t(s);
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> d(0.f, 1.f);
-  for (auto& v : t.data) v = d(rng);
-  return t;
-}
-
-// Max |a - b| relative to the largest |b| (the measure).
-inline double MaxRelDiff(const Tensor& a, const Tensor& b) {
-  double max_abs = 0, max_ref = 0;
-  for (size_t i = 0; i < a.data.size(); ++i) {
-    max_abs = std::max(max_abs, std::fabs(double(a.data[i]) - b.data[i]));
-    max_ref = std::max(max_ref, std::fabs(double(b.data[i])));
-  }
-  return max_abs / std::max(max_ref, 1e-30);
-}
 
 inline std::vector<Tensor> RunWith(const Graph& g, const WeightStore& w,
                                    Backend backend,

@@ -7,10 +7,9 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <random>
-
-#include "engine/executor.h"
+#include "engine/run_whole.h"
+#include "graph/random_input.h"
+#include "graph/tensor_diff.h"
 #include "partition/plan_formula.h"
 #include "partition/strategy.h"
 #include "plan/plan_json.h"
@@ -29,14 +28,6 @@ inline std::vector<PlanDevice> Devices(const std::vector<double>& shares) {
 
 inline std::vector<PlanDevice> EqualDevices(int n) {
   return Devices(std::vector<double>(n, 1.0));
-}
-
-inline Tensor RandomInput(const Shape& s, uint64_t seed) {
-  Tensor t(s);
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  for (auto& v : t.data) v = nd(rng);
-  return t;
 }
 
 struct PlanRunResult {
@@ -87,20 +78,12 @@ inline ::testing::AssertionResult CheckPlanExact(const Model& m, Plan p,
   RunStats stats;
   Status r = runner.value()->Run(in, &out, &stats);
   if (!r.ok()) return ::testing::AssertionFailure() << "run: " << r.message();
-  auto ex = Executor::Create(m.graph, m.weights, ExecutorOptions{});
-  if (!ex.ok()) return ::testing::AssertionFailure() << ex.status().message();
-  std::vector<Tensor> ref;
-  Status rr = ex.value()->Run({in}, &ref);
-  if (!rr.ok()) return ::testing::AssertionFailure() << rr.message();
-  if (ref[0].shape != out.shape) {
+  auto ref = RunWhole(m, in);
+  if (!ref.ok()) return ::testing::AssertionFailure() << ref.status().message();
+  if (ref->shape != out.shape) {
     return ::testing::AssertionFailure() << "output shape differs";
   }
-  double scale = 0, diff = 0;
-  for (size_t i = 0; i < out.data.size(); ++i) {
-    scale = std::max(scale, std::fabs(double(ref[0].data[i])));
-    diff = std::max(diff, std::fabs(double(out.data[i]) - ref[0].data[i]));
-  }
-  const double rel = scale > 0 ? diff / scale : diff;
+  const double rel = MaxRelDiff(out, *ref);
   if (!(rel <= 1e-4)) {
     return ::testing::AssertionFailure()
            << strategy << " on " << devs.size() << " devices: relative "

@@ -4,17 +4,17 @@
 // worker fails the request naming it, and a restarted one serves again;
 // garbage and oversized messages leave a worker up.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <random>
+#include <atomic>
+#include <thread>
 
-#include "engine/executor.h"
+#include "graph/random_input.h"
+#include "graph/tensor_diff.h"
 #include "models/load_model.h"
 #include "partition/plan_test_util.h"
 #include "partition/strategy.h"
 #include "runtime/coordinator.h"
+#include "runtime/runtime_test_util.h"
 #include "runtime/wire.h"
 #include "runtime/worker.h"
 
@@ -31,60 +31,10 @@ Model Load(const std::string& name, std::optional<Shape> shape = {}) {
   return std::move(m).value();
 }
 
-Tensor RandomInput(const Shape& s) {
-  Tensor t(s);
-  std::mt19937_64 rng(7);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  for (auto& v : t.data) v = nd(rng);
-  return t;
-}
+using testing::LocalWorkers;
+using testing::RunWholeOrFail;
 
-Tensor RunWhole(const Model& m, const Tensor& x) {
-  auto ex = Executor::Create(m.graph, m.weights, ExecutorOptions{});
-  EXPECT_TRUE(ex.ok());
-  std::vector<Tensor> out;
-  EXPECT_TRUE(ex.value()->Run({x}, &out).ok());
-  return out[0];
-}
-
-double MaxRelDiff(const Tensor& a, const Tensor& b) {
-  double scale = 0, diff = 0;
-  for (size_t i = 0; i < a.data.size(); ++i) {
-    scale = std::max(scale, double(std::fabs(b.data[i])));
-    diff = std::max(diff, double(std::fabs(a.data[i] - b.data[i])));
-  }
-  return scale > 0 ? diff / scale : diff;
-}
-
-// N workers in this process on free ports, and the cluster naming them.
-struct LocalCluster {
-  std::vector<std::unique_ptr<Worker>> workers;
-  Cluster cluster;
-  explicit LocalCluster(int n, int64_t memory = 0) {
-    for (int i = 0; i < n; ++i) {
-      WorkerOptions o;
-      o.name = "dev" + std::to_string(i);
-      o.memory_bytes = memory;
-      auto w = Worker::Start(o);
-      EXPECT_TRUE(w.ok()) << w.status().message();
-      DeviceSpec d;
-      d.name = o.name;
-      d.address = "127.0.0.1:" + std::to_string(w.value()->port());
-      cluster.devices.push_back(d);
-      workers.push_back(std::move(w).value());
-    }
-  }
-  // Stops worker i and starts a fresh one on the same port.
-  void Restart(int i) {
-    workers[i].reset();
-    WorkerOptions o;
-    o.name = cluster.devices[i].name;
-    o.listen = cluster.devices[i].address;
-    auto w = Worker::Start(o);
-    ASSERT_TRUE(w.ok()) << w.status().message();
-    workers[i] = std::move(w).value();
-  }
-};
+constexpr uint64_t kInputSeed = 7;
 
 Plan MakeTestPlan(const Model& m, const std::string& strategy, int n) {
   PlanOptions po;
@@ -96,11 +46,12 @@ Plan MakeTestPlan(const Model& m, const std::string& strategy, int n) {
 }
 
 TEST(ClusterRuntime, EveryStrategyEqualsOneDevice) {
-  LocalCluster lc(3);
+  LocalWorkers lc(3);
   for (const std::string model : {"lenet5", "cifarnet"}) {
     const Model m = Load(model);
-    const Tensor x = RandomInput(m.graph.tensors.at(m.graph.inputs[0]).shape);
-    const Tensor want = RunWhole(m, x);
+    const Tensor x =
+        RandomInput(m.graph.tensors.at(m.graph.inputs[0]).shape, kInputSeed);
+    const Tensor want = RunWholeOrFail(m, x);
     for (const auto& strategy : StrategyNames()) {
       PlanOptions po;
       po.strategy = strategy;
@@ -121,10 +72,10 @@ TEST(ClusterRuntime, EveryStrategyEqualsOneDevice) {
 }
 
 TEST(ClusterRuntime, Resnet18SmallInputSpatialAndPipeline) {
-  LocalCluster lc(4);
+  LocalWorkers lc(4);
   const Model m = Load("resnet18", Shape{1, 3, 64, 64});
-  const Tensor x = RandomInput({1, 3, 64, 64});
-  const Tensor want = RunWhole(m, x);
+  const Tensor x = RandomInput({1, 3, 64, 64}, kInputSeed);
+  const Tensor want = RunWholeOrFail(m, x);
   for (const std::string strategy : {"spatial", "pipeline", "channel"}) {
     Plan p = MakeTestPlan(m, strategy, 4);
     auto c = Coordinator::Create(p, lc.cluster, {});
@@ -138,14 +89,14 @@ TEST(ClusterRuntime, Resnet18SmallInputSpatialAndPipeline) {
 }
 
 TEST(ClusterRuntime, ConcurrentRequestsPipeline) {
-  LocalCluster lc(3);
+  LocalWorkers lc(3);
   const Model m = Load("cifarnet");
   Plan p = MakeTestPlan(m, "pipeline", 3);
   auto c = Coordinator::Create(p, lc.cluster, {});
   ASSERT_TRUE(c.ok());
   ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
-  const Tensor x = RandomInput(p.input_shape);
-  const Tensor want = RunWhole(m, x);
+  const Tensor x = RandomInput(p.input_shape, kInputSeed);
+  const Tensor want = RunWholeOrFail(m, x);
   std::vector<std::thread> th;
   std::atomic<int> ok{0};
   for (int k = 0; k < 4; ++k) {
@@ -169,7 +120,7 @@ TEST(ClusterRuntime, ConcurrentRequestsPipeline) {
 }
 
 TEST(ClusterRuntime, RedeployOfTheSameWeightsUploadsNothing) {
-  LocalCluster lc(2);
+  LocalWorkers lc(2);
   const Model m = Load("lenet5");
   Plan p = MakeTestPlan(m, "lop", 2);
   DeployReport r1, r2, r3;
@@ -192,7 +143,7 @@ TEST(ClusterRuntime, RedeployOfTheSameWeightsUploadsNothing) {
 }
 
 TEST(ClusterRuntime, WorkerOverItsMemoryBudgetRefuses) {
-  LocalCluster lc(2, /*memory=*/100000);
+  LocalWorkers lc(2, /*memory=*/100000);
   const Model m = Load("cifarnet");
   Plan p = MakeTestPlan(m, "pipeline", 2);
   auto c = Coordinator::Create(p, lc.cluster, {});
@@ -204,14 +155,14 @@ TEST(ClusterRuntime, WorkerOverItsMemoryBudgetRefuses) {
 }
 
 TEST(ClusterRuntime, DeadWorkerFailsTheRequestNamingItAndRestartRecovers) {
-  LocalCluster lc(3);
+  LocalWorkers lc(3);
   const Model m = Load("lenet5");
   Plan p = MakeTestPlan(m, "pipeline", 3);
   CoordinatorOptions co;
   co.timeout_ms = 3000;
   auto c = Coordinator::Create(p, lc.cluster, co);
   ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
-  const Tensor x = RandomInput(p.input_shape);
+  const Tensor x = RandomInput(p.input_shape, kInputSeed);
   Tensor got;
   ASSERT_TRUE(c.value()->Run(x, &got, nullptr, 0).ok());
   lc.workers[1].reset();  // dev1 dies
@@ -227,7 +178,7 @@ TEST(ClusterRuntime, DeadWorkerFailsTheRequestNamingItAndRestartRecovers) {
   ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
   Status s2 = c.value()->Run(x, &got, nullptr, 2);
   EXPECT_TRUE(s2.ok()) << s2.message();
-  EXPECT_LE(MaxRelDiff(got, RunWhole(m, x)), 1e-4);
+  EXPECT_LE(MaxRelDiff(got, RunWholeOrFail(m, x)), 1e-4);
 }
 
 TEST(ClusterRuntime, GarbageAndOversizedMessagesLeaveTheWorkerUp) {
@@ -237,20 +188,7 @@ TEST(ClusterRuntime, GarbageAndOversizedMessagesLeaveTheWorkerUp) {
   auto w = Worker::Start(o);
   ASSERT_TRUE(w.ok());
   const int port = w.value()->port();
-  // Raw garbage on the TCP port.
-  {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-    std::mt19937 rng(3);
-    std::string junk(100000, '\0');
-    for (auto& ch : junk) ch = static_cast<char>(rng());
-    (void)!write(fd, junk.data(), junk.size());
-    close(fd);
-  }
+  ASSERT_NO_FATAL_FAILURE(testing::SendGarbage(port, 100000, 3));
   const std::string addr = "127.0.0.1:" + std::to_string(port);
   auto stub = rpc::Worker::NewStub(MakeChannel(addr, 1 << 30));
   rpc::Ack ack;
@@ -295,12 +233,8 @@ TEST(ClusterRuntime, GarbageAndOversizedMessagesLeaveTheWorkerUp) {
     wr->WritesDone();
     EXPECT_FALSE(wr->Finish().ok());
   }
-  rpc::HealthRequest hq;
-  hq.set_protocol(kProtocolVersion);
   rpc::HealthReply hr;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(DeadlineIn(3000));
-  EXPECT_TRUE(stub->Health(&ctx, hq, &hr).ok());
+  EXPECT_TRUE(testing::Health(addr, &hr).ok());
   EXPECT_EQ(hr.name(), "victim");
 }
 

@@ -5,28 +5,26 @@
 // device; after a restart the next request succeeds), garbage and oversized
 // messages leave a worker up, a too-small --memory refuses with the numbers,
 // and `shoal plan --branches` + `shoal run --cluster --check` end to end.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <fstream>
-#include <random>
 #include <regex>
 #include <thread>
 
 #include "cli/plan_common.h"
-#include "engine/executor.h"
+#include "graph/random_input.h"
+#include "graph/tensor_diff.h"
 #include "partition/plan_test_util.h"
 #include "partition/strategy.h"
 #include "runtime/coordinator.h"
 #include "runtime/emulated_cluster.h"
+#include "runtime/process_test_util.h"
+#include "runtime/runtime_test_util.h"
 #include "runtime/wire.h"
 
 namespace shoal {
@@ -40,15 +38,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string ShoalBinary() {
-  const char* env = std::getenv("SHOAL_BINARY");
-  return env != nullptr ? env : SHOAL_BINARY;
-}
+using testing::ReadFile;
+using testing::RunWholeOrFail;
+using testing::ShoalBinary;
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream f(path);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
+constexpr uint64_t kInputSeed = 11;
 
 // One `shoal worker` child process. Its output goes to a log file, from
 // which the port it bound is read ("listening on port N").
@@ -67,7 +61,7 @@ class WorkerProcess {
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
     }
     ADD_FAILURE() << "worker " << name
-                  << " did not start: " << ReadAll(w->log_);
+                  << " did not start: " << ReadFile(w->log_);
     return nullptr;
   }
   ~WorkerProcess() { Stop(); }
@@ -94,7 +88,7 @@ class WorkerProcess {
     }
     return false;
   }
-  std::string log() const { return ReadAll(log_); }
+  std::string log() const { return ReadFile(log_); }
 
  private:
   WorkerProcess() = default;
@@ -110,27 +104,16 @@ class WorkerProcess {
         "--listen",    "127.0.0.1:" + std::to_string(port),
         "--name",      name_};
     args.insert(args.end(), extra_.begin(), extra_.end());
-    const pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-      // A crashed test must not leave workers behind.
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) _exit(1);
-      int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(fd, 1);
-      dup2(fd, 2);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
+    pid_ = testing::SpawnLogged(args, log_);
+    if (pid_ < 0) {
+      pid_ = 0;
+      return false;
     }
-    pid_ = pid;
     const std::regex re("listening on port ([0-9]+)");
     const auto deadline = Clock::now() + std::chrono::seconds(20);
     while (Clock::now() < deadline) {
       std::smatch mt;
-      const std::string text = ReadAll(log_);
+      const std::string text = ReadFile(log_);
       if (std::regex_search(text, mt, re)) {
         port_ = std::stoi(mt[1]);
         return true;
@@ -185,32 +168,6 @@ Model LoadRef(const ModelRef& ref) {
   return std::move(m).value();
 }
 
-Tensor RandomInput(const Shape& s) {
-  Tensor t(s);
-  std::mt19937_64 rng(11);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  for (auto& v : t.data) v = nd(rng);
-  return t;
-}
-
-Tensor RunWhole(const Model& m, const Tensor& x) {
-  auto ex = Executor::Create(m.graph, m.weights, ExecutorOptions{});
-  EXPECT_TRUE(ex.ok());
-  std::vector<Tensor> out;
-  EXPECT_TRUE(ex.value()->Run({x}, &out).ok());
-  return out[0];
-}
-
-double MaxRelDiff(const Tensor& a, const Tensor& b) {
-  if (a.shape != b.shape) return 1e30;
-  double scale = 0, diff = 0;
-  for (size_t i = 0; i < a.data.size(); ++i) {
-    scale = std::max(scale, double(std::fabs(b.data[i])));
-    diff = std::max(diff, double(std::fabs(a.data[i] - b.data[i])));
-  }
-  return scale > 0 ? diff / scale : diff;
-}
-
 Plan MakeTestPlan(const Model& m, const ModelRef& ref,
                   const std::string& strategy, int n) {
   PlanOptions po;
@@ -234,8 +191,8 @@ TEST(WorkerProcesses, EveryStrategyEqualsOneDevice) {
       if (strategy == "lcp") ref.lcp_branches = 3;
       const Model m = LoadRef(ref);
       const Tensor x =
-          RandomInput(m.graph.FindTensor(m.graph.inputs[0])->shape);
-      const Tensor want = RunWhole(m, x);
+          RandomInput(m.graph.FindTensor(m.graph.inputs[0])->shape, kInputSeed);
+      const Tensor want = RunWholeOrFail(m, x);
       PlanOptions po;
       po.strategy = strategy;
       po.devices = testing::EqualDevices(3);
@@ -280,10 +237,10 @@ TEST(WorkerProcesses, SecondDeployUploadsNoWeights) {
   EXPECT_GT(r1.uploaded_bytes[1], 0);
   EXPECT_EQ(r2.uploaded_bytes[0] + r2.uploaded_bytes[1], 0);
   EXPECT_TRUE(r2.reused[0] && r2.reused[1]);
-  const Tensor x = RandomInput(p.input_shape);
+  const Tensor x = RandomInput(p.input_shape, kInputSeed);
   Tensor got;
   ASSERT_OK(c.value()->Run(x, &got, nullptr, 0));
-  EXPECT_LE(MaxRelDiff(got, RunWhole(m, x)), 1e-4);
+  EXPECT_LE(MaxRelDiff(got, RunWholeOrFail(m, x)), 1e-4);
 }
 
 // A 3-device pipeline whose workers delay every send by `latency`, so a
@@ -298,99 +255,83 @@ struct KillFixture {
     ref.spec = "cifarnet";
     m = LoadRef(ref);
     p = MakeTestPlan(m, ref, "pipeline", 3);
-    x = RandomInput(p.input_shape);
-    want = RunWhole(m, x);
+    x = RandomInput(p.input_shape, kInputSeed);
+    want = RunWholeOrFail(m, x);
   }
-};
-
-// Kills dev1 `after` into a request; returns the request's status and how
-// long it took.
-Status RequestKillingDev1(KillFixture& f, Coordinator* c, int64_t seq,
-                          std::chrono::milliseconds after, double* seconds) {
-  Status s;
-  const auto t0 = Clock::now();
-  std::thread req([&] {
+  // A coordinator with `timeout_ms` over the three workers, deployed, that
+  // has answered a first request.
+  void Start(int64_t timeout_ms) {
+    ASSERT_TRUE(pc.ok(3));
+    CoordinatorOptions co;
+    co.timeout_ms = timeout_ms;
+    auto made = Coordinator::Create(p, pc.cluster, co);
+    ASSERT_TRUE(made.ok());
+    c = std::move(made).value();
+    ASSERT_OK(c->Deploy(m.weights, nullptr));
     Tensor got;
-    s = c->Run(f.x, &got, nullptr, seq);
-  });
-  std::this_thread::sleep_for(after);
-  f.pc.workers[1]->Kill9();
-  req.join();
-  *seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  return s;
-}
+    ASSERT_OK(c->Run(x, &got, nullptr, 0));
+  }
+  // Restarts the killed dev1 on its port and redeploys (`r`: what that
+  // uploaded): the next request succeeds.
+  void RestartDev1AndRun(DeployReport* r) {
+    ASSERT_TRUE(pc.workers[1]->Restart());
+    ASSERT_OK(c->Deploy(m.weights, r));
+    Tensor got;
+    Status s = c->Run(x, &got, nullptr, 2);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_LE(MaxRelDiff(got, want), 1e-4);
+  }
+  // Kills dev1 `after` into a request: the request must fail naming dev1
+  // within `within_s` seconds.
+  void KillDev1During(std::chrono::milliseconds after, double within_s) {
+    Status s;
+    const auto t0 = Clock::now();
+    std::thread req([&] {
+      Tensor got;
+      s = c->Run(x, &got, nullptr, 1);
+    });
+    std::this_thread::sleep_for(after);
+    pc.workers[1]->Kill9();
+    req.join();
+    const double took =
+        std::chrono::duration<double>(Clock::now() - t0).count();
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("dev1"), std::string::npos) << s.message();
+    EXPECT_LT(took, within_s) << s.message();
+  }
+  std::unique_ptr<Coordinator> c;  // made by Start
+};
 
 TEST(WorkerProcesses, WorkerKilledBeforeItsInputArrivesIsNamed) {
   KillFixture f;
-  ASSERT_TRUE(f.pc.ok(3));
-  CoordinatorOptions co;
-  co.timeout_ms = 6000;
-  auto c = Coordinator::Create(f.p, f.pc.cluster, co);
-  ASSERT_TRUE(c.ok());
-  ASSERT_OK(c.value()->Deploy(f.m.weights, nullptr));
-  Tensor got;
-  ASSERT_OK(c.value()->Run(f.x, &got, nullptr, 0));
+  ASSERT_NO_FATAL_FAILURE(f.Start(6000));
   // dev0 computes, then holds its output 400 ms (the link): dev1 dies first.
-  double took = 0;
-  Status s = RequestKillingDev1(f, c.value().get(), 1,
-                                std::chrono::milliseconds(150), &took);
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("dev1"), std::string::npos) << s.message();
-  EXPECT_LT(took, 6.0 + 1.0) << s.message();
+  ASSERT_NO_FATAL_FAILURE(
+      f.KillDev1During(std::chrono::milliseconds(150), 6.0 + 1.0));
   EXPECT_TRUE(f.pc.workers[0]->Alive());
   EXPECT_TRUE(f.pc.workers[2]->Alive());
-  // Restarted on its port, redeployed: the next request succeeds.
-  ASSERT_TRUE(f.pc.workers[1]->Restart());
   DeployReport r;
-  ASSERT_OK(c.value()->Deploy(f.m.weights, &r));
+  ASSERT_NO_FATAL_FAILURE(f.RestartDev1AndRun(&r));
   EXPECT_FALSE(r.reused[1]);
   EXPECT_TRUE(r.reused[0] && r.reused[2]);
-  Status s2 = c.value()->Run(f.x, &got, nullptr, 2);
-  ASSERT_TRUE(s2.ok()) << s2.message();
-  EXPECT_LE(MaxRelDiff(got, f.want), 1e-4);
 }
 
 TEST(WorkerProcesses, WorkerKilledHoldingARequestTimesOutNamingIt) {
   KillFixture f;
-  ASSERT_TRUE(f.pc.ok(3));
-  CoordinatorOptions co;
-  co.timeout_ms = 4000;
-  auto c = Coordinator::Create(f.p, f.pc.cluster, co);
-  ASSERT_TRUE(c.ok());
-  ASSERT_OK(c.value()->Deploy(f.m.weights, nullptr));
-  Tensor got;
-  ASSERT_OK(c.value()->Run(f.x, &got, nullptr, 0));
+  ASSERT_NO_FATAL_FAILURE(f.Start(4000));
   // dev1 has its input at ~400 ms and holds its own output until ~800 ms:
-  // killed at 600 ms, nobody is left to report, so the deadline does.
-  double took = 0;
-  Status s = RequestKillingDev1(f, c.value().get(), 1,
-                                std::chrono::milliseconds(600), &took);
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("dev1"), std::string::npos) << s.message();
-  EXPECT_LT(took, 4.0 + 2.5) << s.message();  // + the health checks
-  ASSERT_TRUE(f.pc.workers[1]->Restart());
-  ASSERT_OK(c.value()->Deploy(f.m.weights, nullptr));
-  Status s2 = c.value()->Run(f.x, &got, nullptr, 2);
-  ASSERT_TRUE(s2.ok()) << s2.message();
-  EXPECT_LE(MaxRelDiff(got, f.want), 1e-4);
+  // killed at 600 ms, nobody is left to report, so the deadline does (+ the
+  // health checks).
+  ASSERT_NO_FATAL_FAILURE(
+      f.KillDev1During(std::chrono::milliseconds(600), 4.0 + 2.5));
+  ASSERT_NO_FATAL_FAILURE(f.RestartDev1AndRun(nullptr));
 }
 
 TEST(WorkerProcesses, GarbageAndOversizedMessagesLeaveTheWorkerUp) {
   auto w = WorkerProcess::Start("victim", 0, {"--max-message", "2MiB"});
   ASSERT_TRUE(w);
-  {  // raw garbage on the TCP port
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(w->port());
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-    std::mt19937 rng(5);
-    std::string junk(1 << 20, '\0');
-    for (auto& ch : junk) ch = static_cast<char>(rng());
-    (void)!write(fd, junk.data(), junk.size());
-    close(fd);
-  }
+  // Raw garbage on the TCP port.
+  ASSERT_NO_FATAL_FAILURE(testing::SendGarbage(w->port(), 1 << 20, 5));
   auto stub = rpc::Worker::NewStub(MakeChannel(w->address(), 1 << 30));
   {  // over the worker's 2 MiB message limit
     rpc::TensorMessage m;
@@ -425,10 +366,10 @@ TEST(WorkerProcesses, GarbageAndOversizedMessagesLeaveTheWorkerUp) {
   ASSERT_TRUE(c.ok());
   Status d = c.value()->Deploy(m.weights, nullptr);
   ASSERT_TRUE(d.ok()) << d.message();
-  const Tensor x = RandomInput(p.input_shape);
+  const Tensor x = RandomInput(p.input_shape, kInputSeed);
   Tensor got;
   ASSERT_OK(c.value()->Run(x, &got, nullptr, 0));
-  EXPECT_LE(MaxRelDiff(got, RunWhole(m, x)), 1e-4);
+  EXPECT_LE(MaxRelDiff(got, RunWholeOrFail(m, x)), 1e-4);
 }
 
 TEST(WorkerProcesses, TooSmallMemoryRefusesWithTheNumbers) {
@@ -453,13 +394,8 @@ TEST(WorkerProcesses, TooSmallMemoryRefusesWithTheNumbers) {
       s.message(), std::regex("needs .*[0-9.]+ MiB.*budget is 0\\.2 MiB")))
       << s.message();
   // Nothing was uploaded to a device that could not hold it.
-  auto stub = rpc::Worker::NewStub(MakeChannel(w->address(), 1 << 20));
-  rpc::HealthRequest hq;
-  hq.set_protocol(kProtocolVersion);
   rpc::HealthReply hr;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(DeadlineIn(3000));
-  ASSERT_TRUE(stub->Health(&ctx, hq, &hr).ok());
+  ASSERT_TRUE(testing::Health(w->address(), &hr).ok());
   EXPECT_EQ(hr.deployment(), "");
   EXPECT_TRUE(w->Alive());
 }
@@ -487,14 +423,14 @@ TEST(WorkerProcesses, PlanBranchesOnTheFlyAndRunOnAClusterUp) {
   ASSERT_EQ(sh(shoal + " plan cifarnet --cluster " + file +
                " --strategy lcp --branches 4 -o " + plan),
             0)
-      << ReadAll(dir + "/out.txt");
-  EXPECT_NE(ReadAll(plan).find("\"lcp_branches\": 4"), std::string::npos);
+      << ReadFile(dir + "/out.txt");
+  EXPECT_NE(ReadFile(plan).find("\"lcp_branches\": 4"), std::string::npos);
   ASSERT_EQ(sh(shoal + " run --plan " + plan + " --local --check"), 0)
-      << ReadAll(dir + "/out.txt");
-  ASSERT_EQ(sh(shoal + " cluster up " + file), 0) << ReadAll(dir + "/out.txt");
+      << ReadFile(dir + "/out.txt");
+  ASSERT_EQ(sh(shoal + " cluster up " + file), 0) << ReadFile(dir + "/out.txt");
   const int run = sh(shoal + " run --plan " + plan + " --cluster " + file +
                      " --check --timeout-ms 20000");
-  const std::string out = ReadAll(dir + "/out.txt");
+  const std::string out = ReadFile(dir + "/out.txt");
   EXPECT_EQ(sh(shoal + " cluster down " + file), 0);
   EXPECT_EQ(run, 0) << out;
   EXPECT_NE(out.find("(ok)"), std::string::npos) << out;

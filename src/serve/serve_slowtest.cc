@@ -5,7 +5,6 @@
 // around it and the latency recover. Then it kills another worker: the
 // server must plan around that too, retrying the requests it held once.
 // Every request must get exactly one answer, equal to the one-device run.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -16,12 +15,14 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <thread>
 
-#include "engine/executor.h"
+#include "engine/run_whole.h"
+#include "graph/random_input.h"
+#include "graph/tensor_diff.h"
 #include "models/load_model.h"
 #include "runtime/emulated_cluster.h"
+#include "runtime/process_test_util.h"
 #include "serve/client.h"
 #include "serve/monitor.h"
 
@@ -34,10 +35,8 @@ using Clock = std::chrono::steady_clock;
 constexpr int kInputs = 4;
 constexpr double kCpu = 0.25, kSlowCpu = 0.05;
 
-std::string Binary() {
-  const char* b = std::getenv("SHOAL_BINARY");
-  return b ? b : SHOAL_BINARY;
-}
+using testing::ReadFile;
+using testing::ShoalBinary;
 
 // Runs a command, returning its exit code and output.
 int Shell(const std::string& cmd, std::string* out) {
@@ -72,21 +71,6 @@ std::vector<int> FreePorts() {
   return out;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
-double MaxRelDiff(const Tensor& a, const Tensor& b) {
-  if (a.shape != b.shape) return 1e9;
-  double scale = 0, diff = 0;
-  for (size_t i = 0; i < a.data.size(); ++i) {
-    scale = std::max(scale, double(std::fabs(b.data[i])));
-    diff = std::max(diff, double(std::fabs(a.data[i] - b.data[i])));
-  }
-  return scale > 0 ? diff / scale : diff;
-}
-
 struct Answer {
   double start_s = 0, end_s = 0, latency_ms = 0;
   int64_t generation = 0;
@@ -116,7 +100,7 @@ class ServeRebalance : public ::testing::Test {
     }
     f.close();
     std::string out;
-    ASSERT_EQ(Shell(Binary() + " cluster up " + file_, &out), 0) << out;
+    ASSERT_EQ(Shell(ShoalBinary() + " cluster up " + file_, &out), 0) << out;
     up_ = true;
     if (out.find("cgroup cpu quota") == std::string::npos) {
       GTEST_SKIP() << "cluster up could not limit the workers' cpu: " << out;
@@ -131,14 +115,14 @@ class ServeRebalance : public ::testing::Test {
     }
     if (up_) {
       std::string out;
-      Shell(Binary() + " cluster down " + file_, &out);
+      Shell(ShoalBinary() + " cluster down " + file_, &out);
     }
     if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
   }
 
   void StartServe() {
     const std::string log = dir_ + "/serve.log";
-    std::vector<std::string> args = {Binary(),
+    std::vector<std::string> args = {ShoalBinary(),
                                      "serve",
                                      "--cluster",
                                      file_,
@@ -158,17 +142,7 @@ class ServeRebalance : public ::testing::Test {
                                      "3",
                                      "--log-every",
                                      "2"};
-    serve_pid_ = fork();
-    if (serve_pid_ == 0) {
-      int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(fd, 1);
-      dup2(fd, 2);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
+    serve_pid_ = testing::SpawnLogged(args, log);
   }
 
   std::string CgroupCpuDir(const std::string& dev) {
@@ -197,19 +171,11 @@ TEST_F(ServeRebalance, SlowedDeviceIsRebalancedAndDeadDevicePlannedAround) {
   auto model = LoadModel("resnet18", lo);
   ASSERT_TRUE(model.ok()) << model.status().message();
   std::vector<Tensor> inputs, want;
-  {
-    auto ex = Executor::Create(model->graph, model->weights, {});
-    ASSERT_TRUE(ex.ok());
-    for (int i = 0; i < kInputs; ++i) {
-      Tensor t(Shape{1, 3, 64, 64});
-      std::mt19937_64 rng(200 + i);
-      std::normal_distribution<float> nd(0.f, 1.f);
-      for (auto& v : t.data) v = nd(rng);
-      std::vector<Tensor> out;
-      ASSERT_TRUE(ex.value()->Run({t}, &out).ok());
-      inputs.push_back(t);
-      want.push_back(out[0]);
-    }
+  for (int i = 0; i < kInputs; ++i) {
+    inputs.push_back(RandomInput(Shape{1, 3, 64, 64}, 200 + i));
+    auto out = RunWhole(*model, inputs.back());
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    want.push_back(*out);
   }
   StartServe();
   const std::string addr = "127.0.0.1:" + std::to_string(ports_[3]);

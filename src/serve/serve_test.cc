@@ -4,17 +4,17 @@
 // planned around and the requests it held are retried once; a device added
 // to the cluster file joins on Reload; bad requests are refused, not retried.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <thread>
 
-#include "engine/executor.h"
+#include "graph/random_input.h"
+#include "graph/tensor_diff.h"
 #include "models/load_model.h"
-#include "runtime/wire.h"
-#include "runtime/worker.h"
+#include "runtime/runtime_test_util.h"
 #include "serve/client.h"
 #include "serve/server.h"
 
@@ -25,70 +25,45 @@ namespace fs = std::filesystem;
 
 constexpr int kInputs = 4;
 
+// lenet5 with kInputs seeded inputs and its one-device outputs for them.
 struct Fixture {
   Model model;
-  std::vector<Tensor> inputs, want;  // kInputs seeded inputs and outputs
+  std::vector<Tensor> inputs, want;
   Fixture() {
     LoadOptions lo;
     lo.with_weights = true;
     lo.fuse_batchnorm = true;
     model = LoadModel("lenet5", lo).value();
     const Shape s = model.graph.tensors.at(model.graph.inputs[0]).shape;
-    auto ex = Executor::Create(model.graph, model.weights, ExecutorOptions{});
     for (int i = 0; i < kInputs; ++i) {
-      Tensor t(s);
-      std::mt19937_64 rng(100 + i);
-      std::normal_distribution<float> nd(0.f, 1.f);
-      for (auto& v : t.data) v = nd(rng);
-      std::vector<Tensor> out;
-      EXPECT_TRUE(ex.value()->Run({t}, &out).ok());
-      inputs.push_back(t);
-      want.push_back(out[0]);
+      inputs.push_back(RandomInput(s, 100 + i));
+      want.push_back(testing::RunWholeOrFail(model, inputs.back()));
     }
   }
 };
 
-double MaxRelDiff(const Tensor& a, const Tensor& b) {
-  if (a.shape != b.shape) return 1e9;
-  double scale = 0, diff = 0;
-  for (size_t i = 0; i < a.data.size(); ++i) {
-    scale = std::max(scale, double(std::fabs(b.data[i])));
-    diff = std::max(diff, double(std::fabs(a.data[i] - b.data[i])));
-  }
-  return scale > 0 ? diff / scale : diff;
-}
-
-// Workers in this process and a cluster file naming them.
-struct LocalWorkers {
-  std::vector<std::unique_ptr<Worker>> workers;
-  std::vector<std::string> addresses;
+// Workers in this process and a cluster file, in a fresh directory, that
+// lists some of them.
+struct LocalWorkers : testing::LocalWorkers {
   std::string dir, file;
-  explicit LocalWorkers(int n) {
+  explicit LocalWorkers(int n) : testing::LocalWorkers(n) {
     dir = fs::temp_directory_path() /
           ("shoal-serve-test-" + std::to_string(getpid()) + "-" +
            std::to_string(counter++));
     fs::create_directories(dir);
     file = dir + "/cluster.yaml";
-    for (int i = 0; i < n; ++i) Add();
   }
   ~LocalWorkers() {
     workers.clear();
     fs::remove_all(dir);
-  }
-  void Add() {
-    WorkerOptions o;
-    o.name = "dev" + std::to_string(workers.size());
-    auto w = Worker::Start(o);
-    ASSERT_TRUE(w.ok()) << w.status().message();
-    addresses.push_back("127.0.0.1:" + std::to_string(w.value()->port()));
-    workers.push_back(std::move(w).value());
   }
   // The cluster file lists the first `n` workers.
   void Write(int n) {
     std::ofstream f(file);
     f << "devices:\n";
     for (int i = 0; i < n; ++i) {
-      f << "  - {name: dev" << i << ", address: " << addresses[i] << "}\n";
+      const DeviceSpec& d = cluster.devices[i];
+      f << "  - {name: " << d.name << ", address: " << d.address << "}\n";
     }
   }
   static inline int counter = 0;
@@ -105,6 +80,12 @@ ServeOptions Options(const std::string& file) {
   o.timeout_ms = 10000;
   o.log_every_s = 1000;
   return o;
+}
+
+void WaitFor(const std::function<bool()>& cond, int ms) {
+  for (int i = 0; i < ms / 20 && !cond(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 // Clients sending requests until stopped; every answer is checked.
@@ -136,6 +117,11 @@ struct Stream {
       });
     }
   }
+  // Waits (10 s at most) until `n` more requests have been answered.
+  void WaitForMore(int n) {
+    const int before = ok;
+    WaitFor([&] { return ok >= before + n; }, 10000);
+  }
   void Stop() {
     stop = true;
     for (auto& t : threads) t.join();
@@ -144,19 +130,30 @@ struct Stream {
   ~Stream() { Stop(); }
 };
 
-void WaitFor(const std::function<bool()>& cond, int ms) {
-  for (int i = 0; i < ms / 20 && !cond(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+// The server on `lw`'s cluster file, or null (the test has failed).
+std::unique_ptr<Server> StartServer(const LocalWorkers& lw) {
+  auto server = Server::Start(Options(lw.file));
+  EXPECT_TRUE(server.ok()) << server.status().message();
+  return server.ok() ? std::move(server).value() : nullptr;
+}
+
+// Every request the stream sent was answered exactly once, correctly.
+void ExpectEachAnsweredOnce(const Stream& stream,
+                            const rpc::ServeStatusReply& snap) {
+  EXPECT_TRUE(stream.errors.empty()) << stream.errors[0];
+  EXPECT_EQ(stream.ok, stream.sent);
+  EXPECT_EQ(stream.wrong, 0);
+  EXPECT_EQ(snap.answered(), stream.sent);
+  EXPECT_EQ(snap.failed(), 0);
 }
 
 TEST(Serve, SwitchingPlansMidStreamAnswersEveryRequestOnce) {
   Fixture f;
   LocalWorkers lw(3);
   lw.Write(3);
-  auto server = Server::Start(Options(lw.file));
-  ASSERT_TRUE(server.ok()) << server.status().message();
-  Server& s = **server;
+  auto server = StartServer(lw);
+  ASSERT_TRUE(server);
+  Server& s = *server;
   EXPECT_EQ(s.Snapshot().generation(), 1);
   Stream stream(f, s.port(), 4);
   WaitFor([&] { return stream.ok >= 20; }, 10000);
@@ -166,10 +163,9 @@ TEST(Serve, SwitchingPlansMidStreamAnswersEveryRequestOnce) {
       {{"dev0", 1}, {"dev1", 1}, {"dev2", 8}},
       {{"dev0", 1}, {"dev1", 8}, {"dev2", 1}}};
   for (const auto& sp : speeds) {
-    const int before = stream.ok;
     Status st = s.Rebalance(sp, "test: new speeds");
     ASSERT_TRUE(st.ok()) << st.message();
-    WaitFor([&] { return stream.ok >= before + 20; }, 10000);
+    stream.WaitForMore(20);
   }
   stream.Stop();
   const auto snap = s.Snapshot();
@@ -177,14 +173,9 @@ TEST(Serve, SwitchingPlansMidStreamAnswersEveryRequestOnce) {
   ASSERT_EQ(snap.replans_size(), 4);  // start + 3
   EXPECT_EQ(snap.replans(1).new_shares(0), 8);
   EXPECT_EQ(snap.replans(1).old_shares(0), 1);
-  // Every request sent was answered exactly once, correctly, none retried.
-  EXPECT_TRUE(stream.errors.empty()) << stream.errors[0];
-  EXPECT_EQ(stream.ok, stream.sent);
-  EXPECT_EQ(stream.wrong, 0);
+  ExpectEachAnsweredOnce(stream, snap);
   EXPECT_EQ(stream.retried, 0);
   EXPECT_EQ(snap.accepted(), stream.sent);
-  EXPECT_EQ(snap.answered(), stream.sent);
-  EXPECT_EQ(snap.failed(), 0);
   EXPECT_EQ(snap.in_flight(), 0);
   EXPECT_GE(stream.by_generation.size(), 3u);
 }
@@ -193,15 +184,14 @@ TEST(Serve, DeadWorkerIsPlannedAroundAndItsRequestsRetriedOnce) {
   Fixture f;
   LocalWorkers lw(3);
   lw.Write(3);
-  auto server = Server::Start(Options(lw.file));
-  ASSERT_TRUE(server.ok()) << server.status().message();
-  Server& s = **server;
+  auto server = StartServer(lw);
+  ASSERT_TRUE(server);
+  Server& s = *server;
   Stream stream(f, s.port(), 3);
   WaitFor([&] { return stream.ok >= 20; }, 10000);
   lw.workers[1].reset();  // dev1 dies
   WaitFor([&] { return s.Snapshot().generation() >= 2; }, 10000);
-  const int after = stream.ok;
-  WaitFor([&] { return stream.ok >= after + 20; }, 10000);
+  stream.WaitForMore(20);
   stream.Stop();
   const auto snap = s.Snapshot();
   ASSERT_EQ(snap.generation(), 2);
@@ -210,11 +200,7 @@ TEST(Serve, DeadWorkerIsPlannedAroundAndItsRequestsRetriedOnce) {
       << snap.replans(1).reason();
   ASSERT_EQ(snap.replans(1).devices_size(), 2);
   for (const auto& d : snap.replans(1).devices()) EXPECT_NE(d, "dev1");
-  EXPECT_TRUE(stream.errors.empty()) << stream.errors[0];
-  EXPECT_EQ(stream.ok, stream.sent);
-  EXPECT_EQ(stream.wrong, 0);
-  EXPECT_EQ(snap.answered(), stream.sent);
-  EXPECT_EQ(snap.failed(), 0);
+  ExpectEachAnsweredOnce(stream, snap);
   EXPECT_EQ(snap.retried(), stream.retried);
   bool listed_down = false;
   for (const auto& d : snap.devices()) {
@@ -227,9 +213,9 @@ TEST(Serve, DeviceAddedToTheClusterFileJoinsOnReload) {
   Fixture f;
   LocalWorkers lw(3);
   lw.Write(2);
-  auto server = Server::Start(Options(lw.file));
-  ASSERT_TRUE(server.ok()) << server.status().message();
-  Server& s = **server;
+  auto server = StartServer(lw);
+  ASSERT_TRUE(server);
+  Server& s = *server;
   ASSERT_EQ(s.Snapshot().replans(0).devices_size(), 2);
   lw.Write(3);
   s.Reload();
@@ -256,9 +242,9 @@ TEST(Serve, BadRequestsAreRefusedAndNotRetried) {
   Fixture f;
   LocalWorkers lw(2);
   lw.Write(2);
-  auto server = Server::Start(Options(lw.file));
-  ASSERT_TRUE(server.ok()) << server.status().message();
-  ServeClient client("127.0.0.1:" + std::to_string((*server)->port()));
+  auto server = StartServer(lw);
+  ASSERT_TRUE(server);
+  ServeClient client("127.0.0.1:" + std::to_string(server->port()));
   auto r = client.Infer(Tensor(Shape{1, 3, 8, 8}), 5000);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kInvalidArgument);

@@ -3,6 +3,8 @@
 // engine run per image.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "engine/backend_compare.h"
 #include "lcp/split_branches.h"
 #include "models/builder.h"

@@ -4,6 +4,8 @@
 // branches hold residual blocks, depthwise convs, concats and the reorg.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "engine/backend_compare.h"
 #include "lcp/split_branches.h"
 #include "models/zoo.h"
