@@ -113,6 +113,11 @@ int Main(int argc, char** argv) {
       all_ok = false;
       continue;
     }
+    // auto says how its MILP ended (optimal, time limit, not used).
+    if (p->prediction) {
+      std::fprintf(stderr, "%s: %s\n", s.c_str(),
+                   p->prediction->solver.c_str());
+    }
     SimOptions so;
     so.requests = requests;
     so.concurrency = 4;

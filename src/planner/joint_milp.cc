@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <numeric>
@@ -23,6 +24,28 @@ std::vector<int> SpeedOrder(const LatencyModel& m, int hub) {
     return (a == hub) > (b == hub);
   });
   return order;
+}
+
+DeviceClasses ClassifyDevices(const LatencyModel& m, int hub) {
+  DeviceClasses c;
+  c.of.assign(m.num_devices(), -1);
+  for (int d : SpeedOrder(m, hub)) {
+    // Few classes in practice, so comparing with each one's first member
+    // keeps this linear in the devices.
+    for (size_t k = 0; k < c.members.size() && d != hub; ++k) {
+      const int r = c.members[k][0];
+      if (r != hub && m.SameDevice(r, d)) {
+        c.of[d] = static_cast<int>(k);
+        break;
+      }
+    }
+    if (c.of[d] < 0) {
+      c.of[d] = static_cast<int>(c.members.size());
+      c.members.push_back({});
+    }
+    c.members[c.of[d]].push_back(d);
+  }
+  return c;
 }
 
 std::vector<std::vector<int>> CandidateGroups(const LatencyModel& m, int hub,
@@ -53,7 +76,8 @@ std::vector<Placement> UnitCandidates(const UnitPricer& pr, int u,
   const auto& units = pr.units();
   const PlanUnit& unit = units[u];
   std::vector<Placement> out;
-  std::vector<int> order = SpeedOrder(pr.model(), pr.hub());
+  std::vector<int> order =
+      caps.whole.empty() ? SpeedOrder(pr.model(), pr.hub()) : caps.whole;
   order.resize(std::min<size_t>(order.size(), caps.whole_devices));
   if (std::find(order.begin(), order.end(), pr.hub()) == order.end())
     order.push_back(pr.hub());
@@ -92,6 +116,46 @@ void AddLoad(const Load& l, Column* c) {
   for (const auto& [d, w] : l.weights) c->weights[d] += w;
 }
 
+// Gives each unit the MILP placed whole on a class's first device (standing
+// for the class) a device of that class: consecutive units stay on one
+// device until its memory, less what splits put there, is full, then move
+// to the class's next device. The moves cost transfers the MILP did not
+// price; PredictPlan prices the Plan that results.
+Status SpreadOverClasses(const UnitPricer& pr, const DeviceClasses& dc,
+                         Assignment* a) {
+  const auto& devs = pr.model().cluster().devices;
+  std::vector<int64_t> used(devs.size(), 0);
+  for (size_t u = 0; u < a->size(); ++u) {
+    if ((*a)[u].form == Form::kWhole) continue;
+    for (const auto& [d, w] : pr.Price(int(u), (*a)[u]).weights) used[d] += w;
+  }
+  std::vector<size_t> at(dc.members.size(), 0);
+  for (size_t u = 0; u < a->size(); ++u) {
+    Placement& p = (*a)[u];
+    if (p.form != Form::kWhole) continue;
+    const int k = dc.of[p.devices[0]];
+    const std::vector<int>& m = dc.members[k];
+    int64_t w = 0;
+    for (const auto& [d, b] : pr.Price(int(u), p).weights) w += b;
+    for (; at[k] < m.size(); ++at[k]) {
+      const int d = m[at[k]];
+      if (devs[d].memory_bytes <= 0 ||
+          used[d] + w <= WeightCapacity(devs[d].memory_bytes)) {
+        break;
+      }
+    }
+    if (at[k] == m.size()) {
+      return FailedPrecondition("the MILP's whole placements on the " +
+                                std::to_string(m.size()) + " devices like " +
+                                devs[m[0]].name +
+                                " do not fit them one by one in order");
+    }
+    p.devices[0] = m[at[k]];
+    used[p.devices[0]] += w;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<MilpResult> SolveJointMilp(const UnitPricer& pr,
@@ -107,6 +171,23 @@ StatusOr<MilpResult> SolveJointMilp(const UnitPricer& pr,
                   std::string(buf) + " leaves no time for the MILP");
   }
   const bool throughput = opts.objective == "throughput";
+  // For latency, equal devices are interchangeable: one whole-placement
+  // variable per class (its first device) instead of per device removes
+  // the MILP's symmetric solutions, which GLPK otherwise explores one by
+  // one (1000 devices of 6 kinds found no solution in 10 s).
+  // Up to the whole-placement cap every device keeps its own variables,
+  // so small clusters' plans are exactly as before (and the intra-class
+  // moves are priced); past it the cap would drop devices anyway.
+  const bool grouped = !throughput && opts.group_equal_devices &&
+                       pr.model().num_devices() > opts.group_above;
+  DeviceClasses classes;
+  std::vector<int> whole;
+  if (grouped) {
+    classes = ClassifyDevices(pr.model(), pr.hub());
+    for (int d : SpeedOrder(pr.model(), pr.hub())) {
+      if (classes.members[classes.of[d]][0] == d) whole.push_back(d);
+    }
+  }
   // Shrink the candidates until the pair variables fit the budget.
   const std::vector<CandidateCaps> ladder = {
       {12, 4, 32}, {8, 3, 32}, {6, 3, 16}, {4, 2, 16}, {3, 2, 8}, {2, 1, 8}};
@@ -115,6 +196,7 @@ StatusOr<MilpResult> SolveJointMilp(const UnitPricer& pr,
   int64_t columns = 0;
   for (CandidateCaps c : ladder) {
     c.replicate = throughput;
+    c.whole = whole;
     cand.assign(U, {});
     columns = 0;
     for (int u = 0; u < U; ++u) {
@@ -170,6 +252,25 @@ StatusOr<MilpResult> SolveJointMilp(const UnitPricer& pr,
     }
   }
   int bcol = 0;
+  // Grouped: per class of equal devices, how many devices beyond the first
+  // its whole units fill. Each is a hop of a unit's output between two of
+  // them, which the transitions on the class's first device do not see;
+  // priced at the smallest unit output and kept continuous (an integer
+  // made 1000 devices unsolvable in 10 s), so a lower bound on the hops.
+  std::map<int, int> hop_col;  // class -> column
+  if (grouped) {
+    int64_t out = units[0].output_bytes;
+    for (const auto& unit : units) out = std::min(out, unit.output_bytes);
+    for (size_t k = 0; k < classes.members.size(); ++k) {
+      const auto& m = classes.members[k];
+      if (m.size() < 2 || pr.model().cluster().devices[m[0]].memory_bytes <= 0)
+        continue;
+      const int j = lp.AddColumn(
+          GLP_CV, eps * pr.model().TransferSeconds(m[0], m[1], out));
+      glp_set_col_bnds(lp.get(), j, GLP_DB, 0, double(m.size() - 1));
+      hop_col[int(k)] = j;
+    }
+  }
   if (throughput) bcol = lp.AddColumn(GLP_CV, 1.0);
   // One placement per unit.
   for (int u = 0; u < U; ++u) {
@@ -198,13 +299,24 @@ StatusOr<MilpResult> SolveJointMilp(const UnitPricer& pr,
       }
     }
   }
-  // Memory, and for throughput the busiest device.
+  // Memory, and for throughput the busiest device. A whole placement on a
+  // class's first device stands for any device of the class, so it counts
+  // against the class's memory together; splits name their devices, so
+  // theirs count against the device as well.
   const auto& devs = pr.model().cluster().devices;
+  auto pooled = [&](int d) {
+    return grouped && classes.members[classes.of[d]].size() > 1;
+  };
   std::map<int, std::vector<std::pair<int, double>>> mem, busy;
+  std::map<int, std::map<int, double>> class_mem;  // class -> column -> bytes
   for (int u = 0; u < U; ++u) {
-    for (const auto& c : x[u]) {
-      for (const auto& [d, w] : c.weights)
-        mem[d].push_back({c.index, double(w)});
+    for (size_t i = 0; i < x[u].size(); ++i) {
+      const Column& c = x[u][i];
+      const bool one = cand[u][i].form == Form::kWhole;
+      for (const auto& [d, w] : c.weights) {
+        if (pooled(d)) class_mem[classes.of[d]][c.index] += double(w);
+        if (!pooled(d) || !one) mem[d].push_back({c.index, double(w)});
+      }
       for (const auto& [d, s] : c.busy) busy[d].push_back({c.index, s});
     }
   }
@@ -214,6 +326,17 @@ StatusOr<MilpResult> SolveJointMilp(const UnitPricer& pr,
   for (auto& [d, terms] : mem) {
     if (devs[d].memory_bytes > 0)
       lp.AddRow(terms, GLP_UP, double(WeightCapacity(devs[d].memory_bytes)));
+  }
+  // A class's weights fit its devices in use: sum <= cap (1 + hops).
+  std::vector<std::pair<int, int>> class_rows;  // (row, class)
+  for (const auto& [k, cols] : class_mem) {
+    const auto& m = classes.members[k];
+    if (devs[m[0]].memory_bytes <= 0) continue;
+    const double cap = double(WeightCapacity(devs[m[0]].memory_bytes));
+    std::vector<std::pair<int, double>> terms(cols.begin(), cols.end());
+    if (hop_col.count(k)) terms.push_back({hop_col.at(k), -cap});
+    lp.AddRow(terms, GLP_UP, cap);
+    class_rows.push_back({glp_get_num_rows(lp.get()), k});
   }
   if (throughput) {
     for (auto& [d, terms] : busy) {
@@ -226,56 +349,99 @@ StatusOr<MilpResult> SolveJointMilp(const UnitPricer& pr,
   res.caps = caps;
   res.columns = glp_get_num_cols(lp.get());
   res.rows = glp_get_num_rows(lp.get());
-  const double spent =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  const double left = opts.time_limit_s - spent;
   const std::string size = std::to_string(res.columns) + " columns, " +
                            std::to_string(res.rows) + " rows";
-  if (!(left > 0)) {
-    return Status(
-        Code::kDeadlineExceeded,
-        "pricing the candidates took the whole time limit (" + size + ")");
-  }
   glp_term_out(GLP_OFF);
-  glp_iocp parm;
-  glp_init_iocp(&parm);
-  parm.presolve = GLP_ON;
-  parm.msg_lev = GLP_MSG_OFF;
-  parm.tm_lim = static_cast<int>(std::clamp(left * 1000.0, 1.0, 2.0e9));
-  parm.mip_gap = 1e-6;
-  const int ret = glp_intopt(lp.get(), &parm);
-  const int status = glp_mip_status(lp.get());
-  const bool has = status == GLP_OPT || status == GLP_FEAS;
-  if (!has) {
-    if (ret == GLP_ETMLIM || ret == 0) {
-      return Status(
-          Code::kDeadlineExceeded,
-          "the MILP (" + size + ") found no solution within the time limit");
+  std::string note;
+  for (int attempt = 0;; ++attempt) {
+    const double spent =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    const double left = opts.time_limit_s - spent;
+    if (!(left > 0)) {
+      return Status(Code::kDeadlineExceeded,
+                    std::string(attempt == 0 ? "pricing the candidates"
+                                             : "the first solve") +
+                        " took the whole time limit (" + size + ")");
     }
-    return FailedPrecondition(
-        "the MILP (" + size + ") has no solution: " +
-        (ret == GLP_ENOPFS || ret == GLP_ENODFS
-             ? "the memory constraints cannot all hold"
-             : "glp_intopt returned " + std::to_string(ret)));
-  }
-  res.proven_optimal = ret == 0 && status == GLP_OPT;
-  res.objective = glp_mip_obj_val(lp.get());
-  res.assignment.resize(U);
-  for (int u = 0; u < U; ++u) {
-    int chosen = -1;
-    for (size_t c = 0; c < x[u].size(); ++c) {
-      if (glp_mip_col_val(lp.get(), x[u][c].index) > 0.5) chosen = int(c);
+    glp_iocp parm;
+    glp_init_iocp(&parm);
+    parm.presolve = GLP_ON;
+    parm.msg_lev = GLP_MSG_OFF;
+    parm.tm_lim = static_cast<int>(std::clamp(left * 1000.0, 1.0, 2.0e9));
+    parm.mip_gap = 1e-6;
+    const int ret = glp_intopt(lp.get(), &parm);
+    const int status = glp_mip_status(lp.get());
+    const bool has = status == GLP_OPT || status == GLP_FEAS;
+    if (!has) {
+      if (ret == GLP_ETMLIM || ret == 0) {
+        return Status(
+            Code::kDeadlineExceeded,
+            "the MILP (" + size + ") found no solution within the time limit");
+      }
+      return FailedPrecondition(
+          "the MILP (" + size + ") has no solution: " +
+          (ret == GLP_ENOPFS || ret == GLP_ENODFS
+               ? "the memory constraints cannot all hold"
+               : "glp_intopt returned " + std::to_string(ret)));
     }
-    if (chosen < 0) return Internal("MILP chose no placement for a unit");
-    res.assignment[u] = cand[u][chosen];
+    res.proven_optimal = ret == 0 && status == GLP_OPT;
+    res.objective = glp_mip_obj_val(lp.get());
+    res.assignment.assign(U, Placement{});
+    for (int u = 0; u < U; ++u) {
+      int chosen = -1;
+      for (size_t c = 0; c < x[u].size(); ++c) {
+        if (glp_mip_col_val(lp.get(), x[u][c].index) > 0.5) chosen = int(c);
+      }
+      if (chosen < 0) return Internal("MILP chose no placement for a unit");
+      res.assignment[u] = cand[u][chosen];
+    }
+    if (!grouped) break;
+    res.classes = static_cast<int>(classes.members.size());
+    // When the units pack into more devices than the MILP counted (its
+    // memory row holds a class's sum, not each device's share), the extra
+    // hops are left to PredictPlan, which prices the Plan auto compares
+    // with Procedure 1's; solving again with slack made answers worse.
+    Status spread = SpreadOverClasses(pr, classes, &res.assignment);
+    if (spread.ok()) break;
+    if (attempt > 0) return spread;
+    // They do not pack into the class at all. Packing in order always
+    // succeeds when each device is left a unit's weights of slack (a
+    // device is passed over only when fuller than its capacity less a
+    // unit), so solve once more with that.
+    int64_t unit_max = 0;
+    for (const auto& unit : units)
+      unit_max = std::max(unit_max, unit.weight_bytes);
+    for (const auto& [row, k] : class_rows) {
+      const auto& m = classes.members[k];
+      const double cap = double(std::max<int64_t>(
+          0, WeightCapacity(devs[m[0]].memory_bytes) - unit_max));
+      glp_set_row_bnds(lp.get(), row, GLP_UP, cap, cap);
+      if (!hop_col.count(k)) continue;
+      // GLPK's arrays are 1-based.
+      const int n = glp_get_mat_row(lp.get(), row, nullptr, nullptr);
+      std::vector<int> ind(n + 1);
+      std::vector<double> val(n + 1);
+      glp_get_mat_row(lp.get(), row, ind.data(), val.data());
+      for (int i = 1; i <= n; ++i) {
+        if (ind[i] == hop_col.at(k)) val[i] = -cap;
+      }
+      glp_set_mat_row(lp.get(), row, n, ind.data(), val.data());
+    }
+    note =
+        "; solved again with a unit's slack per device, as the first "
+        "answer did not pack into the class's devices";
   }
   res.status = std::string(res.proven_optimal
                                ? "optimal"
                                : "time limit hit, best solution found used") +
                " (" + size + "; up to " + std::to_string(caps.whole_devices) +
                " devices whole, " + std::to_string(caps.groups) +
-               " groups of up to " + std::to_string(caps.group_size) + ")";
+               " groups of up to " + std::to_string(caps.group_size) +
+               (grouped ? "; " + std::to_string(res.classes) +
+                              " classes of equal devices"
+                        : "") +
+               note + ")";
   return res;
 }
 

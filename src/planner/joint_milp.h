@@ -20,7 +20,18 @@ struct CandidateCaps {
   int groups = 4;          // groups of the fastest devices splits use
   int group_size = 32;     // largest group
   bool replicate = false;  // replicas (throughput only)
+  // When set, the devices a unit may run whole on, fastest first (each
+  // standing for its class of equal devices); else the fastest devices.
+  std::vector<int> whole;
 };
+
+// Devices the planner cannot tell apart (LatencyModel::SameDevice), in
+// classes; the hub is always alone in its class (it holds the input).
+struct DeviceClasses {
+  std::vector<int> of;                    // device -> class
+  std::vector<std::vector<int>> members;  // class -> devices, fastest first
+};
+DeviceClasses ClassifyDevices(const LatencyModel& m, int hub);
 
 // Devices by speed, fastest first; the hub first among equals.
 std::vector<int> SpeedOrder(const LatencyModel& m, int hub);
@@ -35,6 +46,11 @@ struct MilpOptions {
   std::string objective = "latency";
   double time_limit_s = 10;
   int max_columns = 40000;  // candidates shrink until the MILP fits
+  // Latency: one whole-placement variable per class of equal devices, not
+  // per device (docs/planner.md); throughput keeps devices apart, since
+  // pipelining over equal devices is what it wants.
+  bool group_equal_devices = true;
+  int group_above = 12;  // devices; at or below, one variable per device
 };
 
 struct MilpResult {
@@ -44,6 +60,7 @@ struct MilpResult {
   double objective = 0;
   int columns = 0, rows = 0;
   CandidateCaps caps;
+  int classes = 0;  // of equal devices, when grouped
 };
 
 // DeadlineExceeded when the time ran out before any solution; other errors

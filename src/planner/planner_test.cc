@@ -175,6 +175,63 @@ TEST(JointMilp, PicksTheFasterDeviceForTheHeavyLayer) {
   }
 }
 
+TEST(JointMilp, EqualDevicesFormClassesAndTheHubStandsAlone) {
+  Cluster c = MakeCluster({1, 1, 4, 4, 2, 4}, 1 << 30, 62e6, 9e-3);
+  c.devices[5].link = Link{1e9, 4e-4};  // a fast device on a faster link
+  const LatencyModel lm = LatencyModel::FromCluster(c);
+  const DeviceClasses dc = ClassifyDevices(lm, 0);
+  ASSERT_EQ(dc.members.size(), 5u);
+  EXPECT_EQ(dc.members[dc.of[0]], std::vector<int>{0});
+  EXPECT_EQ(dc.of[2], dc.of[3]);
+  EXPECT_EQ(dc.members[dc.of[2]], (std::vector<int>{2, 3}));
+  EXPECT_NE(dc.of[5], dc.of[2]);
+  EXPECT_NE(dc.of[1], dc.of[0]);
+  EXPECT_NE(dc.of[4], dc.of[1]);
+}
+
+// Weights that need four of the fastest devices, on many equal devices:
+// with one variable per class of equal devices the MILP is solved to
+// optimality (over every device separately it finds nothing in 20 s at 12
+// devices), each device holds what fits it, and its optimum is no worse
+// than Procedure 1's answer.
+TEST(JointMilp, ClassesOfEqualDevicesSolveAMemoryBoundChain) {
+  const Model m = FcChain(20, 256);
+  auto units = MakeUnits(m.graph).value();
+  int64_t layer = 0;
+  for (const auto& u : units) layer = std::max(layer, u.weight_bytes);
+  // Each device's weight capacity (half its memory) holds 5 layers.
+  const int64_t memory = 2 * (5 * layer + layer / 2);
+  std::vector<double> speeds;
+  for (int i = 0; i < 300; ++i) speeds.push_back(double(1 << (i % 3)));
+  const Cluster c = MakeCluster(speeds, memory, 62e6, 9e-3);
+  const LatencyModel lm = LatencyModel::FromCluster(c);
+  UnitPricer pr(m.graph, units, lm, 0);
+  auto r = SolveJointMilp(pr, MilpOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->proven_optimal) << r->status;
+  EXPECT_EQ(r->classes, 4) << "the hub, and speeds 1, 2, 4";
+  std::map<int, int64_t> held;
+  for (size_t u = 0; u < units.size(); ++u) {
+    for (const auto& [d, w] : pr.Price(int(u), r->assignment[u]).weights)
+      held[d] += w;
+  }
+  for (const auto& [d, w] : held)
+    EXPECT_LE(w, WeightCapacity(memory)) << "device " << d;
+  EXPECT_GE(held.size(), 4u);
+  auto h = Procedure1(pr, "latency");
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  // Procedure 1's stages are a solution of the class MILP too (hops priced
+  // at no more than they cost), so the optimum is no worse.
+  EXPECT_LE(r->objective, EstimateAssignment(pr, h->assignment).latency_s);
+  // Below the cap, devices keep their own variables.
+  const Cluster few = MakeCluster({1, 4, 4}, 1 << 30, 62e6, 9e-3);
+  const LatencyModel lmf = LatencyModel::FromCluster(few);
+  UnitPricer prf(m.graph, units, lmf, 0);
+  auto rf = SolveJointMilp(prf, MilpOptions{});
+  ASSERT_TRUE(rf.ok()) << rf.status().message();
+  EXPECT_EQ(rf->classes, 0);
+}
+
 TEST(Auto, TimeLimitZeroFallsBackAndSaysSo) {
   const Model m = Zoo("lenet5");
   const Cluster c = MakeCluster({2, 1, 1}, 0, 62e6, 9e-3);

@@ -68,6 +68,26 @@ double LatencyModel::TransferSeconds(int src, int dst, int64_t bytes) const {
   return s;
 }
 
+bool LatencyModel::SameDevice(int a, int b) const {
+  const Device& x = devices_.at(a);
+  const Device& y = devices_.at(b);
+  auto same_fit = [](const OpFit& f, const OpFit& g) {
+    return f.intercept_s == g.intercept_s && f.per_mac_s == g.per_mac_s &&
+           f.per_byte_s == g.per_byte_s;
+  };
+  if (x.fits.size() != y.fits.size()) return false;
+  for (auto i = x.fits.begin(), j = y.fits.begin(); i != x.fits.end();
+       ++i, ++j) {
+    if (i->first != j->first || !same_fit(i->second, j->second)) return false;
+  }
+  return x.link.bandwidth_bps == y.link.bandwidth_bps &&
+         x.link.latency_s == y.link.latency_s &&
+         x.quota.quota_s == y.quota.quota_s &&
+         x.quota.period_s == y.quota.period_s &&
+         cluster_.devices.at(a).memory_bytes ==
+             cluster_.devices.at(b).memory_bytes;
+}
+
 double LatencyModel::MacsPerSecond(int d) const {
   const auto& fits = devices_.at(d).fits;
   auto it = fits.find("Conv");

@@ -46,6 +46,9 @@ class LatencyModel {
   CpuQuota Quota(int d) const { return devices_.at(d).quota; }
   // What device d sends over: measured (profile) or the cluster file's.
   const Link& LinkOf(int d) const { return devices_.at(d).link; }
+  // Whether a and b cannot be told apart: the same fits, link, CPU limit
+  // and memory, so every price on one is the price on the other.
+  bool SameDevice(int a, int b) const;
 
  private:
   struct Device {
