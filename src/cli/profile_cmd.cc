@@ -39,6 +39,7 @@ Status RunProfile(const ProfileArgs& a) {
             << " layer variants each, then each device's link\n";
   ProfilerOptions o;
   o.model = a.model;
+  o.graph = &m.graph;
   o.repeat = a.repeat;
   o.min_seconds = a.min_seconds;
   o.rpc_timeout_ms = a.timeout_ms;

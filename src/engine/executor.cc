@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -171,7 +172,8 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
 }
 
 Status Executor::Run(const std::vector<Tensor>& inputs,
-                     std::vector<Tensor>* outputs) {
+                     std::vector<Tensor>* outputs,
+                     std::vector<double>* step_seconds) {
   Impl& m = *impl_;
   if (inputs.size() != m.input_values.size()) {
     return InvalidArgument("the model takes " +
@@ -189,9 +191,18 @@ Status Executor::Run(const std::vector<Tensor>& inputs,
                 inputs[i].data.size() * sizeof(float));
   }
   RunContext ctx{m.arena, &m.stream};
-  for (auto& step : m.steps) {
-    Status s = step->Run(ctx);
-    if (!s.ok()) return s.WithContext("step '" + step->label + "'");
+  if (step_seconds != nullptr) step_seconds->resize(m.steps.size(), 0.0);
+  for (size_t i = 0; i < m.steps.size(); ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = m.steps[i]->Run(ctx);
+    if (!s.ok()) return s.WithContext("step '" + m.steps[i]->label + "'");
+    if (step_seconds != nullptr) {
+      // The CPU stream runs in order; waiting makes the time the step's.
+      m.stream.wait();
+      (*step_seconds)[i] +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+              .count();
+    }
   }
   m.stream.wait();
   outputs->clear();

@@ -43,8 +43,11 @@ class Executor {
       const Graph& g, WeightStore weights, const ExecutorOptions& opts);
   ~Executor();
 
-  // Inputs in graph input order, plain row-major; outputs likewise.
-  Status Run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs);
+  // Inputs in graph input order, plain row-major; outputs likewise. With
+  // `step_seconds` (one per step_labels() entry), adds each step's wall
+  // time to it: what `shoal profile` attributes to the nodes in context.
+  Status Run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs,
+             std::vector<double>* step_seconds = nullptr);
 
   const ExecutorStats& stats() const { return stats_; }
   const std::vector<std::string>& step_labels() const { return labels_; }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -51,6 +52,40 @@ int64_t ReadInt(const std::string& file) {
 
 }  // namespace
 
+std::vector<NodeTime> AttributeSteps(const Graph& g,
+                                     const std::vector<std::string>& labels,
+                                     const std::vector<double>& seconds,
+                                     double total_seconds) {
+  std::map<std::string, double> by_node;
+  double sum = 0;
+  for (size_t i = 0; i < labels.size() && i < seconds.size(); ++i) {
+    size_t at = i;
+    if (labels[i].rfind("reorder ", 0) == 0) {
+      at = labels.size();
+      for (size_t j = i + 1; j < labels.size() && at == labels.size(); ++j) {
+        if (labels[j].rfind("reorder ", 0) != 0) at = j;
+      }
+      for (size_t j = i; at == labels.size() && j-- > 0;) {
+        if (labels[j].rfind("reorder ", 0) != 0) at = j;
+      }
+      if (at == labels.size()) continue;  // only reorders: no node to own it
+    }
+    // A conv with its activation fused is labelled "conv+Relu".
+    std::string node = labels[at];
+    if (g.FindNode(node) == nullptr && node.find('+') != std::string::npos)
+      node = node.substr(0, node.rfind('+'));
+    by_node[node] += seconds[i];
+    sum += seconds[i];
+  }
+  const double scale = sum > 0 ? total_seconds / sum : 0;
+  std::vector<NodeTime> out;
+  for (const auto& n : g.nodes) {
+    auto it = by_node.find(n.name);
+    out.push_back({n.name, it == by_node.end() ? 0.0 : it->second * scale});
+  }
+  return out;
+}
+
 StatusOr<Timing> TimeGraph(const Graph& g, const TimingOptions& o) {
   SetKernelThreads(o.threads);
   ExecutorOptions eo;
@@ -69,13 +104,14 @@ StatusOr<Timing> TimeGraph(const Graph& g, const TimingOptions& o) {
   RETURN_IF_ERROR(ex->Run(inputs, &outs));  // warm-up: first-touch costs
   using Clock = std::chrono::steady_clock;
   std::vector<double> each;
+  std::vector<double> steps;
   const auto t0 = Clock::now();
   const double c0 = CpuNow();
   double elapsed = 0;
   while (true) {
     const auto a = Clock::now();
     const double cpu0 = CpuSeconds(o.threads > 1);
-    RETURN_IF_ERROR(ex->Run(inputs, &outs));
+    RETURN_IF_ERROR(ex->Run(inputs, &outs, o.per_node ? &steps : nullptr));
     PaceCompute(o.cpu_fraction, a, CpuSeconds(o.threads > 1) - cpu0);
     const auto b = Clock::now();
     each.push_back(std::chrono::duration<double>(b - a).count());
@@ -91,6 +127,10 @@ StatusOr<Timing> TimeGraph(const Graph& g, const TimingOptions& o) {
   std::sort(each.begin(), each.end());
   t.seconds_median = each[each.size() / 2];
   t.seconds_min = each.front();
+  if (o.per_node) {
+    t.node_seconds =
+        AttributeSteps(g, ex->step_labels(), steps, t.seconds_mean);
+  }
   return t;
 }
 

@@ -4,6 +4,9 @@
 #ifndef SHOAL_RUNTIME_PROFILING_H_
 #define SHOAL_RUNTIME_PROFILING_H_
 
+#include <string>
+#include <vector>
+
 #include "engine/executor.h"
 #include "graph/graph.h"
 #include "sim/cpu_quota.h"
@@ -21,6 +24,15 @@ struct TimingOptions {
   // The worker's pacing (WorkerOptions::cpu_fraction): each run is held to
   // its CPU time / fraction, as the worker holds each task.
   double cpu_fraction = 0;
+  // Also time each step of the runs and attribute it to the graph's nodes
+  // (Timing::node_seconds).
+  bool per_node = false;
+};
+
+// One node's time inside the graph it ran in.
+struct NodeTime {
+  std::string node;
+  double seconds = 0;  // its share of seconds_mean
 };
 
 struct Timing {
@@ -29,7 +41,20 @@ struct Timing {
   double seconds_median = 0;
   double seconds_min = 0;
   double cpu_seconds_mean = 0;  // process CPU time per run
+  // per_node: every node of the graph, in graph order. Each executor step's
+  // wall time goes to its node; a reorder step to the node it feeds (the
+  // next computing step), a trailing one to the node before it; an
+  // activation fused into its conv ("conv+Relu") is the conv's and gets 0.
+  // Scaled so that they sum to seconds_mean (which includes the pacing).
+  std::vector<NodeTime> node_seconds;
 };
+
+// The per-node attribution of step times (labels: node names or "reorder
+// <tensor>"), as TimeGraph does it; exposed for tests.
+std::vector<NodeTime> AttributeSteps(const Graph& g,
+                                     const std::vector<std::string>& labels,
+                                     const std::vector<double>& seconds,
+                                     double total_seconds);
 
 // One warm-up run, then runs back to back until both min_runs and
 // min_seconds are reached (or max_seconds passed).

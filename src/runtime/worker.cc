@@ -597,6 +597,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
     o.threads = opts.threads;
     o.backend = opts.backend;
     o.cpu_fraction = opts.cpu_fraction;
+    o.per_node = req->per_node();
     auto t = TimeGraph(*g, o);
     if (!t.ok()) return ToGrpc(t.status().WithContext(Who() + " profiling"));
     const CpuQuota q = OwnCpuQuota();
@@ -608,6 +609,11 @@ struct Worker::Impl final : public rpc::Worker::Service {
     rep->set_cpu_quota_s(q.quota_s);
     rep->set_cpu_period_s(q.period_s);
     rep->set_threads(opts.threads);
+    for (const auto& n : t->node_seconds) {
+      rpc::NodeSeconds* r = rep->add_nodes();
+      r->set_node(n.node);
+      r->set_seconds(n.seconds);
+    }
     return grpc::Status::OK;
   }
 

@@ -13,7 +13,7 @@ LatencyModel LatencyModel::FromCluster(const Cluster& c) {
     f.per_mac_s = per_mac;
     // Bytes stand in for elements touched by MAC-free layers.
     f.per_byte_s = per_mac * kMacsPerElement / kBytesPerElement;
-    m.devices_.push_back(Device{{{"*", f}}, d.link, QuotaForCpu(d.cpu)});
+    m.devices_.push_back(Device{{{"*", f}}, {}, d.link, QuotaForCpu(d.cpu)});
   }
   return m;
 }
@@ -30,8 +30,17 @@ StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
                              "' of the cluster file; run shoal "
                              "profile on this cluster");
     }
-    Device dev{dp->fits, dp->link,
+    Device dev{dp->fits,
+               {},
+               dp->link,
                dp->has_cpu_quota ? dp->cpu_quota : QuotaForCpu(d.cpu)};
+    std::map<Key, std::pair<double, int>> sum;
+    for (const auto& ls : dp->samples) {
+      auto& [s, n] = sum[Key{ls.op, ls.macs, ls.bytes}];
+      s += ls.seconds;
+      ++n;
+    }
+    for (const auto& [k, sn] : sum) dev.measured[k] = sn.first / sn.second;
     if (!dev.fits.count("*")) {
       return InvalidArgument("profile of device '" + d.name +
                              "' has no overall fit ('*')");
@@ -42,11 +51,16 @@ StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
 }
 
 double LatencyModel::NodeSeconds(int d, const NodeCost& cost) const {
-  const auto& fits = devices_.at(d).fits;
-  auto it = fits.find(cost.op);
-  const OpFit& f = it != fits.end() ? it->second : fits.at("*");
+  const Device& dev = devices_.at(d);
   const int64_t bytes =
       cost.input_bytes() + cost.output_bytes() + cost.weight_bytes();
+  if (!dev.measured.empty()) {
+    auto m = dev.measured.find(Key{cost.op, cost.macs, bytes});
+    if (m != dev.measured.end()) return m->second;
+  }
+  const auto& fits = dev.fits;
+  auto it = fits.find(cost.op);
+  const OpFit& f = it != fits.end() ? it->second : fits.at("*");
   return std::max(0.0, f.intercept_s + f.per_mac_s * double(cost.macs) +
                            f.per_byte_s * double(bytes));
 }
@@ -80,7 +94,8 @@ bool LatencyModel::SameDevice(int a, int b) const {
        ++i, ++j) {
     if (i->first != j->first || !same_fit(i->second, j->second)) return false;
   }
-  return x.link.bandwidth_bps == y.link.bandwidth_bps &&
+  return x.measured == y.measured &&
+         x.link.bandwidth_bps == y.link.bandwidth_bps &&
          x.link.latency_s == y.link.latency_s &&
          x.quota.quota_s == y.quota.quota_s &&
          x.quota.period_s == y.quota.period_s &&

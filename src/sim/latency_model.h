@@ -4,6 +4,7 @@
 #ifndef SHOAL_SIM_LATENCY_MODEL_H_
 #define SHOAL_SIM_LATENCY_MODEL_H_
 
+#include <tuple>
 #include <vector>
 
 #include "cluster/cluster.h"
@@ -32,7 +33,7 @@ class LatencyModel {
   int num_devices() const { return static_cast<int>(devices_.size()); }
   const Cluster& cluster() const { return cluster_; }
 
-  // One node on device d.
+  // One node on device d: its measurement when profiled, else the fit.
   double NodeSeconds(int d, const NodeCost& cost) const;
   // Every node of a shaped graph (a task's fragment), one after another.
   StatusOr<double> GraphSeconds(int d, const Graph& g) const;
@@ -51,8 +52,14 @@ class LatencyModel {
   bool SameDevice(int a, int b) const;
 
  private:
+  // A measured node: op, MACs, bytes (input + output + weights).
+  using Key = std::tuple<std::string, int64_t, int64_t>;
   struct Device {
     std::map<std::string, OpFit> fits;  // "*" always present
+    // The profiling database itself: a node measured on this device is
+    // predicted by its measurement (mean of equal ones), the fits serve
+    // the rest.
+    std::map<Key, double> measured;
     Link link;
     CpuQuota quota;
   };

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "models/load_model.h"
+#include "sim/fit.h"
 
 namespace shoal {
 namespace {
@@ -84,6 +85,41 @@ TEST(Profile, MissingDeviceIsNamed) {
   auto m = LatencyModel::FromProfile(EqualCluster(1), p);
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("dev0"), std::string::npos);
+}
+
+// A node measured on a device is predicted by its measurement (the
+// profiling database), others by the fit; equal measurements are averaged.
+TEST(LatencyModel, MeasuredNodesUseTheirMeasurement) {
+  Profile p;
+  DeviceProfile d;
+  d.name = "dev0";
+  auto sample = [](int64_t macs, double seconds) {
+    LayerSample s;
+    s.op = "Conv";
+    s.macs = macs;
+    s.bytes = 1000;
+    s.seconds = seconds;
+    return s;
+  };
+  // On a line through the origin except the layer measured in context.
+  d.samples = {sample(1000000, 0.010), sample(2000000, 0.020),
+               sample(4000000, 0.040), sample(3000000, 0.012),
+               sample(3000000, 0.018)};
+  RefitDevice(&d);
+  p.devices.push_back(d);
+  auto m = LatencyModel::FromProfile(EqualCluster(1), p);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  NodeCost c;
+  c.op = "Conv";
+  c.macs = 3000000;
+  c.input_elements = 1000 / kBytesPerElement;
+  EXPECT_NEAR(m->NodeSeconds(0, c), 0.015, 1e-12);
+  c.macs = 5000000;  // never measured: the fit
+  const OpFit& f = p.devices[0].fits.at("Conv");
+  EXPECT_NEAR(
+      m->NodeSeconds(0, c),
+      std::max(0.0, f.intercept_s + f.per_mac_s * 5e6 + f.per_byte_s * 1000),
+      1e-12);
 }
 
 }  // namespace

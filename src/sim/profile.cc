@@ -41,7 +41,8 @@ Status SaveProfile(const Profile& p, const std::string& path) {
                                {"macs", s.macs},
                                {"bytes", s.bytes},
                                {"seconds", s.seconds},
-                               {"cpu_seconds", s.cpu_seconds}});
+                               {"cpu_seconds", s.cpu_seconds},
+                               {"alone_seconds", s.alone_seconds}});
     }
     j["devices"].push_back(jd);
   }
@@ -100,6 +101,7 @@ StatusOr<Profile> LoadProfile(const std::string& path) {
         s.bytes = js.at("bytes").get<int64_t>();
         s.seconds = js.at("seconds").get<double>();
         s.cpu_seconds = js.value("cpu_seconds", 0.0);
+        s.alone_seconds = js.value("alone_seconds", 0.0);
         d.samples.push_back(s);
       }
       p.devices.push_back(std::move(d));

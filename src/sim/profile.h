@@ -27,6 +27,11 @@ struct LayerSample {
   // quota's throttling is averaged in), and the CPU time it used.
   double seconds = 0;
   double cpu_seconds = 0;  // 0: not measured
+  // A whole layer timed inside the whole model (per-step times of the
+  // executor): `seconds` is that, and this the layer timed alone as a
+  // one-node graph (which reorders its input and output to and from
+  // oneDNN's blocked layout). 0: measured alone only.
+  double alone_seconds = 0;
 };
 
 // seconds = intercept_s + per_mac_s * macs + per_byte_s * bytes, fitted by

@@ -25,7 +25,11 @@ struct ProfileProgress {
 
 struct ProfilerOptions {
   std::string model;  // recorded in each sample
-  int repeat = 3;     // timed runs per variant at least
+  // When set: after its variants, each device runs this whole graph once
+  // more with per-node timing, and each whole layer's sample becomes its
+  // time in context (LayerSample::alone_seconds keeps the time alone).
+  const Graph* graph = nullptr;
+  int repeat = 3;  // timed runs per variant at least
   // Each variant also runs for at least this long, so that a CPU quota's
   // throttling is averaged over many periods.
   double min_seconds = 0.2;
