@@ -44,8 +44,9 @@ class Executor {
   ~Executor();
 
   // Inputs in graph input order, plain row-major; outputs likewise. With
-  // `step_seconds` (one per step_labels() entry), adds each step's wall
-  // time to it: what `shoal profile` attributes to the nodes in context.
+  // `step_seconds` (one per step_labels() entry), adds each step's process
+  // CPU time to it: what `shoal profile` attributes to the nodes in
+  // context.
   Status Run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs,
              std::vector<double>* step_seconds = nullptr);
 

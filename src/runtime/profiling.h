@@ -42,10 +42,11 @@ struct Timing {
   double seconds_min = 0;
   double cpu_seconds_mean = 0;  // process CPU time per run
   // per_node: every node of the graph, in graph order. Each executor step's
-  // wall time goes to its node; a reorder step to the node it feeds (the
+  // CPU time goes to its node; a reorder step to the node it feeds (the
   // next computing step), a trailing one to the node before it; an
   // activation fused into its conv ("conv+Relu") is the conv's and gets 0.
-  // Scaled so that they sum to seconds_mean (which includes the pacing).
+  // Scaled so that they sum to seconds_mean (the wall time, which includes
+  // the pacing and the quota): each node gets its share of the run's CPU.
   std::vector<NodeTime> node_seconds;
 };
 

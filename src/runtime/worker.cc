@@ -151,6 +151,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
     std::lock_guard<std::mutex> lock(mu);
     rep->set_deployment(dep ? dep->id : "");
     rep->set_uptime_ms(static_cast<int64_t>(MsSince(started)));
+    rep->set_process_cpu_seconds(CpuSeconds(true));
     return grpc::Status::OK;
   }
 
@@ -629,6 +630,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
     m.set_protocol(kProtocolVersion);
     m.mutable_data()->assign(req->bytes(), '\x5a');
     auto stub = rpc::Worker::NewStub(MakeChannel(req->target(), max_msg));
+    const double cpu0 = CpuSeconds(true);
     for (int i = 0; i < req->count(); ++i) {
       const auto t0 = Clock::now();
       shaper.Transmit(req->bytes());
@@ -643,6 +645,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
       }
       rep->add_seconds(MsSince(t0) / 1e3);
     }
+    rep->set_cpu_seconds(CpuSeconds(true) - cpu0);
     return grpc::Status::OK;
   }
 

@@ -41,6 +41,8 @@ StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
       ++n;
     }
     for (const auto& [k, sn] : sum) dev.measured[k] = sn.first / sn.second;
+    dev.send_cpu_s = dp->send_cpu_s;
+    dev.recv_cpu_s = dp->recv_cpu_s;
     if (!dev.fits.count("*")) {
       return InvalidArgument("profile of device '" + d.name +
                              "' has no overall fit ('*')");
@@ -94,7 +96,8 @@ bool LatencyModel::SameDevice(int a, int b) const {
        ++i, ++j) {
     if (i->first != j->first || !same_fit(i->second, j->second)) return false;
   }
-  return x.measured == y.measured &&
+  return x.measured == y.measured && x.send_cpu_s == y.send_cpu_s &&
+         x.recv_cpu_s == y.recv_cpu_s &&
          x.link.bandwidth_bps == y.link.bandwidth_bps &&
          x.link.latency_s == y.link.latency_s &&
          x.quota.quota_s == y.quota.quota_s &&

@@ -47,6 +47,11 @@ class LatencyModel {
   CpuQuota Quota(int d) const { return devices_.at(d).quota; }
   // What device d sends over: measured (profile) or the cluster file's.
   const Link& LinkOf(int d) const { return devices_.at(d).link; }
+  // Host CPU seconds device d spends to send or to receive one message
+  // (measured by the profile; 0 from the cluster file). Under a CPU quota
+  // they take the device's quota like compute does.
+  double SendCpuSeconds(int d) const { return devices_.at(d).send_cpu_s; }
+  double RecvCpuSeconds(int d) const { return devices_.at(d).recv_cpu_s; }
   // Whether a and b cannot be told apart: the same fits, link, CPU limit
   // and memory, so every price on one is the price on the other.
   bool SameDevice(int a, int b) const;
@@ -62,6 +67,7 @@ class LatencyModel {
     std::map<Key, double> measured;
     Link link;
     CpuQuota quota;
+    double send_cpu_s = 0, recv_cpu_s = 0;
   };
   Cluster cluster_;
   std::vector<Device> devices_;

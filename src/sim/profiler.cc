@@ -119,10 +119,14 @@ Status ProfileLayers(const DeviceSpec& d, rpc::Worker::Stub* stub,
   return Status::Ok();
 }
 
-StatusOr<std::vector<double>> Probe(const DeviceSpec& d,
-                                    rpc::Worker::Stub* stub,
-                                    const std::string& target, int64_t bytes,
-                                    int count, const ProfilerOptions& o) {
+struct ProbeResult {
+  std::vector<double> seconds;
+  double sender_cpu_s = 0;  // over all the sends
+};
+
+StatusOr<ProbeResult> Probe(const DeviceSpec& d, rpc::Worker::Stub* stub,
+                            const std::string& target, int64_t bytes, int count,
+                            const ProfilerOptions& o) {
   rpc::LinkProbeRequest req;
   req.set_protocol(kProtocolVersion);
   req.set_target(target);
@@ -137,7 +141,52 @@ StatusOr<std::vector<double>> Probe(const DeviceSpec& d,
     return FromGrpc(s, Who(d) + " could not send " + std::to_string(bytes) +
                            " bytes to " + target);
   }
-  return std::vector<double>(rep.seconds().begin(), rep.seconds().end());
+  return ProbeResult{{rep.seconds().begin(), rep.seconds().end()},
+                     rep.cpu_seconds()};
+}
+
+// The CPU a worker has used so far (its Health reply).
+StatusOr<double> ProcessCpu(const DeviceSpec& d, rpc::Worker::Stub* stub) {
+  rpc::HealthRequest req;
+  req.set_protocol(kProtocolVersion);
+  rpc::HealthReply rep;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(DeadlineIn(3000));
+  grpc::Status s = stub->Health(&ctx, req, &rep);
+  if (!s.ok()) return FromGrpc(s, Who(d) + " does not answer");
+  return rep.process_cpu_seconds();
+}
+
+// CPU per 64 B message on the sender and on the receiver (a worker, or
+// none): a probe of `count` messages less a probe of one, over count - 1,
+// so that each probe's new connection cancels out.
+struct MessageCpu {
+  double send_s = 0, recv_s = 0;
+};
+StatusOr<MessageCpu> MeasureMessageCpu(const DeviceSpec& d,
+                                       rpc::Worker::Stub* stub,
+                                       const DeviceSpec* peer,
+                                       rpc::Worker::Stub* peer_stub,
+                                       const std::string& target, int count,
+                                       const ProfilerOptions& o) {
+  double cpu[2] = {0, 0}, recv[2] = {0, 0};
+  const int counts[2] = {1, count};
+  for (int k = 0; k < 2; ++k) {
+    double r0 = 0;
+    if (peer != nullptr) {
+      ASSIGN_OR_RETURN(r0, ProcessCpu(*peer, peer_stub));
+    }
+    ASSIGN_OR_RETURN(ProbeResult p, Probe(d, stub, target, 64, counts[k], o));
+    cpu[k] = p.sender_cpu_s;
+    if (peer != nullptr) {
+      ASSIGN_OR_RETURN(double r1, ProcessCpu(*peer, peer_stub));
+      recv[k] = r1 - r0;
+    }
+  }
+  MessageCpu m;
+  m.send_s = std::max(0.0, (cpu[1] - cpu[0]) / (count - 1));
+  m.recv_s = std::max(0.0, (recv[1] - recv[0]) / (count - 1));
+  return m;
 }
 
 // Receives the probes of a one-device cluster (it has no peer).
@@ -205,13 +254,27 @@ StatusOr<Profile> ProfileCluster(const Cluster& c,
                      Probe(d, stubs[i].get(), target, 64, o.small_probes, o));
     ASSIGN_OR_RETURN(auto large, Probe(d, stubs[i].get(), target, o.large_bytes,
                                        o.large_probes, o));
-    const double ts = Median(small), tl = Median(large);
+    const size_t peer = (i + 1) % n;
+    MessageCpu mc;
+    if (o.small_probes >= 2) {
+      ASSIGN_OR_RETURN(
+          mc, MeasureMessageCpu(d, stubs[i].get(),
+                                n == 1 ? nullptr : &c.devices[peer],
+                                n == 1 ? nullptr : stubs[peer].get(), target,
+                                o.small_probes, o));
+    }
+    p.devices[i].send_cpu_s = mc.send_s;
+    if (n > 1) p.devices[peer].recv_cpu_s = mc.recv_s;
+    const double ts = Median(small.seconds), tl = Median(large.seconds);
     Link& l = p.devices[i].link;
     // Two points of latency + bytes / bandwidth.
     l.bandwidth_bps =
         tl > ts ? 8.0 * double(o.large_bytes - 64) / (tl - ts) : 0.0;
+    // The probe paid both ends' CPU, at full speed on idle devices; the
+    // simulator charges that to the devices' CPU instead.
     l.latency_s =
-        std::max(0.0, ts - (l.bandwidth_bps > 0 ? 512 / l.bandwidth_bps : 0));
+        std::max(0.0, ts - (l.bandwidth_bps > 0 ? 512 / l.bandwidth_bps : 0) -
+                          mc.send_s - (n > 1 ? mc.recv_s : 0));
     if (o.progress) {
       o.progress({d.name, int(variants.size()) + 1, int(variants.size()) + 1,
                   "link", tl});

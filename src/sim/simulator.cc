@@ -16,7 +16,9 @@ namespace {
 
 constexpr int kQueueHistogramBins = 17;  // as the worker: 0..15, 16 or more
 
-enum class Kind : uint8_t { kArrive, kTaskDone, kSendDone };
+// kArrive: a message reached its device (its receive CPU still to run);
+// kReceived: the worker has it.
+enum class Kind : uint8_t { kArrive, kReceived, kTaskDone, kSendDone };
 
 struct Event {
   double t;
@@ -89,6 +91,13 @@ class Sim {
   StatusOr<double> TaskSeconds(int task, int dev);
   void StartRequest(int req);
   void Arrive(int req, int xfer);
+  // A message from another device or the coordinator: the receiving worker
+  // spends its per-message CPU before the task sees it.
+  void Receive(int req, int xfer);
+  // When `cpu_s` of host CPU started at `from` on device d is done: at
+  // once on an unlimited device (other threads, other cores), else as the
+  // device's quota allows, shared with its compute.
+  double CpuDone(int d, double from, double cpu_s);
   void Complete(int req);
   // What request `req` moved between devices, counted as the runtime counts
   // (runtime/local_runner.h CountCommunication: a transfer within a device
@@ -184,6 +193,22 @@ void Sim::StartRequest(int req) {
     Push(t, Kind::kArrive, -1, req, xi);
   }
   if (r.out_left == 0) Complete(req);
+}
+
+double Sim::CpuDone(int d, double from, double cpu_s) {
+  if (cpu_s <= 0) return from;
+  const CpuQuota q = m_.Quota(map_[d]);
+  if (o_.cpu_quota && q.limited()) return dev_[d].clock.Run(from, cpu_s);
+  return from + cpu_s;
+}
+
+void Sim::Receive(int req, int xfer) {
+  const Transfer& x = p_.transfers[xfer];
+  if (x.dst.task == kModelOutput) return Arrive(req, xfer);
+  const int d = Dev(x.dst.task, Seq(req));
+  const double c = m_.RecvCpuSeconds(map_[d]);
+  if (c <= 0) return Arrive(req, xfer);
+  Push(CpuDone(d, now_, c), Kind::kReceived, d, req, xfer);
 }
 
 void Sim::Arrive(int req, int xfer) {
@@ -288,8 +313,12 @@ void Sim::Pump(int d) {
     const Transfer& x = p_.transfers[m.xfer];
     const int to = x.dst.task == kModelOutput ? p_.output_device
                                               : Dev(x.dst.task, Seq(m.req));
+    // The worker's send CPU (serialising, gRPC) comes before the bytes.
     const double done =
-        to != d ? Transmit(d, bytes_[m.xfer], now_, &ds.link_free) : now_;
+        to != d ? Transmit(d, bytes_[m.xfer],
+                           CpuDone(d, now_, m_.SendCpuSeconds(map_[d])),
+                           &ds.link_free)
+                : now_;
     Push(done, Kind::kSendDone, d, m.req, m.xfer);
   }
 }
@@ -355,6 +384,9 @@ StatusOr<SimResult> Sim::Run() {
     ++events_;
     switch (e.kind) {
       case Kind::kArrive:
+        Receive(e.req, e.item);
+        break;
+      case Kind::kReceived:
         Arrive(e.req, e.item);
         break;
       case Kind::kTaskDone:
@@ -363,7 +395,7 @@ StatusOr<SimResult> Sim::Run() {
       case Kind::kSendDone:
         dev_[e.dev].free_senders++;
         Pump(e.dev);
-        Arrive(e.req, e.item);
+        Receive(e.req, e.item);
         break;
     }
   }

@@ -142,6 +142,43 @@ TEST(Simulator, UplinkSerialisesTwoSends) {
   // send waited behind the first.
 }
 
+TEST(Simulator, MessagesCostTheirDevicesCpu) {
+  // dev0 spends 2 ms of CPU sending a message, dev1 3 ms receiving one;
+  // both unlimited, so each is a plain delay on the way.
+  const Plan p = Chain(2, {{0}, {1}}, 16);
+  Cluster c = EqualCluster(2);
+  Profile prof;
+  for (int d = 0; d < 2; ++d) {
+    DeviceProfile dp;
+    dp.name = c.devices[d].name;
+    dp.fits["*"] = OpFit{d == 0 ? 0.01 : 0.02, 0, 0, 1};
+    dp.send_cpu_s = 0.002;
+    dp.recv_cpu_s = d == 1 ? 0.003 : 0;
+    prof.devices.push_back(dp);
+  }
+  const LatencyModel m = LatencyModel::FromProfile(c, prof).value();
+  EXPECT_EQ(m.SendCpuSeconds(0), 0.002);
+  EXPECT_EQ(m.RecvCpuSeconds(1), 0.003);
+  SimOptions o;
+  o.requests = 2;
+  auto r = Simulate(p, m, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // 10 ms, send 2 ms, receive 3 ms, 20 ms; the answer from the output
+  // device itself is free.
+  for (double l : r->latency_ms) EXPECT_NEAR(l, 35, 1e-9);
+  // Under a quota (dev1 at 0.05 of a core) the receive takes the quota
+  // like compute does: 3 ms of CPU stretch to far more than 3 ms of wall.
+  c.devices[1].cpu = 0.05;
+  auto at = [&](double recv_s) {
+    prof.devices[1].recv_cpu_s = recv_s;
+    const LatencyModel mq = LatencyModel::FromProfile(c, prof).value();
+    auto rq = Simulate(p, mq, o);
+    EXPECT_TRUE(rq.ok()) << rq.status().message();
+    return rq.ok() ? rq->latency_ms[0] : 0.0;
+  };
+  EXPECT_GT(at(0.003) - at(0.0), 3 * 5);
+}
+
 TEST(Simulator, ReplicasAlternate) {
   const Plan p = Chain(3, {{0}, {1, 2}}, 16);
   const LatencyModel m = Model({0.0, 0.1, 0.3}, {});
