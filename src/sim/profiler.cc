@@ -157,29 +157,26 @@ StatusOr<double> ProcessCpu(const DeviceSpec& d, rpc::Worker::Stub* stub) {
   return rep.process_cpu_seconds();
 }
 
-// CPU per message and per byte on the sender and on the receiver (a
-// worker, or none): probes of 1 and `count` messages of 64 B and of
-// `large_count` of `large` bytes, each on a new connection. Per message:
-// (count - 1 probe) / (count - 1), so the connections cancel; per byte: the
-// large probe less its connection (the 1-message probe less a message)
-// and its messages' per-message CPU, over its bytes.
+// CPU per 64 B message on the sender and on the receiver (a worker, or
+// none): a probe of `count` messages less a probe of one, over count - 1,
+// so that each probe's new connection cancels out.
 struct MessageCpu {
   double send_s = 0, recv_s = 0;
-  double send_per_byte_s = 0, recv_per_byte_s = 0;
 };
-StatusOr<MessageCpu> MeasureMessageCpu(
-    const DeviceSpec& d, rpc::Worker::Stub* stub, const DeviceSpec* peer,
-    rpc::Worker::Stub* peer_stub, const std::string& target, int count,
-    int64_t large, int large_count, const ProfilerOptions& o) {
-  double cpu[3] = {0, 0, 0}, recv[3] = {0, 0, 0};
-  const int counts[3] = {1, count, large_count};
-  for (int k = 0; k < 3; ++k) {
+StatusOr<MessageCpu> MeasureMessageCpu(const DeviceSpec& d,
+                                       rpc::Worker::Stub* stub,
+                                       const DeviceSpec* peer,
+                                       rpc::Worker::Stub* peer_stub,
+                                       const std::string& target, int count,
+                                       const ProfilerOptions& o) {
+  double cpu[2] = {0, 0}, recv[2] = {0, 0};
+  const int counts[2] = {1, count};
+  for (int k = 0; k < 2; ++k) {
     double r0 = 0;
     if (peer != nullptr) {
       ASSIGN_OR_RETURN(r0, ProcessCpu(*peer, peer_stub));
     }
-    ASSIGN_OR_RETURN(ProbeResult p,
-                     Probe(d, stub, target, k < 2 ? 64 : large, counts[k], o));
+    ASSIGN_OR_RETURN(ProbeResult p, Probe(d, stub, target, 64, counts[k], o));
     cpu[k] = p.sender_cpu_s;
     if (peer != nullptr) {
       ASSIGN_OR_RETURN(double r1, ProcessCpu(*peer, peer_stub));
@@ -189,13 +186,6 @@ StatusOr<MessageCpu> MeasureMessageCpu(
   MessageCpu m;
   m.send_s = std::max(0.0, (cpu[1] - cpu[0]) / (count - 1));
   m.recv_s = std::max(0.0, (recv[1] - recv[0]) / (count - 1));
-  auto per_byte = [&](const double* c, double per_msg) {
-    const double connect = c[0] - per_msg;
-    return std::max(
-        0.0, ((c[2] - connect) / large_count - per_msg) / double(large - 64));
-  };
-  m.send_per_byte_s = per_byte(cpu, m.send_s);
-  m.recv_per_byte_s = per_byte(recv, m.recv_s);
   return m;
 }
 
@@ -266,33 +256,25 @@ StatusOr<Profile> ProfileCluster(const Cluster& c,
                                        o.large_probes, o));
     const size_t peer = (i + 1) % n;
     MessageCpu mc;
-    if (o.small_probes >= 2 && o.large_probes >= 1) {
+    if (o.small_probes >= 2) {
       ASSIGN_OR_RETURN(
-          mc, MeasureMessageCpu(
-                  d, stubs[i].get(), n == 1 ? nullptr : &c.devices[peer],
-                  n == 1 ? nullptr : stubs[peer].get(), target, o.small_probes,
-                  o.large_bytes, o.large_probes, o));
+          mc, MeasureMessageCpu(d, stubs[i].get(),
+                                n == 1 ? nullptr : &c.devices[peer],
+                                n == 1 ? nullptr : stubs[peer].get(), target,
+                                o.small_probes, o));
     }
-    if (n == 1) mc.recv_s = mc.recv_per_byte_s = 0;  // the profiler's own
     p.devices[i].send_cpu_s = mc.send_s;
-    p.devices[i].send_cpu_per_byte_s = mc.send_per_byte_s;
-    if (n > 1) {
-      p.devices[peer].recv_cpu_s = mc.recv_s;
-      p.devices[peer].recv_cpu_per_byte_s = mc.recv_per_byte_s;
-    }
+    if (n > 1) p.devices[peer].recv_cpu_s = mc.recv_s;
     const double ts = Median(small.seconds), tl = Median(large.seconds);
     Link& l = p.devices[i].link;
-    // Two points of latency + bytes / bandwidth. The probes paid both
-    // ends' CPU, at full speed on idle devices; the simulator charges that
-    // to the devices' CPU instead, so it is kept out of the link.
-    const double bytes_s =
-        tl - ts -
-        (mc.send_per_byte_s + mc.recv_per_byte_s) * double(o.large_bytes - 64);
+    // Two points of latency + bytes / bandwidth.
     l.bandwidth_bps =
-        bytes_s > 0 ? 8.0 * double(o.large_bytes - 64) / bytes_s : 0.0;
+        tl > ts ? 8.0 * double(o.large_bytes - 64) / (tl - ts) : 0.0;
+    // The probe paid both ends' CPU, at full speed on idle devices; the
+    // simulator charges that to the devices' CPU instead.
     l.latency_s =
         std::max(0.0, ts - (l.bandwidth_bps > 0 ? 512 / l.bandwidth_bps : 0) -
-                          mc.send_s - mc.recv_s);
+                          mc.send_s - (n > 1 ? mc.recv_s : 0));
     if (o.progress) {
       o.progress({d.name, int(variants.size()) + 1, int(variants.size()) + 1,
                   "link", tl});

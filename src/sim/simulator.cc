@@ -206,7 +206,7 @@ void Sim::Receive(int req, int xfer) {
   const Transfer& x = p_.transfers[xfer];
   if (x.dst.task == kModelOutput) return Arrive(req, xfer);
   const int d = Dev(x.dst.task, Seq(req));
-  const double c = m_.RecvCpuSeconds(map_[d], bytes_[xfer]);
+  const double c = m_.RecvCpuSeconds(map_[d]);
   if (c <= 0) return Arrive(req, xfer);
   Push(CpuDone(d, now_, c), Kind::kReceived, d, req, xfer);
 }
@@ -316,8 +316,7 @@ void Sim::Pump(int d) {
     // The worker's send CPU (serialising, gRPC) comes before the bytes.
     const double done =
         to != d ? Transmit(d, bytes_[m.xfer],
-                           CpuDone(d, now_,
-                                   m_.SendCpuSeconds(map_[d], bytes_[m.xfer])),
+                           CpuDone(d, now_, m_.SendCpuSeconds(map_[d])),
                            &ds.link_free)
                 : now_;
     Push(done, Kind::kSendDone, d, m.req, m.xfer);
