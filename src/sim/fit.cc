@@ -138,6 +138,8 @@ void MergeProfile(const Profile& from, Profile* into) {
       }
     }
     d->link = fd.link;
+    d->send_cpu_s = fd.send_cpu_s;
+    d->recv_cpu_s = fd.recv_cpu_s;
     if (fd.has_cpu_quota) {
       d->has_cpu_quota = true;
       d->cpu_quota = fd.cpu_quota;

@@ -74,6 +74,9 @@ TEST(Profile, MergeAccumulatesReplacesAndRefits) {
   d.samples = {S("Conv", 2000, 0, 2e-6), S("Gemm", 500, 0, 5e-6)};
   d.samples[0].model = "m2";  // another model's layer: kept beside
   d.link = Link{2e6, 0.02};
+  d.send_cpu_s = 3e-4;
+  d.recv_cpu_s = 2e-4;
+  d.samples[0].alone_seconds = 9e-6;  // timed in the model, and alone
   d.has_cpu_quota = true;
   d.cpu_quota = CpuQuota{0.0012, 0.02};
   b.devices.push_back(d);
@@ -85,6 +88,8 @@ TEST(Profile, MergeAccumulatesReplacesAndRefits) {
   ASSERT_EQ(a.devices.size(), 2u);
   EXPECT_EQ(a.devices[0].samples.size(), 4u);
   EXPECT_EQ(a.devices[0].link.bandwidth_bps, 2e6);
+  EXPECT_EQ(a.devices[0].send_cpu_s, 3e-4);
+  EXPECT_EQ(a.devices[0].recv_cpu_s, 2e-4);
   EXPECT_TRUE(a.devices[0].has_cpu_quota);
   EXPECT_EQ(a.devices[0].fits.at("Conv").samples, 3);
   EXPECT_NEAR(a.devices[0].fits.at("Conv").per_mac_s, 1e-9, 1e-15);
@@ -103,6 +108,11 @@ TEST(Profile, MergeAccumulatesReplacesAndRefits) {
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->devices[0].samples.size(), 4u);
   EXPECT_NEAR(back->devices[0].cpu_quota.quota_s, 0.0012, 1e-12);
+  EXPECT_EQ(back->devices[0].send_cpu_s, 3e-4);
+  EXPECT_EQ(back->devices[0].recv_cpu_s, 2e-4);
+  double alone = 0;
+  for (const auto& x : back->devices[0].samples) alone += x.alone_seconds;
+  EXPECT_EQ(alone, 9e-6);
   std::remove(path.c_str());
 }
 
