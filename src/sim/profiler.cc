@@ -22,7 +22,9 @@ double Median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-Status CheckDevice(const DeviceSpec& d, rpc::Worker::Stub* stub) {
+// The worker's Health reply, within 3 s.
+StatusOr<rpc::HealthReply> Health(const DeviceSpec& d,
+                                  rpc::Worker::Stub* stub) {
   rpc::HealthRequest req;
   req.set_protocol(kProtocolVersion);
   rpc::HealthReply rep;
@@ -30,6 +32,11 @@ Status CheckDevice(const DeviceSpec& d, rpc::Worker::Stub* stub) {
   ctx.set_deadline(DeadlineIn(3000));
   grpc::Status s = stub->Health(&ctx, req, &rep);
   if (!s.ok()) return FromGrpc(s, Who(d) + " does not answer");
+  return rep;
+}
+
+Status CheckDevice(const DeviceSpec& d, rpc::Worker::Stub* stub) {
+  ASSIGN_OR_RETURN(const rpc::HealthReply rep, Health(d, stub));
   if (rep.protocol() != kProtocolVersion) {
     return FailedPrecondition(Who(d) + " speaks shoal protocol version " +
                               std::to_string(rep.protocol()) +
@@ -147,13 +154,7 @@ StatusOr<ProbeResult> Probe(const DeviceSpec& d, rpc::Worker::Stub* stub,
 
 // The CPU a worker has used so far (its Health reply).
 StatusOr<double> ProcessCpu(const DeviceSpec& d, rpc::Worker::Stub* stub) {
-  rpc::HealthRequest req;
-  req.set_protocol(kProtocolVersion);
-  rpc::HealthReply rep;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(DeadlineIn(3000));
-  grpc::Status s = stub->Health(&ctx, req, &rep);
-  if (!s.ok()) return FromGrpc(s, Who(d) + " does not answer");
+  ASSIGN_OR_RETURN(const rpc::HealthReply rep, Health(d, stub));
   return rep.process_cpu_seconds();
 }
 
