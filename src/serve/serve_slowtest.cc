@@ -228,7 +228,13 @@ TEST_F(ServeRebalance, SlowedDeviceIsRebalancedAndDeadDevicePlannedAround) {
   // Wait out start-up re-plans (a cost model off for some layers), then
   // measure the balanced plan.
   std::this_thread::sleep_for(std::chrono::seconds(8));
-  const int64_t gen_before = status().generation();
+  const rpc::ServeStatusReply before = status();
+  const int64_t gen_before = before.generation();
+  auto share = [](const rpc::ServeStatusReply& st, const std::string& name) {
+    for (const auto& d : st.devices())
+      if (d.name() == name) return d.share();
+    return 0.0;
+  };
 
   // Slow dev1 down five-fold.
   const std::string cg = CgroupCpuDir("dev1");
@@ -253,15 +259,27 @@ TEST_F(ServeRebalance, SlowedDeviceIsRebalancedAndDeadDevicePlannedAround) {
   }
   ASSERT_GE(replan, 0) << "no re-plan for the slowed dev1\n"
                        << ReadFile(dir_ + "/serve.log");
-  const int64_t gen_balanced = s.replans(replan).generation();
-  const double replanned_at = since();
+  const int64_t gen_first = s.replans(replan).generation();
+  // The monitor judges a window of ticks that may still hold samples from
+  // before the slow-down, so the first re-plan can be a partial step and
+  // another follow: the balanced plan is the one that stays for 6 s.
+  int64_t gen_balanced = s.generation();
+  double replanned_at = since();
+  while (since() < replanned_at + 6 && since() < slowed_at + 75) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    s = status();
+    if (s.generation() != gen_balanced) {
+      gen_balanced = s.generation();
+      replanned_at = since();
+    }
+  }
   // dev1's share fell to well under half of what it was, relative to how
   // the others' moved (start-up re-plans may have made the shares unequal
   // already: the cost model is off for some layers).
-  const auto& rp = s.replans(replan);
-  ASSERT_EQ(rp.devices_size(), 3);
-  auto moved = [&](int d) { return rp.new_shares(d) / rp.old_shares(d); };
-  EXPECT_LT(moved(1), 0.5 * std::min(moved(0), moved(2)))
+  auto moved = [&](const std::string& d) {
+    return share(s, d) / share(before, d);
+  };
+  EXPECT_LT(moved("dev1"), 0.5 * std::min(moved("dev0"), moved("dev2")))
       << ReadFile(dir_ + "/serve.log");
   std::this_thread::sleep_for(std::chrono::seconds(8));
   const double recovered_until = since();
@@ -312,7 +330,7 @@ TEST_F(ServeRebalance, SlowedDeviceIsRebalancedAndDeadDevicePlannedAround) {
   std::vector<double> slowed, recovered;
   for (const auto& a : answers) {
     if (!a.ok) continue;
-    if (a.generation < gen_balanced && a.start_s > slowed_at + 1) {
+    if (a.generation < gen_first && a.start_s > slowed_at + 1) {
       slowed.push_back(a.latency_ms);
     }
     if (a.generation == gen_balanced && a.start_s > replanned_at + 1 &&

@@ -195,6 +195,7 @@ TEST(Serve, DeadWorkerIsPlannedAroundAndItsRequestsRetriedOnce) {
   stream.Stop();
   const auto snap = s.Snapshot();
   ASSERT_EQ(snap.generation(), 2);
+  ASSERT_EQ(snap.replans_size(), 2);
   EXPECT_NE(snap.replans(1).reason().find("device dev1 left"),
             std::string::npos)
       << snap.replans(1).reason();
@@ -222,6 +223,7 @@ TEST(Serve, DeviceAddedToTheClusterFileJoinsOnReload) {
   WaitFor([&] { return s.Snapshot().generation() >= 2; }, 10000);
   const auto snap = s.Snapshot();
   ASSERT_EQ(snap.generation(), 2);
+  ASSERT_EQ(snap.replans_size(), 2);
   EXPECT_NE(snap.replans(1).reason().find("device dev2 joined"),
             std::string::npos)
       << snap.replans(1).reason();
@@ -235,7 +237,9 @@ TEST(Serve, DeviceAddedToTheClusterFileJoinsOnReload) {
   lw.Write(2);
   s.Reload();
   WaitFor([&] { return s.Snapshot().generation() >= 3; }, 10000);
-  EXPECT_EQ(s.Snapshot().replans(2).devices_size(), 2);
+  const auto last = s.Snapshot();
+  ASSERT_EQ(last.replans_size(), 3);
+  EXPECT_EQ(last.replans(2).devices_size(), 2);
 }
 
 TEST(Serve, BadRequestsAreRefusedAndNotRetried) {

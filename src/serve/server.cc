@@ -709,12 +709,37 @@ struct Server::Impl final : public rpc::Inference::Service {
     for (int64_t b : dep.uploaded_bytes) uploaded += b;
     std::shared_ptr<Generation> gen;
     std::shared_ptr<Generation> old;
+    size_t replan_index = 0;
     {
       std::lock_guard<std::mutex> lock(mu);
       gen = std::make_shared<Generation>(next_generation++, choice, devs, pred,
                                          std::move(coord));
       old = current;
       current = gen;
+      // Recorded with the switch, so that a status showing generation g
+      // also shows its re-plan; the switch time follows after the drain.
+      rpc::Replan r;
+      r.set_generation(gen->id());
+      r.set_reason(reason);
+      r.set_strategy(choice.strategy);
+      for (const auto& d : devs) {
+        r.add_devices(d.name);
+        double was = 0;
+        if (old) {
+          for (const auto& o : old->devices()) {
+            if (o.name == d.name) was = o.speed;
+          }
+        }
+        r.add_old_shares(was);
+        r.add_new_shares(d.speed);
+      }
+      r.set_predicted_ms(Max(pred));
+      r.set_measured_ms(measured_ms);
+      r.set_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count());
+      replans.push_back(std::move(r));
+      replan_index = replans.size() - 1;
       paused = false;
       for (auto& m : members) {
         for (const auto& d : devs) {
@@ -743,30 +768,9 @@ struct Server::Impl final : public rpc::Inference::Service {
       old->coord().Release();  // best effort: a dead device is skipped
     }
     const double switch_ms = MsSince(t0);
-    rpc::Replan r;
-    r.set_generation(gen->id());
-    r.set_reason(reason);
-    r.set_strategy(choice.strategy);
-    for (const auto& d : devs) {
-      r.add_devices(d.name);
-      double was = 0;
-      if (old) {
-        for (const auto& o : old->devices()) {
-          if (o.name == d.name) was = o.speed;
-        }
-      }
-      r.add_old_shares(was);
-      r.add_new_shares(d.speed);
-    }
-    r.set_predicted_ms(Max(pred));
-    r.set_measured_ms(measured_ms);
-    r.set_switch_ms(switch_ms);
-    r.set_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count());
     {
       std::lock_guard<std::mutex> lock(mu);
-      replans.push_back(r);
+      replans[replan_index].set_switch_ms(switch_ms);
     }
     std::string pred_line;
     for (size_t d = 0; d < devs.size(); ++d) {
