@@ -4,8 +4,10 @@
 # on the mixed emulated cluster examples/mixed-6.yaml (two fast, four slow
 # devices, unequal links), copied onto free ports from PORT_BASE: latency
 # (one request in flight) and throughput (CONCURRENCY in flight), predicted
-# (the latency model from the cluster file, as auto sees it) and measured
-# (shoal bench). Prints markdown.
+# (shoal simulate on the cluster file's device specs, as auto sees them,
+# with the requests and concurrency shoal bench runs) and measured (shoal
+# bench). auto's throughput plan is made for CONCURRENCY in flight. Prints
+# markdown.
 #
 #   bash bench/auto_vs_strategies.sh                  # alexnet and vgg16
 #   MODELS=alexnet bash bench/auto_vs_strategies.sh
@@ -60,8 +62,17 @@ measure() {
     "$(jq -r '.bytes_per_request / 1024 | round' <<< "$lat")"
 }
 
-fmt_ms() { jq -rn --argjson v "$1" '$v * 1000 | . * 10 | round / 10'; }
+fmt_ms() { jq -rn --argjson v "$1" '$v * 10 | round / 10'; }
 fmt_rps() { jq -rn --argjson v "$1" '$v * 100 | round / 100'; }
+
+# predict CLUSTER PLAN -> "latency_ms throughput_rps" from the simulator,
+# for the requests and concurrency measure() runs.
+predict() {
+  local lat thr
+  lat=$("$shoal" simulate --plan "$2" --cluster "$1" --requests "$REQUESTS" --json | jq -r '.latency_ms.median')
+  thr=$("$shoal" simulate --plan "$2" --cluster "$1" --requests $((2 * CONCURRENCY)) --concurrency "$CONCURRENCY" --json | jq -r '.throughput_rps')
+  echo "$(fmt_ms "$lat") $(fmt_rps "$thr")"
+}
 
 echo "## auto vs every strategy on examples/mixed-6.yaml"
 echo
@@ -69,49 +80,39 @@ echo "Date: $(date -u +%Y-%m-%dT%H:%MZ); machine: $(nproc) cores, $(grep -m1 'mo
 echo "Command: bash bench/auto_vs_strategies.sh (MODELS='$MODELS' REQUESTS=$REQUESTS CONCURRENCY=$CONCURRENCY SEEDS='$SEEDS')"
 echo "Each plan runs on freshly started workers."
 echo "Latency: median of $REQUESTS requests, one in flight; throughput: $((2 * CONCURRENCY)) requests, $CONCURRENCY in flight (shoal bench, after its warm-up)."
-echo "Predicted: auto's critical-path prediction on the cluster file's device specs (LatencyModel::FromCluster)."
+echo "Predicted: shoal simulate on the cluster file's device specs (LatencyModel::FromCluster), same requests and concurrency as measured."
 echo
 for m in $MODELS; do
   echo "### $m"
   echo
   echo "| plan | predicted latency ms | measured latency ms | predicted req/s | measured req/s | wire KiB/req | load avg |"
   echo "|---|---|---|---|---|---|---|"
-  # Predictions of every alternative, from the latency-objective auto plan.
   "$shoal" plan "$m" --cluster "$mixed" -o "$work/auto-latency.json" > "$work/auto-latency.out"
-  "$shoal" plan "$m" --cluster "$mixed" --objective throughput -o "$work/auto-throughput.json" > "$work/auto-throughput.out"
+  "$shoal" plan "$m" --cluster "$mixed" --objective throughput --concurrency "$CONCURRENCY" -o "$work/auto-throughput.json" > "$work/auto-throughput.out"
   "$shoal" plan "$m" --cluster "$one" -o "$work/one.json" > /dev/null
-  pred() {  # pred NAME -> "latency_s throughput_rps" from the alternatives
-    jq -r --arg n "$1" '.prediction.alternatives[] | select(.name == $n) | "\(.latency_s) \(.throughput_rps)"' "$work/auto-latency.json"
-  }
-  row() {  # row LABEL CLUSTER PLAN PRED_LAT_S PRED_RPS
-    local r; r=$(measure "$2" "$3")
+  row() {  # row LABEL CLUSTER PLAN
+    local p r; p=$(predict "$2" "$3"); r=$(measure "$2" "$3")
+    read -r pl pt <<< "$p"
     read -r ml mt wire <<< "$r"
-    local pl=- pt=-
-    [ "$4" != "-" ] && [ "$4" != "0" ] && pl=$(fmt_ms "$4") && pt=$(fmt_rps "$5")
     echo "| $1 | $pl | $ml | $pt | $mt | $wire | $(cut -d' ' -f1 /proc/loadavg) |"
   }
-  read -r l t <<< "$(jq -r '.prediction | "\(.latency_s) \(.throughput_rps)"' "$work/one.json")"
-  row "one device (fast0)" "$one" "$work/one.json" "$l" "$t"
+  row "one device (fast0)" "$one" "$work/one.json"
   for o in latency throughput; do
-    read -r l t <<< "$(jq -r '.prediction | "\(.latency_s) \(.throughput_rps)"' "$work/auto-$o.json")"
     meth=$(jq -r '.prediction.method' "$work/auto-$o.json")
-    row "**auto** ($o; chose $meth)" "$mixed" "$work/auto-$o.json" "$l" "$t"
+    row "**auto** ($o; chose $meth)" "$mixed" "$work/auto-$o.json"
   done
   "$shoal" plan "$m" --cluster "$mixed" --strategy procedure1 -o "$work/p1.json" > /dev/null
-  read -r l t <<< "$(pred procedure1)"
-  row "procedure1 (heuristic alone)" "$mixed" "$work/p1.json" "$l" "$t"
+  row "procedure1 (heuristic alone)" "$mixed" "$work/p1.json"
   for s in $STRATEGIES; do
-    if ! "$shoal" plan "$m" --cluster "$mixed" --strategy "$s" -o "$work/s.json" > /dev/null 2> "$work/err"; then
+    if ! "$shoal" plan "$m" --cluster "$mixed" --strategy "$s" -o "$work/s-$s.json" > /dev/null 2> "$work/err"; then
       echo "| $s | - | - | - | - | - | $(head -c 120 "$work/err" | tr '\n|' '  ') |"
       continue
     fi
-    read -r l t <<< "$(pred "$s")"
-    row "$s" "$mixed" "$work/s.json" "${l:--}" "${t:--}"
+    row "$s" "$mixed" "$work/s-$s.json"
   done
-  read -r l t <<< "$(pred random)"
   for seed in $SEEDS; do
     "$shoal" plan "$m" --cluster "$mixed" --strategy random --random-seed "$seed" -o "$work/r.json" > /dev/null
-    row "random seed $seed (predicted: mean of 5 seeds)" "$mixed" "$work/r.json" "$l" "$t"
+    row "random seed $seed" "$mixed" "$work/r.json"
   done
   echo
 done

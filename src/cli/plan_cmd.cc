@@ -22,7 +22,7 @@ struct PlanArgs {
   uint64_t weights_seed = 0, random_seed = 1;
   int64_t branches = 0;
   double fatten = 0;
-  int hub = 0;
+  int hub = 0, concurrency = 0;
   bool json = false;
   double time_limit = 10;
   DeviceFlags devices;
@@ -34,6 +34,11 @@ Status RunPlan(const PlanArgs& a) {
   po.strategy = a.strategy;
   po.devices = cluster.PlanDevices();
   po.objective = a.objective;
+  if (a.concurrency < 0) return InvalidArgument("--concurrency must be >= 0");
+  if (a.concurrency > 0 && a.objective != "throughput") {
+    return InvalidArgument("--concurrency goes with --objective throughput");
+  }
+  po.concurrency = a.concurrency;
   po.random_seed = a.random_seed;
   if (!a.profile.empty()) {
     ASSIGN_OR_RETURN(Profile prof, LoadProfile(a.profile));
@@ -92,6 +97,9 @@ void AddPlanCommand(CLI::App* app) {
   cmd->add_option("--objective", a->objective,
                   "auto: minimise latency (default) or maximise throughput")
       ->check(CLI::IsMember({"latency", "throughput"}));
+  cmd->add_option("--concurrency", a->concurrency,
+                  "auto, throughput: requests in flight to simulate each "
+                  "candidate at (default: one per device)");
   cmd->add_option("--random-seed", a->random_seed,
                   "random: which random assignment (default 1)");
   cmd->add_option("--profile", a->profile,

@@ -28,6 +28,11 @@ struct PlanOptions {
   // from the devices' shares, links free).
   std::string objective = "latency";
   std::shared_ptr<const LatencyModel> latency;
+  // auto, throughput: requests in flight the candidates are simulated at
+  // (0: one per device). The busiest device's time per request assumes
+  // enough requests to fill every stage and replica; with fewer, a
+  // latency plan can serve more.
+  int concurrency = 0;
   uint64_t random_seed = 1;  // random: which assignment
 };
 

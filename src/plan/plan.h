@@ -96,6 +96,10 @@ struct PlanPrediction {
   std::string solver;     // what the MILP did (optimal, time limit, ...)
   double latency_s = 0;
   double throughput_rps = 0;
+  // Throughput objective: the requests in flight throughput_rps was
+  // simulated at (here and in the alternatives); 0: the busiest device's
+  // time per request, with no bound on requests in flight.
+  int concurrency = 0;
   std::vector<DevicePrediction> devices;
   std::vector<PlanAlternative> alternatives;
 };

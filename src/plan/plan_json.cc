@@ -37,7 +37,8 @@ json PredictionToJson(const PlanPrediction& pr) {
             {"method", pr.method},
             {"solver", pr.solver},
             {"latency_s", pr.latency_s},
-            {"throughput_rps", pr.throughput_rps}};
+            {"throughput_rps", pr.throughput_rps},
+            {"concurrency", pr.concurrency}};
   j["devices"] = json::array();
   for (const auto& d : pr.devices) {
     j["devices"].push_back({{"device", d.device},
@@ -62,6 +63,7 @@ PlanPrediction PredictionFromJson(const json& j) {
   pr.solver = j.value("solver", "");
   pr.latency_s = j.at("latency_s").get<double>();
   pr.throughput_rps = j.at("throughput_rps").get<double>();
+  pr.concurrency = j.value("concurrency", 0);
   for (const auto& d : j.at("devices")) {
     pr.devices.push_back(DevicePrediction{
         d.at("device").get<std::string>(), d.at("compute_s").get<double>(),

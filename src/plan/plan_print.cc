@@ -97,7 +97,11 @@ void PrintPrediction(const PlanPrediction& pr, std::ostream& os) {
   };
   os << "\npredicted (" << pr.objective << " objective, chose " << pr.method
      << "): latency " << ms(pr.latency_s) << ", throughput "
-     << rps(pr.throughput_rps) << "\n";
+     << rps(pr.throughput_rps);
+  if (pr.concurrency > 0) {
+    os << " at " << pr.concurrency << " in flight (simulated)";
+  }
+  os << "\n";
   if (!pr.solver.empty()) os << "solver: " << pr.solver << "\n";
   os << std::left << std::setw(14) << "device" << std::setw(14) << "compute"
      << std::setw(14) << "sending"
@@ -108,12 +112,12 @@ void PrintPrediction(const PlanPrediction& pr, std::ostream& os) {
        << ms(d.idle_s) << "\n";
   }
   os << "\nalternatives (predicted):\n"
-     << std::left << std::setw(14) << "candidate" << std::setw(14) << "latency"
+     << std::left << std::setw(20) << "candidate" << std::setw(14) << "latency"
      << std::setw(18) << "throughput"
      << "note\n";
   for (const auto& a : pr.alternatives) {
     const bool compared = a.latency_s > 0 || a.throughput_rps > 0;
-    os << std::left << std::setw(14) << a.name << std::setw(14)
+    os << std::left << std::setw(20) << a.name << std::setw(14)
        << (compared ? ms(a.latency_s) : "-") << std::setw(18)
        << (compared ? rps(a.throughput_rps) : "-") << a.note << "\n";
   }

@@ -15,6 +15,7 @@
 #include "planner/joint_milp.h"
 #include "planner/predict.h"
 #include "planner/procedure1.h"
+#include "sim/simulator.h"
 
 namespace shoal {
 
@@ -42,6 +43,17 @@ struct Candidate {
   bool ok = false;
   std::string note;
 };
+
+// Requests per second with k in flight once the pipeline is full, by the
+// discrete-event simulator on the planner's latency model.
+StatusOr<double> SimulatedThroughput(const Plan& p, const LatencyModel& m,
+                                     int k) {
+  SimOptions so;
+  so.concurrency = k;
+  so.requests = std::max(8 * k, 16);
+  ASSIGN_OR_RETURN(SimResult r, Simulate(p, m, so));
+  return SteadyThroughput(r, k);
+}
 
 }  // namespace
 
@@ -210,22 +222,36 @@ StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
     cands.push_back(std::move(c));
   };
 
+  // Throughput is judged by the simulator at K requests in flight, where
+  // plans stay small enough to simulate; the latency objective's MILP and
+  // Procedure 1 plans then compete too, since with few requests in flight
+  // they can serve more than plans built for a full pipeline.
+  constexpr int kMaxCompareDevices = 64;
+  const bool simulate = objective == "throughput" && N <= kMaxCompareDevices;
+  const int K = opts.concurrency > 0 ? opts.concurrency : N;
+
   // The joint MILP, then Procedure 1 (also the fallback).
   std::string solver;
-  std::string milp_why;
-  MilpOptions mo;
-  mo.objective = objective;
-  mo.time_limit_s = opts.ilp_time_limit_s;
-  auto milp = SolveJointMilp(pr, mo);
-  if (milp.ok()) {
-    solver = "MILP " + milp->status;
+  auto add_milp = [&](const std::string& name, const std::string& obj) {
+    MilpOptions mo;
+    mo.objective = obj;
+    mo.time_limit_s = opts.ilp_time_limit_s;
+    auto milp = SolveJointMilp(pr, mo);
+    if (!milp.ok()) {
+      Candidate c;
+      c.name = name;
+      c.note = milp.status().message();
+      cands.push_back(std::move(c));
+      return milp.status();
+    }
+    if (solver.empty()) solver = "MILP " + milp->status;
     std::vector<std::string> reasons;
     const auto& devs = opts.devices;
     for (size_t u = 0; u < units.size(); ++u) {
       const Placement& p = milp->assignment[u];
       const Load l = pr.Price(static_cast<int>(u), p);
       reasons.push_back(
-          std::string("joint MILP (") +
+          std::string("joint MILP (") + obj + ", " +
           (milp->proven_optimal ? "optimal" : "time limit, best found") +
           "): " + FormName(p.form) + " on " + GroupName(devs, p.devices) +
           (p.form == Form::kReplicate ? ", requests round robin"
@@ -233,27 +259,31 @@ StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
                                       : "") +
           ", predicted " + Ms(l.seconds) + " compute");
     }
-    consider("milp", PlanAssignment(g, opts, units, milp->assignment, reasons));
-  } else {
-    milp_why = milp.status().message();
-    solver = "MILP not used: " + milp_why + "; fell back to Procedure 1";
-    Candidate c;
-    c.name = "milp";
-    c.note = milp_why;
-    cands.push_back(std::move(c));
+    consider(name, PlanAssignment(g, opts, units, milp->assignment, reasons));
+    return Status::Ok();
+  };
+  auto add_procedure1 = [&](const std::string& name, const std::string& obj) {
+    auto heur = Procedure1(pr, obj);
+    if (heur.ok()) {
+      consider(name,
+               PlanAssignment(g, opts, units, heur->assignment, heur->reasons));
+    } else {
+      Candidate c;
+      c.name = name;
+      c.note = heur.status().message();
+      cands.push_back(std::move(c));
+    }
+  };
+  const Status milp = add_milp("milp", objective);
+  if (!milp.ok()) {
+    solver = "MILP not used: " + milp.message() + "; fell back to Procedure 1";
   }
-  auto heur = Procedure1(pr, objective);
-  if (heur.ok()) {
-    consider("procedure1",
-             PlanAssignment(g, opts, units, heur->assignment, heur->reasons));
-  } else {
-    Candidate c;
-    c.name = "procedure1";
-    c.note = heur.status().message();
-    cands.push_back(std::move(c));
+  add_procedure1("procedure1", objective);
+  if (simulate) {
+    add_milp("milp-latency", "latency");
+    add_procedure1("procedure1-latency", "latency");
   }
   // Every single strategy, where plans stay small enough to compare.
-  constexpr int kMaxCompareDevices = 64;
   for (const auto& s : StrategyNames()) {
     if (s == "auto" || s == "random" || s == "procedure1") continue;
     Candidate skip;
@@ -273,6 +303,18 @@ StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
     PlanOptions so = opts;
     so.strategy = s;
     consider(s, MakePlan(g, so));
+  }
+  if (simulate) {
+    for (auto& c : cands) {
+      if (!c.ok) continue;
+      auto t = SimulatedThroughput(c.plan, *model, K);
+      if (t.ok()) {
+        c.pred.throughput_rps = t.value();
+      } else {
+        c.ok = false;
+        c.note = "simulation failed: " + t.status().message();
+      }
+    }
   }
   // Pick the best; ties go to the earlier candidate (MILP first).
   int best = -1;
@@ -296,6 +338,7 @@ StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
   pp.solver = solver;
   pp.latency_s = w.pred.latency_s;
   pp.throughput_rps = w.pred.throughput_rps;
+  pp.concurrency = simulate ? K : 0;
   pp.devices = DeviceRows(w.plan, w.pred);
   for (const auto& c : cands) {
     PlanAlternative a;
@@ -320,6 +363,11 @@ StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
       if (!p.ok()) continue;
       auto pred = PredictPlan(p.value(), *model);
       if (!pred.ok()) continue;
+      if (simulate) {
+        auto t = SimulatedThroughput(p.value(), *model, K);
+        if (!t.ok()) continue;
+        pred->throughput_rps = t.value();
+      }
       a.latency_s += pred->latency_s;
       a.throughput_rps += pred->throughput_rps;
       ++n;
@@ -338,10 +386,17 @@ StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
   const double v = ObjectiveValue(w.pred, objective);
   int compared = 0;
   for (const auto& c : cands) compared += c.ok;
+  std::string judged;
+  if (objective == "throughput") {
+    judged = simulate ? " at " + std::to_string(K) + " in flight, simulated"
+                      : ", busiest device (" + std::to_string(N) +
+                            " devices are too many to simulate each plan)";
+  }
   std::string why = "auto chose " + w.name + ": predicted " +
-                    Value(v, objective) + " (" + objective + "), the best of " +
-                    std::to_string(compared) + " candidates; " + solver;
-  if (w.name != "milp" && w.name != "procedure1") {
+                    Value(v, objective) + " (" + objective + judged +
+                    "), the best of " + std::to_string(compared) +
+                    " candidates; " + solver;
+  if (w.name.rfind("milp", 0) != 0 && w.name.rfind("procedure1", 0) != 0) {
     for (auto& d : plan.decisions)
       d.reason = "strategy " + w.name + ": " + d.reason;
   }

@@ -495,4 +495,17 @@ StatusOr<SimResult> Simulate(const Plan& p, const LatencyModel& m,
   return sim.Run();
 }
 
+double SteadyThroughput(const SimResult& r, int concurrency) {
+  // Little's law over the requests that ran with `concurrency` in flight:
+  // throughput = requests in flight / their mean latency. Fewer than that
+  // run at the end (no request left to start) and, with replicas, the
+  // first ones meet idle devices; both are left out.
+  const int n = static_cast<int>(r.latency_ms.size());
+  const int k = std::max(concurrency, 1);
+  const int a = n / 4, b = n - k;
+  if (b - a < 4) return r.wall_s > 0 ? n / r.wall_s : 0.0;
+  double sum_ms = 0;
+  for (int i = a; i < b; ++i) sum_ms += r.latency_ms[i];
+  return sum_ms > 0 ? k * 1e3 * (b - a) / sum_ms : 0.0;
+}
 }  // namespace shoal

@@ -58,6 +58,12 @@ StatusOr<std::vector<int>> MapPlanDevices(const Plan& p, const Cluster& c);
 StatusOr<SimResult> Simulate(const Plan& p, const LatencyModel& m,
                              const SimOptions& opts);
 
+// Requests per second with k in flight once the pipeline is full: k over
+// the mean latency of requests n/4 .. n-k-1 (Little's law), leaving out the
+// first, which meet idle devices, and the last k, which run with fewer in
+// flight. Requests over wall time when that leaves fewer than 4.
+double SteadyThroughput(const SimResult& r, int concurrency);
+
 }  // namespace shoal
 
 #endif  // SHOAL_SIM_SIMULATOR_H_
