@@ -14,7 +14,9 @@
 #
 # Env: BUILD_DIR (default build), MODELS, STRATEGIES, REQUESTS (timed
 # requests for latency, default 3), CONCURRENCY (default 3), SEEDS (random
-# assignments measured, default "1 2 3"), PORT_BASE (default 7700).
+# assignments measured, default "1 2 3"), PORT_BASE (default 7700),
+# PROFILE=1 (shoal profile each model on the cluster first; auto plans and
+# the simulator predicts with it instead of the cluster file's specs).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -25,6 +27,7 @@ STRATEGIES=${STRATEGIES:-"pipeline data lop lip channel filter spatial fuse fuse
 REQUESTS=${REQUESTS:-3}
 CONCURRENCY=${CONCURRENCY:-3}
 SEEDS=${SEEDS:-"1 2 3"}
+PROFILE=${PROFILE:-0}
 PORT_BASE=${PORT_BASE:-7700}
 [ -x "$shoal" ] || { echo "no $shoal: build first (make build)" >&2; exit 1; }
 command -v jq >/dev/null || { echo "needs jq" >&2; exit 1; }
@@ -69,8 +72,8 @@ fmt_rps() { jq -rn --argjson v "$1" '$v * 100 | round / 100'; }
 # for the requests and concurrency measure() runs.
 predict() {
   local lat thr
-  lat=$("$shoal" simulate --plan "$2" --cluster "$1" --requests "$REQUESTS" --json | jq -r '.latency_ms.median')
-  thr=$("$shoal" simulate --plan "$2" --cluster "$1" --requests $((2 * CONCURRENCY)) --concurrency "$CONCURRENCY" --json | jq -r '.throughput_rps')
+  lat=$("$shoal" simulate --plan "$2" --cluster "$1" "${prof[@]}" --requests "$REQUESTS" --json | jq -r '.latency_ms.median')
+  thr=$("$shoal" simulate --plan "$2" --cluster "$1" "${prof[@]}" --requests $((2 * CONCURRENCY)) --concurrency "$CONCURRENCY" --json | jq -r '.throughput_rps')
   echo "$(fmt_ms "$lat") $(fmt_rps "$thr")"
 }
 
@@ -80,16 +83,27 @@ echo "Date: $(date -u +%Y-%m-%dT%H:%MZ); machine: $(nproc) cores, $(grep -m1 'mo
 echo "Command: bash bench/auto_vs_strategies.sh (MODELS='$MODELS' REQUESTS=$REQUESTS CONCURRENCY=$CONCURRENCY SEEDS='$SEEDS')"
 echo "Each plan runs on freshly started workers."
 echo "Latency: median of $REQUESTS requests, one in flight; throughput: $((2 * CONCURRENCY)) requests, $CONCURRENCY in flight (shoal bench, after its warm-up)."
-echo "Predicted: shoal simulate on the cluster file's device specs (LatencyModel::FromCluster), same requests and concurrency as measured."
+if [ "$PROFILE" = 1 ]; then
+  echo "Predicted: shoal simulate with a profile of the model on the cluster (shoal profile), same requests and concurrency as measured; auto planned with the same profile."
+else
+  echo "Predicted: shoal simulate on the cluster file's device specs (LatencyModel::FromCluster), same requests and concurrency as measured."
+fi
 echo
 for m in $MODELS; do
   echo "### $m"
   echo
   echo "| plan | predicted latency ms | measured latency ms | predicted req/s | measured req/s | wire KiB/req | load avg |"
   echo "|---|---|---|---|---|---|---|"
-  "$shoal" plan "$m" --cluster "$mixed" -o "$work/auto-latency.json" > "$work/auto-latency.out"
-  "$shoal" plan "$m" --cluster "$mixed" --objective throughput --concurrency "$CONCURRENCY" -o "$work/auto-throughput.json" > "$work/auto-throughput.out"
-  "$shoal" plan "$m" --cluster "$one" -o "$work/one.json" > /dev/null
+  prof=()
+  if [ "$PROFILE" = 1 ]; then
+    # One profile serves both clusters: one.yaml is mixed-6's fast0.
+    "$shoal" profile "$m" --cluster "$mixed" -o "$work/profile-$m.json" > "$work/profile.log" 2>&1 ||
+      { cat "$work/profile.log" >&2; exit 1; }
+    prof=(--profile "$work/profile-$m.json")
+  fi
+  "$shoal" plan "$m" --cluster "$mixed" "${prof[@]}" -o "$work/auto-latency.json" > "$work/auto-latency.out"
+  "$shoal" plan "$m" --cluster "$mixed" "${prof[@]}" --objective throughput --concurrency "$CONCURRENCY" -o "$work/auto-throughput.json" > "$work/auto-throughput.out"
+  "$shoal" plan "$m" --cluster "$one" "${prof[@]}" -o "$work/one.json" > /dev/null
   row() {  # row LABEL CLUSTER PLAN
     local p r; p=$(predict "$2" "$3"); r=$(measure "$2" "$3")
     read -r pl pt <<< "$p"
@@ -101,7 +115,7 @@ for m in $MODELS; do
     meth=$(jq -r '.prediction.method' "$work/auto-$o.json")
     row "**auto** ($o; chose $meth)" "$mixed" "$work/auto-$o.json"
   done
-  "$shoal" plan "$m" --cluster "$mixed" --strategy procedure1 -o "$work/p1.json" > /dev/null
+  "$shoal" plan "$m" --cluster "$mixed" "${prof[@]}" --strategy procedure1 -o "$work/p1.json" > /dev/null
   row "procedure1 (heuristic alone)" "$mixed" "$work/p1.json"
   for s in $STRATEGIES; do
     if ! "$shoal" plan "$m" --cluster "$mixed" --strategy "$s" -o "$work/s-$s.json" > /dev/null 2> "$work/err"; then
