@@ -10,6 +10,7 @@
 #include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <thread>
 
 #include "cli/bench_report.h"
@@ -44,9 +45,19 @@ Status RunBench(const BenchArgs& a) {
   DeployReport dep;
   RETURN_IF_ERROR(coord->Deploy(m.weights, &dep));
   const Tensor input = RandomInput(p.input_shape, 1);
-  {  // one warm-up request: first-touch costs are not the steady state
+  // Warm-up: first-touch costs (primitive creation, weight reorders) are
+  // not the steady state, and each replica pays them on its first request,
+  // so one request per replica: as many as the round robin takes to come
+  // round (the lcm of the tasks' replica counts, at most 16).
+  int64_t warm = 1;
+  for (const auto& t : p.tasks) {
+    warm = std::min<int64_t>(
+        std::lcm(warm, static_cast<int64_t>(t.devices.size())), 16);
+  }
+  for (int64_t seq = 0; seq < warm; ++seq) {
     Tensor out;
-    RETURN_IF_ERROR(coord->Run(input, &out, nullptr, 0).WithContext("warm-up"));
+    RETURN_IF_ERROR(
+        coord->Run(input, &out, nullptr, seq).WithContext("warm-up"));
   }
   RETURN_IF_ERROR(coord->Stats(/*reset=*/true).status());
 
