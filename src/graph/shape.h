@@ -16,6 +16,13 @@ inline int64_t NumElements(const Shape& s) {
   return n;
 }
 
+// Row-major strides of `s`, in elements.
+inline std::vector<int64_t> Strides(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
+  return st;
+}
+
 // "1x3x224x224"; "scalar" for rank 0.
 std::string ShapeToString(const Shape& s);
 

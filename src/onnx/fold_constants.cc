@@ -212,13 +212,6 @@ StatusOr<std::vector<ConstValue>> FoldNode(const onnx::NodeProto& node,
   return out;
 }
 
-std::vector<int64_t> Strides(const Shape& s) {
-  std::vector<int64_t> st(s.size(), 1);
-  for (int i = static_cast<int>(s.size()) - 2; i >= 0; --i)
-    st[i] = st[i + 1] * s[i + 1];
-  return st;
-}
-
 ConstValue Pick(const ConstValue& src, Shape out_shape,
                 const std::vector<int64_t>& index) {
   ConstValue v;

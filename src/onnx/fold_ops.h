@@ -43,8 +43,6 @@ StatusOr<ConstValue> FoldGather(const FoldCtx& c);
 StatusOr<ConstValue> FoldSlice(const FoldCtx& c);
 StatusOr<ConstValue> FoldTranspose(const FoldCtx& c);
 
-// Row-major strides of `s`.
-std::vector<int64_t> Strides(const Shape& s);
 // out[i] = src[index[i]], keeping the element type.
 ConstValue Pick(const ConstValue& src, Shape out_shape,
                 const std::vector<int64_t>& index);

@@ -94,6 +94,37 @@ TEST(PlanVerify, CatchesBrokenPlans) {
   }
 }
 
+// Coverage is counted per element of a box, so a box one row short or
+// sent twice is caught even when every other box is right.
+TEST(PlanVerify, CountsEveryElementOfEachBox) {
+  Plan good = MakeLenetPlan("spatial");
+  ASSERT_TRUE(VerifyPlan(good).ok());
+  int strip = -1;  // a copied box narrower than its destination tensor
+  for (size_t i = 0; i < good.transfers.size(); ++i) {
+    const Transfer& x = good.transfers[i];
+    if (x.merge == Merge::kCopy && x.dst.task >= 0 &&
+        x.dst.region.rank() == 4 &&
+        x.dst.region.end[2] - x.dst.region.begin[2] > 1) {
+      strip = static_cast<int>(i);
+      break;
+    }
+  }
+  ASSERT_GE(strip, 0);
+  {
+    Plan p = good;  // one row short
+    --p.transfers[strip].src.region.end[2];
+    --p.transfers[strip].dst.region.end[2];
+    EXPECT_NE(VerifyPlan(p).message().find("unfilled"), std::string::npos)
+        << VerifyPlan(p).message();
+  }
+  {
+    Plan p = good;  // the same box sent twice
+    p.transfers.push_back(p.transfers[strip]);
+    EXPECT_NE(VerifyPlan(p).message().find("overlap"), std::string::npos)
+        << VerifyPlan(p).message();
+  }
+}
+
 TEST(PlanVerify, RejectsAPlanForAnotherModel) {
   Plan p = MakeLenetPlan("lop");
   LoadOptions lo;

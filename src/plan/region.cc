@@ -87,19 +87,6 @@ Status CheckRegion(const Region& r, const Shape& s, const std::string& what) {
   return Status::Ok();
 }
 
-namespace {
-
-// Row-major strides of `s`.
-std::vector<int64_t> Strides(const Shape& s) {
-  std::vector<int64_t> st(s.size(), 1);
-  for (int i = static_cast<int>(s.size()) - 2; i >= 0; --i) {
-    st[i] = st[i + 1] * s[i + 1];
-  }
-  return st;
-}
-
-}  // namespace
-
 Status CopyRegion(const Tensor& src, const Region& src_region, Tensor* dst,
                   const Region& dst_region, Merge merge) {
   RETURN_IF_ERROR(CheckRegion(src_region, src.shape, "source"));

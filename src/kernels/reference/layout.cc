@@ -57,7 +57,7 @@ Status TransposeKernel(const Node& node, const std::vector<ConstView>& in,
     perm.resize(xs.size());
     std::iota(perm.rbegin(), perm.rend(), 0);
   }
-  const std::vector<int64_t> xstride = ref::Strides(xs);
+  const std::vector<int64_t> xstride = Strides(xs);
   std::vector<int64_t> idx;
   for (int64_t i = 0; i < out[0].size(); ++i) {
     ref::Unflatten(i, out[0].shape, &idx);

@@ -54,12 +54,6 @@ Status CheckCall(const Node& node, const std::vector<ConstView>& in,
   return Status::Ok();
 }
 
-std::vector<int64_t> Strides(const Shape& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
-  return s;
-}
-
 std::vector<int64_t> BroadcastStrides(const Shape& in, const Shape& out) {
   const std::vector<int64_t> own = Strides(in);
   std::vector<int64_t> s(out.size(), 0);

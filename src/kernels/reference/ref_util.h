@@ -26,9 +26,6 @@ Status CheckCall(const Node& node, const std::vector<ConstView>& in,
 // An error naming the node, for what shape inference does not catch.
 Status KernelError(const Node& node, const std::string& what);
 
-// Row-major strides of `shape` (elements, not bytes).
-std::vector<int64_t> Strides(const Shape& shape);
-
 // Strides of a tensor of shape `in` read as if it had shape `out` under numpy
 // broadcasting: right-aligned, 0 on axes `in` lacks or has extent 1.
 std::vector<int64_t> BroadcastStrides(const Shape& in, const Shape& out);

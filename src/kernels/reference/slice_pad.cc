@@ -43,7 +43,7 @@ Status SliceKernel(const Node& node, const std::vector<ConstView>& in,
     first[a] = SliceStart(xs[a], starts[i], steps[i]);
     step[a] = steps[i];
   }
-  const std::vector<int64_t> xstride = ref::Strides(xs);
+  const std::vector<int64_t> xstride = Strides(xs);
   std::vector<int64_t> idx;
   for (int64_t i = 0; i < out[0].size(); ++i) {
     ref::Unflatten(i, out[0].shape, &idx);
@@ -93,7 +93,7 @@ Status PadKernel(const Node& node, const std::vector<ConstView>& in,
   if (mode != PadMode::kConstant && in[0].size() == 0 && out[0].size() > 0) {
     return ref::KernelError(node, "cannot " + m + "-pad an empty tensor");
   }
-  const std::vector<int64_t> xstride = ref::Strides(xs);
+  const std::vector<int64_t> xstride = Strides(xs);
   std::vector<int64_t> idx;
   for (int64_t i = 0; i < out[0].size(); ++i) {
     ref::Unflatten(i, out[0].shape, &idx);
