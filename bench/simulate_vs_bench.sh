@@ -4,14 +4,18 @@
 # are not disturbed), `shoal profile` each model, then for every strategy
 # `shoal bench` (measured) beside `shoal simulate --profile` (predicted):
 # both medians, their ratio, throughputs, and whether the bytes agree.
-# Prints markdown.
+# With RUNS > 1 each plan is benched RUNS times back to back: the bench
+# column is the median of the runs' medians and the range of those medians
+# is printed beside it (the same plan's median moves by 10-20 % between
+# runs on a shared 2-core host). Prints markdown.
 #
 #   bash bench/simulate_vs_bench.sh
 #   MODELS=alexnet CLUSTERS=pi3-4 STRATEGIES="pipeline lop" bash bench/simulate_vs_bench.sh
+#   MODELS=alexnet RUNS=3 REQUESTS=9 bash bench/simulate_vs_bench.sh
 #
 # Env: BUILD_DIR (default build), MODELS (default "alexnet resnet18"),
 # CLUSTERS (default "pi3-4 mixed"), STRATEGIES, REQUESTS (default 10),
-# CONCURRENCY (default 1), PORT_BASE (default 7500).
+# CONCURRENCY (default 1), RUNS (default 1), PORT_BASE (default 7500).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -22,6 +26,7 @@ CLUSTERS=${CLUSTERS:-"pi3-4 mixed"}
 STRATEGIES=${STRATEGIES:-"auto pipeline data lop lip channel filter spatial fuse fuse-ilp"}
 REQUESTS=${REQUESTS:-10}
 CONCURRENCY=${CONCURRENCY:-1}
+RUNS=${RUNS:-1}
 PORT_BASE=${PORT_BASE:-7500}
 [ -x "$shoal" ] || { echo "no $shoal: build first (make build)" >&2; exit 1; }
 py=/usr/bin/python3
@@ -29,14 +34,10 @@ py=/usr/bin/python3
 . "$here/lib.sh"
 bench_init simbench "$PORT_BASE"
 
-field() {  # FILE EXPR: a value of a JSON file
-  "$py" -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"
-}
-
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); $(date -u +%Y-%m-%d); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| cluster | model | strategy | bench median ms | simulate median ms | simulate / bench | bench req/s | simulate req/s | bytes equal |"
-echo "|---|---|---|---:|---:|---:|---:|---:|---|"
+echo "| cluster | model | strategy | bench median ms | bench run medians | simulate median ms | simulate / bench | bench req/s | simulate req/s | bytes equal |"
+echo "|---|---|---|---:|---|---:|---:|---:|---:|---|"
 for c in $CLUSTERS; do
   cf="$work/$c.yaml"
   copy_cluster "$root/examples/$c.yaml" 0 "$cf"
@@ -55,20 +56,32 @@ for c in $CLUSTERS; do
         echo "| $c | $m | $s | plan failed: $(tail -1 "$work/plan.log" | cut -c1-80) | | | | | |"
         continue
       fi
-      b="$work/bench.json"; p="$work/sim.json"
-      if ! "$shoal" bench --plan "$plan" --cluster "$cf" --requests "$REQUESTS" --concurrency "$CONCURRENCY" --json > "$b" 2> "$work/bench.err"; then
-        echo "| $c | $m | $s | bench failed: $(tail -1 "$work/bench.err" | cut -c1-80) | | | | | |"
-        continue
-      fi
+      p="$work/sim.json"
+      ok=1
+      for r in $(seq 1 "$RUNS"); do
+        if ! "$shoal" bench --plan "$plan" --cluster "$cf" --requests "$REQUESTS" --concurrency "$CONCURRENCY" --json > "$work/bench-$r.json" 2> "$work/bench.err"; then
+          echo "| $c | $m | $s | bench failed: $(tail -1 "$work/bench.err" | cut -c1-80) | | | | | | |"
+          ok=0
+          break
+        fi
+      done
+      [ "$ok" = 1 ] || continue
       "$shoal" simulate --plan "$plan" --cluster "$cf" --profile "$prof" --requests "$REQUESTS" --concurrency "$CONCURRENCY" --json > "$p"
-      bm=$(field "$b" "j['latency_ms']['median']")
-      sm=$(field "$p" "j['latency_ms']['median']")
-      br=$(field "$b" "j['throughput_rps']")
-      sr=$(field "$p" "j['throughput_rps']")
-      bt=$(field "$b" "j['bytes_total']")
-      st=$(field "$p" "j['bytes_total']")
-      "$py" -c "import sys; b,s,br,sr=map(float,sys.argv[1:5]); print('| $c | $m | $s | %.1f | %.1f | %.2f | %.2f | %.2f | %s |' % (b, s, s/b, br, sr, sys.argv[5]))" \
-        "$bm" "$sm" "$br" "$sr" "$([ "$bt" = "$st" ] && echo yes || echo "no ($bt vs $st)")"
+      "$py" - "$p" "$work"/bench-*.json <<'PY' | sed "s/^/| $c | $m | $s | /"
+import json, statistics, sys
+sim = json.load(open(sys.argv[1]))
+runs = [json.load(open(f)) for f in sys.argv[2:]]
+meds = sorted(r['latency_ms']['median'] for r in runs)
+bm = statistics.median(meds)
+sm = sim['latency_ms']['median']
+br = statistics.median(r['throughput_rps'] for r in runs)
+spread = '%.0f-%.0f' % (meds[0], meds[-1]) if len(meds) > 1 else '-'
+same = all(r['bytes_total'] == sim['bytes_total'] for r in runs)
+print('%.1f | %s | %.1f | %.2f | %.2f | %.2f | %s |' % (
+    bm, spread, sm, sm / bm, br, sim['throughput_rps'],
+    'yes' if same else 'no (%s vs %s)' % (runs[0]['bytes_total'], sim['bytes_total'])))
+PY
+      rm -f "$work"/bench-*.json
     done
   done
   "$shoal" cluster down "$cf" > /dev/null 2>&1 || true

@@ -42,7 +42,8 @@ Status RunPlan(const PlanArgs& a) {
   po.random_seed = a.random_seed;
   if (!a.profile.empty()) {
     ASSIGN_OR_RETURN(Profile prof, LoadProfile(a.profile));
-    ASSIGN_OR_RETURN(LatencyModel lm, LatencyModel::FromProfile(cluster, prof));
+    ASSIGN_OR_RETURN(LatencyModel lm,
+                     LatencyModel::FromProfile(cluster, prof, a.model));
     po.latency = std::make_shared<LatencyModel>(std::move(lm));
   } else {
     po.latency =

@@ -16,6 +16,7 @@ struct SimulateArgs {
   std::string plan, cluster, profile;
   int requests = 20, concurrency = 1;
   bool json = false, no_cpu_quota = false;
+  uint64_t seed = 1;
 };
 
 Status RunSimulate(const SimulateArgs& a) {
@@ -28,7 +29,7 @@ Status RunSimulate(const SimulateArgs& a) {
   LatencyModel m = LatencyModel::FromCluster(cluster);
   if (!a.profile.empty()) {
     ASSIGN_OR_RETURN(Profile prof, LoadProfile(a.profile));
-    auto pm = LatencyModel::FromProfile(cluster, prof);
+    auto pm = LatencyModel::FromProfile(cluster, prof, p.model.spec);
     if (!pm.ok()) return pm.status().WithContext(a.profile);
     m = std::move(pm).value();
   }
@@ -36,6 +37,7 @@ Status RunSimulate(const SimulateArgs& a) {
   so.requests = a.requests;
   so.concurrency = a.concurrency;
   so.cpu_quota = !a.no_cpu_quota;
+  so.seed = a.seed;
   ASSIGN_OR_RETURN(SimResult res, Simulate(p, m, so));
   BenchReport r;
   r.plan = a.plan;
@@ -93,6 +95,8 @@ void AddSimulateCommand(CLI::App* app) {
   cmd->add_flag("--no-cpu-quota", a->no_cpu_quota,
                 "Ignore emulated devices' cgroup CPU quota periods (run each "
                 "task at its average throttled speed)");
+  cmd->add_option("--seed", a->seed,
+                  "Draws the phases of the devices' quota periods (default 1)");
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunSimulate(*a))); });
 }

@@ -40,11 +40,7 @@ class Predictor {
         ASSIGN_OR_RETURN(NodeCost c, ComputeNodeCost(t.fragment, n));
         costs.push_back(std::move(c));
       }
-      for (int d : t.devices) {
-        double s = 0;
-        for (const auto& c : costs) s += m_.NodeSeconds(d, c);
-        secs_[t.id][d] = s;
-      }
+      for (int d : t.devices) secs_[t.id][d] = m_.FragmentSeconds(d, costs);
     }
     return Status::Ok();
   }

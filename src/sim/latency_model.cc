@@ -13,13 +13,34 @@ LatencyModel LatencyModel::FromCluster(const Cluster& c) {
     f.per_mac_s = per_mac;
     // Bytes stand in for elements touched by MAC-free layers.
     f.per_byte_s = per_mac * kMacsPerElement / kBytesPerElement;
-    m.devices_.push_back(Device{{{"*", f}}, {}, d.link, QuotaForCpu(d.cpu)});
+    m.devices_.push_back(
+        Device{{{"*", f}}, {}, {}, d.link, QuotaForCpu(d.cpu)});
   }
   return m;
 }
 
+namespace {
+
+// Under a CPU quota a sample's wall time per run, timed back to back, holds
+// whole throttled periods: a fragment needing 1.4 ms of CPU on a 1 ms
+// quota takes two periods. The worker paces a task to CPU / fraction and
+// the simulator's QuotaClock adds the throttling a task really meets, so
+// the table keeps CPU / fraction (the in-model and alone times in the same
+// proportion as measured).
+LayerSample PacedSample(const LayerSample& s, double fraction) {
+  if (fraction >= 1 || s.cpu_seconds <= 0 || s.seconds <= 0) return s;
+  LayerSample p = s;
+  p.seconds = s.cpu_seconds / fraction;
+  if (s.alone_seconds > 0)
+    p.alone_seconds = p.seconds * s.alone_seconds / s.seconds;
+  return p;
+}
+
+}  // namespace
+
 StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
-                                                 const Profile& p) {
+                                                 const Profile& p,
+                                                 const std::string& model) {
   LatencyModel m;
   m.cluster_ = c;
   for (const auto& d : c.devices) {
@@ -32,6 +53,7 @@ StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
     }
     Device dev{dp->fits,
                {},
+               {},
                dp->link,
                dp->has_cpu_quota ? dp->cpu_quota : QuotaForCpu(d.cpu)};
     std::map<Key, std::pair<double, int>> sum;
@@ -39,6 +61,9 @@ StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
       auto& [s, n] = sum[Key{ls.op, ls.macs, ls.bytes}];
       s += ls.seconds;
       ++n;
+      if (!model.empty() && ls.model == model) {
+        dev.layers.Add(PacedSample(ls, dev.quota.fraction()));
+      }
     }
     for (const auto& [k, sn] : sum) dev.measured[k] = sn.first / sn.second;
     dev.send_cpu_s = dp->send_cpu_s;
@@ -52,28 +77,71 @@ StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
   return m;
 }
 
-double LatencyModel::NodeSeconds(int d, const NodeCost& cost) const {
+NodeTimes LatencyModel::Times(int d, const NodeCost& cost) const {
   const Device& dev = devices_.at(d);
+  if (auto t = dev.layers.Find(cost)) return *t;
   const int64_t bytes =
       cost.input_bytes() + cost.output_bytes() + cost.weight_bytes();
-  if (!dev.measured.empty()) {
-    auto m = dev.measured.find(Key{cost.op, cost.macs, bytes});
-    if (m != dev.measured.end()) return m->second;
+  NodeTimes t;
+  auto m = dev.measured.find(Key{cost.op, cost.macs, bytes});
+  if (m != dev.measured.end()) {
+    t.context_s = t.alone_s = m->second;
+    return t;
   }
   const auto& fits = dev.fits;
   auto it = fits.find(cost.op);
   const OpFit& f = it != fits.end() ? it->second : fits.at("*");
-  return std::max(0.0, f.intercept_s + f.per_mac_s * double(cost.macs) +
-                           f.per_byte_s * double(bytes));
+  t.context_s = t.alone_s =
+      std::max(0.0, f.intercept_s + f.per_mac_s * double(cost.macs) +
+                        f.per_byte_s * double(bytes));
+  return t;
+}
+
+double LatencyModel::NodeSeconds(int d, const NodeCost& cost) const {
+  const NodeTimes t = Times(d, cost);
+  return t.whole ? t.context_s : t.alone_s;
+}
+
+double LatencyModel::FragmentSeconds(int d,
+                                     const std::vector<NodeCost>& nodes) const {
+  std::vector<NodeTimes> ts;
+  ts.reserve(nodes.size());
+  double s = 0;
+  int first = -1, last = -1;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    ts.push_back(Times(d, nodes[i]));
+    s += ts.back().context_s;
+    // Fused activations and views take no step of their own in the model.
+    if (ts.back().context_s > 0) {
+      if (first < 0) first = static_cast<int>(i);
+      last = static_cast<int>(i);
+    }
+  }
+  if (first < 0) {  // nothing but such nodes: each runs as its own step
+    s = 0;
+    for (const auto& t : ts) s += t.alone_s;
+    return s;
+  }
+  // What a node alone pays beyond its step in the model is the reorder of
+  // its input and of its output; split it by their bytes.
+  auto edge = [&](int i, bool input) {
+    const NodeCost& c = nodes[i];
+    const double extra = std::max(0.0, ts[i].alone_s - ts[i].context_s);
+    const double in = double(c.input_bytes()), out = double(c.output_bytes());
+    if (in + out <= 0) return 0.0;
+    return extra * (input ? in : out) / (in + out);
+  };
+  return s + edge(first, true) + edge(last, false);
 }
 
 StatusOr<double> LatencyModel::GraphSeconds(int d, const Graph& g) const {
-  double s = 0;
+  std::vector<NodeCost> costs;
+  costs.reserve(g.nodes.size());
   for (const auto& n : g.nodes) {
     ASSIGN_OR_RETURN(NodeCost c, ComputeNodeCost(g, n));
-    s += NodeSeconds(d, c);
+    costs.push_back(std::move(c));
   }
-  return s;
+  return FragmentSeconds(d, costs);
 }
 
 double LatencyModel::TransferSeconds(int src, int dst, int64_t bytes) const {
@@ -96,8 +164,8 @@ bool LatencyModel::SameDevice(int a, int b) const {
        ++i, ++j) {
     if (i->first != j->first || !same_fit(i->second, j->second)) return false;
   }
-  return x.measured == y.measured && x.send_cpu_s == y.send_cpu_s &&
-         x.recv_cpu_s == y.recv_cpu_s &&
+  return x.measured == y.measured && x.layers == y.layers &&
+         x.send_cpu_s == y.send_cpu_s && x.recv_cpu_s == y.recv_cpu_s &&
          x.link.bandwidth_bps == y.link.bandwidth_bps &&
          x.link.latency_s == y.link.latency_s &&
          x.quota.quota_s == y.quota.quota_s &&

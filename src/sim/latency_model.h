@@ -10,6 +10,7 @@
 #include "cluster/cluster.h"
 #include "graph/cost.h"
 #include "graph/graph.h"
+#include "sim/layer_table.h"
 #include "sim/profile.h"
 #include "util/status.h"
 
@@ -27,15 +28,25 @@ class LatencyModel {
   // From device specs: a device of speed s does s * kPi3MacsPerSecond.
   static LatencyModel FromCluster(const Cluster& c);
   // From measurements: each device's fitted regressions and measured link.
-  // Devices of `c` missing in `p` are an error naming them.
-  static StatusOr<LatencyModel> FromProfile(const Cluster& c, const Profile& p);
+  // Devices of `c` missing in `p` are an error naming them. `model` (as the
+  // profile and the plan name it: a zoo name or the .onnx path) selects the
+  // samples read layer by layer (LayerTable); other nodes use the fits.
+  static StatusOr<LatencyModel> FromProfile(const Cluster& c, const Profile& p,
+                                            const std::string& model = "");
 
   int num_devices() const { return static_cast<int>(devices_.size()); }
   const Cluster& cluster() const { return cluster_; }
 
-  // One node on device d: its measurement when profiled, else the fit.
+  // One node on device d, from its layer's samples, else a measurement of
+  // the same op and size, else the fit.
+  NodeTimes Times(int d, const NodeCost& cost) const;
+  // What the planner prices a layer at: a whole layer in the model, a
+  // split of one as the fragment of its own that it runs as.
   double NodeSeconds(int d, const NodeCost& cost) const;
-  // Every node of a shaped graph (a task's fragment), one after another.
+  // A task's fragment: its nodes in the kernels' layout, plus the reorders
+  // at its edges (the first computing node's input and the last one's
+  // output arrive and leave plain). A one-node fragment is the node alone.
+  double FragmentSeconds(int d, const std::vector<NodeCost>& nodes) const;
   StatusOr<double> GraphSeconds(int d, const Graph& g) const;
   // `bytes` sent by src to dst over src's uplink: latency + bytes / rate;
   // 0 when src == dst.
@@ -65,6 +76,7 @@ class LatencyModel {
     // predicted by its measurement (mean of equal ones), the fits serve
     // the rest.
     std::map<Key, double> measured;
+    LayerTable layers;  // the model's own samples, layer by layer
     Link link;
     CpuQuota quota;
     double send_cpu_s = 0, recv_cpu_s = 0;
