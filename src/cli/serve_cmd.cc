@@ -34,6 +34,10 @@ Status RunServe(ServeArgs a) {
   if (shape) a.o.model.input_shape = *shape;
   ASSIGN_OR_RETURN(a.o.max_message_bytes, ParseBytes(a.max_message));
   a.o.rebalance = !a.no_rebalance;
+  if (a.o.concurrency < 0) return InvalidArgument("--concurrency must be >= 0");
+  if (a.o.concurrency > 0 && a.o.objective != "throughput") {
+    return InvalidArgument("--concurrency goes with --objective throughput");
+  }
   if (!(a.o.monitor_interval_s > 0) || !(a.o.imbalance > 1) ||
       a.o.window_ticks < 1 || a.o.timeout_ms < 1 || a.o.min_gain < 0 ||
       a.o.min_gain >= 1) {
@@ -285,7 +289,11 @@ void AddServeCommand(CLI::App* app) {
                   "pipeline)");
   cmd->add_option("--objective", a->o.objective,
                   "auto: minimise latency or maximise throughput (default "
-                  "latency)");
+                  "latency)")
+      ->check(CLI::IsMember({"latency", "throughput"}));
+  cmd->add_option("--concurrency", a->o.concurrency,
+                  "auto, throughput: requests in flight the plan is judged "
+                  "at (default: one per device)");
   cmd->add_option("--time-limit", a->o.time_limit_s,
                   "auto: seconds for the MILP (default 10)");
   cmd->add_option("--monitor-interval", a->o.monitor_interval_s,

@@ -16,6 +16,7 @@
 #include "models/load_model.h"
 #include "runtime/runtime_test_util.h"
 #include "serve/client.h"
+#include "serve/generation.h"
 #include "serve/server.h"
 
 namespace shoal {
@@ -261,6 +262,28 @@ TEST(Serve, BadRequestsAreRefusedAndNotRetried) {
   EXPECT_EQ(st->failed(), 1);
   EXPECT_EQ(st->retried(), 0);
   EXPECT_EQ(st->input_shape_size(), 4);
+}
+
+// `shoal serve --objective throughput --concurrency K` plans (at the start
+// and at each re-plan) by simulating K requests in flight.
+TEST(Serve, ThroughputPlansAreJudgedAtTheConcurrencyAsked) {
+  if (DefaultServeStrategy() != "auto") GTEST_SKIP() << "no auto strategy";
+  LoadOptions lo;
+  lo.fuse_batchnorm = true;
+  Model m = LoadModel("lenet5", lo).value();
+  PlanOptions base;
+  base.strategy = "auto";
+  base.model.spec = "lenet5";
+  base.objective = "throughput";
+  base.ilp_time_limit_s = 2;
+  const std::vector<DeviceSpec> devs = EqualCluster(3).devices;
+  for (int k : {0, 5}) {
+    base.concurrency = k;
+    auto c = PlanForDevices(m.graph, base, devs);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    ASSERT_TRUE(c->plan.prediction.has_value());
+    EXPECT_EQ(c->plan.prediction->concurrency, k > 0 ? k : 3);
+  }
 }
 
 TEST(Serve, StartFailsWhenNoDeviceAnswers) {

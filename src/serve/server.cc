@@ -615,6 +615,7 @@ struct Server::Impl final : public rpc::Inference::Service {
     base.strategy = strategy;
     base.model = opts.model;
     base.objective = opts.objective;
+    base.concurrency = opts.concurrency;
     base.ilp_time_limit_s = opts.time_limit_s;
     ASSIGN_OR_RETURN(PlanChoice choice,
                      PlanForDevices(model.graph, base, devs));

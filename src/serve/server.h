@@ -27,7 +27,8 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:7600";  // port 0: any free port
   std::string strategy;               // "": auto once registered, else pipeline
   std::string objective = "latency";  // auto: latency or throughput
-  double time_limit_s = 10;           // auto: the MILP's time limit
+  int concurrency = 0;  // throughput: requests in flight (0: one per device)
+  double time_limit_s = 10;  // auto: the MILP's time limit
   double monitor_interval_s = 1.0;
   int window_ticks = 4;     // statistics of this many ticks are judged
   int64_t min_samples = 3;  // runs per task before a device is judged
