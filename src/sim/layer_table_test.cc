@@ -8,7 +8,8 @@ namespace shoal {
 namespace {
 
 TEST(Interpolate, LinearBetweenProportionalOutside) {
-  const std::vector<std::pair<double, double>> pts = {{10, 2}, {20, 3}, {40, 7}};
+  const std::vector<std::pair<double, double>> pts = {
+      {10, 2}, {20, 3}, {40, 7}};
   EXPECT_DOUBLE_EQ(Interpolate(pts, 15), 2.5);
   EXPECT_DOUBLE_EQ(Interpolate(pts, 30), 5);
   EXPECT_DOUBLE_EQ(Interpolate(pts, 80), 14);  // beyond the last: 7 * 2
