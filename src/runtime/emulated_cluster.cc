@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "runtime/wire.h"
+#include "sim/cpu_quota.h"
 
 namespace shoal {
 namespace {
@@ -185,10 +186,9 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
     std::vector<std::string> dirs;
     const std::string cg = CgroupName(file, d.name);
     if (d.cpu > 0) {
-      // Quota of at least 1 ms (the kernel's minimum) per period.
-      const int64_t period = std::max<int64_t>(
-          20000, static_cast<int64_t>(std::ceil(1000 / d.cpu)));
-      const int64_t quota = static_cast<int64_t>(std::llround(d.cpu * period));
+      // The simulator models the same period and quota (sim/cpu_quota.h).
+      const int64_t period = QuotaPeriodUs(d.cpu);
+      const int64_t quota = QuotaUs(d.cpu);
       std::string why;
       std::string dir =
           MakeCgroup("cpu", cg,

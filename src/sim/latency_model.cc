@@ -79,7 +79,9 @@ StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
 
 NodeTimes LatencyModel::Times(int d, const NodeCost& cost) const {
   const Device& dev = devices_.at(d);
-  if (auto t = dev.layers.Find(cost)) return *t;
+  if (!dev.layers.empty()) {
+    if (auto t = dev.layers.Find(cost)) return *t;
+  }
   const int64_t bytes =
       cost.input_bytes() + cost.output_bytes() + cost.weight_bytes();
   NodeTimes t;
