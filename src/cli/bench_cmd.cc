@@ -28,7 +28,7 @@ struct BenchArgs {
   std::string plan, cluster;
   int requests = 20, concurrency = 1;
   int64_t timeout_ms = 60000;
-  bool json = false;
+  bool json = false, tasks = false;
 };
 
 Status RunBench(const BenchArgs& a) {
@@ -120,16 +120,21 @@ Status RunBench(const BenchArgs& a) {
   r.failed = failed;
   r.latency_ms = lat;
   r.wall_s = wall_s;
+  r.print_tasks = a.tasks;
   if (!first_error.ok()) r.first_error = first_error.message();
   for (size_t i = 0; i < ds.size(); ++i) {
     const DeviceStats& d = ds[i];
     BenchDeviceReport dr;
     dr.name = d.name;
     // A device's compute per request: the sum of its tasks' medians.
-    for (const auto& t : d.task_compute_ms) {
-      std::vector<double> v(t.begin(), t.end());
-      if (!v.empty()) dr.compute_ms_median += Percentile(v, 0.5);
-      dr.task_runs += t.size();
+    for (size_t t = 0; t < d.task_compute_ms.size(); ++t) {
+      const auto& runs = d.task_compute_ms[t];
+      if (runs.empty()) continue;
+      const double med =
+          Percentile(std::vector<double>(runs.begin(), runs.end()), 0.5);
+      dr.compute_ms_median += med;
+      dr.task_runs += runs.size();
+      dr.tasks.push_back({int(t), p.tasks[t].name, int64_t(runs.size()), med});
     }
     dr.busy_ms = d.busy_ms;
     dr.idle_ms = std::max(0.0, d.elapsed_ms - d.busy_ms);
@@ -163,6 +168,8 @@ void AddBenchCommand(CLI::App* app) {
                   "Requests in flight at once (default 1)");
   cmd->add_option("--timeout-ms", a->timeout_ms,
                   "Deadline of each request (default 60000)");
+  cmd->add_flag("--tasks", a->tasks,
+                "List each task's median compute under its device");
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunBench(*a))); });
 }

@@ -77,6 +77,13 @@ nlohmann::json BenchReportJson(const BenchReport& r) {
   j["devices"] = nlohmann::json::array();
   for (const auto& d : r.devices) {
     total += d.bytes_sent;
+    nlohmann::json tasks = nlohmann::json::array();
+    for (const auto& t : d.tasks) {
+      tasks.push_back({{"task", t.task},
+                       {"name", t.name},
+                       {"runs", t.runs},
+                       {"compute_ms_median", t.compute_ms_median}});
+    }
     j["devices"].push_back({{"name", d.name},
                             {"compute_ms_median", d.compute_ms_median},
                             {"busy_ms", d.busy_ms},
@@ -86,7 +93,8 @@ nlohmann::json BenchReportJson(const BenchReport& r) {
                             {"bytes_sent", d.bytes_sent},
                             {"bytes_received", d.bytes_received},
                             {"queue_histogram", d.queue_histogram},
-                            {"requests_failed", d.requests_failed}});
+                            {"requests_failed", d.requests_failed},
+                            {"tasks", std::move(tasks)}});
   }
   j["bytes_total"] = total;
   j["bytes_per_request"] =
@@ -130,6 +138,13 @@ void PrintBenchReport(const BenchReport& r, std::ostream& out) {
         << std::setw(11) << d["idle_ms"].get<double>() << std::setw(15)
         << d["bytes_sent"].get<int64_t>() << std::setw(12)
         << d["bytes_received"].get<int64_t>() << "  " << q << "\n";
+    if (!r.print_tasks) continue;
+    for (const auto& t : d["tasks"]) {
+      out << "    " << std::setw(10) << std::right
+          << t["compute_ms_median"].get<double>() << " ms  " << std::setw(4)
+          << t["task"].get<int>() << " " << t["name"].get<std::string>() << " ("
+          << t["runs"].get<int64_t>() << " runs)\n";
+    }
   }
   if (r.failed) {
     out << r.failed << " requests failed; first: " << r.first_error << "\n";

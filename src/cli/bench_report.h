@@ -12,9 +12,18 @@
 
 namespace shoal {
 
+// One task's runs on one device (a replicated task has one per replica).
+struct BenchTaskReport {
+  int task = 0;
+  std::string name;
+  int64_t runs = 0;
+  double compute_ms_median = 0;
+};
+
 struct BenchDeviceReport {
   std::string name;
-  double compute_ms_median = 0;  // sum over its tasks of their median
+  std::vector<BenchTaskReport> tasks;  // those that ran here, by task id
+  double compute_ms_median = 0;        // sum over its tasks of their median
   double busy_ms = 0, idle_ms = 0, wait_ms_total = 0;
   int64_t task_runs = 0;
   int64_t bytes_sent = 0, bytes_received = 0;
@@ -32,6 +41,7 @@ struct BenchReport {
   // Set by `shoal simulate`: figures are predicted, from `source`.
   bool predicted = false;
   std::string source;
+  bool print_tasks = false;  // the table lists each task under its device
 };
 
 // q in [0, 1], linear between order statistics.

@@ -15,7 +15,7 @@ namespace {
 struct SimulateArgs {
   std::string plan, cluster, profile;
   int requests = 20, concurrency = 1;
-  bool json = false, no_cpu_quota = false;
+  bool json = false, no_cpu_quota = false, tasks = false;
   uint64_t seed = 1;
 };
 
@@ -49,6 +49,7 @@ Status RunSimulate(const SimulateArgs& a) {
   r.latency_ms = res.latency_ms;
   r.wall_s = res.wall_s;
   r.predicted = true;
+  r.print_tasks = a.tasks;
   r.source = a.profile.empty() ? "cluster specs" : "profile " + a.profile;
   for (const auto& d : res.devices) {
     BenchDeviceReport dr;
@@ -61,6 +62,10 @@ Status RunSimulate(const SimulateArgs& a) {
     dr.bytes_sent = d.bytes_sent;
     dr.bytes_received = d.bytes_received;
     dr.queue_histogram = d.queue_histogram;
+    for (const auto& t : d.tasks) {
+      dr.tasks.push_back(
+          {t.task, p.tasks[t.task].name, t.runs, t.compute_ms_median});
+    }
     r.devices.push_back(std::move(dr));
   }
   const double took =
@@ -97,6 +102,8 @@ void AddSimulateCommand(CLI::App* app) {
                 "task at its average throttled speed)");
   cmd->add_option("--seed", a->seed,
                   "Draws the phases of the devices' quota periods (default 1)");
+  cmd->add_flag("--tasks", a->tasks,
+                "List each task's median compute under its device");
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunSimulate(*a))); });
 }

@@ -13,6 +13,8 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
 
@@ -431,9 +433,40 @@ TEST(WorkerProcesses, PlanBranchesOnTheFlyAndRunOnAClusterUp) {
   const int run = sh(shoal + " run --plan " + plan + " --cluster " + file +
                      " --check --timeout-ms 20000");
   const std::string out = ReadFile(dir + "/out.txt");
+  // bench and simulate list each task under its device, the same tasks.
+  const int bench = sh(shoal + " bench --plan " + plan + " --cluster " + file +
+                       " --requests 3 --json");
+  const std::string bench_out = ReadFile(dir + "/out.txt");
+  const int sim = sh(shoal + " simulate --plan " + plan + " --cluster " + file +
+                     " --requests 3 --json");
+  const std::string sim_out = ReadFile(dir + "/out.txt");
   EXPECT_EQ(sh(shoal + " cluster down " + file), 0);
   EXPECT_EQ(run, 0) << out;
   EXPECT_NE(out.find("(ok)"), std::string::npos) << out;
+  ASSERT_EQ(bench, 0) << bench_out;
+  ASSERT_EQ(sim, 0) << sim_out;
+  auto tasks_by_device = [](const std::string& text) {
+    const auto j = nlohmann::json::parse(text);
+    std::map<std::string, std::vector<std::string>> by;
+    for (const auto& d : j["devices"]) {
+      double sum = 0;
+      for (const auto& t : d["tasks"]) {
+        EXPECT_EQ(t["runs"].get<int>(), 3) << t.dump();
+        EXPECT_GE(t["compute_ms_median"].get<double>(), 0);
+        sum += t["compute_ms_median"].get<double>();
+        by[d["name"]].push_back(t["name"]);
+      }
+      EXPECT_NEAR(sum, d["compute_ms_median"].get<double>(), 1e-6);
+    }
+    return by;
+  };
+  const auto measured = tasks_by_device(bench_out);
+  EXPECT_EQ(measured, tasks_by_device(sim_out));
+  size_t n = 0;
+  for (const auto& [d, names] : measured) n += names.size();
+  // Every task of the plan ran once per request, each on one device.
+  EXPECT_EQ(n, nlohmann::json::parse(ReadFile(plan))["tasks"].size())
+      << bench_out;
 }
 
 }  // namespace

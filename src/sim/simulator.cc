@@ -407,11 +407,14 @@ StatusOr<SimResult> Sim::Run() {
     }
   }
   std::map<int, std::vector<double>> by_device;
-  for (auto& v : runs_) {
+  for (size_t t = 0; t < runs_.size(); ++t) {
     by_device.clear();
-    for (const auto& [d, ms] : v) by_device[d].push_back(ms);
+    for (const auto& [d, ms] : runs_[t]) by_device[d].push_back(ms);
     for (auto& [d, ms] : by_device) {
-      dev_[d].r.compute_ms_median += Median(std::move(ms));
+      const int64_t n = ms.size();
+      const double med = Median(std::move(ms));
+      dev_[d].r.compute_ms_median += med;
+      dev_[d].r.tasks.push_back({int(t), n, med});
     }
   }
   for (auto& ds : dev_) {

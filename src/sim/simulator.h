@@ -28,9 +28,16 @@ struct SimOptions {
   uint64_t seed = 1;  // phases of the devices' quota periods
 };
 
+struct SimTaskResult {
+  int task = 0;
+  int64_t runs = 0;
+  double compute_ms_median = 0;
+};
+
 struct SimDeviceResult {
   std::string name;
-  double compute_ms_median = 0;  // sum over its tasks of their median
+  double compute_ms_median = 0;      // sum over its tasks of their median
+  std::vector<SimTaskResult> tasks;  // those that ran here, by task id
   double busy_ms = 0;
   double elapsed_ms = 0;
   double wait_ms_total = 0;  // a task's first input to its last, summed

@@ -192,6 +192,17 @@ TEST(Simulator, ReplicasAlternate) {
   EXPECT_NEAR(r->latency_ms[3], 100, 1e-6);
   EXPECT_EQ(r->devices[1].task_runs, 2);
   EXPECT_EQ(r->devices[2].task_runs, 2);
+  // Per task and device: the replicated task 1 once on each replica.
+  ASSERT_EQ(r->devices[0].tasks.size(), 1u);
+  EXPECT_EQ(r->devices[0].tasks[0].task, 0);
+  EXPECT_EQ(r->devices[0].tasks[0].runs, 4);
+  for (int d : {1, 2}) {
+    ASSERT_EQ(r->devices[d].tasks.size(), 1u);
+    EXPECT_EQ(r->devices[d].tasks[0].task, 1);
+    EXPECT_EQ(r->devices[d].tasks[0].runs, 2);
+    EXPECT_NEAR(r->devices[d].tasks[0].compute_ms_median, d == 1 ? 100 : 300,
+                1e-6);
+  }
 }
 
 TEST(Simulator, PacedTasksUnderAQuota) {
