@@ -140,6 +140,8 @@ void MergeProfile(const Profile& from, Profile* into) {
     d->link = fd.link;
     d->send_cpu_s = fd.send_cpu_s;
     d->recv_cpu_s = fd.recv_cpu_s;
+    d->send_cpu_per_byte_s = fd.send_cpu_per_byte_s;
+    d->recv_cpu_per_byte_s = fd.recv_cpu_per_byte_s;
     if (fd.has_cpu_quota) {
       d->has_cpu_quota = true;
       d->cpu_quota = fd.cpu_quota;

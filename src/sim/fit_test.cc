@@ -76,6 +76,8 @@ TEST(Profile, MergeAccumulatesReplacesAndRefits) {
   d.link = Link{2e6, 0.02};
   d.send_cpu_s = 3e-4;
   d.recv_cpu_s = 2e-4;
+  d.recv_cpu_per_byte_s = 2e-9;
+  d.send_cpu_per_byte_s = 1e-9;
   d.samples[0].alone_seconds = 9e-6;  // timed in the model, and alone
   d.has_cpu_quota = true;
   d.cpu_quota = CpuQuota{0.0012, 0.02};
@@ -90,6 +92,8 @@ TEST(Profile, MergeAccumulatesReplacesAndRefits) {
   EXPECT_EQ(a.devices[0].link.bandwidth_bps, 2e6);
   EXPECT_EQ(a.devices[0].send_cpu_s, 3e-4);
   EXPECT_EQ(a.devices[0].recv_cpu_s, 2e-4);
+  EXPECT_EQ(a.devices[0].recv_cpu_per_byte_s, 2e-9);
+  EXPECT_EQ(a.devices[0].send_cpu_per_byte_s, 1e-9);
   EXPECT_TRUE(a.devices[0].has_cpu_quota);
   EXPECT_EQ(a.devices[0].fits.at("Conv").samples, 3);
   EXPECT_NEAR(a.devices[0].fits.at("Conv").per_mac_s, 1e-9, 1e-15);
@@ -110,6 +114,8 @@ TEST(Profile, MergeAccumulatesReplacesAndRefits) {
   EXPECT_NEAR(back->devices[0].cpu_quota.quota_s, 0.0012, 1e-12);
   EXPECT_EQ(back->devices[0].send_cpu_s, 3e-4);
   EXPECT_EQ(back->devices[0].recv_cpu_s, 2e-4);
+  EXPECT_EQ(back->devices[0].recv_cpu_per_byte_s, 2e-9);
+  EXPECT_EQ(back->devices[0].send_cpu_per_byte_s, 1e-9);
   double alone = 0;
   for (const auto& x : back->devices[0].samples) alone += x.alone_seconds;
   EXPECT_EQ(alone, 9e-6);

@@ -68,6 +68,8 @@ StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
     for (const auto& [k, sn] : sum) dev.measured[k] = sn.first / sn.second;
     dev.send_cpu_s = dp->send_cpu_s;
     dev.recv_cpu_s = dp->recv_cpu_s;
+    dev.send_cpu_per_byte_s = dp->send_cpu_per_byte_s;
+    dev.recv_cpu_per_byte_s = dp->recv_cpu_per_byte_s;
     if (!dev.fits.count("*")) {
       return InvalidArgument("profile of device '" + d.name +
                              "' has no overall fit ('*')");
@@ -168,6 +170,8 @@ bool LatencyModel::SameDevice(int a, int b) const {
   }
   return x.measured == y.measured && x.layers == y.layers &&
          x.send_cpu_s == y.send_cpu_s && x.recv_cpu_s == y.recv_cpu_s &&
+         x.send_cpu_per_byte_s == y.send_cpu_per_byte_s &&
+         x.recv_cpu_per_byte_s == y.recv_cpu_per_byte_s &&
          x.link.bandwidth_bps == y.link.bandwidth_bps &&
          x.link.latency_s == y.link.latency_s &&
          x.quota.quota_s == y.quota.quota_s &&

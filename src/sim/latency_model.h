@@ -58,11 +58,17 @@ class LatencyModel {
   CpuQuota Quota(int d) const { return devices_.at(d).quota; }
   // What device d sends over: measured (profile) or the cluster file's.
   const Link& LinkOf(int d) const { return devices_.at(d).link; }
-  // Host CPU seconds device d spends to send or to receive one message
-  // (measured by the profile; 0 from the cluster file). Under a CPU quota
-  // they take the device's quota like compute does.
-  double SendCpuSeconds(int d) const { return devices_.at(d).send_cpu_s; }
-  double RecvCpuSeconds(int d) const { return devices_.at(d).recv_cpu_s; }
+  // Host CPU seconds device d spends to send or to receive one message of
+  // `bytes` (measured by the profile; 0 from the cluster file). Under a CPU
+  // quota they take the device's quota like compute does.
+  double SendCpuSeconds(int d, int64_t bytes) const {
+    const Device& x = devices_.at(d);
+    return x.send_cpu_s + x.send_cpu_per_byte_s * double(bytes);
+  }
+  double RecvCpuSeconds(int d, int64_t bytes) const {
+    const Device& x = devices_.at(d);
+    return x.recv_cpu_s + x.recv_cpu_per_byte_s * double(bytes);
+  }
   // Whether a and b cannot be told apart: the same fits, link, CPU limit
   // and memory, so every price on one is the price on the other.
   bool SameDevice(int a, int b) const;
@@ -80,6 +86,7 @@ class LatencyModel {
     Link link;
     CpuQuota quota;
     double send_cpu_s = 0, recv_cpu_s = 0;
+    double send_cpu_per_byte_s = 0, recv_cpu_per_byte_s = 0;
   };
   Cluster cluster_;
   std::vector<Device> devices_;

@@ -23,7 +23,9 @@ Status SaveProfile(const Profile& p, const std::string& path) {
     jd["link"] = {{"bandwidth_bps", d.link.bandwidth_bps},
                   {"latency_s", d.link.latency_s},
                   {"send_cpu_s", d.send_cpu_s},
-                  {"recv_cpu_s", d.recv_cpu_s}};
+                  {"recv_cpu_s", d.recv_cpu_s},
+                  {"send_cpu_per_byte_s", d.send_cpu_per_byte_s},
+                  {"recv_cpu_per_byte_s", d.recv_cpu_per_byte_s}};
     if (d.has_cpu_quota) {
       jd["cpu_quota"] = {{"quota_s", d.cpu_quota.quota_s},
                          {"period_s", d.cpu_quota.period_s}};
@@ -79,6 +81,8 @@ StatusOr<Profile> LoadProfile(const std::string& path) {
       d.link.latency_s = jd.at("link").at("latency_s").get<double>();
       d.send_cpu_s = jd.at("link").value("send_cpu_s", 0.0);
       d.recv_cpu_s = jd.at("link").value("recv_cpu_s", 0.0);
+      d.send_cpu_per_byte_s = jd.at("link").value("send_cpu_per_byte_s", 0.0);
+      d.recv_cpu_per_byte_s = jd.at("link").value("recv_cpu_per_byte_s", 0.0);
       if (jd.contains("cpu_quota")) {
         d.has_cpu_quota = true;
         d.cpu_quota.quota_s = jd["cpu_quota"].at("quota_s").get<double>();

@@ -51,11 +51,16 @@ struct DeviceProfile {
   std::map<std::string, OpFit> fits;
   Link link;  // measured: bandwidth of a large message, latency of 64 B
   // Host CPU seconds one message costs this device's worker to send and to
-  // receive (gRPC, serialising, copies), measured with 64 B probes; the
+  // receive (gRPC, serialising), measured with 64 B probes; the
   // simulator charges them to the device's CPU quota. The link's latency
   // above excludes them. 0: not measured (older files).
   double send_cpu_s = 0;
   double recv_cpu_s = 0;
+  // And per byte (copies, serialising, gRPC's framing), measured on the
+  // runtime's own path: requests of 1 MiB through a one-task plan on the
+  // device (sim/path_cpu.h). 0: not measured.
+  double send_cpu_per_byte_s = 0;
+  double recv_cpu_per_byte_s = 0;
   // The worker's own cgroup CPU limit, as it reported it (`shoal cluster
   // up`); absent from older files.
   bool has_cpu_quota = false;

@@ -8,6 +8,7 @@
 #include "plan/graph_json.h"
 #include "runtime/wire.h"
 #include "sim/fit.h"
+#include "sim/path_cpu.h"
 
 namespace shoal {
 
@@ -282,6 +283,21 @@ StatusOr<Profile> ProfileCluster(const Cluster& c,
     }
   }
   if (server) server->Shutdown(DeadlineIn(200));
+  // Per byte, on the runtime's own path, one device at a time (each
+  // reads its own CPU, which another device's traffic would not touch, but
+  // the host's cores are shared).
+  for (size_t i = 0; o.path_cpu && i < n; ++i) {
+    PathCpuOptions po;
+    po.timeout_ms = o.rpc_timeout_ms;
+    ASSIGN_OR_RETURN(PathCpu pc, MeasurePathCpu(c.devices[i], po));
+    p.devices[i].recv_cpu_per_byte_s = pc.recv_per_byte_s;
+    p.devices[i].send_cpu_per_byte_s = pc.send_per_byte_s;
+    if (o.progress) {
+      o.progress({c.devices[i].name, int(variants.size()) + 1,
+                  int(variants.size()) + 1, "message CPU per byte",
+                  pc.recv_per_byte_s});
+    }
+  }
   for (auto& d : p.devices) RefitDevice(&d);
   return p;
 }

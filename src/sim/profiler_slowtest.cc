@@ -39,7 +39,8 @@ TEST(Profiler, ProfilesLenetOnInProcessWorkers) {
   auto p = ProfileCluster(c, *variants, o);
   ASSERT_TRUE(p.ok()) << p.status().message();
   ASSERT_EQ(p->devices.size(), 2u);
-  EXPECT_EQ(calls, 2 * (static_cast<int>(variants->size()) + 1));
+  // Each device: its variants, its link, its CPU per byte.
+  EXPECT_EQ(calls, 2 * (static_cast<int>(variants->size()) + 2));
   for (const auto& d : p->devices) {
     EXPECT_EQ(d.samples.size(), variants->size());
     for (const auto& s : d.samples) {
@@ -67,6 +68,14 @@ TEST(Profiler, ProfilesLenetOnInProcessWorkers) {
   EXPECT_GT(l.latency_s + p->devices[0].send_cpu_s + p->devices[1].recv_cpu_s,
             0.009);
   EXPECT_LT(l.latency_s, 0.05);
+  // Per byte, through one-task plans on each worker: copying and framing
+  // 1 MiB costs something, and far less than 100 ms.
+  for (const auto& d : p->devices) {
+    EXPECT_GT(d.recv_cpu_per_byte_s, 0) << d.name;
+    EXPECT_GT(d.send_cpu_per_byte_s, 0) << d.name;
+    EXPECT_LT(d.recv_cpu_per_byte_s, 1e-7) << d.name;
+    EXPECT_LT(d.send_cpu_per_byte_s, 1e-7) << d.name;
+  }
   // The unshaped one is far faster.
   const Link& u = p->devices[1].link;
   EXPECT_TRUE(u.bandwidth_bps == 0 || u.bandwidth_bps > 500e6);

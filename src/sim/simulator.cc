@@ -206,7 +206,7 @@ void Sim::Receive(int req, int xfer) {
   const Transfer& x = p_.transfers[xfer];
   if (x.dst.task == kModelOutput) return Arrive(req, xfer);
   const int d = Dev(x.dst.task, Seq(req));
-  const double c = m_.RecvCpuSeconds(map_[d]);
+  const double c = m_.RecvCpuSeconds(map_[d], bytes_[xfer]);
   if (c <= 0) return Arrive(req, xfer);
   Push(CpuDone(d, now_, c), Kind::kReceived, d, req, xfer);
 }
@@ -313,12 +313,13 @@ void Sim::Pump(int d) {
     const Transfer& x = p_.transfers[m.xfer];
     const int to = x.dst.task == kModelOutput ? p_.output_device
                                               : Dev(x.dst.task, Seq(m.req));
-    // The worker's send CPU (serialising, gRPC) comes before the bytes.
+    // The worker's send CPU (serialising, gRPC) comes before the bytes; the
+    // output device sends its part of the model output to the coordinator
+    // too, over no link but with the same CPU.
+    const double sent =
+        CpuDone(d, now_, m_.SendCpuSeconds(map_[d], bytes_[m.xfer]));
     const double done =
-        to != d ? Transmit(d, bytes_[m.xfer],
-                           CpuDone(d, now_, m_.SendCpuSeconds(map_[d])),
-                           &ds.link_free)
-                : now_;
+        to != d ? Transmit(d, bytes_[m.xfer], sent, &ds.link_free) : sent;
     Push(done, Kind::kSendDone, d, m.req, m.xfer);
   }
 }

@@ -157,15 +157,26 @@ TEST(Simulator, MessagesCostTheirDevicesCpu) {
     prof.devices.push_back(dp);
   }
   const LatencyModel m = LatencyModel::FromProfile(c, prof).value();
-  EXPECT_EQ(m.SendCpuSeconds(0), 0.002);
-  EXPECT_EQ(m.RecvCpuSeconds(1), 0.003);
+  EXPECT_EQ(m.SendCpuSeconds(0, 64), 0.002);
+  EXPECT_EQ(m.RecvCpuSeconds(1, 64), 0.003);
   SimOptions o;
   o.requests = 2;
   auto r = Simulate(p, m, o);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  // 10 ms, send 2 ms, receive 3 ms, 20 ms; the answer from the output
-  // device itself is free.
-  for (double l : r->latency_ms) EXPECT_NEAR(l, 35, 1e-9);
+  // 10 ms, send 2 ms, receive 3 ms, 20 ms, and dev1's 2 ms to send the
+  // answer to the coordinator (no link: it is the output device).
+  for (double l : r->latency_ms) EXPECT_NEAR(l, 37, 1e-9);
+  // Per byte on top: the 64 B message costs dev1 64 * 10 us more to
+  // receive, and dev0 64 * 5 us more to send.
+  prof.devices[1].recv_cpu_per_byte_s = 1e-5;
+  prof.devices[0].send_cpu_per_byte_s = 5e-6;
+  const LatencyModel mb = LatencyModel::FromProfile(c, prof).value();
+  EXPECT_NEAR(mb.RecvCpuSeconds(1, 64), 0.003 + 64e-5, 1e-12);
+  r = Simulate(p, mb, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (double l : r->latency_ms) EXPECT_NEAR(l, 37 + 0.64 + 0.32, 1e-9);
+  prof.devices[1].recv_cpu_per_byte_s = 0;
+  prof.devices[0].send_cpu_per_byte_s = 0;
   // Under a quota (dev1 at 0.05 of a core) the receive takes the quota
   // like compute does: 3 ms of CPU stretch to far more than 3 ms of wall.
   c.devices[1].cpu = 0.05;

@@ -1,0 +1,41 @@
+// What a worker spends in host CPU per byte of the tensors it receives and
+// sends, measured on the runtime's own path (gRPC Send, parsing, the copies
+// into a task's inputs, cutting an output into a message): a one-task plan
+// is deployed on the device and sent requests whose input or output is
+// large, and the worker's process CPU is read before and after. On an
+// emulated Pi every millisecond of host CPU is 23 ms of its time, and
+// AlexNet's 602 KB input costs its input device about as much as a layer
+// (docs/simulator.md). The 64 B link probes cannot tell this: their CPU
+// is a message's, not its bytes'.
+#ifndef SHOAL_SIM_PATH_CPU_H_
+#define SHOAL_SIM_PATH_CPU_H_
+
+#include <cstdint>
+
+#include "cluster/cluster.h"
+#include "util/status.h"
+
+namespace shoal {
+
+struct PathCpuOptions {
+  int64_t bytes = int64_t{1} << 20;  // of the large input / output
+  int requests = 10;                 // timed, per plan, after 2 warm-ups
+  int64_t timeout_ms = 300000;       // per request and per deploy
+};
+
+struct PathCpu {
+  double recv_per_byte_s = 0;
+  double send_per_byte_s = 0;
+};
+
+// Three plans on `d` alone: a relu over 64 B (one message each way), a
+// global average pool of `bytes` (a large message in, 4 B out) and a relu
+// over `bytes` (large both ways). Per request, less the worker's idle CPU
+// over the same wall time: receive per byte = (pool - small) / bytes, send
+// per byte = (large relu - pool) / bytes; never below 0. The device must
+// not be serving another plan's requests meanwhile.
+StatusOr<PathCpu> MeasurePathCpu(const DeviceSpec& d, const PathCpuOptions& o);
+
+}  // namespace shoal
+
+#endif  // SHOAL_SIM_PATH_CPU_H_
