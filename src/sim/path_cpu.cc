@@ -58,6 +58,9 @@ StatusOr<Sample> TimeRequests(const DeviceSpec& d, rpc::Worker::Stub* stub,
   CoordinatorOptions co;
   co.timeout_ms = o.timeout_ms;
   co.deploy_timeout_ms = o.timeout_ms;
+  // A plan the worker already serves (`shoal serve`) stays beside this one
+  // and is current again after the Release below.
+  co.keep_previous = true;
   ASSIGN_OR_RETURN(auto coord, Coordinator::Create(plan, one, co));
   RETURN_IF_ERROR(coord->Deploy(WeightStore{}, nullptr));
   const Tensor input = RandomInput(plan.input_shape, 1);

@@ -36,7 +36,7 @@ struct ProfilerOptions {
   double max_seconds = 10;
   int64_t rpc_timeout_ms = 300000;  // one variant (build + runs) or probe
   int64_t large_bytes = int64_t{1} << 20;
-  int small_probes = 7, large_probes = 3;
+  int small_probes = 31, large_probes = 3;
   // After the links: each worker's CPU per byte received and sent, through
   // one-task plans deployed on it (sim/path_cpu.h).
   bool path_cpu = true;

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
 #include "cli/plan_common.h"
+#include "graph/random_input.h"
+#include "partition/strategy.h"
+#include "runtime/coordinator.h"
 #include "runtime/worker.h"
 #include "sim/latency_model.h"
 #include "sim/profiler.h"
@@ -11,7 +14,7 @@ namespace {
 TEST(Profiler, ProfilesLenetOnInProcessWorkers) {
   ModelRef ref;
   ref.spec = "lenet5";
-  auto m = LoadPlanModel(ref, false);
+  auto m = LoadPlanModel(ref, true);
   ASSERT_TRUE(m.ok()) << m.status().message();
   auto variants = ProfileVariants(m->graph);
   ASSERT_TRUE(variants.ok()) << variants.status().message();
@@ -29,6 +32,16 @@ TEST(Profiler, ProfilesLenetOnInProcessWorkers) {
     c.devices.push_back(d);
     workers.push_back(std::move(w).value());
   }
+  // A plan served on the cluster while it is profiled: still there after.
+  PlanOptions po;
+  po.strategy = "pipeline";
+  po.devices = c.PlanDevices();
+  po.model = ref;
+  auto served = MakePlan(m->graph, po);
+  ASSERT_TRUE(served.ok()) << served.status().message();
+  auto coord = Coordinator::Create(*served, c, CoordinatorOptions{});
+  ASSERT_TRUE(coord.ok()) << coord.status().message();
+  ASSERT_TRUE((*coord)->Deploy(m->weights, nullptr).ok());
   ProfilerOptions o;
   o.model = "lenet5";
   o.graph = &m->graph;
@@ -68,6 +81,9 @@ TEST(Profiler, ProfilesLenetOnInProcessWorkers) {
   EXPECT_GT(l.latency_s + p->devices[0].send_cpu_s + p->devices[1].recv_cpu_s,
             0.009);
   EXPECT_LT(l.latency_s, 0.05);
+  const Tensor in = RandomInput(served->input_shape, 1);
+  Tensor out;
+  EXPECT_TRUE((*coord)->Run(in, &out, nullptr, 1).ok());
   // Per byte, through one-task plans on each worker: copying and framing
   // 1 MiB costs something, and far less than 100 ms.
   for (const auto& d : p->devices) {
