@@ -142,6 +142,7 @@ void MergeProfile(const Profile& from, Profile* into) {
     d->recv_cpu_s = fd.recv_cpu_s;
     d->send_cpu_per_byte_s = fd.send_cpu_per_byte_s;
     d->recv_cpu_per_byte_s = fd.recv_cpu_per_byte_s;
+    d->idle_cpu_per_s = fd.idle_cpu_per_s;
     if (fd.has_cpu_quota) {
       d->has_cpu_quota = true;
       d->cpu_quota = fd.cpu_quota;

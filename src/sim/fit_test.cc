@@ -78,6 +78,7 @@ TEST(Profile, MergeAccumulatesReplacesAndRefits) {
   d.recv_cpu_s = 2e-4;
   d.recv_cpu_per_byte_s = 2e-9;
   d.send_cpu_per_byte_s = 1e-9;
+  d.idle_cpu_per_s = 1e-3;
   d.samples[0].alone_seconds = 9e-6;  // timed in the model, and alone
   d.has_cpu_quota = true;
   d.cpu_quota = CpuQuota{0.0012, 0.02};
@@ -116,6 +117,7 @@ TEST(Profile, MergeAccumulatesReplacesAndRefits) {
   EXPECT_EQ(back->devices[0].recv_cpu_s, 2e-4);
   EXPECT_EQ(back->devices[0].recv_cpu_per_byte_s, 2e-9);
   EXPECT_EQ(back->devices[0].send_cpu_per_byte_s, 1e-9);
+  EXPECT_EQ(back->devices[0].idle_cpu_per_s, 1e-3);
   double alone = 0;
   for (const auto& x : back->devices[0].samples) alone += x.alone_seconds;
   EXPECT_EQ(alone, 9e-6);

@@ -70,6 +70,7 @@ StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
     dev.recv_cpu_s = dp->recv_cpu_s;
     dev.send_cpu_per_byte_s = dp->send_cpu_per_byte_s;
     dev.recv_cpu_per_byte_s = dp->recv_cpu_per_byte_s;
+    dev.idle_cpu_per_s = dp->idle_cpu_per_s;
     if (!dev.fits.count("*")) {
       return InvalidArgument("profile of device '" + d.name +
                              "' has no overall fit ('*')");
@@ -172,6 +173,7 @@ bool LatencyModel::SameDevice(int a, int b) const {
          x.send_cpu_s == y.send_cpu_s && x.recv_cpu_s == y.recv_cpu_s &&
          x.send_cpu_per_byte_s == y.send_cpu_per_byte_s &&
          x.recv_cpu_per_byte_s == y.recv_cpu_per_byte_s &&
+         x.idle_cpu_per_s == y.idle_cpu_per_s &&
          x.link.bandwidth_bps == y.link.bandwidth_bps &&
          x.link.latency_s == y.link.latency_s &&
          x.quota.quota_s == y.quota.quota_s &&

@@ -56,6 +56,9 @@ class LatencyModel {
   // The CPU limit an emulated device runs under (from the profile, else the
   // cluster file's `cpu`); NodeSeconds is the time under it when busy.
   CpuQuota Quota(int d) const { return devices_.at(d).quota; }
+  // What the idle worker on device d uses of the host CPU per second
+  // (profile; 0 from the cluster file): under a quota, not the device's.
+  double IdleCpuPerSecond(int d) const { return devices_.at(d).idle_cpu_per_s; }
   // What device d sends over: measured (profile) or the cluster file's.
   const Link& LinkOf(int d) const { return devices_.at(d).link; }
   // Host CPU seconds device d spends to send or to receive one message of
@@ -87,6 +90,7 @@ class LatencyModel {
     CpuQuota quota;
     double send_cpu_s = 0, recv_cpu_s = 0;
     double send_cpu_per_byte_s = 0, recv_cpu_per_byte_s = 0;
+    double idle_cpu_per_s = 0;
   };
   Cluster cluster_;
   std::vector<Device> devices_;

@@ -121,6 +121,7 @@ StatusOr<PathCpu> MeasurePathCpu(const DeviceSpec& d, const PathCpuOptions& o) {
   ASSIGN_OR_RETURN(Sample l, TimeRequests(d, stub.get(), large, idle_rate, o));
   const double bytes = double(n / 256 * 256) * 4;
   PathCpu r;
+  r.idle_cpu_per_s = std::max(0.0, idle_rate);
   r.recv_per_byte_s = std::max(0.0, (p.cpu_s - s.cpu_s) / bytes);
   r.send_per_byte_s = std::max(0.0, (l.cpu_s - p.cpu_s) / bytes);
   return r;

@@ -26,6 +26,9 @@ struct PathCpuOptions {
 struct PathCpu {
   double recv_per_byte_s = 0;
   double send_per_byte_s = 0;
+  // CPU the worker uses per second doing nothing (gRPC's timers and
+  // pollers): under a quota it is taken from what the device can compute.
+  double idle_cpu_per_s = 0;
 };
 
 // Three plans on `d` alone: a relu over 64 B (one message each way), a

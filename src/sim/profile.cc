@@ -26,6 +26,7 @@ Status SaveProfile(const Profile& p, const std::string& path) {
                   {"recv_cpu_s", d.recv_cpu_s},
                   {"send_cpu_per_byte_s", d.send_cpu_per_byte_s},
                   {"recv_cpu_per_byte_s", d.recv_cpu_per_byte_s}};
+    jd["idle_cpu_per_s"] = d.idle_cpu_per_s;
     if (d.has_cpu_quota) {
       jd["cpu_quota"] = {{"quota_s", d.cpu_quota.quota_s},
                          {"period_s", d.cpu_quota.period_s}};
@@ -83,6 +84,7 @@ StatusOr<Profile> LoadProfile(const std::string& path) {
       d.recv_cpu_s = jd.at("link").value("recv_cpu_s", 0.0);
       d.send_cpu_per_byte_s = jd.at("link").value("send_cpu_per_byte_s", 0.0);
       d.recv_cpu_per_byte_s = jd.at("link").value("recv_cpu_per_byte_s", 0.0);
+      d.idle_cpu_per_s = jd.value("idle_cpu_per_s", 0.0);
       if (jd.contains("cpu_quota")) {
         d.has_cpu_quota = true;
         d.cpu_quota.quota_s = jd["cpu_quota"].at("quota_s").get<double>();

@@ -61,6 +61,10 @@ struct DeviceProfile {
   // device (sim/path_cpu.h). 0: not measured.
   double send_cpu_per_byte_s = 0;
   double recv_cpu_per_byte_s = 0;
+  // Host CPU seconds per second the idle worker uses (gRPC's timers and
+  // pollers), measured with the per-byte CPU; under a CPU quota the
+  // simulator takes it from the quota. 0: not measured.
+  double idle_cpu_per_s = 0;
   // The worker's own cgroup CPU limit, as it reported it (`shoal cluster
   // up`); absent from older files.
   bool has_cpu_quota = false;

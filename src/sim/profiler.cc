@@ -292,6 +292,7 @@ StatusOr<Profile> ProfileCluster(const Cluster& c,
     ASSIGN_OR_RETURN(PathCpu pc, MeasurePathCpu(c.devices[i], po));
     p.devices[i].recv_cpu_per_byte_s = pc.recv_per_byte_s;
     p.devices[i].send_cpu_per_byte_s = pc.send_per_byte_s;
+    p.devices[i].idle_cpu_per_s = pc.idle_cpu_per_s;
     if (o.progress) {
       o.progress({c.devices[i].name, int(variants.size()) + 1,
                   int(variants.size()) + 1, "message CPU per byte",

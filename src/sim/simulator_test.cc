@@ -238,6 +238,20 @@ TEST(Simulator, PacedTasksUnderAQuota) {
     EXPECT_GE(l, 40 - 1e-9);
     EXPECT_LE(l, 40 + 4 * 20);
   }
+  // An idle worker using 0.6 ms of CPU a period (gRPC's timers) leaves
+  // 0.6 ms for the tasks: one task a period, whatever the pacing says, so
+  // four tasks span at least three period boundaries.
+  prof.devices[0].idle_cpu_per_s = 0.03;
+  const LatencyModel mi = LatencyModel::FromProfile(c, prof).value();
+  o.requests = 20;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    o.seed = seed;
+    r = Simulate(p, mi, o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    // Back to back, request k + 1 starts where k ended: 4 tasks a request
+    // at one per period is 80 ms a request on average.
+    EXPECT_NEAR(r->wall_s / o.requests, 0.080, 0.004) << seed;
+  }
   o.cpu_quota = false;
   r = Simulate(p, m, o);
   ASSERT_TRUE(r.ok());
