@@ -9,25 +9,11 @@
 #include "partition/strategy.h"
 #include "runtime/coordinator.h"
 #include "runtime/wire.h"
+#include "sim/worker_health.h"
 
 namespace shoal {
 
 namespace {
-
-std::string Who(const DeviceSpec& d) {
-  return "device " + d.name + " (" + d.address + ")";
-}
-
-StatusOr<double> ProcessCpu(const DeviceSpec& d, rpc::Worker::Stub* stub) {
-  rpc::HealthRequest req;
-  req.set_protocol(kProtocolVersion);
-  rpc::HealthReply rep;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(DeadlineIn(3000));
-  grpc::Status s = stub->Health(&ctx, req, &rep);
-  if (!s.ok()) return FromGrpc(s, Who(d) + " does not answer");
-  return rep.process_cpu_seconds();
-}
 
 // One op over `shape`: "Relu" (output as large as the input) or
 // "GlobalAveragePool" (one value per channel).
@@ -68,7 +54,7 @@ StatusOr<Sample> TimeRequests(const DeviceSpec& d, rpc::Worker::Stub* stub,
   int64_t seq = 0;
   for (; seq < 2; ++seq) RETURN_IF_ERROR(coord->Run(input, &out, nullptr, seq));
   RETURN_IF_ERROR(coord->Stats(/*reset=*/true).status());
-  ASSIGN_OR_RETURN(const double c0, ProcessCpu(d, stub));
+  ASSIGN_OR_RETURN(const double c0, WorkerProcessCpu(d, stub));
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < o.requests; ++i, ++seq) {
     RETURN_IF_ERROR(coord->Run(input, &out, nullptr, seq));
@@ -76,7 +62,7 @@ StatusOr<Sample> TimeRequests(const DeviceSpec& d, rpc::Worker::Stub* stub,
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
-  ASSIGN_OR_RETURN(const double c1, ProcessCpu(d, stub));
+  ASSIGN_OR_RETURN(const double c1, WorkerProcessCpu(d, stub));
   ASSIGN_OR_RETURN(auto stats, coord->Stats(false));
   // The worker paces compute to CPU time / cpu, so its compute time times
   // `cpu` is the CPU the op itself took.
@@ -103,10 +89,10 @@ StatusOr<PathCpu> MeasurePathCpu(const DeviceSpec& d, const PathCpuOptions& o) {
       rpc::Worker::NewStub(MakeChannel(d.address, kDefaultMaxMessageBytes));
   // What the worker burns doing nothing (gRPC's timers and pollers), so
   // that it is not counted as the messages' CPU.
-  ASSIGN_OR_RETURN(const double i0, ProcessCpu(d, stub.get()));
+  ASSIGN_OR_RETURN(const double i0, WorkerProcessCpu(d, stub.get()));
   const auto t0 = std::chrono::steady_clock::now();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  ASSIGN_OR_RETURN(const double i1, ProcessCpu(d, stub.get()));
+  ASSIGN_OR_RETURN(const double i1, WorkerProcessCpu(d, stub.get()));
   const double idle_rate =
       (i1 - i0) /
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)

@@ -9,6 +9,7 @@
 #include "runtime/wire.h"
 #include "sim/fit.h"
 #include "sim/path_cpu.h"
+#include "sim/worker_health.h"
 
 namespace shoal {
 
@@ -23,21 +24,8 @@ double Median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-// The worker's Health reply, within 3 s.
-StatusOr<rpc::HealthReply> Health(const DeviceSpec& d,
-                                  rpc::Worker::Stub* stub) {
-  rpc::HealthRequest req;
-  req.set_protocol(kProtocolVersion);
-  rpc::HealthReply rep;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(DeadlineIn(3000));
-  grpc::Status s = stub->Health(&ctx, req, &rep);
-  if (!s.ok()) return FromGrpc(s, Who(d) + " does not answer");
-  return rep;
-}
-
 Status CheckDevice(const DeviceSpec& d, rpc::Worker::Stub* stub) {
-  ASSIGN_OR_RETURN(const rpc::HealthReply rep, Health(d, stub));
+  ASSIGN_OR_RETURN(const rpc::HealthReply rep, WorkerHealth(d, stub));
   if (rep.protocol() != kProtocolVersion) {
     return FailedPrecondition(Who(d) + " speaks shoal protocol version " +
                               std::to_string(rep.protocol()) +
@@ -153,12 +141,6 @@ StatusOr<ProbeResult> Probe(const DeviceSpec& d, rpc::Worker::Stub* stub,
                      rep.cpu_seconds()};
 }
 
-// The CPU a worker has used so far (its Health reply).
-StatusOr<double> ProcessCpu(const DeviceSpec& d, rpc::Worker::Stub* stub) {
-  ASSIGN_OR_RETURN(const rpc::HealthReply rep, Health(d, stub));
-  return rep.process_cpu_seconds();
-}
-
 // CPU per 64 B message on the sender and on the receiver (a worker, or
 // none): a probe of `count` messages less a probe of one, over count - 1,
 // so that each probe's new connection cancels out.
@@ -176,12 +158,12 @@ StatusOr<MessageCpu> MeasureMessageCpu(const DeviceSpec& d,
   for (int k = 0; k < 2; ++k) {
     double r0 = 0;
     if (peer != nullptr) {
-      ASSIGN_OR_RETURN(r0, ProcessCpu(*peer, peer_stub));
+      ASSIGN_OR_RETURN(r0, WorkerProcessCpu(*peer, peer_stub));
     }
     ASSIGN_OR_RETURN(ProbeResult p, Probe(d, stub, target, 64, counts[k], o));
     cpu[k] = p.sender_cpu_s;
     if (peer != nullptr) {
-      ASSIGN_OR_RETURN(double r1, ProcessCpu(*peer, peer_stub));
+      ASSIGN_OR_RETURN(double r1, WorkerProcessCpu(*peer, peer_stub));
       recv[k] = r1 - r0;
     }
   }
