@@ -24,14 +24,9 @@ StatusOr<Graph> OneOp(const std::string& op, const Shape& shape) {
   return b.Finish({y});
 }
 
-struct Sample {
-  double cpu_s = 0;   // per request, the worker's, less its idle CPU
-  double wall_s = 0;  // per request
-};
-
-// Host CPU per request of a one-task plan of `g` on `d`, less the idle
-// CPU over the same wall time and the task's own compute.
-StatusOr<Sample> TimeRequests(const DeviceSpec& d, rpc::Worker::Stub* stub,
+// Host CPU seconds per request of a one-task plan of `g` on `d`, less the
+// idle CPU over the same wall time and the task's own compute.
+StatusOr<double> TimeRequests(const DeviceSpec& d, rpc::Worker::Stub* stub,
                               const Graph& g, double idle_cpu_per_s,
                               const PathCpuOptions& o) {
   Cluster one;
@@ -49,34 +44,41 @@ StatusOr<Sample> TimeRequests(const DeviceSpec& d, rpc::Worker::Stub* stub,
   co.keep_previous = true;
   ASSIGN_OR_RETURN(auto coord, Coordinator::Create(plan, one, co));
   RETURN_IF_ERROR(coord->Deploy(WeightStore{}, nullptr));
-  const Tensor input = RandomInput(plan.input_shape, 1);
-  Tensor out;
-  int64_t seq = 0;
-  for (; seq < 2; ++seq) RETURN_IF_ERROR(coord->Run(input, &out, nullptr, seq));
-  RETURN_IF_ERROR(coord->Stats(/*reset=*/true).status());
-  ASSIGN_OR_RETURN(const double c0, WorkerProcessCpu(d, stub));
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < o.requests; ++i, ++seq) {
-    RETURN_IF_ERROR(coord->Run(input, &out, nullptr, seq));
-  }
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-          .count();
-  ASSIGN_OR_RETURN(const double c1, WorkerProcessCpu(d, stub));
-  ASSIGN_OR_RETURN(auto stats, coord->Stats(false));
-  // The worker paces compute to CPU time / cpu, so its compute time times
-  // `cpu` is the CPU the op itself took.
-  double compute_s = 0;
-  for (const auto& runs : stats.at(0).task_compute_ms) {
-    for (float ms : runs) compute_s += ms * 1e-3;
-  }
-  compute_s *= d.cpu > 0 ? d.cpu : 1.0;
-  RETURN_IF_ERROR(coord->Release());
-  Sample s;
-  s.wall_s = wall / o.requests;
-  s.cpu_s =
-      std::max(0.0, (c1 - c0 - compute_s - idle_cpu_per_s * wall) / o.requests);
-  return s;
+  auto run = [&]() -> StatusOr<double> {
+    const Tensor input = RandomInput(plan.input_shape, 1);
+    Tensor out;
+    int64_t seq = 0;
+    for (; seq < 2; ++seq) {
+      RETURN_IF_ERROR(coord->Run(input, &out, nullptr, seq));
+    }
+    RETURN_IF_ERROR(coord->Stats(/*reset=*/true).status());
+    ASSIGN_OR_RETURN(const double c0, WorkerProcessCpu(d, stub));
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < o.requests; ++i, ++seq) {
+      RETURN_IF_ERROR(coord->Run(input, &out, nullptr, seq));
+    }
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
+    ASSIGN_OR_RETURN(const double c1, WorkerProcessCpu(d, stub));
+    ASSIGN_OR_RETURN(auto stats, coord->Stats(false));
+    if (stats.size() != 1) return Internal("no statistics from " + d.name);
+    // The worker paces compute to CPU time / cpu, so its compute time
+    // times `cpu` is the CPU the op itself took.
+    double compute_s = 0;
+    for (const auto& runs : stats[0].task_compute_ms) {
+      for (float ms : runs) compute_s += ms * 1e-3;
+    }
+    compute_s *= d.cpu > 0 ? d.cpu : 1.0;
+    return std::max(0.0,
+                    (c1 - c0 - compute_s - idle_cpu_per_s * wall) / o.requests);
+  };
+  auto cpu = run();
+  // Released on failure too, so that a served plan is current again.
+  const Status released = coord->Release();
+  if (!cpu.ok()) return cpu.status();
+  RETURN_IF_ERROR(released);
+  return *cpu;
 }
 
 }  // namespace
@@ -102,14 +104,14 @@ StatusOr<PathCpu> MeasurePathCpu(const DeviceSpec& d, const PathCpuOptions& o) {
   ASSIGN_OR_RETURN(Graph pool,
                    OneOp("GlobalAveragePool", {1, 1, n / 256, 256}));
   ASSIGN_OR_RETURN(Graph large, OneOp("Relu", {1, n}));
-  ASSIGN_OR_RETURN(Sample s, TimeRequests(d, stub.get(), small, idle_rate, o));
-  ASSIGN_OR_RETURN(Sample p, TimeRequests(d, stub.get(), pool, idle_rate, o));
-  ASSIGN_OR_RETURN(Sample l, TimeRequests(d, stub.get(), large, idle_rate, o));
+  ASSIGN_OR_RETURN(double s, TimeRequests(d, stub.get(), small, idle_rate, o));
+  ASSIGN_OR_RETURN(double p, TimeRequests(d, stub.get(), pool, idle_rate, o));
+  ASSIGN_OR_RETURN(double l, TimeRequests(d, stub.get(), large, idle_rate, o));
   const double bytes = double(n / 256 * 256) * 4;
   PathCpu r;
   r.idle_cpu_per_s = std::max(0.0, idle_rate);
-  r.recv_per_byte_s = std::max(0.0, (p.cpu_s - s.cpu_s) / bytes);
-  r.send_per_byte_s = std::max(0.0, (l.cpu_s - p.cpu_s) / bytes);
+  r.recv_per_byte_s = std::max(0.0, (p - s) / bytes);
+  r.send_per_byte_s = std::max(0.0, (l - p) / bytes);
   return r;
 }
 
