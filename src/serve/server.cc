@@ -200,7 +200,7 @@ struct Server::Impl final : public rpc::Inference::Service {
     }
     const auto expiry = t0 + std::chrono::milliseconds(budget);
     Status last;
-    for (int attempt = 1; attempt <= 2; ++attempt) {
+    for (int attempt = 1; attempt <= 3; ++attempt) {
       Status why;
       std::shared_ptr<Generation> g = Acquire(expiry, &why);
       if (!g) return fail(why);
@@ -227,8 +227,17 @@ struct Server::Impl final : public rpc::Inference::Service {
         return grpc::Status::OK;
       }
       last = s.WithContext("generation " + std::to_string(g->id()));
-      if (attempt == 2 || !Retryable(s) || MsUntil(expiry) <= 0) break;
-      retried++;
+      // A retry that ran on a plan being replaced (the device had not been
+      // found gone yet) was cancelled by the switch, which promises a retry
+      // on the new plan: a third try, on it, keeps that promise.
+      bool superseded = false;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        superseded = current && current != g;
+      }
+      const int tries = superseded ? 3 : 2;
+      if (attempt >= tries || !Retryable(s) || MsUntil(expiry) <= 0) break;
+      if (attempt == 1) retried++;  // requests retried, not retries
       Log("request %lld failed on generation %lld (%s); checking the devices, "
           "then retrying it once",
           static_cast<long long>(seq), static_cast<long long>(g->id()),
