@@ -35,8 +35,9 @@ struct PathCpu {
 // global average pool of `bytes` (a large message in, 4 B out) and a relu
 // over `bytes` (large both ways). Per request, less the worker's idle CPU
 // over the same wall time: receive per byte = (pool - small) / bytes, send
-// per byte = (large relu - pool) / bytes; never below 0. The device must
-// not be serving another plan's requests meanwhile.
+// per byte = (large relu - pool) / bytes; never below 0. Each plan is
+// deployed beside any plan the worker serves, which is current again after
+// (released on failure too); requests it serves meanwhile would be counted.
 StatusOr<PathCpu> MeasurePathCpu(const DeviceSpec& d, const PathCpuOptions& o);
 
 }  // namespace shoal

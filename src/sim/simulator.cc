@@ -372,7 +372,8 @@ StatusOr<SimResult> Sim::Run() {
     const CpuQuota q = m_.Quota(map_[d]);
     std::uniform_real_distribution<double> phase(0, q.period_s);
     // The idle worker's own CPU (gRPC's timers) comes out of every period's
-    // quota; tasks still convert paced time to CPU at the full fraction.
+    // quota; tasks still convert paced time to CPU at the full fraction. A
+    // reading above half the quota is taken as an upset profile, not idling.
     CpuQuota left = q;
     if (q.limited()) {
       left.quota_s =
