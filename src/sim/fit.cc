@@ -47,7 +47,8 @@ bool SolveSubset(const double ata[kVars][kVars], const double atb[kVars],
 
 }  // namespace
 
-OpFit FitSamples(const std::vector<const LayerSample*>& samples) {
+OpFit FitSamples(const std::vector<const LayerSample*>& samples,
+                 const CpuQuota& q) {
   OpFit best;
   best.samples = static_cast<int>(samples.size());
   if (samples.empty()) return best;
@@ -62,7 +63,7 @@ OpFit FitSamples(const std::vector<const LayerSample*>& samples) {
   double ata[kVars][kVars] = {}, atb[kVars] = {};
   std::vector<std::array<double, kVars + 1>> rows;
   for (const auto* s : samples) {
-    const double y = s->seconds;
+    const double y = PacedSeconds(*s, q);
     const double w = y > 0 ? 1.0 / y : 1.0;
     std::array<double, kVars + 1> r = {w / scale[0], w * s->macs / scale[1],
                                        w * s->bytes / scale[2], w * y};
@@ -108,8 +109,9 @@ void RefitDevice(DeviceProfile* d) {
     all.push_back(&s);
   }
   d->fits.clear();
-  for (const auto& [op, v] : by_op) d->fits[op] = FitSamples(v);
-  d->fits["*"] = FitSamples(all);
+  const CpuQuota q = d->has_cpu_quota ? d->cpu_quota : CpuQuota{};
+  for (const auto& [op, v] : by_op) d->fits[op] = FitSamples(v, q);
+  d->fits["*"] = FitSamples(all, q);
 }
 
 void MergeProfile(const Profile& from, Profile* into) {

@@ -14,8 +14,11 @@ namespace shoal {
 // Non-negative least squares of seconds on (1, macs, bytes), each sample
 // weighted by 1 / seconds. Exact over the 7 subsets of active coefficients
 // (the best feasible unconstrained solution of some subset is the NNLS
-// optimum). No samples: a zero fit.
-OpFit FitSamples(const std::vector<const LayerSample*>& samples);
+// optimum). No samples: a zero fit. Under a CPU quota `q` the seconds
+// fitted are the samples' paced ones (PacedSeconds), as the simulator
+// counts them.
+OpFit FitSamples(const std::vector<const LayerSample*>& samples,
+                 const CpuQuota& q = {});
 
 // Refits every op class of `d` from its samples, and "*" over all of them.
 void RefitDevice(DeviceProfile* d);

@@ -64,6 +64,54 @@ TEST(Fit, NoisyDataFitsToRelativeError) {
   }
 }
 
+TEST(Fit, UnderAQuotaFitsPacedSeconds) {
+  // 0.05 of a core: back-to-back wall times land on whole throttled
+  // periods (here 40 ms or 60 ms whatever the work); CPU / 0.05 does not.
+  std::vector<LayerSample> v = {S("Conv", 1000000, 0, 0.040),
+                                S("Conv", 2000000, 0, 0.060),
+                                S("Conv", 4000000, 0, 0.060)};
+  v[0].cpu_seconds = 0.001;
+  v[1].cpu_seconds = 0.002;
+  v[2].cpu_seconds = 0.004;
+  std::vector<const LayerSample*> p;
+  for (const auto& s : v) p.push_back(&s);
+  const OpFit f = FitSamples(p, CpuQuota{0.001, 0.020});
+  EXPECT_NEAR(f.per_mac_s, 0.001 / 0.05 / 1000000, 1e-15);
+  EXPECT_NEAR(f.intercept_s, 0, 1e-9);
+  // Without a quota the wall times are fitted.
+  const OpFit w = FitSamples(p);
+  EXPECT_GT(w.intercept_s, 0.01);
+}
+
+TEST(Profile, InModelTimesTakeTheModelsCpuShare) {
+  // The model ran 100 ms of wall time on 5 ms of CPU (0.05 of a core);
+  // conv's share was 60 ms. Timed alone it took 2 periods (45 ms) for
+  // 1.1 ms of CPU; in the model its CPU is 60 ms * 0.05 = 3 ms, not
+  // 1.1 * 60 / 45.
+  std::vector<LayerSample> v = {S("Conv", 1000, 0, 0.045),
+                                S("Relu", 0, 100, 0.002)};
+  v[0].layer = "conv";
+  v[0].cpu_seconds = 0.0011;
+  v[1].layer = "relu";
+  v[1].variant = "rows 1/2";  // a split variant: not in the model
+  v[1].cpu_seconds = 0.0001;
+  ApplyInModelTimes({{"conv", 0.060}, {"relu", 0.0}, {"pool", 0.040}}, 0.100,
+                    0.005, &v);
+  EXPECT_DOUBLE_EQ(v[0].seconds, 0.060);
+  EXPECT_NEAR(v[0].cpu_seconds, 0.003, 1e-12);
+  EXPECT_DOUBLE_EQ(v[0].alone_seconds, 0.045);
+  EXPECT_DOUBLE_EQ(v[0].alone_cpu_seconds, 0.0011);
+  EXPECT_DOUBLE_EQ(v[1].seconds, 0.002);
+  EXPECT_DOUBLE_EQ(v[1].cpu_seconds, 0.0001);
+  EXPECT_EQ(v[1].alone_seconds, 0);
+  // Paced under the quota: CPU / fraction, alone too.
+  const CpuQuota q{0.001, 0.020};
+  EXPECT_NEAR(PacedSeconds(v[0], q), 0.060, 1e-12);
+  EXPECT_NEAR(PacedAloneSeconds(v[0], q), 0.022, 1e-12);
+  EXPECT_DOUBLE_EQ(PacedSeconds(v[0], CpuQuota{}), 0.060);
+  EXPECT_DOUBLE_EQ(PacedAloneSeconds(v[0], CpuQuota{}), 0.045);
+}
+
 TEST(Profile, MergeAccumulatesReplacesAndRefits) {
   Profile a, b;
   DeviceProfile d;
@@ -80,6 +128,7 @@ TEST(Profile, MergeAccumulatesReplacesAndRefits) {
   d.send_cpu_per_byte_s = 1e-9;
   d.idle_cpu_per_s = 1e-3;
   d.samples[0].alone_seconds = 9e-6;  // timed in the model, and alone
+  d.samples[0].alone_cpu_seconds = 4e-6;
   d.has_cpu_quota = true;
   d.cpu_quota = CpuQuota{0.0012, 0.02};
   b.devices.push_back(d);
@@ -121,6 +170,10 @@ TEST(Profile, MergeAccumulatesReplacesAndRefits) {
   double alone = 0;
   for (const auto& x : back->devices[0].samples) alone += x.alone_seconds;
   EXPECT_EQ(alone, 9e-6);
+  double alone_cpu = 0;
+  for (const auto& x : back->devices[0].samples)
+    alone_cpu += x.alone_cpu_seconds;
+  EXPECT_EQ(alone_cpu, 4e-6);
   std::remove(path.c_str());
 }
 

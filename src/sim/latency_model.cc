@@ -21,18 +21,12 @@ LatencyModel LatencyModel::FromCluster(const Cluster& c) {
 
 namespace {
 
-// Under a CPU quota a sample's wall time per run, timed back to back, holds
-// whole throttled periods: a fragment needing 1.4 ms of CPU on a 1 ms
-// quota takes two periods. The worker paces a task to CPU / fraction and
-// the simulator's QuotaClock adds the throttling a task really meets, so
-// the table keeps CPU / fraction (the in-model and alone times in the same
-// proportion as measured).
-LayerSample PacedSample(const LayerSample& s, double fraction) {
-  if (fraction >= 1 || s.cpu_seconds <= 0 || s.seconds <= 0) return s;
+// The table keeps a sample's paced times (sim/profile.h PacedSeconds): the
+// simulator's QuotaClock adds the throttling a task really meets.
+LayerSample PacedSample(const LayerSample& s, const CpuQuota& q) {
   LayerSample p = s;
-  p.seconds = s.cpu_seconds / fraction;
-  if (s.alone_seconds > 0)
-    p.alone_seconds = p.seconds * s.alone_seconds / s.seconds;
+  p.seconds = PacedSeconds(s, q);
+  p.alone_seconds = PacedAloneSeconds(s, q);
   return p;
 }
 
@@ -59,10 +53,10 @@ StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
     std::map<Key, std::pair<double, int>> sum;
     for (const auto& ls : dp->samples) {
       auto& [s, n] = sum[Key{ls.op, ls.macs, ls.bytes}];
-      s += ls.seconds;
+      s += PacedSeconds(ls, dev.quota);
       ++n;
       if (!model.empty() && ls.model == model) {
-        dev.layers.Add(PacedSample(ls, dev.quota.fraction()));
+        dev.layers.Add(PacedSample(ls, dev.quota));
       }
     }
     for (const auto& [k, sn] : sum) dev.measured[k] = sn.first / sn.second;

@@ -138,6 +138,10 @@ TEST(LatencyModel, UnderAQuotaSamplesAreCpuOverTheFraction) {
   // Unlimited devices keep their wall times.
   auto full = LatencyModel::FromProfile(OneDevice(0), ProfileOf({s}), "m");
   EXPECT_NEAR(full.value().Times(0, Conv(1, 1)).context_s, 0.030, 1e-12);
+  // Newer profiles keep the CPU alone: paced, whatever the wall time was.
+  s.alone_cpu_seconds = 0.003;
+  auto cpu = LatencyModel::FromProfile(OneDevice(0.1), ProfileOf({s}), "m");
+  EXPECT_NEAR(cpu.value().Times(0, Conv(1, 1)).alone_s, 0.030, 1e-12);
 }
 
 }  // namespace

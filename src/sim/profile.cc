@@ -5,6 +5,35 @@
 
 namespace shoal {
 
+double PacedSeconds(const LayerSample& s, const CpuQuota& q) {
+  if (!q.limited() || q.fraction() >= 1 || s.cpu_seconds <= 0) return s.seconds;
+  return s.cpu_seconds / q.fraction();
+}
+
+double PacedAloneSeconds(const LayerSample& s, const CpuQuota& q) {
+  if (s.alone_seconds <= 0) return 0;
+  if (!q.limited() || q.fraction() >= 1) return s.alone_seconds;
+  if (s.alone_cpu_seconds > 0) return s.alone_cpu_seconds / q.fraction();
+  // Older files kept no CPU alone: in the proportion of the wall times.
+  return s.seconds > 0 ? PacedSeconds(s, q) * s.alone_seconds / s.seconds
+                       : s.alone_seconds;
+}
+
+void ApplyInModelTimes(const std::map<std::string, double>& node_seconds,
+                       double model_seconds, double model_cpu_seconds,
+                       std::vector<LayerSample>* samples) {
+  const double cpu_per_s =
+      model_seconds > 0 ? model_cpu_seconds / model_seconds : 0;
+  for (LayerSample& ls : *samples) {
+    auto it = node_seconds.find(ls.layer);
+    if (ls.variant != "whole" || it == node_seconds.end()) continue;
+    ls.alone_seconds = ls.seconds;
+    ls.alone_cpu_seconds = ls.cpu_seconds;
+    ls.seconds = it->second;
+    ls.cpu_seconds = it->second * cpu_per_s;
+  }
+}
+
 const DeviceProfile* Profile::Find(const std::string& name) const {
   for (const auto& d : devices) {
     if (d.name == name) return &d;
@@ -47,7 +76,8 @@ Status SaveProfile(const Profile& p, const std::string& path) {
                                {"bytes", s.bytes},
                                {"seconds", s.seconds},
                                {"cpu_seconds", s.cpu_seconds},
-                               {"alone_seconds", s.alone_seconds}});
+                               {"alone_seconds", s.alone_seconds},
+                               {"alone_cpu_seconds", s.alone_cpu_seconds}});
     }
     j["devices"].push_back(jd);
   }
@@ -112,6 +142,7 @@ StatusOr<Profile> LoadProfile(const std::string& path) {
         s.seconds = js.at("seconds").get<double>();
         s.cpu_seconds = js.value("cpu_seconds", 0.0);
         s.alone_seconds = js.value("alone_seconds", 0.0);
+        s.alone_cpu_seconds = js.value("alone_cpu_seconds", 0.0);
         d.samples.push_back(s);
       }
       p.devices.push_back(std::move(d));

@@ -28,11 +28,33 @@ struct LayerSample {
   double seconds = 0;
   double cpu_seconds = 0;  // 0: not measured
   // A whole layer timed inside the whole model (per-step times of the
-  // executor): `seconds` is that, and this the layer timed alone as a
-  // one-node graph (which reorders its input and output to and from
-  // oneDNN's blocked layout). 0: measured alone only.
+  // executor): `seconds` and `cpu_seconds` are its share of the model's
+  // run, and these the layer timed alone as a one-node graph (which
+  // reorders its input and output to and from oneDNN's blocked layout).
+  // 0: measured alone only.
   double alone_seconds = 0;
+  double alone_cpu_seconds = 0;
 };
+
+// A sample's time on its device as the simulator counts it. Under a CPU
+// quota a wall time holds whole throttled periods (a fragment needing 1.4
+// ms of CPU on a 1 ms quota takes two periods, or three, by where it
+// starts), so it is the sample's CPU / the quota's fraction: what the
+// worker paces a task to; the simulator's QuotaClock adds the throttling a
+// task really meets. Without a quota (or without CPU measured), `seconds`.
+double PacedSeconds(const LayerSample& s, const CpuQuota& q);
+// The same for the layer timed alone (0 when it was not).
+double PacedAloneSeconds(const LayerSample& s, const CpuQuota& q);
+
+// In-model per-node times (the worker's shares of one whole-model run,
+// which sum to its wall time `model_seconds` and in CPU to
+// `model_cpu_seconds`) onto the whole-layer samples of `samples`: each one
+// timed alone keeps that as alone_*, and takes its share of the model's
+// wall and CPU time. Its CPU comes from the model's CPU, not from the
+// ratio of wall times, which under a quota move by whole periods.
+void ApplyInModelTimes(const std::map<std::string, double>& node_seconds,
+                       double model_seconds, double model_cpu_seconds,
+                       std::vector<LayerSample>* samples);
 
 // seconds = intercept_s + per_mac_s * macs + per_byte_s * bytes, fitted by
 // least squares (non-negative) to the samples of one op class.

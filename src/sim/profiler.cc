@@ -104,14 +104,8 @@ Status ProfileLayers(const DeviceSpec& d, rpc::Worker::Stub* stub,
   }
   std::map<std::string, double> in_model;
   for (const auto& n : rep.nodes()) in_model[n.node()] = n.seconds();
-  for (LayerSample& ls : out->samples) {
-    auto it = in_model.find(ls.layer);
-    if (ls.variant != "whole" || it == in_model.end()) continue;
-    const double ratio = ls.seconds > 0 ? it->second / ls.seconds : 0;
-    ls.alone_seconds = ls.seconds;
-    ls.seconds = it->second;
-    ls.cpu_seconds *= ratio;
-  }
+  ApplyInModelTimes(in_model, rep.seconds_mean(), rep.cpu_seconds_mean(),
+                    &out->samples);
   return Status::Ok();
 }
 
