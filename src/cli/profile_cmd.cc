@@ -99,6 +99,18 @@ Status RunProfile(const ProfileArgs& a) {
                       : std::string("none"))
               << "\n";
   }
+  // What the simulator charges a device's CPU per message (sim/path_cpu.h):
+  // under a quota it is the device's time, like compute.
+  std::cout << "device        send ms/msg  recv ms/msg  send us/KiB  "
+               "recv us/KiB  idle ms/s\n";
+  for (const auto& d : p.devices) {
+    std::cout << "  " << std::left << std::setw(12) << d.name << std::right
+              << std::setprecision(3) << std::setw(11) << d.send_cpu_s * 1e3
+              << std::setw(13) << d.recv_cpu_s * 1e3 << std::setw(13)
+              << d.send_cpu_per_byte_s * 1024e6 << std::setw(13)
+              << d.recv_cpu_per_byte_s * 1024e6 << std::setw(11)
+              << d.idle_cpu_per_s * 1e3 << "\n";
+  }
   std::cout << "wrote " << a.out << "\n";
   return Status::Ok();
 }

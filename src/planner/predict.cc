@@ -5,10 +5,14 @@
 #include <numeric>
 
 #include "graph/cost.h"
+#include "sim/simulator.h"
 
 namespace shoal {
 
 namespace {
+
+// Requests the simulator runs for the latency under quotas.
+constexpr int64_t kQuotaRequests = 8;
 
 int64_t Lcm(int64_t a, int64_t b, int64_t cap) {
   const int64_t l = a / std::gcd(a, b) * b;
@@ -50,24 +54,52 @@ class Predictor {
     return x.src.region.elements() * kBytesPerElement;
   }
 
-  // One request on an idle cluster.
+  // A device's CPU as the simulator counts it (sim/simulator.cc). Under a
+  // quota the idle worker's CPU comes out of every period's quota, and the
+  // messages' CPU takes the device's quota like compute; the latency is
+  // then the simulator's, since when a message's CPU costs its device time
+  // depends on what else the device runs then.
+  bool Limited(int d) const { return m_.Quota(d).limited(); }
+  // Host CPU seconds as busy time per request, for the throughput.
+  double CpuTime(int d, double cpu_s) const {
+    return Limited(d) ? cpu_s / m_.QuotaLeft(d).fraction() : cpu_s;
+  }
+  // A message's host CPU at its ends: the sender's unless the coordinator
+  // sends it (the model input), the receiver's unless it goes to the
+  // coordinator (the model output); none when it stays on one device.
+  double SendCpu(const Transfer& x, int s, int d) const {
+    if (x.src.task == kModelInput) return 0;
+    if (s == d && x.dst.task != kModelOutput) return 0;
+    return m_.SendCpuSeconds(s, Bytes(x));
+  }
+  double RecvCpu(const Transfer& x, int s, int d) const {
+    if (x.dst.task == kModelOutput) return 0;
+    if (s == d && x.src.task != kModelInput) return 0;
+    return m_.RecvCpuSeconds(d, Bytes(x));
+  }
+
+  // One request on an idle cluster of unlimited devices.
   double Latency(int64_t r) const {
     const size_t nd = p_.devices.size();
-    std::vector<double> device_free(nd, 0), link_free(nd, 0);
+    // link_free[nd]: the coordinator's, which sends the model input with
+    // the input device's link (as the simulator has it).
+    std::vector<double> device_free(nd, 0), link_free(nd + 1, 0);
     std::vector<double> arrival(p_.transfers.size(), 0);
     double done = 0;
     auto send = [&](int src_task, double ready) {
+      double sent = ready;  // the sender serialises one after another
       for (size_t i : outgoing_[src_task < 0 ? p_.tasks.size() : src_task]) {
         const Transfer& x = p_.transfers[i];
         const int s = Dev(x.src.task, r), d = Dev(x.dst.task, r);
-        if (s == d) {
-          arrival[i] = ready;
-        } else {
-          const double start = std::max(ready, link_free[s]);
-          arrival[i] = start + m_.TransferSeconds(s, d, Bytes(x));
-          link_free[s] = arrival[i];
+        sent += SendCpu(x, s, d);
+        double t = sent;
+        if (s != d) {
+          double& free = link_free[src_task == kModelInput ? nd : s];
+          t = std::max(t, free) + m_.TransferSeconds(s, d, Bytes(x));
+          free = t;
         }
-        if (x.dst.task == kModelOutput) done = std::max(done, arrival[i]);
+        arrival[i] = t + RecvCpu(x, s, d);
+        if (x.dst.task == kModelOutput) done = std::max(done, t);
       }
     };
     send(kModelInput, 0);
@@ -82,6 +114,18 @@ class Predictor {
     return done;
   }
 
+  // Under quotas: the mean over requests sent one after another, each
+  // meeting the devices' periods at another point.
+  StatusOr<double> SimulatedLatency(int64_t requests) const {
+    SimOptions o;
+    o.requests = static_cast<int>(requests);
+    o.concurrency = 1;
+    ASSIGN_OR_RETURN(const SimResult r, Simulate(p_, m_, o));
+    double sum = 0;
+    for (double ms : r.latency_ms) sum += ms * 1e-3;
+    return r.latency_ms.empty() ? 0.0 : sum / double(r.latency_ms.size());
+  }
+
   StatusOr<Prediction> Run() {
     RETURN_IF_ERROR(Init());
     const size_t nd = p_.devices.size();
@@ -92,7 +136,12 @@ class Predictor {
     int64_t period = 1;
     for (const auto& t : p_.tasks) {
       const double k = static_cast<double>(t.devices.size());
-      for (int d : t.devices) pr.compute_s[d] += secs_[t.id].at(d) / k;
+      for (int d : t.devices) {
+        // Under a quota the idle worker's share is not the tasks'.
+        const double slow =
+            Limited(d) ? CpuTime(d, m_.Quota(d).fraction()) : 1.0;
+        pr.compute_s[d] += secs_[t.id].at(d) * slow / k;
+      }
       period = Lcm(period, static_cast<int64_t>(t.devices.size()), 1 << 20);
     }
     // Sends: averaged over the requests after which the round robin of the
@@ -104,11 +153,27 @@ class Predictor {
       const int64_t n = Lcm(replicas(x.src.task), replicas(x.dst.task), 4096);
       for (int64_t r = 0; r < n; ++r) {
         const int s = Dev(x.src.task, r), d = Dev(x.dst.task, r);
-        pr.send_s[s] += m_.TransferSeconds(s, d, Bytes(x)) / double(n);
+        if (x.src.task != kModelInput) {
+          pr.send_s[s] += m_.TransferSeconds(s, d, Bytes(x)) / double(n);
+        }
+        // The messages' CPU is the devices' work when a quota makes it so.
+        if (Limited(s)) {
+          pr.compute_s[s] += CpuTime(s, SendCpu(x, s, d)) / double(n);
+        }
+        if (Limited(d)) {
+          pr.compute_s[d] += CpuTime(d, RecvCpu(x, s, d)) / double(n);
+        }
       }
     }
+    bool limited = false;
+    for (size_t d = 0; d < nd; ++d) limited |= Limited(static_cast<int>(d));
     const int64_t nl = std::min<int64_t>(period, kLatencyRequests);
-    for (int64_t r = 0; r < nl; ++r) pr.latency_s += Latency(r) / double(nl);
+    if (limited) {
+      ASSIGN_OR_RETURN(pr.latency_s,
+                       SimulatedLatency(std::max<int64_t>(nl, kQuotaRequests)));
+    } else {
+      for (int64_t r = 0; r < nl; ++r) pr.latency_s += Latency(r) / double(nl);
+    }
     double busiest = 0;
     for (size_t d = 0; d < nd; ++d) {
       const double b = std::max(pr.compute_s[d], pr.send_s[d]);

@@ -1,8 +1,10 @@
 // Predicted latency and throughput of a Plan on a cluster: a critical-path
 // evaluation of its tasks and transfers on the shared LatencyModel. Each
 // device runs its tasks in id order; each device's uplink sends one message
-// at a time. The simulator (src/sim) may replace this by its discrete-event
-// simulation behind the same function.
+// at a time; a message costs its ends the CPU the profile measured. Under
+// a CPU quota (emulated devices) that CPU takes the device's quota like
+// compute, and the latency is the simulator's (sim/simulator.h): when a
+// message's CPU costs its device time depends on what else runs there.
 #ifndef SHOAL_PLANNER_PREDICT_H_
 #define SHOAL_PLANNER_PREDICT_H_
 
@@ -20,8 +22,11 @@ struct Prediction {
   // Requests per second at full load: 1 / the busiest device's compute or
   // uplink time per request (replicated tasks spread their requests).
   double throughput_rps = 0;
-  std::vector<double> compute_s;  // per device, per request
-  std::vector<double> send_s;     // per device, per request
+  // Per device, per request: its tasks (and under a CPU quota the CPU of
+  // its messages), and its uplink's time (the model input's is the
+  // coordinator's).
+  std::vector<double> compute_s;
+  std::vector<double> send_s;
   int bottleneck = 0;             // the busiest device
   double period_s() const {
     return throughput_rps > 0 ? 1 / throughput_rps : 0;

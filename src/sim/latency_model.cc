@@ -143,6 +143,15 @@ StatusOr<double> LatencyModel::GraphSeconds(int d, const Graph& g) const {
   return FragmentSeconds(d, costs);
 }
 
+CpuQuota LatencyModel::QuotaLeft(int d) const {
+  CpuQuota q = Quota(d);
+  if (q.limited()) {
+    q.quota_s = std::max(0.5 * q.quota_s,
+                         q.quota_s - IdleCpuPerSecond(d) * q.period_s);
+  }
+  return q;
+}
+
 double LatencyModel::TransferSeconds(int src, int dst, int64_t bytes) const {
   if (src == dst) return 0;
   const Link& l = devices_.at(src).link;

@@ -59,6 +59,10 @@ class LatencyModel {
   // What the idle worker on device d uses of the host CPU per second
   // (profile; 0 from the cluster file): under a quota, not the device's.
   double IdleCpuPerSecond(int d) const { return devices_.at(d).idle_cpu_per_s; }
+  // What of d's quota is left for requests: the idle worker's CPU comes out
+  // of every period. A reading above half the quota is taken as an upset
+  // profile, not idling.
+  CpuQuota QuotaLeft(int d) const;
   // What device d sends over: measured (profile) or the cluster file's.
   const Link& LinkOf(int d) const { return devices_.at(d).link; }
   // Host CPU seconds device d spends to send or to receive one message of

@@ -372,15 +372,8 @@ StatusOr<SimResult> Sim::Run() {
     const CpuQuota q = m_.Quota(map_[d]);
     std::uniform_real_distribution<double> phase(0, q.period_s);
     // The idle worker's own CPU (gRPC's timers) comes out of every period's
-    // quota; tasks still convert paced time to CPU at the full fraction. A
-    // reading above half the quota is taken as an upset profile, not idling.
-    CpuQuota left = q;
-    if (q.limited()) {
-      left.quota_s =
-          std::max(0.5 * q.quota_s,
-                   q.quota_s - m_.IdleCpuPerSecond(map_[d]) * q.period_s);
-    }
-    ds.clock = QuotaClock(left, q.limited() ? phase(rng) : 0);
+    // quota; tasks still convert paced time to CPU at the full fraction.
+    ds.clock = QuotaClock(m_.QuotaLeft(map_[d]), q.limited() ? phase(rng) : 0);
   }
   req_.resize(o_.requests);
   res_.latency_ms.assign(o_.requests, 0);

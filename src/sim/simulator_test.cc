@@ -5,6 +5,7 @@
 #include "graph/shape_inference.h"
 #include "models/load_model.h"
 #include "partition/strategy.h"
+#include "planner/predict.h"
 #include "runtime/local_runner.h"
 
 namespace shoal {
@@ -188,6 +189,48 @@ TEST(Simulator, MessagesCostTheirDevicesCpu) {
     return rq.ok() ? rq->latency_ms[0] : 0.0;
   };
   EXPECT_GT(at(0.003) - at(0.0), 3 * 5);
+}
+
+TEST(Simulator, ThePlannersPredictionCountsMessagesCpuToo) {
+  // The planner's critical path (planner/predict.h) charges a message's
+  // CPU where the simulator does: 10 + 2 + 3 + 20 + 2 ms.
+  const Plan p = Chain(2, {{0}, {1}}, 16);
+  Cluster c = EqualCluster(2);
+  Profile prof;
+  for (int d = 0; d < 2; ++d) {
+    DeviceProfile dp;
+    dp.name = c.devices[d].name;
+    dp.fits["*"] = OpFit{d == 0 ? 0.01 : 0.02, 0, 0, 1};
+    dp.send_cpu_s = 0.002;
+    dp.recv_cpu_s = d == 1 ? 0.003 : 0;
+    prof.devices.push_back(dp);
+  }
+  auto pr = PredictPlan(p, LatencyModel::FromProfile(c, prof).value());
+  ASSERT_TRUE(pr.ok()) << pr.status().message();
+  EXPECT_NEAR(pr->latency_s, 0.037, 1e-12);
+  EXPECT_NEAR(pr->compute_s[1], 0.020, 1e-12);  // unlimited: not its work
+  // dev1 at 0.05 of a core (1 ms per 20 ms period), 0.02 ms of which its
+  // idle worker uses per period. Its receive (3 ms), task (20 ms paced: 1
+  // ms) and the answer's send (2 ms) are 6 ms of CPU: the first period's
+  // quota runs at once, then about a period per ms, as in the simulator.
+  c.devices[1].cpu = 0.05;
+  prof.devices[1].idle_cpu_per_s = 0.001;
+  const LatencyModel mq = LatencyModel::FromProfile(c, prof).value();
+  const double f = mq.QuotaLeft(1).fraction();
+  EXPECT_NEAR(f, 0.049, 1e-12);
+  pr = PredictPlan(p, mq);
+  ASSERT_TRUE(pr.ok()) << pr.status().message();
+  EXPECT_GT(pr->latency_s, 0.012 + 5 * 0.020);
+  EXPECT_LT(pr->latency_s, 0.012 + 7 * 0.020);
+  SimOptions o;
+  o.requests = 20;
+  auto r = Simulate(p, mq, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  double mean = 0;
+  for (double l : r->latency_ms) mean += l / 20;
+  EXPECT_NEAR(pr->latency_s * 1e3, mean, 0.15 * mean);
+  // Per request its work is the CPU over what the quota leaves.
+  EXPECT_NEAR(pr->compute_s[1], 0.005 / f + 0.020 * 0.05 / f, 1e-9);
 }
 
 TEST(Simulator, ReplicasAlternate) {
