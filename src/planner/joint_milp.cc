@@ -190,7 +190,8 @@ StatusOr<MilpResult> SolveJointMilp(const UnitPricer& pr,
   }
   // Shrink the candidates until the pair variables fit the budget.
   const std::vector<CandidateCaps> ladder = {
-      {12, 4, 32}, {8, 3, 32}, {6, 3, 16}, {4, 2, 16}, {3, 2, 8}, {2, 1, 8}};
+      {12, 4, 32, false, {}}, {8, 3, 32, false, {}}, {6, 3, 16, false, {}},
+      {4, 2, 16, false, {}},  {3, 2, 8, false, {}},   {2, 1, 8, false, {}}};
   std::vector<std::vector<Placement>> cand;
   CandidateCaps caps;
   int64_t columns = 0;

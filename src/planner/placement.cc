@@ -98,8 +98,6 @@ NodeCost Scaled(NodeCost c, double macs, double weights, double in,
   return c;
 }
 
-bool IsGroupForm(Form f) { return f != Form::kWhole; }
-
 }  // namespace
 
 UnitPricer::UnitPricer(const Graph& g, const std::vector<PlanUnit>& units,

@@ -40,7 +40,10 @@ struct Timing {
   double seconds_mean = 0;  // wall time per run, over the timed window
   double seconds_median = 0;
   double seconds_min = 0;
-  double cpu_seconds_mean = 0;  // process CPU time per run
+  // CPU time per run as the worker's pacing counts it for a task: the
+  // computing thread's, or the process's when kernels use several threads
+  // (not the idle gRPC threads', which the profile measures apart).
+  double cpu_seconds_mean = 0;
   // per_node: every node of the graph, in graph order. Each executor step's
   // CPU time goes to its node; a reorder step to the node it feeds (the
   // next computing step), a trailing one to the node before it; an

@@ -59,10 +59,14 @@ TEST(Profiler, ProfilesLenetOnInProcessWorkers) {
     for (const auto& s : d.samples) {
       // Convs and fc layers have a step of their own in the model; an
       // activation fused into a conv, or a flatten (a view), get 0 there.
-      if (s.op == "Conv" || s.op == "Gemm") EXPECT_GT(s.seconds, 0) << s.layer;
+      if (s.op == "Conv" || s.op == "Gemm") {
+        EXPECT_GT(s.seconds, 0) << s.layer;
+        EXPECT_GT(s.cpu_seconds, 0) << s.layer;
+      }
       // Whole layers were also timed in the model; splits only alone.
       if (s.variant == "whole") {
         EXPECT_GT(s.alone_seconds, 0) << s.layer;
+        EXPECT_GT(s.alone_cpu_seconds, 0) << s.layer;
       } else {
         EXPECT_EQ(s.alone_seconds, 0) << s.layer;
       }
