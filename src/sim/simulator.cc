@@ -315,7 +315,8 @@ void Sim::Pump(int d) {
                                               : Dev(x.dst.task, Seq(m.req));
     // The worker's send CPU (serialising, gRPC) comes before the bytes; the
     // output device sends its part of the model output to the coordinator
-    // too, over no link but with the same CPU.
+    // too, over no link but with the same CPU. The planner's PredictPlan
+    // (planner/predict.cc SendCpu, RecvCpu) charges the same ends.
     const double sent =
         CpuDone(d, now_, m_.SendCpuSeconds(map_[d], bytes_[m.xfer]));
     const double done =

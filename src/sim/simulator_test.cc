@@ -143,11 +143,9 @@ TEST(Simulator, UplinkSerialisesTwoSends) {
   // send waited behind the first.
 }
 
-TEST(Simulator, MessagesCostTheirDevicesCpu) {
-  // dev0 spends 2 ms of CPU sending a message, dev1 3 ms receiving one;
-  // both unlimited, so each is a plain delay on the way.
-  const Plan p = Chain(2, {{0}, {1}}, 16);
-  Cluster c = EqualCluster(2);
+// Two devices whose tasks take 10 and 20 ms; each spends 2 ms of CPU to
+// send a message, the second 3 ms to receive one.
+Profile MessageCpuProfile(const Cluster& c) {
   Profile prof;
   for (int d = 0; d < 2; ++d) {
     DeviceProfile dp;
@@ -157,6 +155,15 @@ TEST(Simulator, MessagesCostTheirDevicesCpu) {
     dp.recv_cpu_s = d == 1 ? 0.003 : 0;
     prof.devices.push_back(dp);
   }
+  return prof;
+}
+
+TEST(Simulator, MessagesCostTheirDevicesCpu) {
+  // dev0 spends 2 ms of CPU sending a message, dev1 3 ms receiving one;
+  // both unlimited, so each is a plain delay on the way.
+  const Plan p = Chain(2, {{0}, {1}}, 16);
+  Cluster c = EqualCluster(2);
+  Profile prof = MessageCpuProfile(c);
   const LatencyModel m = LatencyModel::FromProfile(c, prof).value();
   EXPECT_EQ(m.SendCpuSeconds(0, 64), 0.002);
   EXPECT_EQ(m.RecvCpuSeconds(1, 64), 0.003);
@@ -196,15 +203,7 @@ TEST(Simulator, ThePlannersPredictionCountsMessagesCpuToo) {
   // CPU where the simulator does: 10 + 2 + 3 + 20 + 2 ms.
   const Plan p = Chain(2, {{0}, {1}}, 16);
   Cluster c = EqualCluster(2);
-  Profile prof;
-  for (int d = 0; d < 2; ++d) {
-    DeviceProfile dp;
-    dp.name = c.devices[d].name;
-    dp.fits["*"] = OpFit{d == 0 ? 0.01 : 0.02, 0, 0, 1};
-    dp.send_cpu_s = 0.002;
-    dp.recv_cpu_s = d == 1 ? 0.003 : 0;
-    prof.devices.push_back(dp);
-  }
+  Profile prof = MessageCpuProfile(c);
   auto pr = PredictPlan(p, LatencyModel::FromProfile(c, prof).value());
   ASSERT_TRUE(pr.ok()) << pr.status().message();
   EXPECT_NEAR(pr->latency_s, 0.037, 1e-12);
