@@ -191,7 +191,7 @@ StatusOr<MilpResult> SolveJointMilp(const UnitPricer& pr,
   // Shrink the candidates until the pair variables fit the budget.
   const std::vector<CandidateCaps> ladder = {
       {12, 4, 32, false, {}}, {8, 3, 32, false, {}}, {6, 3, 16, false, {}},
-      {4, 2, 16, false, {}},  {3, 2, 8, false, {}},   {2, 1, 8, false, {}}};
+      {4, 2, 16, false, {}},  {3, 2, 8, false, {}},  {2, 1, 8, false, {}}};
   std::vector<std::vector<Placement>> cand;
   CandidateCaps caps;
   int64_t columns = 0;

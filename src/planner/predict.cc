@@ -139,7 +139,8 @@ class Predictor {
       for (int d : t.devices) {
         // Under a quota the idle worker's share is not the tasks'.
         const double slow =
-            Limited(d) ? CpuTime(d, m_.Quota(d).fraction()) : 1.0;
+            Limited(d) ? m_.Quota(d).fraction() / m_.QuotaLeft(d).fraction()
+                       : 1.0;
         pr.compute_s[d] += secs_[t.id].at(d) * slow / k;
       }
       period = Lcm(period, static_cast<int64_t>(t.devices.size()), 1 << 20);

@@ -27,7 +27,7 @@ struct Prediction {
   // coordinator's).
   std::vector<double> compute_s;
   std::vector<double> send_s;
-  int bottleneck = 0;             // the busiest device
+  int bottleneck = 0;  // the busiest device
   double period_s() const {
     return throughput_rps > 0 ? 1 / throughput_rps : 0;
   }

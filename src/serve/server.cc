@@ -239,7 +239,7 @@ struct Server::Impl final : public rpc::Inference::Service {
       if (attempt >= tries || !Retryable(s) || MsUntil(expiry) <= 0) break;
       if (attempt == 1) retried++;  // requests retried, not retries
       Log("request %lld failed on generation %lld (%s); checking the devices, "
-          "then retrying it once",
+          "then retrying it",
           static_cast<long long>(seq), static_cast<long long>(g->id()),
           s.message().c_str());
       OnRequestFailure(g);

@@ -146,8 +146,8 @@ StatusOr<double> LatencyModel::GraphSeconds(int d, const Graph& g) const {
 CpuQuota LatencyModel::QuotaLeft(int d) const {
   CpuQuota q = Quota(d);
   if (q.limited()) {
-    q.quota_s = std::max(0.5 * q.quota_s,
-                         q.quota_s - IdleCpuPerSecond(d) * q.period_s);
+    q.quota_s =
+        std::max(0.5 * q.quota_s, q.quota_s - IdleCpuPerSecond(d) * q.period_s);
   }
   return q;
 }
