@@ -10,7 +10,7 @@
 #include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <numeric>
+#include <set>
 #include <thread>
 
 #include "cli/bench_report.h"
@@ -47,12 +47,16 @@ Status RunBench(const BenchArgs& a) {
   const Tensor input = RandomInput(p.input_shape, 1);
   // Warm-up: first-touch costs (primitive creation, weight reorders) are
   // not the steady state, and each replica pays them on its first request,
-  // so one request per replica: as many as the round robin takes to come
-  // round (the lcm of the tasks' replica counts, at most 16).
+  // so requests until every replica of every task has run once (a device
+  // listed several times in a deal by speed needs its first turn only).
   int64_t warm = 1;
   for (const auto& t : p.tasks) {
-    warm = std::min<int64_t>(
-        std::lcm(warm, static_cast<int64_t>(t.devices.size())), 16);
+    std::set<int> seen;
+    for (size_t i = 0; i < t.devices.size(); ++i) {
+      if (seen.insert(t.devices[i]).second) {
+        warm = std::max<int64_t>(warm, static_cast<int64_t>(i) + 1);
+      }
+    }
   }
   for (int64_t seq = 0; seq < warm; ++seq) {
     Tensor out;

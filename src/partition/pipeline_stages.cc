@@ -8,6 +8,7 @@
 #include "graph/cost.h"
 #include "partition/plan_builder.h"
 #include "partition/strategy.h"
+#include "plan/deal.h"
 
 namespace shoal {
 
@@ -90,11 +91,27 @@ StatusOr<Plan> PlanData(const Graph& g, const PlanOptions& opts) {
     all.push_back(static_cast<int>(d));
   for (const auto& node : g.nodes) r.placement[node.name] = all;
   ASSIGN_OR_RETURN(Plan p, BuildPlan(r));
-  for (auto& t : p.tasks) t.scheme = "data";
-  p.decisions.push_back(
-      LayerDecision{"*", "whole",
-                    "the whole model on each of " + std::to_string(all.size()) +
-                        " devices, requests dealt round robin"});
+  // Requests in proportion to speed: dealt equally, a pi3 beside a laptop
+  // would queue 16 requests for each one the laptop serves.
+  const std::vector<int> deal =
+      DealInProportion(all, NormalizedShares(opts.devices));
+  for (auto& t : p.tasks) {
+    t.scheme = "data";
+    t.devices = deal;
+  }
+  std::string how = "requests dealt round robin";
+  if (deal.size() != all.size()) {
+    how = "requests dealt in proportion to speed:";
+    for (size_t d = 0; d < all.size(); ++d) {
+      how += (d ? ", " : " ") + opts.devices[d].name + " " +
+             std::to_string(std::count(deal.begin(), deal.end(), int(d)));
+    }
+    how += " of every " + std::to_string(deal.size());
+  }
+  p.decisions.push_back(LayerDecision{"*", "whole",
+                                      "the whole model on each of " +
+                                          std::to_string(all.size()) +
+                                          " devices, " + how});
   return p;
 }
 

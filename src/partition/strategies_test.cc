@@ -8,6 +8,7 @@
 #include "models/zoo.h"
 #include "partition/plan_test_util.h"
 #include "plan/plan_cost.h"
+#include "plan/task_weights.h"
 
 namespace shoal {
 namespace {
@@ -155,6 +156,27 @@ TEST(Strategies, DataParallelDealsRequestsRoundRobin) {
   EXPECT_EQ(
       CountCommunication(p.value(), 1).elements_total,
       NumElements(p.value().input_shape) + NumElements(p.value().output_shape));
+}
+
+TEST(Strategies, DataParallelDealsUnequalDevicesBySpeed) {
+  const Model m = Load("lenet5");
+  testing::PlanRunResult r;
+  ASSERT_TRUE(RunPlanExact(m, "data", Devices({4, 1}), &r));
+  const Task& t = r.plan.tasks.at(0);
+  EXPECT_EQ(t.devices, (std::vector<int>{0, 0, 1, 0, 0}));
+  EXPECT_DOUBLE_EQ(t.Share(0), 0.8);
+  EXPECT_EQ(t.Replicas(), (std::vector<int>{0, 1}));
+  // Request 2 is the slow device's turn; the fast one holds the weights once.
+  EXPECT_EQ(r.plan.DeviceOf(t.id, 2), 1);
+  const auto wb = WeightBytesPerDevice(r.plan);
+  EXPECT_EQ(wb[0], wb[1]);
+  auto cost = ComputePlanCost(r.plan, m.graph);
+  ASSERT_TRUE(cost.ok());
+  EXPECT_EQ(cost.value().weight_bytes_per_device[0],
+            cost.value().weight_bytes_per_device[1]);
+  EXPECT_NE(r.plan.decisions.back().reason.find("dev0 4, dev1 1 of every 5"),
+            std::string::npos)
+      << r.plan.decisions.back().reason;
 }
 
 }  // namespace

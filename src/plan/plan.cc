@@ -1,10 +1,26 @@
 #include "plan/plan.h"
 
+#include <algorithm>
+
 namespace shoal {
 
 const Task* Plan::FindTask(int id) const {
   if (id < 0 || id >= static_cast<int>(tasks.size())) return nullptr;
   return &tasks[id];
+}
+
+std::vector<int> Task::Replicas() const {
+  std::vector<int> out;
+  for (int d : devices) {
+    if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+  }
+  return out;
+}
+
+double Task::Share(int device) const {
+  if (devices.empty()) return 0;
+  const auto n = std::count(devices.begin(), devices.end(), device);
+  return static_cast<double>(n) / static_cast<double>(devices.size());
 }
 
 int Plan::DeviceOf(int task_id, int64_t request) const {

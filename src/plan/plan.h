@@ -48,12 +48,19 @@ struct WeightSlice {
 
 struct Task {
   int id = 0;
-  std::string name;          // "conv1/lop@1"
-  std::vector<int> devices;  // one, or replicas served round robin
-  std::string layer;         // model node it splits ("" for hub work)
-  std::string scheme;        // lop, lip, fuse1, ..., whole, pipeline
-  Graph fragment;            // shaped; inputs and outputs local tensors
+  std::string name;  // "conv1/lop@1"
+  // One device, or replicas served round robin in this order; a device
+  // listed w times runs w of every devices.size() requests (plan/deal.h).
+  std::vector<int> devices;
+  std::string layer;   // model node it splits ("" for hub work)
+  std::string scheme;  // lop, lip, fuse1, ..., whole, pipeline
+  Graph fragment;      // shaped; inputs and outputs local tensors
   std::vector<WeightSlice> weights;
+
+  // The distinct devices of `devices`, in order of first turn.
+  std::vector<int> Replicas() const;
+  // The fraction of the requests that `device` runs this task for.
+  double Share(int device) const;
 };
 
 struct Endpoint {

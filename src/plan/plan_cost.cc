@@ -39,7 +39,9 @@ StatusOr<PlanCost> ComputePlanCost(const Plan& p, const Graph& model,
       task_macs[t.id] += nc.macs;
       if (!scheme.count(nc.name)) scheme[nc.name] = t.scheme;
     }
-    for (int d : t.devices) pc.weight_bytes_per_device[d] += gc.weight_bytes();
+    // A device listed several times (plan/deal.h) holds the weights once.
+    for (int d : t.Replicas())
+      pc.weight_bytes_per_device[d] += gc.weight_bytes();
     pc.macs_per_device[dev] += gc.macs;
   }
   for (const auto& d : p.decisions) {

@@ -1,5 +1,6 @@
 #include "plan/plan_print.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <map>
 
@@ -23,10 +24,14 @@ std::string Bytes(int64_t b) {
   return os.str();
 }
 
+// "laptop,pi4", or "laptop x16,pi4 x3,pi3a" for a deal in proportion to
+// speed (a device listed several times; plan/deal.h).
 std::string Devices(const Plan& p, const Task& t) {
   std::string s;
-  for (size_t i = 0; i < t.devices.size(); ++i) {
-    s += (i ? "," : "") + p.devices[t.devices[i]].name;
+  for (int d : t.Replicas()) {
+    s += (s.empty() ? "" : ",") + p.devices[d].name;
+    const auto n = std::count(t.devices.begin(), t.devices.end(), d);
+    if (n > 1) s += " x" + std::to_string(n);
   }
   return s;
 }
@@ -60,9 +65,10 @@ void PrintPlanTable(const Plan& p, std::ostream& os) {
   for (const auto& t : p.tasks) {
     int64_t w = 0;
     for (const auto& s : t.weights) w += s.region.elements() * kBytesPerElement;
-    os << std::left << std::setw(5) << t.id << std::setw(14) << Devices(p, t)
-       << std::setw(9) << t.scheme << std::setw(7) << t.fragment.nodes.size()
-       << std::setw(12) << Bytes(w) << t.name << "\n";
+    os << std::left << std::setw(5) << t.id << std::setw(14)
+       << (Devices(p, t) + " ") << std::setw(9) << t.scheme << std::setw(7)
+       << t.fragment.nodes.size() << std::setw(12) << Bytes(w) << t.name
+       << "\n";
   }
   os << "\n"
      << std::left << std::setw(14) << "device" << std::setw(14) << "weights"

@@ -28,7 +28,7 @@ std::vector<int64_t> WeightBytesPerDevice(const Plan& p) {
   for (const auto& t : p.tasks) {
     int64_t b = 0;
     for (const auto& w : t.weights) b += w.region.elements() * kBytesPerElement;
-    for (int d : t.devices) bytes[d] += b;
+    for (int d : t.Replicas()) bytes[d] += b;  // once per device
   }
   return bytes;
 }

@@ -33,7 +33,7 @@ struct Prediction {
   }
 };
 
-constexpr int kLatencyRequests = 16;
+constexpr int kLatencyRequests = 64;
 
 // `m` has the plan's devices, in order.
 StatusOr<Prediction> PredictPlan(const Plan& p, const LatencyModel& m);

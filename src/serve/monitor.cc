@@ -31,9 +31,9 @@ StatusOr<std::vector<double>> PredictComputeMs(
   std::vector<double> ms(plan.devices.size(), 0.0);
   for (const auto& t : plan.tasks) {
     if (t.devices.empty() || t.fragment.nodes.empty()) continue;
-    for (int d : t.devices) {
+    for (int d : t.Replicas()) {
       ASSIGN_OR_RETURN(double s, model.GraphSeconds(d, t.fragment));
-      ms[d] += 1e3 * s / t.devices.size();
+      ms[d] += 1e3 * s * t.Share(d);
     }
   }
   return ms;
@@ -77,7 +77,7 @@ std::vector<DeviceLoad> LoadWindow::Loads(
       }
       const int64_t count = static_cast<int64_t>(runs.size());
       fewest = fewest < 0 ? count : std::min(fewest, count);
-      measured += Median(std::move(runs)) / t.devices.size();
+      measured += Median(std::move(runs)) * t.Share(int(d));
     }
     out[d].samples = std::max<int64_t>(fewest, 0);
     out[d].measured_ms = out[d].samples > 0 ? measured : 0;
