@@ -10,7 +10,6 @@
 #include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <thread>
 
 #include "cli/bench_report.h"
@@ -51,11 +50,9 @@ Status RunBench(const BenchArgs& a) {
   // listed several times in a deal by speed needs its first turn only).
   int64_t warm = 1;
   for (const auto& t : p.tasks) {
-    std::set<int> seen;
-    for (size_t i = 0; i < t.devices.size(); ++i) {
-      if (seen.insert(t.devices[i]).second) {
-        warm = std::max<int64_t>(warm, static_cast<int64_t>(i) + 1);
-      }
+    for (int d : t.Replicas()) {
+      const auto first = std::find(t.devices.begin(), t.devices.end(), d);
+      warm = std::max<int64_t>(warm, first - t.devices.begin() + 1);
     }
   }
   for (int64_t seq = 0; seq < warm; ++seq) {
