@@ -10,6 +10,7 @@
 
 #include "partition/plan_builder.h"
 #include "partition/strategy.h"
+#include "plan/deal.h"
 #include "plan/plan_cost.h"
 #include "plan/plan_verify.h"
 #include "planner/joint_milp.h"
@@ -123,6 +124,14 @@ StatusOr<Plan> PlanAssignment(const Graph& g, const PlanOptions& opts,
                               const std::vector<std::string>& reasons) {
   ASSIGN_OR_RETURN(BuildRequest r, ToRequest(g, opts, units, a, reasons));
   ASSIGN_OR_RETURN(Plan p, BuildPlan(r));
+  // Replicas take requests in proportion to speed (the deal the pricer
+  // priced): dealt equally, the slow ones queue while the fast ones idle.
+  for (auto& t : p.tasks) {
+    if (t.devices.size() < 2) continue;
+    std::vector<double> w;
+    for (int d : t.devices) w.push_back(opts.devices[d].share);
+    t.devices = DealInProportion(t.devices, w);
+  }
   p.decisions = UnitDecisions(g, units, a, reasons, opts.devices, opts.hub);
   return p;
 }
@@ -254,7 +263,7 @@ StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
           std::string("joint MILP (") + obj + ", " +
           (milp->proven_optimal ? "optimal" : "time limit, best found") +
           "): " + FormName(p.form) + " on " + GroupName(devs, p.devices) +
-          (p.form == Form::kReplicate ? ", requests round robin"
+          (p.form == Form::kReplicate ? ", requests dealt by speed"
            : p.devices.size() > 1     ? ", parts by speed"
                                       : "") +
           ", predicted " + Ms(l.seconds) + " compute");

@@ -5,6 +5,7 @@
 
 #include "partition/spatial_split.h"
 #include "partition/split_counts.h"
+#include "plan/deal.h"
 #include "plan/plan_cost.h"
 
 namespace shoal {
@@ -112,6 +113,17 @@ std::vector<double> UnitPricer::Shares(const std::vector<int>& devices) const {
   return s;
 }
 
+std::vector<double> UnitPricer::ReplicaShares(
+    const std::vector<int>& devices) const {
+  const std::vector<int> deal = DealInProportion(devices, Shares(devices));
+  std::vector<double> f;
+  for (int d : devices) {
+    f.push_back(double(std::count(deal.begin(), deal.end(), d)) /
+                double(deal.size()));
+  }
+  return f;
+}
+
 Load UnitPricer::Price(int ui, const Placement& p) const {
   const PlanUnit& u = units_[ui];
   Load l;
@@ -137,10 +149,12 @@ Load UnitPricer::Price(int ui, const Placement& p) const {
       break;
     }
     case Form::kReplicate: {
-      for (int d : p.devices) {
-        const double s = whole_on(d);
-        l.seconds += s / k;
-        l.busy[d] += s / k;
+      const auto f = ReplicaShares(p.devices);
+      for (int i = 0; i < k; ++i) {
+        const int d = p.devices[i];
+        const double s = whole_on(d) * f[i];
+        l.seconds += s;
+        l.busy[d] += s;
         l.weights[d] += u.weight_bytes;
       }
       break;
@@ -236,8 +250,9 @@ std::vector<Piece> Layout(const UnitPricer& pr, const PlanUnit& u,
       return {Piece{p.devices[0], Axis::kAll, 0, 1, 1}};
     case Form::kReplicate: {
       std::vector<Piece> out;
-      for (int d : p.devices)
-        out.push_back(Piece{d, Axis::kAll, 0, 1, 1.0 / k});
+      const auto f = pr.ReplicaShares(p.devices);
+      for (int i = 0; i < k; ++i)
+        out.push_back(Piece{p.devices[i], Axis::kAll, 0, 1, f[i]});
       return out;
     }
     case Form::kLop:
@@ -264,13 +279,15 @@ std::vector<Piece> Need(const UnitPricer& pr, const PlanUnit& u,
   switch (p.form) {
     case Form::kWhole:
       return {Piece{p.devices[0], Axis::kAll, 0, 1, 1}};
-    case Form::kReplicate:
+    case Form::kReplicate: {
+      const auto f = pr.ReplicaShares(p.devices);
+      for (int i = 0; i < k; ++i)
+        out.push_back(Piece{p.devices[i], Axis::kAll, 0, 1, f[i]});
+      return out;
+    }
     case Form::kLop:
     case Form::kFuse1:
-      for (int d : p.devices) {
-        out.push_back(Piece{d, Axis::kAll, 0, 1,
-                            p.form == Form::kReplicate ? 1.0 / k : 1.0});
-      }
+      for (int d : p.devices) out.push_back(Piece{d, Axis::kAll, 0, 1, 1.0});
       return out;
     case Form::kLip:
     case Form::kFuse2: {

@@ -18,7 +18,7 @@ namespace shoal {
 
 enum class Form {
   kWhole,      // on one device
-  kReplicate,  // whole on each of several devices, requests round robin
+  kReplicate,  // whole on each of several devices, requests dealt by speed
   kLop,        // output split over a group (channel for a conv)
   kLip,        // input split over a group (filter for a conv), summed on hub
   kFuse1,      // lop whose parts stay for the next unit's fuse2
@@ -52,6 +52,9 @@ class UnitPricer {
 
   // Shares of a group by measured speed (what split sizes follow).
   std::vector<double> Shares(const std::vector<int>& devices) const;
+  // Fractions of the requests each replica of a group runs: the deal the
+  // plan gets (DealInProportion by speed), so the price is the plan's.
+  std::vector<double> ReplicaShares(const std::vector<int>& devices) const;
   Load Price(int u, const Placement& p) const;
   // Sends that bring unit u's input from the previous unit placed `prev`
   // (or, for u's other inputs and u == 0, from the hub) to placement `p`.

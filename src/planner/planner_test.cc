@@ -430,6 +430,41 @@ TEST(Placements, EveryFormOnASubsetIsExact) {
   }
 }
 
+TEST(Placements, ReplicasAreDealtBySpeedAndPricedSo) {
+  // Replicas on a 4x and a 1x device: dealt equally the slow one would
+  // queue; the plan deals 4 of every 5 requests to the fast one, and the
+  // pricer charges each replica the share the plan gives it.
+  const Model m = FcChain(4, 256);
+  const Cluster c = MakeCluster({4, 1}, 0, 0, 0);
+  PlanOptions po = AutoOptions(c, "fc-chain");
+  auto units = MakeUnits(m.graph).value();
+  const LatencyModel lm = LatencyModel::FromCluster(c);
+  UnitPricer pr(m.graph, units, lm, 0);
+  const std::vector<double> f = pr.ReplicaShares({0, 1});
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_DOUBLE_EQ(f[0], 0.8);
+  EXPECT_DOUBLE_EQ(f[1], 0.2);
+  const Assignment a(units.size(), Placement{Form::kReplicate, {0, 1}});
+  const Estimate e = EstimateAssignment(pr, a);
+  ASSERT_TRUE(e.ok) << e.why;
+  auto plan = PlanAssignment(m.graph, po, units, a,
+                             std::vector<std::string>(units.size(), "t"));
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  for (const auto& t : plan->tasks) {
+    EXPECT_EQ(t.devices, (std::vector<int>{0, 0, 1, 0, 0})) << t.name;
+  }
+  // The fast device does 4x the requests at 4x the speed: both are busy
+  // the same time per request, and the pricer and the plan's predictor
+  // agree on it.
+  auto predicted = PredictPlan(plan.value(), lm);
+  ASSERT_TRUE(predicted.ok()) << predicted.status().message();
+  const Prediction& pred = predicted.value();
+  ASSERT_EQ(pred.compute_s.size(), 2u);
+  EXPECT_NEAR(pred.compute_s[0], pred.compute_s[1], 1e-9);
+  EXPECT_NEAR(e.period_s, pred.compute_s[0], 0.05 * e.period_s);
+  EXPECT_TRUE(testing::CheckPlanExact(m, std::move(plan).value(), nullptr));
+}
+
 TEST(Predict, CriticalPathOfATwoStagePipeline) {
   const Model m = FcChain(2, 256);
   const Cluster c = MakeCluster({1, 1}, 0, 8e6, 1e-3);  // 1 MB/s

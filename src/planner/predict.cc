@@ -132,7 +132,8 @@ class Predictor {
     Prediction pr;
     pr.compute_s.assign(nd, 0);
     pr.send_s.assign(nd, 0);
-    // Compute: a task's replicas share its requests equally.
+    // Compute: each turn in a task's deal runs 1/k of its requests (a
+    // device listed w times, w/k).
     int64_t period = 1;
     for (const auto& t : p_.tasks) {
       const double k = static_cast<double>(t.devices.size());
