@@ -13,6 +13,7 @@
 #include "plan/plan_json.h"
 #include "runtime/wire.h"
 #include "serve/generation.h"
+#include "serve/membership.h"
 #include "serve/monitor.h"
 #include "shoal.grpc.pb.h"
 
@@ -71,30 +72,6 @@ std::string PlanShape(Plan p) {
 bool Retryable(const Status& s) {
   return s.code() == Code::kUnavailable ||
          s.code() == Code::kFailedPrecondition;
-}
-
-// A device of the cluster file as the monitor sees it.
-struct Member {
-  enum State { kServing, kJoining, kDown, kRemoved };
-  DeviceSpec spec;
-  State state = kDown;
-  int64_t uptime_ms = -1;
-  std::string why;  // the last health error
-  std::unique_ptr<rpc::Worker::Stub> stub;
-};
-
-const char* StateName(Member::State s) {
-  switch (s) {
-    case Member::kServing:
-      return "serving";
-    case Member::kJoining:
-      return "joining";
-    case Member::kDown:
-      return "down";
-    case Member::kRemoved:
-      return "removed";
-  }
-  return "?";
 }
 
 }  // namespace
@@ -300,120 +277,7 @@ struct Server::Impl final : public rpc::Inference::Service {
     return r;
   }
 
-  // --- Membership ---------------------------------------------------------
-
-  Member MakeMember(const DeviceSpec& d) {
-    Member m;
-    m.spec = d;
-    m.stub = rpc::Worker::NewStub(MakeChannel(d.address, 1 << 20));
-    return m;
-  }
-
-  // One Health call; the reply's uptime, or the error.
-  StatusOr<int64_t> Health(Member& m) {
-    rpc::HealthRequest req;
-    req.set_protocol(kProtocolVersion);
-    rpc::HealthReply rep;
-    grpc::ClientContext ctx;
-    ctx.set_deadline(DeadlineIn(1000));
-    grpc::Status s = m.stub->Health(&ctx, req, &rep);
-    if (!s.ok()) {
-      return FromGrpc(s, "device " + m.spec.name + " (" + m.spec.address +
-                             ") does not answer");
-    }
-    if (rep.protocol() != kProtocolVersion) {
-      return FailedPrecondition("device " + m.spec.name +
-                                " speaks shoal protocol version " +
-                                std::to_string(rep.protocol()) + ", not " +
-                                std::to_string(kProtocolVersion));
-    }
-    return rep.uptime_ms();
-  }
-
-  // Re-reads the cluster file: new devices are checked (and join when they
-  // answer), devices no longer listed are removed from the next plan.
-  void ReloadLocked(std::vector<std::string>* events) {
-    auto c = LoadCluster(opts.cluster_file);
-    if (!c.ok()) {
-      Log("cannot re-read %s, keeping the devices as they are: %s",
-          opts.cluster_file.c_str(), c.status().message().c_str());
-      return;
-    }
-    for (auto& m : members) {
-      bool listed = false;
-      for (const auto& d : c->devices) {
-        listed |= d.name == m.spec.name && d.address == m.spec.address;
-      }
-      if (!listed && m.state != Member::kRemoved) {
-        events->push_back("device " + m.spec.name + " is no longer in " +
-                          opts.cluster_file);
-        std::lock_guard<std::mutex> lock(mu);
-        m.state = Member::kRemoved;
-      }
-    }
-    for (const auto& d : c->devices) {
-      bool known = false;
-      for (auto& m : members) {
-        if (m.spec.name == d.name && m.spec.address == d.address) {
-          known = true;
-          if (m.state == Member::kRemoved) {
-            std::lock_guard<std::mutex> lock(mu);
-            m.state = Member::kDown;  // listed again: joins when it answers
-          }
-        }
-      }
-      if (!known) {
-        Log("%s lists a new device %s (%s)", opts.cluster_file.c_str(),
-            d.name.c_str(), d.address.c_str());
-        Member m = MakeMember(d);
-        std::lock_guard<std::mutex> lock(mu);
-        members.push_back(std::move(m));
-      }
-    }
-  }
-
-  // Health of every device: a serving device that fails twice in a row
-  // (200 ms apart) has left; one whose uptime went back has restarted and
-  // lost its plan; a down device that answers joins. Returns whether the
-  // current plan can no longer serve every request.
-  bool CheckMembersLocked(std::vector<std::string>* events) {
-    bool broken = false;
-    for (auto& m : members) {
-      if (m.state == Member::kRemoved) continue;
-      // A channel backing off from a device that was down could take minutes
-      // to try again: check a down device on a fresh one.
-      if (m.state == Member::kDown) {
-        m.stub = rpc::Worker::NewStub(MakeChannel(m.spec.address, 1 << 20));
-      }
-      auto up = Health(m);
-      if (!up.ok() && m.state == Member::kServing) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        up = Health(m);
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      if (!up.ok()) {
-        m.why = up.status().message();
-        if (m.state == Member::kServing) {
-          events->push_back("device " + m.spec.name + " left: " + m.why);
-          broken = true;
-        }
-        m.state = Member::kDown;
-        continue;
-      }
-      const bool restarted = m.uptime_ms >= 0 && *up < m.uptime_ms;
-      m.uptime_ms = *up;
-      if (m.state == Member::kServing && restarted) {
-        events->push_back("device " + m.spec.name +
-                          " restarted and lost its plan");
-        broken = true;
-      } else if (m.state == Member::kDown) {
-        events->push_back("device " + m.spec.name + " joined (answers at " +
-                          m.spec.address + ")");
-        m.state = Member::kJoining;
-      }
-    }
-    return broken;
-  }
+  // --- Membership (serve/membership.h) -----------------------------------
 
   // The devices the next plan should use, in cluster-file order: speeds the
   // current plan assumed where it has them, else the cluster file's.
@@ -441,9 +305,11 @@ struct Server::Impl final : public rpc::Inference::Service {
         opts.watch_s > 0 && MsSince(last_reload) >= opts.watch_s * 1e3;
     if (reload_requested.exchange(false) || watch_due) {
       last_reload = Clock::now();
-      ReloadLocked(&events);
+      std::vector<std::string> log;
+      ReloadMembers(opts.cluster_file, &members, mu, &events, &log);
+      for (const auto& line : log) Log("%s", line.c_str());
     }
-    const bool broken = CheckMembersLocked(&events);
+    const bool broken = CheckMembers(&members, mu, &events);
     std::shared_ptr<Generation> cur;
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -940,7 +806,7 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts) {
       return InvalidArgument("device " + d.name + " of " + opts.cluster_file +
                              " has no address");
     }
-    m.members.push_back(m.MakeMember(d));
+    m.members.push_back(MakeMember(d));
   }
   ASSIGN_OR_RETURN(m.model, LoadPlanModel(opts.model, true));
   if (m.model.graph.inputs.size() != 1) {
@@ -954,7 +820,7 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts) {
   {
     std::lock_guard<std::mutex> lock(m.monitor_mu);
     std::vector<std::string> events;
-    m.CheckMembersLocked(&events);
+    CheckMembers(&m.members, m.mu, &events);
     std::string down;
     for (const auto& mem : m.members) {
       if (mem.state == Member::kDown) down += "; " + mem.why;

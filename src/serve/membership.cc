@@ -1,0 +1,135 @@
+#include "serve/membership.h"
+
+#include <chrono>
+#include <thread>
+
+#include "runtime/wire.h"
+
+namespace shoal {
+
+const char* StateName(Member::State s) {
+  switch (s) {
+    case Member::kServing:
+      return "serving";
+    case Member::kJoining:
+      return "joining";
+    case Member::kDown:
+      return "down";
+    case Member::kRemoved:
+      return "removed";
+  }
+  return "?";
+}
+
+Member MakeMember(const DeviceSpec& d) {
+  Member m;
+  m.spec = d;
+  m.stub = rpc::Worker::NewStub(MakeChannel(d.address, 1 << 20));
+  return m;
+}
+
+StatusOr<int64_t> MemberHealth(Member& m) {
+  rpc::HealthRequest req;
+  req.set_protocol(kProtocolVersion);
+  rpc::HealthReply rep;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(DeadlineIn(1000));
+  grpc::Status s = m.stub->Health(&ctx, req, &rep);
+  if (!s.ok()) {
+    return FromGrpc(s, "device " + m.spec.name + " (" + m.spec.address +
+                           ") does not answer");
+  }
+  if (rep.protocol() != kProtocolVersion) {
+    return FailedPrecondition("device " + m.spec.name +
+                              " speaks shoal protocol version " +
+                              std::to_string(rep.protocol()) + ", not " +
+                              std::to_string(kProtocolVersion));
+  }
+  return rep.uptime_ms();
+}
+
+void ReloadMembers(const std::string& cluster_file,
+                   std::vector<Member>* members, std::mutex& state_mu,
+                   std::vector<std::string>* events,
+                   std::vector<std::string>* log) {
+  auto c = LoadCluster(cluster_file);
+  if (!c.ok()) {
+    log->push_back(
+        "cannot re-read " + cluster_file +
+        ", keeping the devices as they are: " + c.status().message());
+    return;
+  }
+  for (auto& m : *members) {
+    bool listed = false;
+    for (const auto& d : c->devices) {
+      listed |= d.name == m.spec.name && d.address == m.spec.address;
+    }
+    if (!listed && m.state != Member::kRemoved) {
+      events->push_back("device " + m.spec.name + " is no longer in " +
+                        cluster_file);
+      std::lock_guard<std::mutex> lock(state_mu);
+      m.state = Member::kRemoved;
+    }
+  }
+  for (const auto& d : c->devices) {
+    bool known = false;
+    for (auto& m : *members) {
+      if (m.spec.name == d.name && m.spec.address == d.address) {
+        known = true;
+        if (m.state == Member::kRemoved) {
+          std::lock_guard<std::mutex> lock(state_mu);
+          m.state = Member::kDown;  // listed again: joins when it answers
+        }
+      }
+    }
+    if (!known) {
+      log->push_back(cluster_file + " lists a new device " + d.name + " (" +
+                     d.address + ")");
+      Member m = MakeMember(d);
+      std::lock_guard<std::mutex> lock(state_mu);
+      members->push_back(std::move(m));
+    }
+  }
+}
+
+bool CheckMembers(std::vector<Member>* members, std::mutex& state_mu,
+                  std::vector<std::string>* events) {
+  bool broken = false;
+  for (auto& m : *members) {
+    if (m.state == Member::kRemoved) continue;
+    // A channel backing off from a device that was down could take minutes
+    // to try again: check a down device on a fresh one.
+    if (m.state == Member::kDown) {
+      m.stub = rpc::Worker::NewStub(MakeChannel(m.spec.address, 1 << 20));
+    }
+    auto up = MemberHealth(m);
+    if (!up.ok() && m.state == Member::kServing) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      up = MemberHealth(m);
+    }
+    std::lock_guard<std::mutex> lock(state_mu);
+    if (!up.ok()) {
+      m.why = up.status().message();
+      if (m.state == Member::kServing) {
+        events->push_back("device " + m.spec.name + " left: " + m.why);
+        broken = true;
+      }
+      m.state = Member::kDown;
+      continue;
+    }
+    const bool restarted = m.uptime_ms >= 0 && *up < m.uptime_ms;
+    m.uptime_ms = *up;
+    if (m.state == Member::kServing && restarted) {
+      events->push_back("device " + m.spec.name +
+                        " restarted and lost its plan");
+      broken = true;
+    } else if (m.state == Member::kDown) {
+      events->push_back("device " + m.spec.name + " joined (answers at " +
+                        m.spec.address + ")");
+      m.state = Member::kJoining;
+    }
+  }
+  return broken;
+}
+
+}  // namespace shoal

@@ -1,0 +1,57 @@
+// The devices of the cluster file as `shoal serve`'s monitor sees them, and
+// the health checks that move them between states: serving (in the current
+// plan), joining (answers, not yet in a plan), down, removed (no longer in
+// the cluster file). The monitor thread changes them; the status reply
+// reads their states under the server's lock, so every state change takes
+// `state_mu`.
+#ifndef SHOAL_SERVE_MEMBERSHIP_H_
+#define SHOAL_SERVE_MEMBERSHIP_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "shoal.grpc.pb.h"
+#include "util/status.h"
+
+namespace shoal {
+
+struct Member {
+  enum State { kServing, kJoining, kDown, kRemoved };
+  DeviceSpec spec;
+  State state = kDown;
+  int64_t uptime_ms = -1;
+  std::string why;  // the last health error
+  std::unique_ptr<rpc::Worker::Stub> stub;
+};
+
+const char* StateName(Member::State s);
+
+// A member for a device of the cluster file, down until it answers.
+Member MakeMember(const DeviceSpec& d);
+
+// One Health call (1 s deadline): the device's uptime, or why not.
+StatusOr<int64_t> MemberHealth(Member& m);
+
+// Re-reads `cluster_file`: devices no longer listed are removed (events say
+// so), listed again they are down until they answer, new ones are added
+// (down until the next check; `log` says so). An unreadable file keeps the
+// members as they are and `log` says why.
+void ReloadMembers(const std::string& cluster_file,
+                   std::vector<Member>* members, std::mutex& state_mu,
+                   std::vector<std::string>* events,
+                   std::vector<std::string>* log);
+
+// Health of every member: a serving device that fails twice in a row (200
+// ms apart) has left; one whose uptime went back has restarted and lost
+// its plan; a down device that answers joins. Returns whether the current
+// plan can no longer serve every request.
+bool CheckMembers(std::vector<Member>* members, std::mutex& state_mu,
+                  std::vector<std::string>* events);
+
+}  // namespace shoal
+
+#endif  // SHOAL_SERVE_MEMBERSHIP_H_
