@@ -95,7 +95,7 @@ StatusOr<Timing> TimeGraph(const Graph& g, const TimingOptions& o) {
   std::vector<Tensor> outs;
   RETURN_IF_ERROR(ex->Run(inputs, &outs));  // warm-up: first-touch costs
   using Clock = std::chrono::steady_clock;
-  std::vector<double> each;
+  std::vector<double> each, each_cpu;
   std::vector<double> steps;
   const auto t0 = Clock::now();
   double cpu = 0;
@@ -106,6 +106,7 @@ StatusOr<Timing> TimeGraph(const Graph& g, const TimingOptions& o) {
     RETURN_IF_ERROR(ex->Run(inputs, &outs, o.per_node ? &steps : nullptr));
     const double used = CpuSeconds(o.threads > 1) - cpu0;
     cpu += used;
+    each_cpu.push_back(used);
     PaceCompute(o.cpu_fraction, a, used);
     const auto b = Clock::now();
     each.push_back(std::chrono::duration<double>(b - a).count());
@@ -121,6 +122,8 @@ StatusOr<Timing> TimeGraph(const Graph& g, const TimingOptions& o) {
   std::sort(each.begin(), each.end());
   t.seconds_median = each[each.size() / 2];
   t.seconds_min = each.front();
+  std::sort(each_cpu.begin(), each_cpu.end());
+  t.cpu_seconds_median = each_cpu[each_cpu.size() / 2];
   if (o.per_node) {
     t.node_seconds =
         AttributeSteps(g, ex->step_labels(), steps, t.seconds_mean);

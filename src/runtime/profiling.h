@@ -44,6 +44,7 @@ struct Timing {
   // computing thread's, or the process's when kernels use several threads
   // (not the idle gRPC threads', which the profile measures apart).
   double cpu_seconds_mean = 0;
+  double cpu_seconds_median = 0;  // the median run's (robust to a few slow)
   // per_node: every node of the graph, in graph order. Each executor step's
   // CPU time goes to its node; a reorder step to the node it feeds (the
   // next computing step), a trailing one to the node before it; an

@@ -50,5 +50,22 @@ TEST(Profiling, PerNodeTimesSumToTheRun) {
   EXPECT_GT(t->node_seconds[0].seconds, 0);  // the conv
 }
 
+TEST(Profiling, MedianRunIsOneOfTheRuns) {
+  // The profile takes the median run's CPU and wall time (a slow run does
+  // not move them): set, no less than the fastest run, no more than all
+  // the runs together.
+  const Graph g = ConvReluPool();
+  TimingOptions o;
+  o.min_runs = 5;
+  o.min_seconds = 0;
+  auto t = TimeGraph(g, o);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_GE(t->runs, 5);
+  EXPECT_GT(t->cpu_seconds_median, 0);
+  EXPECT_LE(t->cpu_seconds_median, t->cpu_seconds_mean * t->runs);
+  EXPECT_GE(t->seconds_median, t->seconds_min);
+  EXPECT_LE(t->seconds_median, t->seconds_mean * t->runs);
+}
+
 }  // namespace
 }  // namespace shoal

@@ -607,6 +607,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
     rep->set_seconds_median(t->seconds_median);
     rep->set_seconds_min(t->seconds_min);
     rep->set_cpu_seconds_mean(t->cpu_seconds_mean);
+    rep->set_cpu_seconds_median(t->cpu_seconds_median);
     rep->set_cpu_quota_s(q.quota_s);
     rep->set_cpu_period_s(q.period_s);
     rep->set_threads(opts.threads);

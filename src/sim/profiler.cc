@@ -69,8 +69,13 @@ Status ProfileLayers(const DeviceSpec& d, rpc::Worker::Stub* stub,
     ls.macs = v.cost.macs;
     ls.bytes =
         v.cost.input_bytes() + v.cost.output_bytes() + v.cost.weight_bytes();
-    ls.seconds = rep.seconds_mean();
-    ls.cpu_seconds = rep.cpu_seconds_mean();
+    // Medians: a variant runs a few times only (--repeat, --min-seconds),
+    // and one run slowed by the host, or throttled mid-way and back to a
+    // cold cache, should not move its time.
+    ls.seconds =
+        rep.seconds_median() > 0 ? rep.seconds_median() : rep.seconds_mean();
+    ls.cpu_seconds = rep.cpu_seconds_median() > 0 ? rep.cpu_seconds_median()
+                                                  : rep.cpu_seconds_mean();
     out->samples.push_back(ls);
     out->has_cpu_quota = true;
     out->cpu_quota.quota_s = rep.cpu_quota_s();
