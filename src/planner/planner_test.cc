@@ -103,6 +103,29 @@ TEST(Procedure1, SplitsALayerThatFitsNoDevice) {
   EXPECT_TRUE(CheckPlanMemory(r.plan, m.graph).ok());
 }
 
+TEST(Placements, AUnitWholeMustFitWhileItsWeightIsReordered) {
+  // 1 MiB of weights on 2.5 MiB devices: under half the memory, but held
+  // twice (cache and engine) and once more while reordered it needs 3 MiB,
+  // which CheckPlanMemory refuses; the pricer refuses it too, so auto
+  // splits the layer, and its plan fits.
+  const Model m = FcChain(1, 512);
+  const Cluster c = MakeCluster({1, 1}, 2560 << 10, 0, 0);
+  auto units = MakeUnits(m.graph).value();
+  const LatencyModel lm = LatencyModel::FromCluster(c);
+  UnitPricer pr(m.graph, units, lm, 0);
+  const Load whole = pr.Price(UnitOf(units, "fc0"), {Form::kWhole, {0}});
+  EXPECT_FALSE(whole.ok);
+  EXPECT_NE(whole.why.find("reordered"), std::string::npos) << whole.why;
+  EXPECT_TRUE(pr.Price(UnitOf(units, "fc0"), {Form::kLop, {0, 1}}).ok);
+  for (const std::string objective : {"latency", "throughput"}) {
+    PlanOptions po = AutoOptions(c, "fc-chain");
+    po.objective = objective;
+    testing::PlanRunResult r;
+    ASSERT_TRUE(testing::RunPlanExact(m, po, &r)) << objective;
+    EXPECT_TRUE(CheckPlanMemory(r.plan, m.graph).ok()) << objective;
+  }
+}
+
 TEST(Procedure1, NoGroupHoldsTheLayerNamesIt) {
   const Model m = FcChain(2, 512);
   const Cluster c = MakeCluster({1, 1}, 300 << 10, 0, 0);
