@@ -41,18 +41,10 @@ copy_cluster "$root/examples/mixed-6.yaml" 6 "$mixed"
 copy_cluster "$root/examples/mixed-6.yaml" 1 "$one"
 for c in "$mixed" "$one"; do cluster_up "$c"; done
 
-# fresh CLUSTER: restart its workers, so that no plan runs on workers that
-# still cache an earlier plan's weights (several VGG16 deployments exceed a
-# 1 GiB device's memory cgroup).
-fresh() {
-  "$shoal" cluster down "$1" > /dev/null 2>&1 || true
-  "$shoal" cluster up "$1" > "$work/up.out" 2>&1 || { cat "$work/up.out" >&2; exit 1; }
-}
-
 # measure CLUSTER PLAN -> "latency_ms throughput_rps wire_KiB" (or dashes)
 measure() {
   local lat thr
-  fresh "$1"
+  cluster_fresh "$1"
   if ! lat=$("$shoal" bench --plan "$2" --cluster "$1" --requests "$REQUESTS" --json --timeout-ms 600000 2> "$work/err"); then
     echo "- - -"; sed 's/^/  /' "$work/err" | head -3 >&2; return
   fi

@@ -7,7 +7,9 @@
 # With RUNS > 1 each plan is benched RUNS times back to back: the bench
 # column is the median of the runs' medians and the range of those medians
 # is printed beside it (the same plan's median moves by 10-20 % between
-# runs on a shared 2-core host). Prints markdown.
+# runs on a shared 2-core host). Each strategy runs on freshly restarted
+# workers (the profile, taken once per cluster, stays valid). Prints
+# markdown.
 #
 #   bash bench/simulate_vs_bench.sh
 #   MODELS=alexnet CLUSTERS=pi3-4 STRATEGIES="pipeline lop" bash bench/simulate_vs_bench.sh
@@ -58,6 +60,7 @@ for c in $CLUSTERS; do
       fi
       p="$work/sim.json"
       ok=1
+      cluster_fresh "$cf"
       for r in $(seq 1 "$RUNS"); do
         if ! "$shoal" bench --plan "$plan" --cluster "$cf" --requests "$REQUESTS" --concurrency "$CONCURRENCY" --json > "$work/bench-$r.json" 2> "$work/bench.err"; then
           echo "| $c | $m | $s | bench failed: $(tail -1 "$work/bench.err" | cut -c1-80) | | | | | | |"
