@@ -66,10 +66,8 @@ cluster_up() {
 }
 
 # cluster_fresh FILE: restarts its workers (started by cluster_up), so that
-# no plan runs on workers that still cache earlier plans' weights: several
-# VGG16 deployments exceed a 1 GiB device's memory cgroup, and AlexNet
-# plans run later in a series measured erratically (BENCHMARKS.md,
-# session 9).
+# no plan runs on workers that still cache earlier plans' weights (several
+# VGG16 deployments exceed a 1 GiB device's memory cgroup).
 cluster_fresh() {
   "$shoal" cluster down "$1" > /dev/null 2>&1 || true
   "$shoal" cluster up "$1" > "$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }

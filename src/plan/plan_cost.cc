@@ -110,6 +110,10 @@ std::string MiB(int64_t b) {
 
 int64_t WeightCapacity(int64_t memory_bytes) { return memory_bytes / 2; }
 
+bool FitsWhole(int64_t weight_bytes, int64_t memory_bytes) {
+  return memory_bytes <= 0 || 3 * weight_bytes <= memory_bytes;
+}
+
 Status CheckPlanMemory(const Plan& p, const Graph& model) {
   int64_t total_capacity = 0;
   bool limited = true;

@@ -37,6 +37,10 @@ StatusOr<PlanCost> ComputePlanCost(const Plan& p, const Graph& model,
 // (the content-addressed cache that makes a redeploy free, and the engine's
 // copy; src/runtime/worker.cc), so half of it. 0 (unlimited) stays 0.
 int64_t WeightCapacity(int64_t memory_bytes);
+// Whether one layer's `weight_bytes` can sit whole on a device: held twice
+// and, while its largest weight is reordered, once more (CheckPlanMemory's
+// count for a device holding that layer alone). Unlimited memory: always.
+bool FitsWhole(int64_t weight_bytes, int64_t memory_bytes);
 
 // Whether every device's weights fit its memory as a worker holds them: twice,
 // plus its largest weight once more while the engine reorders it (devices

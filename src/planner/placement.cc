@@ -221,14 +221,13 @@ Load UnitPricer::Price(int ui, const Placement& p) const {
     }
   }
   for (const auto& [d, w] : l.weights) {
-    const int64_t mem = WeightCapacity(devs[d].memory_bytes);
     // The plan's own check (CheckPlanMemory) also counts the largest weight
     // once more while it is reordered: a unit alone needs up to 3x its
     // weights, so a 392 MiB fc is not placed whole on a 1 GiB device.
-    if (mem > 0 && (w > mem || 3 * w > devs[d].memory_bytes)) {
+    if (!FitsWhole(w, devs[d].memory_bytes)) {
       return fail(u.nodes[0] + " needs " + std::to_string(w) +
                   " bytes of weights on " + devs[d].name + ", which can hold " +
-                  std::to_string(std::min(mem, devs[d].memory_bytes / 3)) +
+                  std::to_string(devs[d].memory_bytes / 3) +
                   " (held twice, cache and engine, and once more while "
                   "reordered)");
     }

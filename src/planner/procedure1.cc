@@ -28,8 +28,7 @@ std::string Ms(double s) {
 // Step 1: a layer whose weights no single device can hold.
 bool FitsNoDevice(const LatencyModel& m, int64_t bytes) {
   for (const auto& d : m.cluster().devices) {
-    if (d.memory_bytes == 0 || bytes <= WeightCapacity(d.memory_bytes))
-      return false;
+    if (FitsWhole(bytes, d.memory_bytes)) return false;
   }
   return true;
 }
