@@ -1,14 +1,13 @@
 // pipeline: consecutive groups of layers, one group per device, balanced so
 // that the slowest stage (MACs over the device's share) is as fast as it can
 // be; each device holds only its stage's weights. data: every device holds
-// the whole model and requests are dealt round robin.
+// the whole model and requests are dealt in proportion to speed.
 #include <algorithm>
 #include <limits>
 
 #include "graph/cost.h"
 #include "partition/plan_builder.h"
 #include "partition/strategy.h"
-#include "plan/deal.h"
 
 namespace shoal {
 
@@ -91,14 +90,10 @@ StatusOr<Plan> PlanData(const Graph& g, const PlanOptions& opts) {
     all.push_back(static_cast<int>(d));
   for (const auto& node : g.nodes) r.placement[node.name] = all;
   ASSIGN_OR_RETURN(Plan p, BuildPlan(r));
-  // Requests in proportion to speed: dealt equally, a pi3 beside a laptop
-  // would queue 16 requests for each one the laptop serves.
-  const std::vector<int> deal =
-      DealInProportion(all, NormalizedShares(opts.devices));
-  for (auto& t : p.tasks) {
-    t.scheme = "data";
-    t.devices = deal;
-  }
+  // BuildPlan deals the replicas by speed: dealt equally, a pi3 beside a
+  // laptop would queue 16 requests for each one the laptop serves.
+  for (auto& t : p.tasks) t.scheme = "data";
+  const std::vector<int>& deal = p.tasks.at(0).devices;
   std::string how = "requests dealt round robin";
   if (deal.size() != all.size()) {
     how = "requests dealt in proportion to speed:";

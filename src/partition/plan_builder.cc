@@ -10,6 +10,7 @@
 #include "partition/model_chain.h"
 #include "partition/spatial_split.h"
 #include "partition/split_counts.h"
+#include "plan/deal.h"
 
 namespace shoal {
 
@@ -558,6 +559,15 @@ class Builder {
                                  x.src.tensor) == f.outputs.end()) {
         f.outputs.push_back(x.src.tensor);
       }
+    }
+    // Replicas (a node placed on several devices) take requests in
+    // proportion to speed: dealt equally, the slow ones queue while the
+    // fast ones idle. `data` and the planners' replicate form both get here.
+    for (auto& t : plan_.tasks) {
+      if (t.devices.size() < 2) continue;
+      std::vector<double> w;
+      for (int dev : t.devices) w.push_back(shares_[dev]);
+      t.devices = DealInProportion(t.devices, w);
     }
     for (auto& t : plan_.tasks) {
       Status s = InferShapes(&t.fragment);

@@ -43,7 +43,8 @@ struct BuildRequest {
   std::map<std::string, LayerChoice> layers;  // absent: whole
   std::vector<SpatialChain> spatial;
   // Devices of the nodes kept whole (absent: the hub); several devices
-  // replicate the node's task (data parallelism, served round robin).
+  // replicate the node's task (data parallelism): BuildPlan deals its
+  // requests over them in proportion to their shares (plan/deal.h).
   std::map<std::string, std::vector<int>> placement;
   Scheme whole_scheme = Scheme::kWhole;  // kPipeline for pipeline stages
   int output_device = -1;                // -1: the hub

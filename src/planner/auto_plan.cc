@@ -10,7 +10,6 @@
 
 #include "partition/plan_builder.h"
 #include "partition/strategy.h"
-#include "plan/deal.h"
 #include "plan/plan_cost.h"
 #include "plan/plan_verify.h"
 #include "planner/joint_milp.h"
@@ -124,14 +123,8 @@ StatusOr<Plan> PlanAssignment(const Graph& g, const PlanOptions& opts,
                               const std::vector<std::string>& reasons) {
   ASSIGN_OR_RETURN(BuildRequest r, ToRequest(g, opts, units, a, reasons));
   ASSIGN_OR_RETURN(Plan p, BuildPlan(r));
-  // Replicas take requests in proportion to speed (the deal the pricer
-  // priced): dealt equally, the slow ones queue while the fast ones idle.
-  for (auto& t : p.tasks) {
-    if (t.devices.size() < 2) continue;
-    std::vector<double> w;
-    for (int d : t.devices) w.push_back(opts.devices[d].share);
-    t.devices = DealInProportion(t.devices, w);
-  }
+  // BuildPlan deals replicas by speed, the deal UnitPricer::ReplicaShares
+  // priced.
   p.decisions = UnitDecisions(g, units, a, reasons, opts.devices, opts.hub);
   return p;
 }
