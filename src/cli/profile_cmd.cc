@@ -20,12 +20,14 @@ namespace {
 struct ProfileArgs {
   std::string model, cluster, out = "profile.json", input_shape;
   int repeat = 3;
+  int rounds = 3;
   double min_seconds = 0.2;
   int64_t timeout_ms = 300000;
 };
 
 Status RunProfile(const ProfileArgs& a) {
   if (a.repeat < 1) return InvalidArgument("--repeat must be >= 1");
+  if (a.rounds < 1) return InvalidArgument("--rounds must be >= 1");
   ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(a.cluster));
   ModelRef ref;
   ref.spec = a.model;
@@ -36,18 +38,20 @@ Status RunProfile(const ProfileArgs& a) {
                    ProfileVariants(m.graph));
   std::cerr << "profiling " << a.model << " on " << cluster.devices.size()
             << " devices of " << a.cluster << ": " << variants.size()
-            << " layer variants each, then each device's link\n";
+            << " layer variants and the whole model, " << a.rounds
+            << " rounds each, then each device's link\n";
   ProfilerOptions o;
   o.model = a.model;
   o.graph = &m.graph;
   o.repeat = a.repeat;
+  o.rounds = a.rounds;
   o.min_seconds = a.min_seconds;
   o.rpc_timeout_ms = a.timeout_ms;
   const bool tty = isatty(2);
   std::mutex mu;
   std::map<std::string, int> done;
   const int total = static_cast<int>(cluster.devices.size()) *
-                    (static_cast<int>(variants.size()) + 1);
+                    ProfileStepsPerDevice(variants.size(), o);
   o.progress = [&](const ProfileProgress& pr) {
     std::lock_guard<std::mutex> lock(mu);
     done[pr.device] = pr.done;
@@ -129,7 +133,11 @@ void AddProfileCommand(CLI::App* app) {
                   "Profile file (JSON; merged into when it exists; default "
                   "profile.json)");
   cmd->add_option("--repeat", a->repeat,
-                  "Timed runs per layer variant at least (default 3)");
+                  "Timed runs per layer variant and round at least (default "
+                  "3)");
+  cmd->add_option("--rounds", a->rounds,
+                  "Time every variant this many times, minutes apart, and "
+                  "keep the median (default 3)");
   cmd->add_option("--min-seconds", a->min_seconds,
                   "Time each variant for at least this long (default 0.2: "
                   "ten 20 ms CPU quota periods)");

@@ -92,7 +92,13 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
   // Reconnect quickly after a worker restarts.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  // gRPC core reads this as the least time one connection attempt gets
+  // (MIN_CONNECT_TIMEOUT in gRPC's connection-backoff.md), not as a
+  // backoff. At 100 ms, a worker held to 1 ms of CPU per 23 ms quota
+  // period could not finish the HTTP/2 handshake in time and the call
+  // failed with "tcp handshaker shutdown". A refused connection (a worker
+  // that is down) still fails at once; the call's deadline still bounds it.
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 5000);
   // Unique per channel: each stub gets its own TCP connection.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),

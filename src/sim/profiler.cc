@@ -35,32 +35,102 @@ Status CheckDevice(const DeviceSpec& d, rpc::Worker::Stub* stub) {
   return Status::Ok();
 }
 
+// One Profile RPC: `graph_json` built and timed on the device's worker.
+StatusOr<rpc::ProfileReply> TimeOnWorker(const DeviceSpec& d,
+                                         rpc::Worker::Stub* stub,
+                                         const std::string& graph_json,
+                                         uint64_t seed, bool per_node,
+                                         const ProfilerOptions& o,
+                                         const std::string& what) {
+  rpc::ProfileRequest req;
+  req.set_protocol(kProtocolVersion);
+  req.set_graph_json(graph_json);
+  req.set_seed(seed);
+  req.set_min_runs(o.repeat);
+  req.set_min_seconds(o.min_seconds);
+  req.set_max_seconds(o.max_seconds);
+  req.set_per_node(per_node);
+  rpc::ProfileReply rep;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(DeadlineIn(o.rpc_timeout_ms));
+  grpc::Status s = stub->Profile(&ctx, req, &rep);
+  if (s.ok()) return rep;
+  const std::string msg = Who(d) + " could not time " + what;
+  if (s.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+    return FromGrpc(s, msg +
+                           ": its worker predates profiling; restart it "
+                           "with this shoal");
+  }
+  return FromGrpc(s, msg);
+}
+
+// Medians: a variant runs a few times only (--repeat, --min-seconds), and
+// one run slowed by the host, or throttled mid-way and back to a cold
+// cache, should not move its time.
+double RunMedian(double median, double mean) {
+  return median > 0 ? median : mean;
+}
+
 Status ProfileLayers(const DeviceSpec& d, rpc::Worker::Stub* stub,
                      const std::vector<LayerVariant>& variants,
                      const ProfilerOptions& o, DeviceProfile* out) {
+  // Rounds: every variant once, then the whole model, then again. A
+  // variant's time moves by 10-40 % from one measurement to the next on a
+  // shared host however long each one lasts (a quota-throttled device's
+  // cache is the host's), so it is the median of `rounds` measurements
+  // minutes apart, each on a freshly built engine.
+  const int rounds = std::max(1, o.rounds);
+  const int steps = ProfileStepsPerDevice(variants.size(), o);
+  std::vector<std::string> fragments;
+  for (const auto& v : variants) {
+    fragments.push_back(GraphToJson(v.fragment).dump());
+  }
+  const std::string whole = o.graph ? GraphToJson(*o.graph).dump() : "";
+  std::vector<std::vector<double>> secs(variants.size()), cpus(variants.size());
+  std::map<std::string, std::vector<double>> node_secs;
+  std::vector<double> model_secs, model_cpus;
+  int done = 0;
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t i = 0; i < variants.size(); ++i) {
+      const LayerVariant& v = variants[i];
+      ASSIGN_OR_RETURN(
+          rpc::ProfileReply rep,
+          TimeOnWorker(d, stub, fragments[i], o.seed + i, false, o,
+                       "layer " + v.layer + " (" + v.variant + ")"));
+      secs[i].push_back(RunMedian(rep.seconds_median(), rep.seconds_mean()));
+      cpus[i].push_back(
+          RunMedian(rep.cpu_seconds_median(), rep.cpu_seconds_mean()));
+      out->has_cpu_quota = true;
+      out->cpu_quota.quota_s = rep.cpu_quota_s();
+      out->cpu_quota.period_s = rep.cpu_period_s();
+      if (o.progress) {
+        o.progress(
+            {d.name, ++done, steps, v.layer + " " + v.variant, secs[i].back()});
+      }
+    }
+    if (o.graph == nullptr) continue;
+    // Layers in a stage run in the blocked layout one after another,
+    // without the reorders a one-node graph pays at both ends: time them
+    // in the model, step by step.
+    ASSIGN_OR_RETURN(
+        rpc::ProfileReply rep,
+        TimeOnWorker(d, stub, whole, o.seed, true, o, "the whole model"));
+    if (rep.nodes_size() == 0) {
+      return FailedPrecondition(Who(d) +
+                                " timed no node of the whole model: its "
+                                "worker predates per-node profiling; "
+                                "restart it");
+    }
+    for (const auto& n : rep.nodes())
+      node_secs[n.node()].push_back(n.seconds());
+    model_secs.push_back(rep.seconds_mean());
+    model_cpus.push_back(rep.cpu_seconds_mean());
+    if (o.progress) {
+      o.progress({d.name, ++done, steps, "whole model", model_secs.back()});
+    }
+  }
   for (size_t i = 0; i < variants.size(); ++i) {
     const LayerVariant& v = variants[i];
-    rpc::ProfileRequest req;
-    req.set_protocol(kProtocolVersion);
-    req.set_graph_json(GraphToJson(v.fragment).dump());
-    req.set_seed(o.seed + i);
-    req.set_min_runs(o.repeat);
-    req.set_min_seconds(o.min_seconds);
-    req.set_max_seconds(o.max_seconds);
-    rpc::ProfileReply rep;
-    grpc::ClientContext ctx;
-    ctx.set_deadline(DeadlineIn(o.rpc_timeout_ms));
-    grpc::Status s = stub->Profile(&ctx, req, &rep);
-    if (!s.ok()) {
-      const std::string what =
-          Who(d) + " could not time layer " + v.layer + " (" + v.variant + ")";
-      if (s.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
-        return FromGrpc(s, what +
-                               ": its worker predates profiling; "
-                               "restart it with this shoal");
-      }
-      return FromGrpc(s, what);
-    }
     LayerSample ls;
     ls.model = o.model;
     ls.layer = v.layer;
@@ -69,47 +139,14 @@ Status ProfileLayers(const DeviceSpec& d, rpc::Worker::Stub* stub,
     ls.macs = v.cost.macs;
     ls.bytes =
         v.cost.input_bytes() + v.cost.output_bytes() + v.cost.weight_bytes();
-    // Medians: a variant runs a few times only (--repeat, --min-seconds),
-    // and one run slowed by the host, or throttled mid-way and back to a
-    // cold cache, should not move its time.
-    ls.seconds =
-        rep.seconds_median() > 0 ? rep.seconds_median() : rep.seconds_mean();
-    ls.cpu_seconds = rep.cpu_seconds_median() > 0 ? rep.cpu_seconds_median()
-                                                  : rep.cpu_seconds_mean();
+    ls.seconds = Median(secs[i]);
+    ls.cpu_seconds = Median(cpus[i]);
     out->samples.push_back(ls);
-    out->has_cpu_quota = true;
-    out->cpu_quota.quota_s = rep.cpu_quota_s();
-    out->cpu_quota.period_s = rep.cpu_period_s();
-    if (o.progress) {
-      o.progress({d.name, int(i + 1), int(variants.size()) + 1,
-                  v.layer + " " + v.variant, ls.seconds});
-    }
   }
   if (o.graph == nullptr) return Status::Ok();
-  // Layers in a stage run in the blocked layout one after another, without
-  // the reorders a one-node graph pays at both ends: time them in the
-  // model, step by step.
-  rpc::ProfileRequest req;
-  req.set_protocol(kProtocolVersion);
-  req.set_graph_json(GraphToJson(*o.graph).dump());
-  req.set_seed(o.seed);
-  req.set_min_runs(o.repeat);
-  req.set_min_seconds(o.min_seconds);
-  req.set_max_seconds(o.max_seconds);
-  req.set_per_node(true);
-  rpc::ProfileReply rep;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(DeadlineIn(o.rpc_timeout_ms));
-  grpc::Status s = stub->Profile(&ctx, req, &rep);
-  if (!s.ok()) return FromGrpc(s, Who(d) + " could not time the whole model");
-  if (rep.nodes_size() == 0) {
-    return FailedPrecondition(Who(d) +
-                              " timed no node of the whole model: its worker "
-                              "predates per-node profiling; restart it");
-  }
   std::map<std::string, double> in_model;
-  for (const auto& n : rep.nodes()) in_model[n.node()] = n.seconds();
-  ApplyInModelTimes(in_model, rep.seconds_mean(), rep.cpu_seconds_mean(),
+  for (const auto& [node, s] : node_secs) in_model[node] = Median(s);
+  ApplyInModelTimes(in_model, Median(model_secs), Median(model_cpus),
                     &out->samples);
   return Status::Ok();
 }
@@ -181,6 +218,11 @@ struct SinkService final : public rpc::Worker::Service {
 };
 
 }  // namespace
+
+int ProfileStepsPerDevice(size_t variants, const ProfilerOptions& o) {
+  const int per_round = static_cast<int>(variants) + (o.graph ? 1 : 0);
+  return std::max(1, o.rounds) * per_round + 1;  // + the link
+}
 
 StatusOr<Profile> ProfileCluster(const Cluster& c,
                                  const std::vector<LayerVariant>& variants,
@@ -259,8 +301,8 @@ StatusOr<Profile> ProfileCluster(const Cluster& c,
         std::max(0.0, ts - (l.bandwidth_bps > 0 ? 512 / l.bandwidth_bps : 0) -
                           mc.send_s - (n > 1 ? mc.recv_s : 0));
     if (o.progress) {
-      o.progress({d.name, int(variants.size()) + 1, int(variants.size()) + 1,
-                  "link", tl});
+      const int steps = ProfileStepsPerDevice(variants.size(), o);
+      o.progress({d.name, steps, steps, "link", tl});
     }
   }
   if (server) server->Shutdown(DeadlineIn(200));
@@ -275,8 +317,8 @@ StatusOr<Profile> ProfileCluster(const Cluster& c,
     p.devices[i].send_cpu_per_byte_s = pc.send_per_byte_s;
     p.devices[i].idle_cpu_per_s = pc.idle_cpu_per_s;
     if (o.progress) {
-      o.progress({c.devices[i].name, int(variants.size()) + 1,
-                  int(variants.size()) + 1, "message CPU per byte",
+      const int steps = ProfileStepsPerDevice(variants.size(), o);
+      o.progress({c.devices[i].name, steps, steps, "message CPU per byte",
                   pc.recv_per_byte_s});
     }
   }

@@ -29,7 +29,10 @@ struct ProfilerOptions {
   // more with per-node timing, and each whole layer's sample becomes its
   // time in context (LayerSample::alone_seconds keeps the time alone).
   const Graph* graph = nullptr;
-  int repeat = 3;  // timed runs per variant at least
+  int repeat = 3;  // timed runs per variant at least, in each round
+  // Each variant (and the whole model) is timed in this many rounds, one
+  // after another, and its time is the median of the rounds'.
+  int rounds = 3;
   // Each variant also runs for at least this long, so that a CPU quota's
   // throttling is averaged over many periods.
   double min_seconds = 0.2;
@@ -43,6 +46,10 @@ struct ProfilerOptions {
   uint64_t seed = 1;
   std::function<void(const ProfileProgress&)> progress;  // any thread
 };
+
+// Progress steps of one device: its variants and whole model, each round,
+// then its link (ProfileProgress::total).
+int ProfileStepsPerDevice(size_t variants, const ProfilerOptions& o);
 
 // Every device in parallel for the layers, then the links one device at a
 // time (so that no probe waits behind a busy peer). An unreachable device

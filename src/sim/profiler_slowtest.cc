@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <map>
+#include <mutex>
+
 #include "cli/plan_common.h"
 #include "graph/random_input.h"
 #include "partition/strategy.h"
@@ -47,13 +50,33 @@ TEST(Profiler, ProfilesLenetOnInProcessWorkers) {
   o.graph = &m->graph;
   o.repeat = 2;
   o.min_seconds = 0.01;
+  o.rounds = 2;
+  // Called from each device's thread: counted under a lock, and each
+  // device's count must climb one by one to its total.
+  std::mutex mu;
   int calls = 0;
-  o.progress = [&](const ProfileProgress&) { ++calls; };
+  std::map<std::string, int> last;
+  bool in_order = true;
+  o.progress = [&](const ProfileProgress& pr) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++calls;
+    int& l = last[pr.device];
+    in_order = in_order && (pr.done == l + 1 || pr.done == l) &&
+               pr.total == ProfileStepsPerDevice(variants->size(), o);
+    l = pr.done;
+  };
   auto p = ProfileCluster(c, *variants, o);
   ASSERT_TRUE(p.ok()) << p.status().message();
   ASSERT_EQ(p->devices.size(), 2u);
-  // Each device: its variants, its link, its CPU per byte.
-  EXPECT_EQ(calls, 2 * (static_cast<int>(variants->size()) + 2));
+  // Each device: its variants and the whole model in each round, its
+  // link, its CPU per byte.
+  EXPECT_EQ(calls, 2 * (2 * (static_cast<int>(variants->size()) + 1) + 2));
+  EXPECT_EQ(ProfileStepsPerDevice(variants->size(), o),
+            2 * (static_cast<int>(variants->size()) + 1) + 1);
+  EXPECT_TRUE(in_order);
+  for (const auto& [name, l] : last) {
+    EXPECT_EQ(l, ProfileStepsPerDevice(variants->size(), o)) << name;
+  }
   for (const auto& d : p->devices) {
     EXPECT_EQ(d.samples.size(), variants->size());
     for (const auto& s : d.samples) {
