@@ -136,7 +136,7 @@ void AddProfileCommand(CLI::App* app) {
                   "Timed runs per layer variant and round at least (default "
                   "3)");
   cmd->add_option("--rounds", a->rounds,
-                  "Time every variant this many times, minutes apart, and "
+                  "Time every variant this many times, a round apart, and "
                   "keep the median (default 3)");
   cmd->add_option("--min-seconds", a->min_seconds,
                   "Time each variant for at least this long (default 0.2: "

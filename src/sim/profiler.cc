@@ -78,7 +78,8 @@ Status ProfileLayers(const DeviceSpec& d, rpc::Worker::Stub* stub,
   // variant's time moves by 10-40 % from one measurement to the next on a
   // shared host however long each one lasts (a quota-throttled device's
   // cache is the host's), so it is the median of `rounds` measurements
-  // minutes apart, each on a freshly built engine.
+  // a whole round apart (a minute for AlexNet on an emulated Pi 3), each
+  // on a freshly built engine.
   const int rounds = std::max(1, o.rounds);
   const int steps = ProfileStepsPerDevice(variants.size(), o);
   std::vector<std::string> fragments;
