@@ -4,12 +4,14 @@
 # are not disturbed), `shoal profile` each model, then for every strategy
 # `shoal bench` (measured) beside `shoal simulate --profile` (predicted):
 # both medians, their ratio, throughputs, and whether the bytes agree.
-# With RUNS > 1 each plan is benched RUNS times back to back: the bench
-# column is the median of the runs' medians and the range of those medians
-# is printed beside it (the same plan's median moves by 10-20 % between
-# runs on a shared 2-core host). Each strategy runs on freshly restarted
-# workers (the profile, taken once per cluster, stays valid). Prints
-# markdown.
+# With RUNS > 1 each plan is benched RUNS times, in rounds: every round
+# benches every strategy once, so a strategy's runs are spread over the
+# whole measurement and a slow minute of the host falls on all strategies
+# alike rather than on the one benched then (the same plan's median moves
+# by 10-25 % between minutes on a shared 2-core host). The bench column is
+# the median of the runs' medians, with the range of those medians beside
+# it. Each run is on freshly restarted workers (the profile, taken once per
+# cluster, stays valid). Prints markdown.
 #
 #   bash bench/simulate_vs_bench.sh
 #   MODELS=alexnet CLUSTERS=pi3-4 STRATEGIES="pipeline lop" bash bench/simulate_vs_bench.sh
@@ -49,6 +51,8 @@ for c in $CLUSTERS; do
     "$shoal" profile "$m" --cluster "$cf" -o "$prof" > "$work/$c-$m-profile.log" 2> "$work/$c-$m-profile.err" ||
       { cat "$work/$c-$m-profile.err" >&2; exit 1; }
   done
+  # Plan every strategy first; a failed plan gets its row now.
+  todo=()
   for m in $MODELS; do
     for s in $STRATEGIES; do
       plan="$work/$c-$m-$s.json"
@@ -58,19 +62,30 @@ for c in $CLUSTERS; do
         echo "| $c | $m | $s | plan failed: $(tail -1 "$work/plan.log" | cut -c1-80) | | | | | |"
         continue
       fi
-      p="$work/sim.json"
-      ok=1
+      todo+=("$m:$s")
+    done
+  done
+  # Bench in rounds; a strategy that fails once is left out of later rounds.
+  declare -A failed=()
+  for r in $(seq 1 "$RUNS"); do
+    for ms in "${todo[@]}"; do
+      [ -z "${failed[$ms]:-}" ] || continue
+      m=${ms%%:*} s=${ms#*:}
       cluster_fresh "$cf"
-      for r in $(seq 1 "$RUNS"); do
-        if ! "$shoal" bench --plan "$plan" --cluster "$cf" --requests "$REQUESTS" --concurrency "$CONCURRENCY" --json > "$work/bench-$r.json" 2> "$work/bench.err"; then
-          echo "| $c | $m | $s | bench failed: $(tail -1 "$work/bench.err" | cut -c1-80) | | | | | | |"
-          ok=0
-          break
-        fi
-      done
-      [ "$ok" = 1 ] || continue
-      "$shoal" simulate --plan "$plan" --cluster "$cf" --profile "$prof" --requests "$REQUESTS" --concurrency "$CONCURRENCY" --json > "$p"
-      "$py" - "$p" "$work"/bench-*.json <<'PY' | sed "s/^/| $c | $m | $s | /"
+      if ! "$shoal" bench --plan "$work/$c-$m-$s.json" --cluster "$cf" --requests "$REQUESTS" --concurrency "$CONCURRENCY" --json > "$work/bench-$m-$s-$r.json" 2> "$work/bench.err"; then
+        failed[$ms]="$(tail -1 "$work/bench.err" | cut -c1-80)"
+      fi
+    done
+  done
+  for ms in "${todo[@]}"; do
+    m=${ms%%:*} s=${ms#*:}
+    if [ -n "${failed[$ms]:-}" ]; then
+      echo "| $c | $m | $s | bench failed: ${failed[$ms]} | | | | | | |"
+      continue
+    fi
+    p="$work/sim.json"
+    "$shoal" simulate --plan "$work/$c-$m-$s.json" --cluster "$cf" --profile "$prof" --requests "$REQUESTS" --concurrency "$CONCURRENCY" --json > "$p"
+    "$py" - "$p" "$work"/bench-"$m-$s"-*.json <<'PY' | sed "s/^/| $c | $m | $s | /"
 import json, statistics, sys
 sim = json.load(open(sys.argv[1]))
 runs = [json.load(open(f)) for f in sys.argv[2:]]
@@ -84,9 +99,8 @@ print('%.1f | %s | %.1f | %.2f | %.2f | %.2f | %s |' % (
     bm, spread, sm, sm / bm, br, sim['throughput_rps'],
     'yes' if same else 'no (%s vs %s)' % (runs[0]['bytes_total'], sim['bytes_total'])))
 PY
-      rm -f "$work"/bench-*.json
-    done
   done
+  rm -f "$work"/bench-*.json
   "$shoal" cluster down "$cf" > /dev/null 2>&1 || true
 done
 echo
