@@ -85,7 +85,7 @@ for c in $CLUSTERS; do
     fi
     p="$work/sim.json"
     "$shoal" simulate --plan "$work/$c-$m-$s.json" --cluster "$cf" --profile "$prof" --requests "$REQUESTS" --concurrency "$CONCURRENCY" --json > "$p"
-    "$py" - "$p" "$work"/bench-"$m-$s"-*.json <<'PY' | sed "s/^/| $c | $m | $s | /"
+    "$py" - "$p" "$work"/bench-"$m-$s"-[0-9]*.json <<'PY' | sed "s/^/| $c | $m | $s | /"
 import json, statistics, sys
 sim = json.load(open(sys.argv[1]))
 runs = [json.load(open(f)) for f in sys.argv[2:]]

@@ -39,7 +39,8 @@ Status RunProfile(const ProfileArgs& a) {
   std::cerr << "profiling " << a.model << " on " << cluster.devices.size()
             << " devices of " << a.cluster << ": " << variants.size()
             << " layer variants and the whole model, " << a.rounds
-            << " rounds each, then each device's link\n";
+            << (a.rounds == 1 ? " round" : " rounds")
+            << " each, then each device's link\n";
   ProfilerOptions o;
   o.model = a.model;
   o.graph = &m.graph;

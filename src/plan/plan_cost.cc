@@ -114,6 +114,19 @@ bool FitsWhole(int64_t weight_bytes, int64_t memory_bytes) {
   return memory_bytes <= 0 || 3 * weight_bytes <= memory_bytes;
 }
 
+std::vector<int64_t> LargestWeightPerDevice(const Plan& p) {
+  std::vector<int64_t> largest(p.devices.size(), 0);
+  for (const auto& t : p.tasks) {
+    for (const auto& w : t.weights) {
+      for (int d : t.devices) {
+        largest[d] =
+            std::max(largest[d], w.region.elements() * kBytesPerElement);
+      }
+    }
+  }
+  return largest;
+}
+
 Status CheckPlanMemory(const Plan& p, const Graph& model) {
   int64_t total_capacity = 0;
   bool limited = true;
@@ -131,15 +144,7 @@ Status CheckPlanMemory(const Plan& p, const Graph& model) {
         MiB(2 * total_capacity) + " of memory together");
   }
   const auto wb = WeightBytesPerDevice(p);
-  std::vector<int64_t> largest(p.devices.size(), 0);
-  for (const auto& t : p.tasks) {
-    for (const auto& w : t.weights) {
-      for (int d : t.devices) {
-        largest[d] =
-            std::max(largest[d], w.region.elements() * kBytesPerElement);
-      }
-    }
-  }
+  const auto largest = LargestWeightPerDevice(p);
   for (size_t d = 0; d < p.devices.size(); ++d) {
     const int64_t mem = p.devices[d].memory_bytes;
     const int64_t need = 2 * wb[d] + largest[d];

@@ -42,6 +42,10 @@ int64_t WeightCapacity(int64_t memory_bytes);
 // count for a device holding that layer alone). Unlimited memory: always.
 bool FitsWhole(int64_t weight_bytes, int64_t memory_bytes);
 
+// Per device, its largest single weight region (bytes): what the engine
+// holds once more while it reorders that weight.
+std::vector<int64_t> LargestWeightPerDevice(const Plan& p);
+
 // Whether every device's weights fit its memory as a worker holds them: twice,
 // plus its largest weight once more while the engine reorders it (devices
 // with memory 0 are unlimited); the error names the device and the numbers.

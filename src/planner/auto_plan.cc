@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <random>
 
 #include "partition/plan_builder.h"
 #include "partition/strategy.h"
 #include "plan/plan_cost.h"
 #include "plan/plan_verify.h"
+#include "plan/task_weights.h"
 #include "planner/joint_milp.h"
 #include "planner/predict.h"
 #include "planner/procedure1.h"
@@ -42,7 +44,67 @@ struct Candidate {
   Prediction pred;
   bool ok = false;
   std::string note;
+  std::string memo;  // how it was made, when that needs saying
 };
+
+// The planners' memory sums count a device's weights twice (cache and
+// engine copy); the worker also holds the largest of them once more while
+// it reorders it (CheckPlanMemory), which a sum over units cannot express.
+// Where `p` overflows a device that way, keeps that weight's bytes out of
+// the capacity in `pr` of every device with that much memory (the next plan
+// would move the weight to a look-alike); true when a reservation grew, so
+// that planning again can give a plan that fits.
+bool ReserveReorderRoom(const Plan& p, UnitPricer* pr) {
+  const int n = pr->model().num_devices();
+  if (static_cast<int>(p.devices.size()) != n) return false;
+  const auto wb = WeightBytesPerDevice(p);
+  const auto largest = LargestWeightPerDevice(p);
+  bool grew = false;
+  for (int d = 0; d < n; ++d) {
+    const int64_t mem = p.devices[d].memory_bytes;
+    if (mem <= 0 || 2 * wb[d] + largest[d] <= mem) continue;
+    for (int e = 0; e < n; ++e) {
+      if (p.devices[e].memory_bytes != mem || pr->Reserved(e) >= largest[d])
+        continue;
+      pr->Reserve(e, largest[d]);
+      grew = true;
+    }
+  }
+  return grew;
+}
+
+// Reservations only grow and are bounded by the largest weight, so few
+// rounds settle; each round of the MILP gets the time left, at least a
+// quarter of the limit.
+constexpr int kReorderRetries = 3;
+
+// `make` plans on a copy of `pr`; while its Plan overflows a device by the
+// room a reorder needs, that room is reserved and `make` plans again.
+// `memo` (when room was kept) names the devices.
+StatusOr<Plan> WithReorderRoom(
+    const UnitPricer& pr,
+    const std::function<StatusOr<Plan>(const UnitPricer&)>& make,
+    std::string* memo) {
+  UnitPricer rp = pr;
+  for (int attempt = 0;; ++attempt) {
+    StatusOr<Plan> p = make(rp);
+    if (!p.ok() && attempt > 0) {
+      return FailedPrecondition(
+          "its plan overflowed a device by the room reordering its largest "
+          "weight takes, and with that room kept: " +
+          p.status().message());
+    }
+    if (!p.ok() || attempt == kReorderRetries || !ReserveReorderRoom(*p, &rp))
+      return p;
+    std::vector<int> kept;
+    for (int d = 0; d < rp.model().num_devices(); ++d)
+      if (rp.Reserved(d) > 0) kept.push_back(d);
+    *memo = "planned " + std::to_string(attempt + 2) +
+            " times, keeping room on " +
+            GroupName(rp.model().cluster().PlanDevices(), kept) +
+            " to reorder its largest weight (the first plan did not fit)";
+  }
+}
 
 // Requests per second with k in flight once the pipeline is full, by the
 // discrete-event simulator on the planner's latency model.
@@ -183,9 +245,19 @@ StatusOr<Plan> PlanProcedure1(const Graph& g, const PlanOptions& in) {
   ASSIGN_OR_RETURN(PlanOptions opts, AutoOptions(in));
   ASSIGN_OR_RETURN(std::vector<PlanUnit> units, MakeUnits(g));
   UnitPricer pr(g, units, *opts.latency, opts.hub);
-  ASSIGN_OR_RETURN(HeuristicResult h, Procedure1(pr, opts.objective));
-  ASSIGN_OR_RETURN(Plan p,
-                   PlanAssignment(g, opts, units, h.assignment, h.reasons));
+  std::string memo;
+  ASSIGN_OR_RETURN(
+      Plan p,
+      WithReorderRoom(
+          pr,
+          [&](const UnitPricer& rp) -> StatusOr<Plan> {
+            ASSIGN_OR_RETURN(HeuristicResult h, Procedure1(rp, opts.objective));
+            return PlanAssignment(g, opts, units, h.assignment, h.reasons);
+          },
+          &memo));
+  if (!memo.empty())
+    p.decisions.insert(p.decisions.begin(),
+                       LayerDecision{"*", "procedure1", memo});
   p.strategy = "procedure1";
   p.devices = opts.devices;
   return p;
@@ -235,46 +307,58 @@ StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
   // The joint MILP, then Procedure 1 (also the fallback).
   std::string solver;
   auto add_milp = [&](const std::string& name, const std::string& obj) {
-    MilpOptions mo;
-    mo.objective = obj;
-    mo.time_limit_s = opts.ilp_time_limit_s;
-    auto milp = SolveJointMilp(pr, mo);
-    if (!milp.ok()) {
-      Candidate c;
-      c.name = name;
-      c.note = milp.status().message();
-      cands.push_back(std::move(c));
-      return milp.status();
-    }
-    if (solver.empty()) solver = "MILP " + milp->status;
-    std::vector<std::string> reasons;
-    const auto& devs = opts.devices;
-    for (size_t u = 0; u < units.size(); ++u) {
-      const Placement& p = milp->assignment[u];
-      const Load l = pr.Price(static_cast<int>(u), p);
-      reasons.push_back(
-          std::string("joint MILP (") + obj + ", " +
-          (milp->proven_optimal ? "optimal" : "time limit, best found") +
-          "): " + FormName(p.form) + " on " + GroupName(devs, p.devices) +
-          (p.form == Form::kReplicate ? ", requests dealt by speed"
-           : p.devices.size() > 1     ? ", parts by speed"
-                                      : "") +
-          ", predicted " + Ms(l.seconds) + " compute");
-    }
-    consider(name, PlanAssignment(g, opts, units, milp->assignment, reasons));
-    return Status::Ok();
+    const auto start = std::chrono::steady_clock::now();
+    Status solved = Status::Ok();
+    std::string memo;
+    auto plan = WithReorderRoom(
+        pr,
+        [&](const UnitPricer& rp) -> StatusOr<Plan> {
+          MilpOptions mo;
+          mo.objective = obj;
+          const double spent = std::chrono::duration<double>(
+                                   std::chrono::steady_clock::now() - start)
+                                   .count();
+          mo.time_limit_s = std::max(opts.ilp_time_limit_s - spent,
+                                     opts.ilp_time_limit_s / 4);
+          auto milp = SolveJointMilp(rp, mo);
+          if (!milp.ok()) {
+            solved = milp.status();
+            return milp.status();
+          }
+          if (solver.empty()) solver = "MILP " + milp->status;
+          std::vector<std::string> reasons;
+          const auto& devs = opts.devices;
+          for (size_t u = 0; u < units.size(); ++u) {
+            const Placement& p = milp->assignment[u];
+            const Load l = rp.Price(static_cast<int>(u), p);
+            reasons.push_back(
+                std::string("joint MILP (") + obj + ", " +
+                (milp->proven_optimal ? "optimal" : "time limit, best found") +
+                "): " + FormName(p.form) + " on " + GroupName(devs, p.devices) +
+                (p.form == Form::kReplicate ? ", requests dealt by speed"
+                 : p.devices.size() > 1     ? ", parts by speed"
+                                            : "") +
+                ", predicted " + Ms(l.seconds) + " compute");
+          }
+          return PlanAssignment(g, opts, units, milp->assignment, reasons);
+        },
+        &memo);
+    consider(name, std::move(plan));
+    cands.back().memo = memo;
+    return solved;
   };
   auto add_procedure1 = [&](const std::string& name, const std::string& obj) {
-    auto heur = Procedure1(pr, obj);
-    if (heur.ok()) {
-      consider(name,
-               PlanAssignment(g, opts, units, heur->assignment, heur->reasons));
-    } else {
-      Candidate c;
-      c.name = name;
-      c.note = heur.status().message();
-      cands.push_back(std::move(c));
-    }
+    std::string memo;
+    consider(name, WithReorderRoom(
+                       pr,
+                       [&](const UnitPricer& rp) -> StatusOr<Plan> {
+                         ASSIGN_OR_RETURN(HeuristicResult h,
+                                          Procedure1(rp, obj));
+                         return PlanAssignment(g, opts, units, h.assignment,
+                                               h.reasons);
+                       },
+                       &memo));
+    cands.back().memo = memo;
   };
   const Status milp = add_milp("milp", objective);
   if (!milp.ok()) {
@@ -348,6 +432,7 @@ StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
     if (c.ok) {
       a.latency_s = c.pred.latency_s;
       a.throughput_rps = c.pred.throughput_rps;
+      a.note = c.memo;
     } else {
       a.note = c.note.empty() ? "failed" : c.note;
     }
@@ -398,6 +483,7 @@ StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
                     Value(v, objective) + " (" + objective + judged +
                     "), the best of " + std::to_string(compared) +
                     " candidates; " + solver;
+  if (!w.memo.empty()) why += "; " + w.name + " " + w.memo;
   if (w.name.rfind("milp", 0) != 0 && w.name.rfind("procedure1", 0) != 0) {
     for (auto& d : plan.decisions)
       d.reason = "strategy " + w.name + ": " + d.reason;

@@ -139,8 +139,7 @@ Status SpreadOverClasses(const UnitPricer& pr, const DeviceClasses& dc,
     for (const auto& [d, b] : pr.Price(int(u), p).weights) w += b;
     for (; at[k] < m.size(); ++at[k]) {
       const int d = m[at[k]];
-      if (devs[d].memory_bytes <= 0 ||
-          used[d] + w <= WeightCapacity(devs[d].memory_bytes)) {
+      if (devs[d].memory_bytes <= 0 || used[d] + w <= pr.Capacity(d)) {
         break;
       }
     }
@@ -308,6 +307,13 @@ StatusOr<MilpResult> SolveJointMilp(const UnitPricer& pr,
   auto pooled = [&](int d) {
     return grouped && classes.members[classes.of[d]].size() > 1;
   };
+  // A class's devices are alike but for the room auto reserved on some:
+  // count each with the least of them.
+  auto class_capacity = [&](int k) {
+    int64_t cap = pr.Capacity(classes.members[k][0]);
+    for (int d : classes.members[k]) cap = std::min(cap, pr.Capacity(d));
+    return cap;
+  };
   std::map<int, std::vector<std::pair<int, double>>> mem, busy;
   std::map<int, std::map<int, double>> class_mem;  // class -> column -> bytes
   for (int u = 0; u < U; ++u) {
@@ -326,14 +332,14 @@ StatusOr<MilpResult> SolveJointMilp(const UnitPricer& pr,
   }
   for (auto& [d, terms] : mem) {
     if (devs[d].memory_bytes > 0)
-      lp.AddRow(terms, GLP_UP, double(WeightCapacity(devs[d].memory_bytes)));
+      lp.AddRow(terms, GLP_UP, double(pr.Capacity(d)));
   }
   // A class's weights fit its devices in use: sum <= cap (1 + hops).
   std::vector<std::pair<int, int>> class_rows;  // (row, class)
   for (const auto& [k, cols] : class_mem) {
     const auto& m = classes.members[k];
     if (devs[m[0]].memory_bytes <= 0) continue;
-    const double cap = double(WeightCapacity(devs[m[0]].memory_bytes));
+    const double cap = double(class_capacity(k));
     std::vector<std::pair<int, double>> terms(cols.begin(), cols.end());
     if (hop_col.count(k)) terms.push_back({hop_col.at(k), -cap});
     lp.AddRow(terms, GLP_UP, cap);
@@ -414,9 +420,8 @@ StatusOr<MilpResult> SolveJointMilp(const UnitPricer& pr,
     for (const auto& unit : units)
       unit_max = std::max(unit_max, unit.weight_bytes);
     for (const auto& [row, k] : class_rows) {
-      const auto& m = classes.members[k];
-      const double cap = double(std::max<int64_t>(
-          0, WeightCapacity(devs[m[0]].memory_bytes) - unit_max));
+      const double cap =
+          double(std::max<int64_t>(0, class_capacity(k) - unit_max));
       glp_set_row_bnds(lp.get(), row, GLP_UP, cap, cap);
       if (!hop_col.count(k)) continue;
       // GLPK's arrays are 1-based.

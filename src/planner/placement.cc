@@ -103,7 +103,23 @@ NodeCost Scaled(NodeCost c, double macs, double weights, double in,
 
 UnitPricer::UnitPricer(const Graph& g, const std::vector<PlanUnit>& units,
                        const LatencyModel& m, int hub)
-    : g_(g), units_(units), m_(m), hub_(hub) {}
+    : g_(g),
+      units_(units),
+      m_(m),
+      hub_(hub),
+      reserved_(m.cluster().devices.size(), 0) {}
+
+int64_t UnitPricer::Capacity(int d) const {
+  const int64_t mem = m_.cluster().devices[d].memory_bytes;
+  if (mem <= 0) return 0;
+  return std::max<int64_t>(1, WeightCapacity(mem - reserved_[d]));
+}
+
+void UnitPricer::Reserve(int d, int64_t bytes) {
+  reserved_[d] = std::max(reserved_[d], bytes);
+}
+
+int64_t UnitPricer::Reserved(int d) const { return reserved_[d]; }
 
 std::vector<double> UnitPricer::Shares(const std::vector<int>& devices) const {
   double sum = 0;
@@ -405,12 +421,13 @@ Estimate EstimateAssignment(const UnitPricer& pr, const Assignment& a) {
   for (const auto& [d, s] : busy) e.period_s = std::max(e.period_s, s);
   const auto& devs = pr.model().cluster().devices;
   for (const auto& [d, w] : weights) {
-    const int64_t cap = WeightCapacity(devs[d].memory_bytes);
+    const int64_t cap = pr.Capacity(d);
     if (cap > 0 && w > cap && e.ok) {
       e.ok = false;
       e.why = "device " + devs[d].name + " would hold " + std::to_string(w) +
               " bytes of weights but can hold " + std::to_string(cap) +
-              " (half its memory: cache and engine)";
+              " (half its memory: cache and engine" +
+              (pr.Reserved(d) > 0 ? ", after reorder room" : "") + ")";
     }
   }
   return e;

@@ -68,6 +68,17 @@ class UnitPricer {
   int hub() const { return hub_; }
   const std::vector<PlanUnit>& units() const { return units_; }
 
+  // The weight bytes device d may hold in the planners' sums: half of its
+  // memory (WeightCapacity: cache and engine copy) after `Reserve`d bytes;
+  // 0 when its memory is unlimited, at least 1 otherwise. A worker also
+  // needs its largest weight once more while it reorders it, which a sum
+  // cannot see; auto reserves it on a device a plan overflowed and plans
+  // again (ReserveReorderRoom, auto_plan.cc).
+  int64_t Capacity(int d) const;
+  // Keeps at least `bytes` of device d's memory out of Capacity.
+  void Reserve(int d, int64_t bytes);
+  int64_t Reserved(int d) const;
+
  private:
   double Seconds(int d, const NodeCost& c) const {
     return m_.NodeSeconds(d, c);
@@ -76,6 +87,7 @@ class UnitPricer {
   const std::vector<PlanUnit>& units_;
   const LatencyModel& m_;
   int hub_;
+  std::vector<int64_t> reserved_;  // per device; copies plan apart
 };
 
 // Sum of loads: the latency estimate is the sum of seconds; the busiest

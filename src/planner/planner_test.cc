@@ -126,6 +126,48 @@ TEST(Placements, AUnitWholeMustFitWhileItsWeightIsReordered) {
   }
 }
 
+TEST(Placements, ReservedRoomComesOffHalfTheMemory) {
+  const Model m = FcChain(1, 512);
+  const Cluster c = MakeCluster({1, 1}, 4608 << 10, 0, 0);
+  auto units = MakeUnits(m.graph).value();
+  const LatencyModel lm = LatencyModel::FromCluster(c);
+  UnitPricer pr(m.graph, units, lm, 0);
+  EXPECT_EQ(pr.Capacity(1), 2304 << 10);
+  pr.Reserve(1, 1 << 20);
+  pr.Reserve(1, 1 << 10);  // reservations only grow
+  EXPECT_EQ(pr.Reserved(1), 1 << 20);
+  EXPECT_EQ(pr.Capacity(1), 1792 << 10);
+  EXPECT_EQ(pr.Capacity(0), 2304 << 10);
+  pr.Reserve(0, 8 << 20);  // more than the memory: still limited
+  EXPECT_EQ(pr.Capacity(0), 1);
+  const Cluster unlimited = MakeCluster({1}, 0, 0, 0);
+  const LatencyModel lu = LatencyModel::FromCluster(unlimited);
+  UnitPricer pu(m.graph, units, lu, 0);
+  pu.Reserve(0, 1 << 20);
+  EXPECT_EQ(pu.Capacity(0), 0);
+}
+
+TEST(Auto, PlansAgainWithRoomToReorderWhereAPlanOverflows) {
+  // Layers of 1 MiB on devices of 4.5 MiB: two whole layers are under half
+  // a device's memory (what the planners' sums allow) but need 2 x 2 MiB +
+  // 1 MiB while the larger is reordered (CheckPlanMemory). Without another
+  // try, every MILP and Procedure 1 plan that stacks two layers is dropped;
+  // the MILP plans again keeping that 1 MiB free, and its plan fits.
+  const Model m = FcChain(5, 512);
+  const Cluster c = MakeCluster({1, 1, 1, 1}, 4608 << 10, 62e6, 9e-3);
+  PlanOptions po = AutoOptions(c, "fc-chain");
+  testing::PlanRunResult r;
+  ASSERT_TRUE(testing::RunPlanExact(m, po, &r));
+  EXPECT_TRUE(CheckPlanMemory(r.plan, m.graph).ok());
+  bool milp_replanned = false;
+  for (const auto& a : r.plan.prediction->alternatives) {
+    if (a.name != "milp") continue;
+    EXPECT_GT(a.latency_s, 0) << a.note;
+    milp_replanned = a.note.find("keeping room on") != std::string::npos;
+  }
+  EXPECT_TRUE(milp_replanned);
+}
+
 TEST(Procedure1, NoGroupHoldsTheLayerNamesIt) {
   const Model m = FcChain(2, 512);
   const Cluster c = MakeCluster({1, 1}, 300 << 10, 0, 0);

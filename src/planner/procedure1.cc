@@ -41,7 +41,6 @@ Assignment BalancedStages(const UnitPricer& pr, const std::vector<int>& devices,
   const int n = static_cast<int>(units.size());
   const int k = static_cast<int>(devices.size());
   if (k == 0 || k > n) return {};
-  const auto& devs = pr.model().cluster().devices;
   // Prefix sums per stage device of time and weights (fixed units count
   // their split time and hold nothing of the stage's memory).
   std::vector<std::vector<double>> t(k, std::vector<double>(n + 1, 0));
@@ -73,7 +72,7 @@ Assignment BalancedStages(const UnitPricer& pr, const std::vector<int>& devices,
     for (const auto& [d, wb] : pr.Price(u, fixed[u]).weights) taken[d] += wb;
   }
   for (int j = 1; j <= k; ++j) {
-    const int64_t total = WeightCapacity(devs[devices[j - 1]].memory_bytes);
+    const int64_t total = pr.Capacity(devices[j - 1]);
     const int64_t mem =
         total == 0 ? 0 : std::max<int64_t>(1, total - taken[devices[j - 1]]);
     for (int i = j; i <= n - (k - j); ++i) {
@@ -118,9 +117,8 @@ StatusOr<HeuristicResult> Procedure1(const UnitPricer& pr,
   const auto& devs = m.cluster().devices;
   std::vector<int64_t> used(N, 0);  // weights step 1 put on each device
   auto free_of = [&](int d) {
-    return devs[d].memory_bytes == 0
-               ? std::numeric_limits<int64_t>::max()
-               : WeightCapacity(devs[d].memory_bytes) - used[d];
+    return devs[d].memory_bytes == 0 ? std::numeric_limits<int64_t>::max()
+                                     : pr.Capacity(d) - used[d];
   };
   for (int u = 0; u < n; ++u) {
     if (!FitsNoDevice(m, units[u].weight_bytes)) continue;

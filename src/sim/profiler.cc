@@ -19,9 +19,12 @@ std::string Who(const DeviceSpec& d) {
   return "device " + d.name + " (" + d.address + ")";
 }
 
+// Of an even count, the mean of the two middle values.
 double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
+  const size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
 }
 
 Status CheckDevice(const DeviceSpec& d, rpc::Worker::Stub* stub) {
