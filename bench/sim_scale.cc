@@ -115,8 +115,15 @@ int Main(int argc, char** argv) {
     }
     // auto says how its MILP ended (optimal, time limit, not used).
     if (p->prediction) {
-      std::fprintf(stderr, "%s: %s\n", s.c_str(),
+      std::fprintf(stderr, "%s: chose %s; %s\n", s.c_str(),
+                   p->prediction->method.c_str(),
                    p->prediction->solver.c_str());
+      for (const auto& a : p->prediction->alternatives) {
+        if (a.latency_s > 0 || a.name.rfind("milp", 0) == 0 ||
+            a.name.rfind("procedure1", 0) == 0)
+          std::fprintf(stderr, "  %s: %.1f ms %s\n", a.name.c_str(),
+                       a.latency_s * 1e3, a.note.c_str());
+      }
     }
     SimOptions so;
     so.requests = requests;

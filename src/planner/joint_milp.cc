@@ -120,14 +120,20 @@ void AddLoad(const Load& l, Column* c) {
 // for the class) a device of that class: consecutive units stay on one
 // device until its memory, less what splits put there, is full, then move
 // to the class's next device. The moves cost transfers the MILP did not
-// price; PredictPlan prices the Plan that results.
+// price; PredictPlan prices the Plan that results. A device is full by the
+// plan's own rule (CheckPlanMemory: twice its weights and its largest weight
+// once more), with each unit's or part's bytes standing for its largest
+// weight, so that the packed Plan is not dropped for memory.
 Status SpreadOverClasses(const UnitPricer& pr, const DeviceClasses& dc,
                          Assignment* a) {
   const auto& devs = pr.model().cluster().devices;
-  std::vector<int64_t> used(devs.size(), 0);
+  std::vector<int64_t> used(devs.size(), 0), big(devs.size(), 0);
   for (size_t u = 0; u < a->size(); ++u) {
     if ((*a)[u].form == Form::kWhole) continue;
-    for (const auto& [d, w] : pr.Price(int(u), (*a)[u]).weights) used[d] += w;
+    for (const auto& [d, w] : pr.Price(int(u), (*a)[u]).weights) {
+      used[d] += w;
+      big[d] = std::max(big[d], w);
+    }
   }
   std::vector<size_t> at(dc.members.size(), 0);
   for (size_t u = 0; u < a->size(); ++u) {
@@ -139,7 +145,9 @@ Status SpreadOverClasses(const UnitPricer& pr, const DeviceClasses& dc,
     for (const auto& [d, b] : pr.Price(int(u), p).weights) w += b;
     for (; at[k] < m.size(); ++at[k]) {
       const int d = m[at[k]];
-      if (devs[d].memory_bytes <= 0 || used[d] + w <= pr.Capacity(d)) {
+      const int64_t mem = devs[d].memory_bytes;
+      if (mem <= 0 || (used[d] + w <= pr.Capacity(d) &&
+                       2 * (used[d] + w) + std::max(big[d], w) <= mem)) {
         break;
       }
     }
@@ -151,6 +159,7 @@ Status SpreadOverClasses(const UnitPricer& pr, const DeviceClasses& dc,
     }
     p.devices[0] = m[at[k]];
     used[p.devices[0]] += w;
+    big[p.devices[0]] = std::max(big[p.devices[0]], w);
   }
   return Status::Ok();
 }
@@ -413,15 +422,18 @@ StatusOr<MilpResult> SolveJointMilp(const UnitPricer& pr,
     if (spread.ok()) break;
     if (attempt > 0) return spread;
     // They do not pack into the class at all. Packing in order always
-    // succeeds when each device is left a unit's weights of slack (a
-    // device is passed over only when fuller than its capacity less a
-    // unit), so solve once more with that.
+    // succeeds when each device is left one and a half units' weights of
+    // slack (a device is passed over only when fuller than its capacity
+    // less a unit, or than half its memory less the unit and the largest
+    // weight, which is at least capacity less 1.5 units), so solve once
+    // more with that.
     int64_t unit_max = 0;
     for (const auto& unit : units)
       unit_max = std::max(unit_max, unit.weight_bytes);
+    const int64_t slack = unit_max + (unit_max + 1) / 2;
     for (const auto& [row, k] : class_rows) {
       const double cap =
-          double(std::max<int64_t>(0, class_capacity(k) - unit_max));
+          double(std::max<int64_t>(0, class_capacity(k) - slack));
       glp_set_row_bnds(lp.get(), row, GLP_UP, cap, cap);
       if (!hop_col.count(k)) continue;
       // GLPK's arrays are 1-based.
@@ -435,7 +447,7 @@ StatusOr<MilpResult> SolveJointMilp(const UnitPricer& pr,
       glp_set_mat_row(lp.get(), row, n, ind.data(), val.data());
     }
     note =
-        "; solved again with a unit's slack per device, as the first "
+        "; solved again with 1.5 units' slack per device, as the first "
         "answer did not pack into the class's devices";
   }
   res.status = std::string(res.proven_optimal
