@@ -123,7 +123,8 @@ void AddLoad(const Load& l, Column* c) {
 // price; PredictPlan prices the Plan that results. A device is full by the
 // plan's own rule (CheckPlanMemory: twice its weights and its largest weight
 // once more), with each unit's or part's bytes standing for its largest
-// weight, so that the packed Plan is not dropped for memory.
+// weight, so that the packed Plan is not dropped for memory (a class of
+// one device keeps the MILP's placement).
 Status SpreadOverClasses(const UnitPricer& pr, const DeviceClasses& dc,
                          Assignment* a) {
   const auto& devs = pr.model().cluster().devices;
@@ -141,13 +142,17 @@ Status SpreadOverClasses(const UnitPricer& pr, const DeviceClasses& dc,
     if (p.form != Form::kWhole) continue;
     const int k = dc.of[p.devices[0]];
     const std::vector<int>& m = dc.members[k];
+    // A class of one is a device the MILP's own row held; whatever the
+    // reorder needs beyond it is auto's to find (ReserveReorderRoom).
+    const bool alone = m.size() == 1;
     int64_t w = 0;
     for (const auto& [d, b] : pr.Price(int(u), p).weights) w += b;
     for (; at[k] < m.size(); ++at[k]) {
       const int d = m[at[k]];
       const int64_t mem = devs[d].memory_bytes;
-      if (mem <= 0 || (used[d] + w <= pr.Capacity(d) &&
-                       2 * (used[d] + w) + std::max(big[d], w) <= mem)) {
+      if (mem <= 0 ||
+          (used[d] + w <= pr.Capacity(d) &&
+           (alone || 2 * (used[d] + w) + std::max(big[d], w) <= mem))) {
         break;
       }
     }
