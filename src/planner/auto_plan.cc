@@ -191,6 +191,25 @@ StatusOr<Plan> PlanAssignment(const Graph& g, const PlanOptions& opts,
   return p;
 }
 
+namespace {
+
+// Procedure 1's Plan for `objective`, planned again with reorder room where
+// it overflows a device (WithReorderRoom, which fills `memo`).
+StatusOr<Plan> Procedure1Plan(const Graph& g, const PlanOptions& opts,
+                              const std::vector<PlanUnit>& units,
+                              const UnitPricer& pr,
+                              const std::string& objective, std::string* memo) {
+  return WithReorderRoom(
+      pr,
+      [&](const UnitPricer& rp) -> StatusOr<Plan> {
+        ASSIGN_OR_RETURN(HeuristicResult h, Procedure1(rp, objective));
+        return PlanAssignment(g, opts, units, h.assignment, h.reasons);
+      },
+      memo);
+}
+
+}  // namespace
+
 Assignment RandomAssignment(const std::vector<PlanUnit>& units, int devices,
                             uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -246,15 +265,8 @@ StatusOr<Plan> PlanProcedure1(const Graph& g, const PlanOptions& in) {
   ASSIGN_OR_RETURN(std::vector<PlanUnit> units, MakeUnits(g));
   UnitPricer pr(g, units, *opts.latency, opts.hub);
   std::string memo;
-  ASSIGN_OR_RETURN(
-      Plan p,
-      WithReorderRoom(
-          pr,
-          [&](const UnitPricer& rp) -> StatusOr<Plan> {
-            ASSIGN_OR_RETURN(HeuristicResult h, Procedure1(rp, opts.objective));
-            return PlanAssignment(g, opts, units, h.assignment, h.reasons);
-          },
-          &memo));
+  ASSIGN_OR_RETURN(Plan p,
+                   Procedure1Plan(g, opts, units, pr, opts.objective, &memo));
   if (!memo.empty())
     p.decisions.insert(p.decisions.begin(),
                        LayerDecision{"*", "procedure1", memo});
@@ -349,15 +361,7 @@ StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
   };
   auto add_procedure1 = [&](const std::string& name, const std::string& obj) {
     std::string memo;
-    consider(name, WithReorderRoom(
-                       pr,
-                       [&](const UnitPricer& rp) -> StatusOr<Plan> {
-                         ASSIGN_OR_RETURN(HeuristicResult h,
-                                          Procedure1(rp, obj));
-                         return PlanAssignment(g, opts, units, h.assignment,
-                                               h.reasons);
-                       },
-                       &memo));
+    consider(name, Procedure1Plan(g, opts, units, pr, obj, &memo));
     cands.back().memo = memo;
   };
   const Status milp = add_milp("milp", objective);
