@@ -32,6 +32,7 @@
 #include "plan/plan_verify.h"
 #include "runtime/coordinator.h"
 #include "runtime/emulated_cluster.h"
+#include "util/stats.h"
 
 namespace shoal {
 namespace {
@@ -142,11 +143,6 @@ class SignalWatcher {
   std::atomic<bool> finished_{false};
   std::thread thread_;
 };
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 struct Row {
   std::string label, strategy, note;

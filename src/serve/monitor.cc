@@ -8,13 +8,6 @@
 
 namespace shoal {
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 StatusOr<std::vector<double>> PredictComputeMs(
     const Plan& plan, const std::vector<DeviceSpec>& devices) {
   if (devices.size() != plan.devices.size()) {

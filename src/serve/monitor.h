@@ -13,6 +13,7 @@
 #include "cluster/cluster.h"
 #include "plan/plan.h"
 #include "runtime/coordinator.h"
+#include "util/stats.h"
 #include "util/status.h"
 
 namespace shoal {
@@ -70,8 +71,6 @@ Imbalance FindImbalance(const std::vector<DeviceLoad>& loads,
 std::vector<double> MeasuredSpeeds(const std::vector<DeviceLoad>& loads,
                                    const std::vector<double>& assumed,
                                    int64_t min_samples);
-
-double Median(std::vector<double> v);
 
 }  // namespace shoal
 

@@ -39,13 +39,23 @@ struct ProfilerOptions {
   double max_seconds = 10;
   int64_t rpc_timeout_ms = 300000;  // one variant (build + runs) or probe
   int64_t large_bytes = int64_t{1} << 20;
-  int small_probes = 31, large_probes = 3;
+  int small_probes = 31, large_probes = 7;
   // After the links: each worker's CPU per byte received and sent, through
   // one-task plans deployed on it (sim/path_cpu.h).
   bool path_cpu = true;
   uint64_t seed = 1;
   std::function<void(const ProfileProgress&)> progress;  // any thread
 };
+
+// A device's link from its probes: the seconds of each 64 B message and of
+// each `large_bytes` one, less `message_cpu_s` (the CPU both ends paid per
+// message, which the simulator charges to the devices). `throttled`: either
+// end runs under a CPU quota below a core, whose waits the probes met too
+// and the simulator adds itself; then the lower quartile stands for the
+// link, else the median.
+Link LinkFromProbes(const std::vector<double>& small,
+                    const std::vector<double>& large, int64_t large_bytes,
+                    double message_cpu_s, bool throttled);
 
 // Progress steps of one device: its variants and whole model, each round,
 // then its link (ProfileProgress::total).

@@ -9,6 +9,7 @@
 
 #include "graph/cost.h"
 #include "sim/cpu_quota.h"
+#include "util/stats.h"
 
 namespace shoal {
 
@@ -62,13 +63,6 @@ struct Request {
   int out_left = 0;
   bool done = false;
 };
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 class Sim {
  public:
