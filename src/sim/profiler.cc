@@ -232,8 +232,8 @@ Link LinkFromProbes(const std::vector<double>& small,
   // profile to the next, and the simulator, which adds the quota's waits
   // itself where the runtime meets them (QuotaClock), predicted AlexNet's
   // lip plan on mixed.yaml at 488 ms from 20.7 (395 from 9.4; it benched at
-  // 375-380). So there the link is the probes' lower quartile; elsewhere
-  // their median.
+  // 375-395). So there the link is the probes' lower quartile; elsewhere
+  // their median (docs/simulator.md, "Links").
   const double q = throttled ? 0.25 : 0.5;
   const double ts = Quantile(small, q), tl = Quantile(large, q);
   Link l;
