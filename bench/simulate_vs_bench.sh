@@ -10,8 +10,16 @@
 # alike rather than on the one benched then (the same plan's median moves
 # by 10-25 % between minutes on a shared 2-core host). The bench column is
 # the median of the runs' medians, with the range of those medians beside
-# it. Each run is on freshly restarted workers (the profile, taken once per
-# cluster, stays valid). Prints markdown.
+# it. Each run is on freshly restarted workers. Each round starts with a
+# fresh profile of the cluster, and each round's benches are set against
+# the prediction from that round's profile: the host's speed drifts by
+# 10-20 % over the half hour the rounds take (a Pi 3's AlexNet stage
+# measured 227 ms in one profile and 189 in one taken 3 hours later, when
+# it benched at 188), and a prediction can be no better than the
+# measurements it is made from. The simulate column is the median of the
+# rounds' predictions; "first profile / bench" is what the first round's
+# profile alone would have predicted, which shows the drift. Prints
+# markdown.
 #
 #   bash bench/simulate_vs_bench.sh
 #   MODELS=alexnet CLUSTERS=pi3-4 STRATEGIES="pipeline lop" bash bench/simulate_vs_bench.sh
@@ -40,17 +48,21 @@ bench_init simbench "$PORT_BASE"
 
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); $(date -u +%Y-%m-%d); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| cluster | model | strategy | bench median ms | bench run medians | simulate median ms | simulate / bench | bench req/s | simulate req/s | bytes equal |"
-echo "|---|---|---|---:|---|---:|---:|---:|---:|---|"
+echo "| cluster | model | strategy | bench median ms | bench run medians | simulate median ms | simulate / bench | by round | first profile / bench | bench req/s | simulate req/s | bytes equal |"
+echo "|---|---|---|---:|---|---:|---:|---|---:|---:|---:|---|"
 for c in $CLUSTERS; do
   cf="$work/$c.yaml"
   copy_cluster "$root/examples/$c.yaml" 0 "$cf"
   cluster_up "$cf"
-  prof="$work/$c-profile.json"
-  for m in $MODELS; do
-    "$shoal" profile "$m" --cluster "$cf" -o "$prof" > "$work/$c-$m-profile.log" 2> "$work/$c-$m-profile.err" ||
-      { cat "$work/$c-$m-profile.err" >&2; exit 1; }
-  done
+  # profile_round R: every model's profile of the cluster as it is now.
+  profile_round() {
+    for m in $MODELS; do
+      "$shoal" profile "$m" --cluster "$cf" -o "$work/$c-profile-$1.json" > "$work/$c-$m-profile.log" 2> "$work/$c-$m-profile.err" ||
+        { cat "$work/$c-$m-profile.err" >&2; exit 1; }
+    done
+  }
+  profile_round 1
+  prof="$work/$c-profile-1.json"
   # Plan every strategy first; a failed plan gets its row now.
   todo=()
   for m in $MODELS; do
@@ -59,48 +71,58 @@ for c in $CLUSTERS; do
       extra=()
       [ "$s" = auto ] && extra=(--profile "$prof")
       if ! "$shoal" plan "$m" --cluster "$cf" --strategy "$s" "${extra[@]}" -o "$plan" > "$work/plan.log" 2>&1; then
-        echo "| $c | $m | $s | plan failed: $(tail -1 "$work/plan.log" | cut -c1-80) | | | | | |"
+        echo "| $c | $m | $s | plan failed: $(tail -1 "$work/plan.log" | cut -c1-80) | | | | | | | | |"
         continue
       fi
       todo+=("$m:$s")
     done
   done
-  # Bench in rounds; a strategy that fails once is left out of later rounds.
+  # Bench in rounds, each predicted from its own profile; a strategy that
+  # fails once is left out of later rounds.
   declare -A failed=()
   for r in $(seq 1 "$RUNS"); do
+    if [ "$r" -gt 1 ]; then
+      cluster_fresh "$cf"
+      profile_round "$r"
+    fi
     for ms in "${todo[@]}"; do
       [ -z "${failed[$ms]:-}" ] || continue
       m=${ms%%:*} s=${ms#*:}
       cluster_fresh "$cf"
       if ! "$shoal" bench --plan "$work/$c-$m-$s.json" --cluster "$cf" --requests "$REQUESTS" --concurrency "$CONCURRENCY" --json > "$work/bench-$m-$s-$r.json" 2> "$work/bench.err"; then
         failed[$ms]="$(tail -1 "$work/bench.err" | cut -c1-80)"
+        continue
       fi
+      "$shoal" simulate --plan "$work/$c-$m-$s.json" --cluster "$cf" --profile "$work/$c-profile-$r.json" --requests "$REQUESTS" --concurrency "$CONCURRENCY" --json > "$work/sim-$m-$s-$r.json"
     done
   done
   for ms in "${todo[@]}"; do
     m=${ms%%:*} s=${ms#*:}
     if [ -n "${failed[$ms]:-}" ]; then
-      echo "| $c | $m | $s | bench failed: ${failed[$ms]} | | | | | | |"
+      echo "| $c | $m | $s | bench failed: ${failed[$ms]} | | | | | | | | |"
       continue
     fi
-    p="$work/sim.json"
-    "$shoal" simulate --plan "$work/$c-$m-$s.json" --cluster "$cf" --profile "$prof" --requests "$REQUESTS" --concurrency "$CONCURRENCY" --json > "$p"
-    "$py" - "$p" "$work"/bench-"$m-$s"-[0-9]*.json <<'PY' | sed "s/^/| $c | $m | $s | /"
+    "$py" - "$RUNS" "$work" "$m-$s" <<'PY' | sed "s/^/| $c | $m | $s | /"
 import json, statistics, sys
-sim = json.load(open(sys.argv[1]))
-runs = [json.load(open(f)) for f in sys.argv[2:]]
-meds = sorted(r['latency_ms']['median'] for r in runs)
+runs, work, name = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+bench = [json.load(open('%s/bench-%s-%d.json' % (work, name, r))) for r in range(1, runs + 1)]
+sims = [json.load(open('%s/sim-%s-%d.json' % (work, name, r))) for r in range(1, runs + 1)]
+med = lambda x: x['latency_ms']['median']
+meds = sorted(med(b) for b in bench)
 bm = statistics.median(meds)
-sm = sim['latency_ms']['median']
-br = statistics.median(r['throughput_rps'] for r in runs)
-spread = '%.0f-%.0f' % (meds[0], meds[-1]) if len(meds) > 1 else '-'
-same = all(r['bytes_total'] == sim['bytes_total'] for r in runs)
-print('%.1f | %s | %.1f | %.2f | %.2f | %.2f | %s |' % (
-    bm, spread, sm, sm / bm, br, sim['throughput_rps'],
-    'yes' if same else 'no (%s vs %s)' % (runs[0]['bytes_total'], sim['bytes_total'])))
+sm = statistics.median(med(x) for x in sims)
+ratios = sorted(med(x) / med(b) for x, b in zip(sims, bench))
+by_round = '%.2f-%.2f' % (ratios[0], ratios[-1]) if runs > 1 else '-'
+br = statistics.median(b['throughput_rps'] for b in bench)
+sr = statistics.median(x['throughput_rps'] for x in sims)
+spread = '%.0f-%.0f' % (meds[0], meds[-1]) if runs > 1 else '-'
+same = all(b['bytes_total'] == x['bytes_total'] for b in bench for x in sims)
+print('%.1f | %s | %.1f | %.2f | %s | %.2f | %.2f | %.2f | %s |' % (
+    bm, spread, sm, sm / bm, by_round, med(sims[0]) / bm, br, sr,
+    'yes' if same else 'no (%s vs %s)' % (bench[0]['bytes_total'], sims[0]['bytes_total'])))
 PY
   done
-  rm -f "$work"/bench-*.json
+  rm -f "$work"/bench-*.json "$work"/sim-*.json
   "$shoal" cluster down "$cf" > /dev/null 2>&1 || true
 done
 echo

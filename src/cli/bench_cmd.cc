@@ -19,12 +19,19 @@
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
 #include "runtime/coordinator.h"
+#include "runtime/trace.h"
 
 namespace shoal {
 namespace {
 
+double SteadySeconds() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 struct BenchArgs {
-  std::string plan, cluster;
+  std::string plan, cluster, trace;
   int requests = 20, concurrency = 1;
   int64_t timeout_ms = 60000;
   bool json = false, tasks = false;
@@ -66,6 +73,7 @@ Status RunBench(const BenchArgs& a) {
   std::mutex mu;
   std::vector<double> lat;
   std::vector<int64_t> ok_seqs;
+  std::vector<TraceSpan> spans;  // the requests, for --trace
   Status first_error;
   int failed = 0;
   const auto t0 = std::chrono::steady_clock::now();
@@ -73,8 +81,12 @@ Status RunBench(const BenchArgs& a) {
     for (int i; (i = next++) < a.requests;) {
       Tensor out;
       RunStats s;
+      const double sent = SteadySeconds();
       Status st = coord->Run(input, &out, &s, i + 1);
+      const double answered = SteadySeconds();
       std::lock_guard<std::mutex> lock(mu);
+      spans.push_back(
+          {TraceSpan::Kind::kRequest, -1, i + 1, -1, sent, sent, answered});
       if (st.ok()) {
         lat.push_back(s.latency_ms);
         ok_seqs.push_back(i + 1);
@@ -103,7 +115,19 @@ Status RunBench(const BenchArgs& a) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
   if (lat.empty()) return first_error.WithContext("every request failed");
-  ASSIGN_OR_RETURN(auto ds, coord->Stats(false));
+  ASSIGN_OR_RETURN(auto ds, coord->Stats(false, !a.trace.empty()));
+  if (!a.trace.empty()) {
+    int64_t dropped = 0;
+    for (const auto& d : ds) {
+      spans.insert(spans.end(), d.timeline.begin(), d.timeline.end());
+      dropped += d.timeline_dropped;
+    }
+    RETURN_IF_ERROR(WriteTrace(a.trace, p, spans));
+    if (dropped > 0) {
+      std::cerr << "warning: the workers kept the first spans only; " << dropped
+                << " more are not in " << a.trace << "\n";
+    }
+  }
   // Workers count what they send and receive; the coordinator's own part
   // (input scatter, output gather) is added so that the bytes equal the
   // plan's counted bytes.
@@ -172,6 +196,9 @@ void AddBenchCommand(CLI::App* app) {
   cmd->add_flag("--tasks", a->tasks,
                 "List each task's median compute under its device");
   cmd->add_flag("--json", a->json, "Print JSON");
+  cmd->add_option("--trace", a->trace,
+                  "Write each request's spans on every device (task runs, "
+                  "messages) to this file, Chrome trace-event JSON");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunBench(*a))); });
 }
 

@@ -13,7 +13,7 @@ namespace shoal {
 namespace {
 
 struct SimulateArgs {
-  std::string plan, cluster, profile;
+  std::string plan, cluster, profile, trace;
   int requests = 20, concurrency = 1;
   bool json = false, no_cpu_quota = false, tasks = false;
   uint64_t seed = 1;
@@ -38,7 +38,9 @@ Status RunSimulate(const SimulateArgs& a) {
   so.concurrency = a.concurrency;
   so.cpu_quota = !a.no_cpu_quota;
   so.seed = a.seed;
+  so.trace = !a.trace.empty();
   ASSIGN_OR_RETURN(SimResult res, Simulate(p, m, so));
+  if (so.trace) RETURN_IF_ERROR(WriteTrace(a.trace, p, res.spans));
   BenchReport r;
   r.plan = a.plan;
   r.cluster = a.cluster;
@@ -105,6 +107,9 @@ void AddSimulateCommand(CLI::App* app) {
   cmd->add_flag("--tasks", a->tasks,
                 "List each task's median compute under its device");
   cmd->add_flag("--json", a->json, "Print JSON");
+  cmd->add_option("--trace", a->trace,
+                  "Write each request's predicted spans (task runs, "
+                  "messages) to this file, as shoal bench --trace does");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunSimulate(*a))); });
 }
 

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <map>
 #include <thread>
 
 #include "graph/random_input.h"
@@ -117,6 +119,103 @@ TEST(ClusterRuntime, ConcurrentRequestsPipeline) {
   int64_t sent = 0;
   for (const auto& d : st.value()) sent += d.bytes_sent;
   EXPECT_GT(sent, 0);
+}
+
+double SteadyNow() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+TEST(ClusterRuntime, TimelineHasEveryTaskRunAndMessageOnTheCallersClock) {
+  // What `shoal bench --trace` collects: per request, one span for each
+  // task run on the device that ran it and one for each message between
+  // devices (the answer to the coordinator included), within the request's
+  // time on this process's clock, each message after the task that made it
+  // and before the task that took it was ready.
+  LocalWorkers lc(3);
+  const Model m = Load("lenet5");
+  int checked = 0;  // tasks whose inputs all came in messages
+  for (const std::string strategy : {"lop", "pipeline"}) {
+    SCOPED_TRACE(strategy);
+    Plan p = MakeTestPlan(m, strategy, 3);
+    auto c = Coordinator::Create(p, lc.cluster, {});
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
+    ASSERT_TRUE(c.value()->Stats(/*reset=*/true).ok());
+    const Tensor x = RandomInput(p.input_shape, kInputSeed);
+    std::map<int64_t, std::pair<double, double>> window;
+    for (int64_t seq = 1; seq <= 3; ++seq) {
+      const double t0 = SteadyNow();
+      Tensor out;
+      ASSERT_TRUE(c.value()->Run(x, &out, nullptr, seq).ok());
+      window[seq] = {t0, SteadyNow()};
+    }
+    auto st = c.value()->Stats(/*reset=*/true, /*timeline=*/true);
+    ASSERT_TRUE(st.ok()) << st.status().message();
+    // One host, one clock (the offset is taken as 0); a millisecond for
+    // what happens between an event and the reading of the clock.
+    constexpr double kSlack = 1e-3;
+    std::map<std::pair<int64_t, int>, TraceSpan> task, send;
+    for (const auto& d : st.value()) {
+      EXPECT_EQ(d.timeline_dropped, 0);
+      for (const TraceSpan& s : d.timeline) {
+        ASSERT_TRUE(window.count(s.seq)) << s.seq;
+        const auto [t0, t1] = window.at(s.seq);
+        EXPECT_LE(s.ready_s, s.start_s);
+        EXPECT_LE(s.start_s, s.end_s);
+        EXPECT_GE(s.ready_s, t0 - kSlack);
+        // A sender may hear its acknowledgement after the answer is back.
+        EXPECT_LE(s.kind == TraceSpan::Kind::kTask ? s.end_s : s.start_s,
+                  t1 + kSlack);
+        auto& into = s.kind == TraceSpan::Kind::kTask ? task : send;
+        EXPECT_TRUE(into.emplace(std::pair(s.seq, s.item), s).second);
+      }
+    }
+    int crossing = 0;  // messages per request
+    // Per (request, task) whose inputs all came in messages from workers:
+    // the latest acknowledgement; -1 for the others (an input from the
+    // coordinator, or handed over on the device after its producer's span).
+    std::map<std::pair<int64_t, int>, double> last_in;
+    for (size_t xi = 0; xi < p.transfers.size(); ++xi) {
+      const Transfer& t = p.transfers[xi];
+      for (int64_t seq = 1; seq <= 3; ++seq) {
+        double in = -1;
+        if (t.src.task >= 0) {
+          const double made = task.at({seq, t.src.task}).end_s;
+          if (t.dst.task < 0 ||
+              p.DeviceOf(t.src.task, seq) != p.DeviceOf(t.dst.task, seq)) {
+            crossing += seq == 1;
+            ASSERT_TRUE(send.count({seq, int(xi)})) << xi;
+            const TraceSpan& s = send.at({seq, int(xi)});
+            EXPECT_EQ(s.device, p.DeviceOf(t.src.task, seq));
+            EXPECT_GE(s.ready_s, made - kSlack);
+            in = s.end_s;
+          }
+        }
+        if (t.dst.task < 0) continue;
+        auto [it, fresh] = last_in.try_emplace({seq, t.dst.task}, in);
+        if (!fresh)
+          it->second = it->second < 0 || in < 0 ? -1 : std::max(it->second, in);
+      }
+    }
+    for (const auto& [key, in] : last_in) {
+      if (in < 0) continue;
+      EXPECT_LE(task.at(key).ready_s, in + kSlack);
+      checked++;
+    }
+    EXPECT_GT(crossing, 0);
+    EXPECT_EQ(send.size(), 3u * crossing);
+    EXPECT_EQ(task.size(), 3 * p.tasks.size());
+    for (const auto& [key, s] : task) {
+      EXPECT_EQ(s.device, p.DeviceOf(key.second, key.first));
+    }
+    // The reset emptied the timeline.
+    st = c.value()->Stats(false, true);
+    ASSERT_TRUE(st.ok());
+    for (const auto& d : st.value()) EXPECT_TRUE(d.timeline.empty());
+  }
+  EXPECT_GT(checked, 0);
 }
 
 TEST(ClusterRuntime, RedeployOfTheSameWeightsUploadsNothing) {

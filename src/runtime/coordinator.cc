@@ -1,6 +1,7 @@
 #include "runtime/coordinator.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -499,13 +500,56 @@ void Coordinator::Cancel(const Status& why) {
   m.cv.notify_all();
 }
 
-StatusOr<std::vector<DeviceStats>> Coordinator::Stats(bool reset) {
+namespace {
+
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// A worker's steady clock minus ours, in ns, NTP-style from the quickest of
+// a few Stats round trips: a worker under a CPU quota may answer one late.
+StatusOr<int64_t> ClockOffsetNs(rpc::Worker::Stub* stub,
+                                const std::string& who) {
+  int64_t best_rtt = INT64_MAX, offset = 0;
+  for (int i = 0; i < 5; ++i) {
+    rpc::StatsRequest req;
+    req.set_protocol(kProtocolVersion);
+    rpc::StatsReply rep;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(5000));
+    const int64_t t0 = SteadyNowNs();
+    RETURN_IF_ERROR(FromGrpc(stub->Stats(&ctx, req, &rep), who));
+    const int64_t t1 = SteadyNowNs();
+    if (t1 - t0 < best_rtt) {
+      best_rtt = t1 - t0;
+      offset = rep.now_ns() - (t0 + t1) / 2;
+    }
+  }
+  // The offset is known to within half the round trip. Where zero is in
+  // that range the clocks are taken to be one (workers on this host:
+  // steady clocks of different machines differ by their uptimes), so that
+  // a loaded host's slow round trips add no error.
+  return std::abs(offset) <= best_rtt / 2 ? 0 : offset;
+}
+
+}  // namespace
+
+StatusOr<std::vector<DeviceStats>> Coordinator::Stats(bool reset,
+                                                      bool timeline) {
   Impl& m = *impl_;
   std::vector<DeviceStats> out;
   for (size_t d = 0; d < m.devs.size(); ++d) {
+    int64_t offset_ns = 0;
+    if (timeline) {
+      ASSIGN_OR_RETURN(offset_ns,
+                       ClockOffsetNs(m.stubs[d].get(), m.DeviceName(d)));
+    }
     rpc::StatsRequest req;
     req.set_protocol(kProtocolVersion);
     req.set_reset(reset);
+    req.set_timeline(timeline);
     rpc::StatsReply rep;
     grpc::ClientContext ctx;
     ctx.set_deadline(DeadlineIn(5000));
@@ -529,6 +573,19 @@ StatusOr<std::vector<DeviceStats>> Coordinator::Stats(bool reset) {
     s.busy_ms = rep.busy_ms();
     s.elapsed_ms = rep.elapsed_ms();
     s.requests_failed = rep.requests_failed();
+    auto secs = [&](int64_t ns) { return (ns - offset_ns) * 1e-9; };
+    for (const auto& x : rep.timeline()) {
+      TraceSpan t;
+      t.kind = x.task() >= 0 ? TraceSpan::Kind::kTask : TraceSpan::Kind::kSend;
+      t.device = static_cast<int>(d);
+      t.seq = x.seq();
+      t.item = x.task() >= 0 ? x.task() : x.transfer();
+      t.ready_s = secs(x.ready_ns());
+      t.start_s = secs(x.start_ns());
+      t.end_s = secs(x.end_ns());
+      s.timeline.push_back(t);
+    }
+    s.timeline_dropped = rep.timeline_dropped();
     out.push_back(std::move(s));
   }
   return out;

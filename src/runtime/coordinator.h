@@ -14,6 +14,7 @@
 #include "graph/weights.h"
 #include "plan/plan.h"
 #include "runtime/local_runner.h"
+#include "runtime/trace.h"
 
 namespace shoal {
 
@@ -44,6 +45,10 @@ struct DeviceStats {
   std::vector<int64_t> queue_histogram;
   double busy_ms = 0, elapsed_ms = 0;
   int64_t requests_failed = 0;
+  // Spans recorded since the last reset (Stats(..., timeline=true)), moved
+  // to this process's steady clock (seconds) by the worker's clock offset.
+  std::vector<TraceSpan> timeline;
+  int64_t timeline_dropped = 0;
 };
 
 class Coordinator {
@@ -61,7 +66,10 @@ class Coordinator {
   // overrides the options' deadline for this request.
   Status Run(const Tensor& input, Tensor* output, RunStats* stats, int64_t seq,
              int64_t timeout_ms = 0);
-  StatusOr<std::vector<DeviceStats>> Stats(bool reset);
+  // With `timeline`, each worker's spans too, their times moved onto this
+  // process's steady clock by an offset taken from the quickest of a few
+  // round trips (on one host the clocks are one, and the offset about 0).
+  StatusOr<std::vector<DeviceStats>> Stats(bool reset, bool timeline = false);
   // Drops this plan from every worker that holds it (best effort: a device
   // that does not answer is skipped); the first error, if any.
   Status Release();

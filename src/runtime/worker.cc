@@ -78,6 +78,7 @@ struct Ready {
   RequestMeta meta;
   int task = 0;
   std::vector<Tensor> inputs;
+  Clock::time_point at;                   // its last input arrived
   bool operator<(const Ready& o) const {  // priority_queue: oldest first
     if (meta.seq != o.meta.seq) return meta.seq > o.meta.seq;
     return task > o.task;
@@ -89,7 +90,18 @@ struct Outgoing {
   RequestMeta meta;
   int dst_device = 0;  // -1: the coordinator (model output)
   rpc::TensorMessage msg;
+  Clock::time_point queued;
 };
+
+// Spans kept for `shoal bench --trace` between two resets: a few minutes of
+// a busy plan; later ones are counted, not kept.
+constexpr size_t kMaxTimelineSpans = 1 << 16;
+
+int64_t SteadyNs(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             t.time_since_epoch())
+      .count();
+}
 
 struct TaskCounters {
   int64_t runs = 0;
@@ -123,10 +135,14 @@ struct Worker::Impl final : public rpc::Worker::Service {
   std::vector<int64_t> queue_hist = std::vector<int64_t>(kQueueHistogramBins);
   double busy_ms = 0;
   Clock::time_point stats_since = Clock::now();
+  std::vector<rpc::TimelineSpan> timeline;
+  int64_t timeline_dropped = 0;
 
   std::mutex out_mu;
   std::condition_variable out_cv;
   std::deque<Outgoing> out_queue;
+  // Messages queued or being sent: their spans are not recorded yet.
+  std::atomic<int> unsent{0};
   std::map<std::string, std::unique_ptr<rpc::Worker::Stub>> reply_stubs;
 
   std::thread compute_thread;
@@ -392,6 +408,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
     }
     dep = std::move(d).value();
     counters.clear();
+    timeline.clear();
     PruneBlobsLocked();
     return grpc::Status::OK;
   }
@@ -423,6 +440,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
       // switch that failed on another device is undone this way).
       dep = std::move(prev);
       counters.clear();
+      timeline.clear();
       rep->set_released(true);
     }
     PruneBlobsLocked();
@@ -475,6 +493,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
     rd.dep = d;
     rd.meta = r.meta;
     rd.task = task;
+    rd.at = now;
     for (const auto& in : t.fragment.inputs) {
       rd.inputs.push_back(std::move(box.inputs.at(in)));
     }
@@ -550,6 +569,15 @@ struct Worker::Impl final : public rpc::Worker::Service {
   grpc::Status Stats(grpc::ServerContext*, const rpc::StatsRequest* req,
                      rpc::StatsReply* rep) override {
     if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
+    if (req->timeline()) {
+      // A request's answer reaches its caller before the sender here has
+      // its acknowledgement and records the span: wait for those (briefly;
+      // a message stuck on a slow peer is left out).
+      const auto until = Clock::now() + std::chrono::seconds(1);
+      while (unsent > 0 && Clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
     std::lock_guard<std::mutex> lock(mu);
     rep->set_name(opts.name);
     for (const auto& [id, c] : counters) {
@@ -568,8 +596,15 @@ struct Worker::Impl final : public rpc::Worker::Service {
     rep->set_busy_ms(busy_ms);
     rep->set_elapsed_ms(MsSince(stats_since));
     rep->set_requests_failed(failed);
+    if (req->timeline()) {
+      for (const auto& x : timeline) *rep->add_timeline() = x;
+      rep->set_timeline_dropped(timeline_dropped);
+    }
+    rep->set_now_ns(SteadyNs(Clock::now()));
     if (req->reset()) {
       counters.clear();
+      timeline.clear();
+      timeline_dropped = 0;
       bytes_sent = bytes_received = failed = 0;
       queue_hist.assign(kQueueHistogramBins, 0);
       busy_ms = 0;
@@ -714,6 +749,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
           auto& c = counters[rd.task];
           c.runs++;
           c.compute_ms.push_back(static_cast<float>(ms));
+          AddSpanLocked(rd.meta.seq, rd.task, -1, rd.at, t0, Clock::now());
         }
         busy_ms += ms;
       }
@@ -748,6 +784,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
         o.dep = rd.dep;
         o.meta = rd.meta;
         o.dst_device = to;
+        o.queued = Clock::now();
         o.msg.set_protocol(kProtocolVersion);
         o.msg.set_request(rd.meta.id);
         o.msg.set_seq(rd.meta.seq);
@@ -757,6 +794,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
         for (int64_t v : part->shape) o.msg.add_shape(v);
         TensorToBytes(*part, o.msg.mutable_data());
         std::lock_guard<std::mutex> lock(out_mu);
+        unsent++;
         out_queue.push_back(std::move(o));
         out_cv.notify_one();
       }
@@ -773,6 +811,11 @@ struct Worker::Impl final : public rpc::Worker::Service {
         o = std::move(out_queue.front());
         out_queue.pop_front();
       }
+      struct Sent {  // however this message ends
+        std::atomic<int>& n;
+        ~Sent() { n--; }
+      } sent{unsent};
+      const auto taken = Clock::now();
       const Deployment& d = *o.dep;
       const int64_t bytes = o.msg.data().size();
       const int to_device =
@@ -807,7 +850,28 @@ struct Worker::Impl final : public rpc::Worker::Service {
                          s.error_message());
         continue;
       }
+      std::lock_guard<std::mutex> lock(mu);
+      if (o.dep == dep) {
+        AddSpanLocked(o.meta.seq, -1, o.msg.transfer(), o.queued, taken,
+                      Clock::now());
+      }
     }
+  }
+
+  void AddSpanLocked(int64_t seq, int task, int transfer,
+                     Clock::time_point ready, Clock::time_point start,
+                     Clock::time_point end) {
+    if (timeline.size() >= kMaxTimelineSpans) {
+      timeline_dropped++;
+      return;
+    }
+    rpc::TimelineSpan& x = timeline.emplace_back();
+    x.set_seq(seq);
+    x.set_task(task);
+    x.set_transfer(transfer);
+    x.set_ready_ns(SteadyNs(ready));
+    x.set_start_ns(SteadyNs(start));
+    x.set_end_ns(SteadyNs(end));
   }
 
   void Stop() {

@@ -35,11 +35,13 @@ struct Event {
 
 struct Msg {
   int req, xfer;
+  double queued;
 };
 
 struct Ready {
   int64_t seq;
   int task;
+  double at;  // its last input in
   bool operator>(const Ready& o) const {
     return seq != o.seq ? seq > o.seq : task > o.task;
   }
@@ -49,6 +51,7 @@ struct DeviceState {
   std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready;
   bool busy = false;
   double busy_since = 0;
+  double ready_since = 0;  // the running task's last input
   std::deque<Msg> out;
   int free_senders = 0;
   double link_free = 0;
@@ -218,7 +221,7 @@ void Sim::Arrive(int req, int xfer) {
   const int d = Dev(task, Seq(req));
   DeviceState& ds = dev_[d];
   ds.r.wait_ms_total += (now_ - r.first[task]) * 1e3;
-  ds.ready.push(Ready{Seq(req), task});
+  ds.ready.push(Ready{Seq(req), task, now_});
   ds.r.queue_histogram[std::min<size_t>(ds.ready.size(),
                                         kQueueHistogramBins - 1)]++;
   if (!ds.busy) {
@@ -231,6 +234,10 @@ void Sim::Complete(int req) {
   Request& r = req_[req];
   r.done = true;
   res_.latency_ms[req] = (now_ - r.start) * 1e3;
+  if (o_.trace) {
+    res_.spans.push_back(
+        {TraceSpan::Kind::kRequest, -1, Seq(req), -1, r.start, r.start, now_});
+  }
   res_.wall_s = std::max(res_.wall_s, now_);
   CountBytes(req);
   r.pending = {};
@@ -289,12 +296,13 @@ Status Sim::StartNext(int d) {
   }
   ds.busy = true;
   ds.busy_since = now_;
+  ds.ready_since = rd.at;
   Push(end, Kind::kTaskDone, d, int(rd.seq - 1), rd.task);
   return Status::Ok();
 }
 
 void Sim::Enqueue(int d, int req, int xfer) {
-  dev_[d].out.push_back(Msg{req, xfer});
+  dev_[d].out.push_back(Msg{req, xfer, now_});
   Pump(d);
 }
 
@@ -307,15 +315,25 @@ void Sim::Pump(int d) {
     const Transfer& x = p_.transfers[m.xfer];
     const int to = x.dst.task == kModelOutput ? p_.output_device
                                               : Dev(x.dst.task, Seq(m.req));
-    // The worker's send CPU (serialising, gRPC) comes before the bytes; the
-    // output device sends its part of the model output to the coordinator
-    // too, over no link but with the same CPU. The planner's PredictPlan
-    // (planner/predict.cc SendCpu, RecvCpu) charges the same ends.
-    const double sent =
-        CpuDone(d, now_, m_.SendCpuSeconds(map_[d], bytes_[m.xfer]));
+    // As the worker's sender does: the emulated link first (its shaper
+    // sleeps the bytes' time behind what the link still carries, then the
+    // latency: runtime/link_shaper.h), then gRPC's send CPU, so a device
+    // under a quota often sends on a fresh period's quota where the other
+    // order made it wait for one (`shoal bench --trace`: a Pi 3 of mixed
+    // handed its next stage 148 KiB 12 ms after its task, where the
+    // simulator had predicted 34). The output device sends its part of the
+    // model output to the coordinator over no link but with the same CPU.
+    // The planner's PredictPlan (planner/predict.cc SendCpu, RecvCpu)
+    // charges the same ends.
+    const double linked =
+        to != d ? Transmit(d, bytes_[m.xfer], now_, &ds.link_free) : now_;
     const double done =
-        to != d ? Transmit(d, bytes_[m.xfer], sent, &ds.link_free) : sent;
+        CpuDone(d, linked, m_.SendCpuSeconds(map_[d], bytes_[m.xfer]));
     Push(done, Kind::kSendDone, d, m.req, m.xfer);
+    if (o_.trace) {
+      res_.spans.push_back({TraceSpan::Kind::kSend, d, Seq(m.req), m.xfer,
+                            m.queued, now_, done});
+    }
   }
 }
 
@@ -325,6 +343,10 @@ Status Sim::TaskDone(int d, int req, int task) {
   ds.r.busy_ms += ms;
   ds.r.task_runs++;
   runs_[task].push_back({d, static_cast<float>(ms)});
+  if (o_.trace) {
+    res_.spans.push_back({TraceSpan::Kind::kTask, d, Seq(req), task,
+                          ds.ready_since, ds.busy_since, now_});
+  }
   for (int xi : outgoing_[task]) {
     const Transfer& x = p_.transfers[xi];
     if (x.dst.task != kModelOutput && Dev(x.dst.task, Seq(req)) == d) {

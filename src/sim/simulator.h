@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "plan/plan.h"
+#include "runtime/trace.h"
 #include "sim/latency_model.h"
 #include "util/status.h"
 
@@ -25,7 +26,8 @@ struct SimOptions {
   bool cpu_quota = true;
   // Messages a device sends at once (the worker's sender threads).
   int sender_threads = 4;
-  uint64_t seed = 1;  // phases of the devices' quota periods
+  uint64_t seed = 1;   // phases of the devices' quota periods
+  bool trace = false;  // record SimResult::spans
 };
 
 struct SimTaskResult {
@@ -53,6 +55,9 @@ struct SimResult {
   std::vector<SimDeviceResult> devices;  // per plan device
   int64_t bytes_total = 0;
   int64_t events = 0;
+  // With SimOptions::trace: every request, task run and message, as
+  // `shoal bench --trace` records them (runtime/trace.h).
+  std::vector<TraceSpan> spans;
 };
 
 // Which model device (index into m.cluster()) serves each plan device: by

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "graph/shape_inference.h"
 #include "models/load_model.h"
 #include "partition/strategy.h"
@@ -298,6 +300,92 @@ TEST(Simulator, PacedTasksUnderAQuota) {
   r = Simulate(p, m, o);
   ASSERT_TRUE(r.ok());
   EXPECT_NEAR(r->latency_ms[0], 40, 1e-9);
+}
+
+TEST(Simulator, UnderAQuotaTheLinkComesBeforeTheSendCpu) {
+  // As the worker's sender does: the emulated link's time first, then
+  // gRPC's send CPU. dev0 runs at 0.05 of a core (1 ms of CPU per 20 ms,
+  // 0.2 ms of it taken by its idle worker), so its 100 ms tasks (5 ms of
+  // CPU) are held by the quota, not the pacing, and end with their
+  // period's quota partly spent. Its 0.8 ms of send CPU comes after a
+  // 100 ms link (five periods later, a period nothing has used yet) and
+  // runs at once; CPU first, it would wait for the next period.
+  Cluster c = EqualCluster(2);
+  c.devices[0].cpu = 0.05;
+  Profile prof;
+  for (int d = 0; d < 2; ++d) {
+    DeviceProfile dp;
+    dp.name = c.devices[d].name;
+    dp.fits["*"] = OpFit{d == 0 ? 0.1 : 0.001, 0, 0, 1};
+    prof.devices.push_back(dp);
+  }
+  prof.devices[0].idle_cpu_per_s = 0.01;
+  prof.devices[0].send_cpu_s = 0.0008;
+  prof.devices[0].link = Link{0, 0.1};
+  const LatencyModel m = LatencyModel::FromProfile(c, prof).value();
+  const Plan p = Chain(2, {{0}, {1}}, 16);
+  SimOptions o;
+  o.requests = 4;
+  o.trace = true;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    o.seed = seed;
+    auto r = Simulate(p, m, o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    int sends = 0;
+    for (const TraceSpan& x : r->spans) {
+      if (x.kind != TraceSpan::Kind::kSend || x.device != 0) continue;
+      sends++;
+      EXPECT_NEAR(x.end_s - x.start_s, 0.1008, 1e-9) << seed;
+    }
+    EXPECT_EQ(sends, o.requests);
+  }
+}
+
+TEST(Simulator, TraceHasEveryRunAndMessageInOrder) {
+  // Three stages over links, two requests in flight: one span per request,
+  // per task run and per message, each message after the task that made it
+  // and before the task that takes it, each request as long as its latency.
+  const Plan p = Chain(3, {{0}, {1}, {2}}, 16);
+  const LatencyModel m =
+      Model({0.01, 0.03, 0.02}, {Link{1e6, 0.005}, Link{1e6, 0.002}, Link{}});
+  SimOptions o;
+  o.requests = 5;
+  o.concurrency = 2;
+  auto r = Simulate(p, m, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->spans.empty());  // only when asked
+  o.trace = true;
+  r = Simulate(p, m, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::map<std::pair<int64_t, int>, TraceSpan> task, send;
+  for (const TraceSpan& x : r->spans) {
+    EXPECT_LE(x.ready_s, x.start_s);
+    EXPECT_LE(x.start_s, x.end_s);
+    switch (x.kind) {
+      case TraceSpan::Kind::kRequest:
+        EXPECT_NEAR((x.end_s - x.start_s) * 1e3, r->latency_ms[x.seq - 1],
+                    1e-9);
+        break;
+      case TraceSpan::Kind::kTask:
+        EXPECT_EQ(x.device, x.item);  // task i on dev i
+        EXPECT_TRUE(task.emplace(std::pair(x.seq, x.item), x).second);
+        break;
+      case TraceSpan::Kind::kSend:
+        EXPECT_TRUE(send.emplace(std::pair(x.seq, x.item), x).second);
+        break;
+    }
+  }
+  // Transfers 1 and 2 go between devices, 3 is the answer.
+  EXPECT_EQ(task.size(), 5u * 3);
+  EXPECT_EQ(send.size(), 5u * 3);
+  for (int64_t seq = 1; seq <= 5; ++seq) {
+    for (int xi = 1; xi <= 3; ++xi) {
+      const TraceSpan& s = send.at({seq, xi});
+      const TraceSpan& from = task.at({seq, xi - 1});
+      EXPECT_GE(s.ready_s, from.end_s - 1e-12);
+      if (xi < 3) EXPECT_LE(s.end_s, task.at({seq, xi}).ready_s + 1e-12);
+    }
+  }
 }
 
 TEST(Simulator, BytesEqualThePlansCountedBytes) {
