@@ -175,19 +175,22 @@ void Sim::StartRequest(int req) {
   r.pending = incoming_;
   r.first.assign(p_.tasks.size(), -1);
   r.out_left = output_parts_;
-  // The coordinator sends the input parts one after another, each through
-  // the input device's link unless it goes to the input device itself.
+  // The coordinator sends the input parts one after another: first those
+  // for the input device itself (no link), then each of the others through
+  // the input device's link (runtime/coordinator.cc Run).
   double t = now_;
-  for (int xi : inputs_) {
-    const Transfer& x = p_.transfers[xi];
-    if (x.dst.task == kModelOutput) {
-      r.out_left--;
-      continue;
+  for (const bool local : {true, false}) {
+    for (int xi : inputs_) {
+      const Transfer& x = p_.transfers[xi];
+      if (x.dst.task == kModelOutput) {
+        if (!local) r.out_left--;
+        continue;
+      }
+      if ((Dev(x.dst.task, Seq(req)) == p_.input_device) != local) continue;
+      if (!local)
+        t = Transmit(p_.input_device, bytes_[xi], t, &coord_link_free_);
+      Push(t, Kind::kArrive, -1, req, xi);
     }
-    if (Dev(x.dst.task, Seq(req)) != p_.input_device) {
-      t = Transmit(p_.input_device, bytes_[xi], t, &coord_link_free_);
-    }
-    Push(t, Kind::kArrive, -1, req, xi);
   }
   if (r.out_left == 0) Complete(req);
 }

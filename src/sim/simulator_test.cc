@@ -341,6 +341,32 @@ TEST(Simulator, UnderAQuotaTheLinkComesBeforeTheSendCpu) {
   }
 }
 
+TEST(Simulator, TheInputDevicesOwnPartGoesFirst) {
+  // As the coordinator sends the input: the input device's own part at
+  // once, then the others through its link (5 ms here), whatever the order
+  // of the plan's transfers. Task 0 runs on dev1, task 1 on dev0, the
+  // input device; both read the input and answer the coordinator.
+  Plan p = Chain(2, {{1}, {0}}, 16);
+  p.input_device = 0;
+  p.output_device = 0;
+  p.transfers = {
+      Move(kModelInput, "x", 0, "x", 16), Move(kModelInput, "x", 1, "x", 16),
+      Move(0, "y", kModelOutput, "y", 16), Move(1, "y", kModelOutput, "y", 16)};
+  const LatencyModel m = Model({0.01, 0.01}, {Link{0, 0.005}, Link{}});
+  SimOptions o;
+  o.requests = 1;
+  o.trace = true;
+  auto r = Simulate(p, m, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  int seen = 0;
+  for (const TraceSpan& x : r->spans) {
+    if (x.kind != TraceSpan::Kind::kTask) continue;
+    seen++;
+    EXPECT_NEAR(x.start_s, x.item == 1 ? 0.0 : 0.005, 1e-12) << x.item;
+  }
+  EXPECT_EQ(seen, 2);
+}
+
 TEST(Simulator, TraceHasEveryRunAndMessageInOrder) {
   // Three stages over links, two requests in flight: one span per request,
   // per task run and per message, each message after the task that made it
