@@ -93,9 +93,17 @@ struct Outgoing {
   Clock::time_point queued;
 };
 
-// Spans kept for `shoal bench --trace` between two resets: a few minutes of
-// a busy plan; later ones are counted, not kept.
-constexpr size_t kMaxTimelineSpans = 1 << 16;
+// Spans kept for `shoal bench --trace` between two resets (a bench of AlexNet
+// split over four devices records about 100 a request); later ones are
+// counted, not kept, so that a long-running coordinator that never asks
+// costs a worker under a megabyte.
+constexpr size_t kMaxTimelineSpans = 1 << 14;
+
+struct Span {  // rpc::TimelineSpan, kept plain
+  int64_t seq;
+  int task, transfer;
+  Clock::time_point ready, start, end;
+};
 
 int64_t SteadyNs(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -135,7 +143,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
   std::vector<int64_t> queue_hist = std::vector<int64_t>(kQueueHistogramBins);
   double busy_ms = 0;
   Clock::time_point stats_since = Clock::now();
-  std::vector<rpc::TimelineSpan> timeline;
+  std::vector<Span> timeline;
   int64_t timeline_dropped = 0;
 
   std::mutex out_mu;
@@ -597,7 +605,15 @@ struct Worker::Impl final : public rpc::Worker::Service {
     rep->set_elapsed_ms(MsSince(stats_since));
     rep->set_requests_failed(failed);
     if (req->timeline()) {
-      for (const auto& x : timeline) *rep->add_timeline() = x;
+      for (const Span& x : timeline) {
+        rpc::TimelineSpan* t = rep->add_timeline();
+        t->set_seq(x.seq);
+        t->set_task(x.task);
+        t->set_transfer(x.transfer);
+        t->set_ready_ns(SteadyNs(x.ready));
+        t->set_start_ns(SteadyNs(x.start));
+        t->set_end_ns(SteadyNs(x.end));
+      }
       rep->set_timeline_dropped(timeline_dropped);
     }
     rep->set_now_ns(SteadyNs(Clock::now()));
@@ -865,13 +881,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
       timeline_dropped++;
       return;
     }
-    rpc::TimelineSpan& x = timeline.emplace_back();
-    x.set_seq(seq);
-    x.set_task(task);
-    x.set_transfer(transfer);
-    x.set_ready_ns(SteadyNs(ready));
-    x.set_start_ns(SteadyNs(start));
-    x.set_end_ns(SteadyNs(end));
+    timeline.push_back(Span{seq, task, transfer, ready, start, end});
   }
 
   void Stop() {
