@@ -323,7 +323,7 @@ void Sim::Pump(int d) {
     // latency: runtime/link_shaper.h), then gRPC's send CPU, so a device
     // under a quota often sends on a fresh period's quota where the other
     // order made it wait for one (`shoal bench --trace`: a Pi 3 of mixed
-    // handed its next stage 148 KiB 12 ms after its task, where the
+    // handed its next stage 144 KiB 12 ms after its task, where the
     // simulator had predicted 34). The output device sends its part of the
     // model output to the coordinator over no link but with the same CPU.
     // The planner's PredictPlan (planner/predict.cc SendCpu, RecvCpu)
