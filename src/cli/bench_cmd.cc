@@ -24,12 +24,6 @@
 namespace shoal {
 namespace {
 
-double SteadySeconds() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 struct BenchArgs {
   std::string plan, cluster, trace;
   int requests = 20, concurrency = 1;
@@ -116,18 +110,6 @@ Status RunBench(const BenchArgs& a) {
           .count();
   if (lat.empty()) return first_error.WithContext("every request failed");
   ASSIGN_OR_RETURN(auto ds, coord->Stats(false, !a.trace.empty()));
-  if (!a.trace.empty()) {
-    int64_t dropped = 0;
-    for (const auto& d : ds) {
-      spans.insert(spans.end(), d.timeline.begin(), d.timeline.end());
-      dropped += d.timeline_dropped;
-    }
-    RETURN_IF_ERROR(WriteTrace(a.trace, p, spans));
-    if (dropped > 0) {
-      std::cerr << "warning: the workers kept the first spans only; " << dropped
-                << " more are not in " << a.trace << "\n";
-    }
-  }
   // Workers count what they send and receive; the coordinator's own part
   // (input scatter, output gather) is added so that the bytes equal the
   // plan's counted bytes.
@@ -175,9 +157,25 @@ Status RunBench(const BenchArgs& a) {
   } else {
     PrintBenchReport(r, std::cout);
   }
-  return failed ? first_error.WithContext(std::to_string(failed) +
-                                          " requests failed")
-                : Status::Ok();
+  // The trace after the report: a trace file that cannot be written fails
+  // the command without losing the measurement.
+  Status traced;
+  if (!a.trace.empty()) {
+    int64_t dropped = 0;
+    for (const auto& d : ds) {
+      spans.insert(spans.end(), d.timeline.begin(), d.timeline.end());
+      dropped += d.timeline_dropped;
+    }
+    traced = WriteTrace(a.trace, p, spans);
+    if (traced.ok() && dropped > 0) {
+      std::cerr << "warning: the workers kept the first spans only; " << dropped
+                << " more are not in " << a.trace << "\n";
+    }
+  }
+  if (failed) {
+    return first_error.WithContext(std::to_string(failed) + " requests failed");
+  }
+  return traced;
 }
 
 }  // namespace

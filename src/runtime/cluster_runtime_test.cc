@@ -121,12 +121,6 @@ TEST(ClusterRuntime, ConcurrentRequestsPipeline) {
   EXPECT_GT(sent, 0);
 }
 
-double SteadyNow() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 TEST(ClusterRuntime, TimelineHasEveryTaskRunAndMessageOnTheCallersClock) {
   // What `shoal bench --trace` collects: per request, one span for each
   // task run on the device that ran it and one for each message between
@@ -146,10 +140,10 @@ TEST(ClusterRuntime, TimelineHasEveryTaskRunAndMessageOnTheCallersClock) {
     const Tensor x = RandomInput(p.input_shape, kInputSeed);
     std::map<int64_t, std::pair<double, double>> window;
     for (int64_t seq = 1; seq <= 3; ++seq) {
-      const double t0 = SteadyNow();
+      const double t0 = SteadySeconds();
       Tensor out;
       ASSERT_TRUE(c.value()->Run(x, &out, nullptr, seq).ok());
-      window[seq] = {t0, SteadyNow()};
+      window[seq] = {t0, SteadySeconds()};
     }
     auto st = c.value()->Stats(/*reset=*/true, /*timeline=*/true);
     ASSERT_TRUE(st.ok()) << st.status().message();

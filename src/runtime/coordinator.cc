@@ -1,8 +1,8 @@
 #include "runtime/coordinator.h"
 
 #include <atomic>
-#include <cstdlib>
 #include <condition_variable>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <random>
@@ -502,12 +502,6 @@ void Coordinator::Cancel(const Status& why) {
 
 namespace {
 
-int64_t SteadyNowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // A worker's steady clock minus ours, in ns, NTP-style from the quickest of
 // a few Stats round trips: a worker under a CPU quota may answer one late.
 StatusOr<int64_t> ClockOffsetNs(rpc::Worker::Stub* stub,
@@ -519,9 +513,9 @@ StatusOr<int64_t> ClockOffsetNs(rpc::Worker::Stub* stub,
     rpc::StatsReply rep;
     grpc::ClientContext ctx;
     ctx.set_deadline(DeadlineIn(5000));
-    const int64_t t0 = SteadyNowNs();
+    const int64_t t0 = SteadyNs();
     RETURN_IF_ERROR(FromGrpc(stub->Stats(&ctx, req, &rep), who));
-    const int64_t t1 = SteadyNowNs();
+    const int64_t t1 = SteadyNs();
     if (t1 - t0 < best_rtt) {
       best_rtt = t1 - t0;
       offset = rep.now_ns() - (t0 + t1) / 2;

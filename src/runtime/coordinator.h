@@ -68,7 +68,8 @@ class Coordinator {
              int64_t timeout_ms = 0);
   // With `timeline`, each worker's spans too, their times moved onto this
   // process's steady clock by an offset taken from the quickest of a few
-  // round trips (on one host the clocks are one, and the offset about 0).
+  // round trips (taken as 0 where zero is within half the quickest round
+  // trip, as on one host).
   StatusOr<std::vector<DeviceStats>> Stats(bool reset, bool timeline = false);
   // Drops this plan from every worker that holds it (best effort: a device
   // that does not answer is skipped); the first error, if any.

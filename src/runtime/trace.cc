@@ -31,6 +31,12 @@ std::string Where(const Plan& p, int device) {
 
 }  // namespace
 
+int64_t SteadyNs(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             t.time_since_epoch())
+      .count();
+}
+
 json ChromeTrace(const Plan& p, const std::vector<TraceSpan>& spans) {
   double t0 = std::numeric_limits<double>::infinity();
   for (const auto& s : spans) t0 = std::min(t0, std::min(s.ready_s, s.start_s));

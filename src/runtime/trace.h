@@ -6,6 +6,7 @@
 #ifndef SHOAL_RUNTIME_TRACE_H_
 #define SHOAL_RUNTIME_TRACE_H_
 
+#include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -28,6 +29,11 @@ struct TraceSpan {
   // its arrival).
   double ready_s = 0, start_s = 0, end_s = 0;
 };
+
+// The steady clock as spans (seconds) and the wire (ns) carry it.
+int64_t SteadyNs(
+    std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now());
+inline double SteadySeconds() { return SteadyNs() * 1e-9; }
 
 // One process per plan device (its compute and send lanes) and one for the
 // coordinator's requests; times from the earliest span, in microseconds.

@@ -16,6 +16,7 @@
 #include "runtime/cpu_pacer.h"
 #include "runtime/link_shaper.h"
 #include "runtime/profiling.h"
+#include "runtime/trace.h"
 #include "runtime/wire.h"
 
 namespace shoal {
@@ -104,12 +105,6 @@ struct Span {  // rpc::TimelineSpan, kept plain
   int task, transfer;
   Clock::time_point ready, start, end;
 };
-
-int64_t SteadyNs(Clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             t.time_since_epoch())
-      .count();
-}
 
 struct TaskCounters {
   int64_t runs = 0;
