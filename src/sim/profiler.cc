@@ -181,7 +181,8 @@ StatusOr<ProbeResult> Probe(const DeviceSpec& d, rpc::Worker::Stub* stub,
 
 // CPU per 64 B message on the sender and on the receiver (a worker, or
 // none): a probe of `count` messages less a probe of one, over count - 1,
-// so that each probe's new connection cancels out.
+// so that each probe's new connection cancels out; the median of `rounds`
+// such pairs.
 struct MessageCpu {
   double send_s = 0, recv_s = 0;
 };
@@ -190,25 +191,27 @@ StatusOr<MessageCpu> MeasureMessageCpu(const DeviceSpec& d,
                                        const DeviceSpec* peer,
                                        rpc::Worker::Stub* peer_stub,
                                        const std::string& target, int count,
-                                       const ProfilerOptions& o) {
-  double cpu[2] = {0, 0}, recv[2] = {0, 0};
-  const int counts[2] = {1, count};
-  for (int k = 0; k < 2; ++k) {
-    double r0 = 0;
-    if (peer != nullptr) {
-      ASSIGN_OR_RETURN(r0, WorkerProcessCpu(*peer, peer_stub));
+                                       int rounds, const ProfilerOptions& o) {
+  std::vector<double> send, recv;
+  for (int r = 0; r < std::max(1, rounds); ++r) {
+    double cpu[2] = {0, 0}, got[2] = {0, 0};
+    const int counts[2] = {1, count};
+    for (int k = 0; k < 2; ++k) {
+      double r0 = 0;
+      if (peer != nullptr) {
+        ASSIGN_OR_RETURN(r0, WorkerProcessCpu(*peer, peer_stub));
+      }
+      ASSIGN_OR_RETURN(ProbeResult p, Probe(d, stub, target, 64, counts[k], o));
+      cpu[k] = p.sender_cpu_s;
+      if (peer != nullptr) {
+        ASSIGN_OR_RETURN(double r1, WorkerProcessCpu(*peer, peer_stub));
+        got[k] = r1 - r0;
+      }
     }
-    ASSIGN_OR_RETURN(ProbeResult p, Probe(d, stub, target, 64, counts[k], o));
-    cpu[k] = p.sender_cpu_s;
-    if (peer != nullptr) {
-      ASSIGN_OR_RETURN(double r1, WorkerProcessCpu(*peer, peer_stub));
-      recv[k] = r1 - r0;
-    }
+    send.push_back(std::max(0.0, (cpu[1] - cpu[0]) / (count - 1)));
+    recv.push_back(std::max(0.0, (got[1] - got[0]) / (count - 1)));
   }
-  MessageCpu m;
-  m.send_s = std::max(0.0, (cpu[1] - cpu[0]) / (count - 1));
-  m.recv_s = std::max(0.0, (recv[1] - recv[0]) / (count - 1));
-  return m;
+  return MessageCpu{Median(send), Median(recv)};
 }
 
 // Receives the probes of a one-device cluster (it has no peer).
@@ -309,12 +312,12 @@ StatusOr<Profile> ProfileCluster(const Cluster& c,
                                        o.large_probes, o));
     const size_t peer = (i + 1) % n;
     MessageCpu mc;
-    if (o.small_probes >= 2) {
+    if (o.message_probes >= 2) {
       ASSIGN_OR_RETURN(
           mc, MeasureMessageCpu(d, stubs[i].get(),
                                 n == 1 ? nullptr : &c.devices[peer],
                                 n == 1 ? nullptr : stubs[peer].get(), target,
-                                o.small_probes, o));
+                                o.message_probes, o.message_rounds, o));
     }
     p.devices[i].send_cpu_s = mc.send_s;
     if (n > 1) p.devices[peer].recv_cpu_s = mc.recv_s;

@@ -40,6 +40,11 @@ struct ProfilerOptions {
   int64_t rpc_timeout_ms = 300000;  // one variant (build + runs) or probe
   int64_t large_bytes = int64_t{1} << 20;
   int small_probes = 31, large_probes = 7;
+  // CPU per 64 B message: a probe of `message_probes` less a probe of one,
+  // over message_probes - 1, in `message_rounds` pairs, median. On a Pi 3
+  // of mixed.yaml three pairs of 31 gave 0.57-0.76 ms to send, three of 100
+  // 0.62-0.66 (the worker takes at most 100 a probe).
+  int message_probes = 100, message_rounds = 3;
   // After the links: each worker's CPU per byte received and sent, through
   // one-task plans deployed on it (sim/path_cpu.h).
   bool path_cpu = true;
