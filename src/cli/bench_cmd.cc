@@ -173,6 +173,8 @@ Status RunBench(const BenchArgs& a) {
     }
   }
   if (failed) {
+    // The requests' error is the exit status; the trace's is not lost.
+    if (!traced.ok()) std::cerr << "shoal: error: " << traced.message() << "\n";
     return first_error.WithContext(std::to_string(failed) + " requests failed");
   }
   return traced;
