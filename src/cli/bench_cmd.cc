@@ -25,7 +25,7 @@ namespace shoal {
 namespace {
 
 struct BenchArgs {
-  std::string plan, cluster, trace;
+  std::string plan, cluster, trace, advertise;
   int requests = 20, concurrency = 1;
   int64_t timeout_ms = 60000;
   bool json = false, tasks = false;
@@ -41,6 +41,7 @@ Status RunBench(const BenchArgs& a) {
   ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(a.cluster));
   CoordinatorOptions co;
   co.timeout_ms = a.timeout_ms;
+  co.advertise = a.advertise;
   ASSIGN_OR_RETURN(auto coord, Coordinator::Create(p, cluster, co));
   DeployReport dep;
   RETURN_IF_ERROR(coord->Deploy(m.weights, &dep));
@@ -193,6 +194,7 @@ void AddBenchCommand(CLI::App* app) {
                   "Requests in flight at once (default 1)");
   cmd->add_option("--timeout-ms", a->timeout_ms,
                   "Deadline of each request (default 60000)");
+  AddAdvertiseOption(cmd, &a->advertise);
   cmd->add_flag("--tasks", a->tasks,
                 "List each task's median compute under its device");
   cmd->add_flag("--json", a->json, "Print JSON");

@@ -10,6 +10,14 @@ int ReportStatus(const Status& s) {
   return ExitCodeFor(s);
 }
 
+void AddAdvertiseOption(CLI::App* cmd, std::string* advertise) {
+  cmd->add_option(
+      "--advertise", *advertise,
+      "HOST[:PORT] the workers send results to: listen there (port 0 or "
+      "none: any free port) and tell them (default: this machine's address "
+      "on its route to the first device)");
+}
+
 StatusOr<std::optional<Shape>> ParseInputShapeFlag(const std::string& text) {
   if (text.empty()) return std::optional<Shape>();
   Shape s;

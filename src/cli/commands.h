@@ -34,6 +34,10 @@ struct CommandExit : CLI::RuntimeError {
   explicit CommandExit(int code) : CLI::RuntimeError(code) {}
 };
 
+// --advertise HOST[:PORT] of a command that coordinates workers (run,
+// bench, serve, profile): where the workers reach this process.
+void AddAdvertiseOption(CLI::App* cmd, std::string* advertise);
+
 // Parses "1,3,224,224" for --input-shape; empty text gives nullopt.
 StatusOr<std::optional<Shape>> ParseInputShapeFlag(const std::string& text);
 

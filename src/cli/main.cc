@@ -2,8 +2,10 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "runtime/net_address.h"
 
 int main(int argc, char** argv) {
+  shoal::UseSystemResolver();  // `pi.local` through nsswitch and mDNS
   CLI::App app{
       "shoal: run one neural-network inference across a cluster of small "
       "devices"};

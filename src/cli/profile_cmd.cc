@@ -18,7 +18,7 @@ namespace shoal {
 namespace {
 
 struct ProfileArgs {
-  std::string model, cluster, out = "profile.json", input_shape;
+  std::string model, cluster, out = "profile.json", input_shape, advertise;
   int repeat = 3;
   int rounds = 3;
   double min_seconds = 0.2;
@@ -48,6 +48,7 @@ Status RunProfile(const ProfileArgs& a) {
   o.rounds = a.rounds;
   o.min_seconds = a.min_seconds;
   o.rpc_timeout_ms = a.timeout_ms;
+  o.advertise = a.advertise;
   const bool tty = isatty(2);
   std::mutex mu;
   std::map<std::string, int> done;
@@ -145,6 +146,7 @@ void AddProfileCommand(CLI::App* app) {
   cmd->add_option("--input-shape", a->input_shape, "Override the input shape");
   cmd->add_option("--timeout-ms", a->timeout_ms,
                   "Deadline of one measurement (default 300000)");
+  AddAdvertiseOption(cmd, &a->advertise);
   cmd->callback([a] { throw CommandExit(ReportStatus(RunProfile(*a))); });
 }
 

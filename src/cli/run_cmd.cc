@@ -20,7 +20,7 @@ namespace shoal {
 namespace {
 
 struct RunArgs {
-  std::string plan, input, output, backend = "onednn", cluster;
+  std::string plan, input, output, backend = "onednn", cluster, advertise;
   int64_t random_seed = 1;
   int threads = 1;
   int64_t timeout_ms = 60000;
@@ -68,6 +68,7 @@ Status RunRun(const RunArgs& a, int* exit_code) {
     ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(a.cluster));
     CoordinatorOptions co;
     co.timeout_ms = a.timeout_ms;
+    co.advertise = a.advertise;
     ASSIGN_OR_RETURN(auto coord, Coordinator::Create(p, cluster, co));
     RETURN_IF_ERROR(coord->Deploy(m.weights, &deploy));
     RETURN_IF_ERROR(coord->Stats(/*reset=*/true).status());
@@ -170,6 +171,7 @@ void AddRunCommand(CLI::App* app) {
                   "Run on the worker daemons of this cluster file");
   cmd->add_option("--timeout-ms", a->timeout_ms,
                   "Deadline of the request with --cluster (default 60000)");
+  AddAdvertiseOption(cmd, &a->advertise);
   cmd->add_option("--input", a->input, "Input tensor (.npy)");
   cmd->add_option("--random-seed", a->random_seed,
                   "Seed of a random normal input when no --input (default 1)");

@@ -16,6 +16,7 @@
 #include "cluster/cluster.h"
 #include "graph/random_input.h"
 #include "io/npy.h"
+#include "runtime/net_address.h"
 #include "serve/client.h"
 #include "serve/monitor.h"
 #include "serve/server.h"
@@ -33,6 +34,15 @@ Status RunServe(ServeArgs a) {
   ASSIGN_OR_RETURN(auto shape, ParseInputShapeFlag(a.input_shape));
   if (shape) a.o.model.input_shape = *shape;
   ASSIGN_OR_RETURN(a.o.max_message_bytes, ParseBytes(a.max_message));
+  if (!a.o.advertise.empty()) {
+    ASSIGN_OR_RETURN(HostPort hp, SplitHostPort(a.o.advertise, "--advertise"));
+    if (hp.port >= 0) {
+      return InvalidArgument(
+          "--advertise " + a.o.advertise +
+          ": give serve a HOST only; each plan it deploys listens on a port "
+          "of its own");
+    }
+  }
   a.o.rebalance = !a.no_rebalance;
   if (a.o.concurrency < 0) return InvalidArgument("--concurrency must be >= 0");
   if (a.o.concurrency > 0 && a.o.objective != "throughput") {
@@ -284,6 +294,10 @@ void AddServeCommand(CLI::App* app) {
   cmd->add_option("--listen", a->o.listen,
                   "HOST:PORT of the Inference service (default "
                   "127.0.0.1:7600; port 0: any free port)");
+  cmd->add_option("--advertise", a->o.advertise,
+                  "HOST the workers send results to (a port is chosen per "
+                  "plan; default: this machine's address on its route to the "
+                  "first device)");
   cmd->add_option("--strategy", a->o.strategy,
                   "Planning strategy (default auto when available, else "
                   "pipeline)");

@@ -2,6 +2,7 @@
 // until SIGINT or SIGTERM.
 #include <signal.h>
 
+#include <algorithm>
 #include <iostream>
 #include <thread>
 
@@ -14,7 +15,7 @@ namespace {
 struct WorkerArgs {
   std::string listen = "127.0.0.1:7000", name, memory = "0", bandwidth, latency,
               max_message = "256MiB", backend = "onednn";
-  int threads = 1;
+  int threads = 0;  // 0: the machine's cores
   double cpu_fraction = 0;
 };
 
@@ -23,7 +24,10 @@ Status RunWorker(const WorkerArgs& a) {
   o.listen = a.listen;
   o.name = a.name.empty() ? a.listen : a.name;
   ASSIGN_OR_RETURN(o.memory_bytes, ParseBytes(a.memory));
-  o.threads = a.threads;
+  if (a.threads < 0) return InvalidArgument("--threads must be >= 0");
+  o.threads = a.threads > 0
+                  ? a.threads
+                  : std::max(1u, std::thread::hardware_concurrency());
   if (a.cpu_fraction < 0 || a.cpu_fraction > 1024) {
     return InvalidArgument("--cpu-fraction must be between 0 and 1024");
   }
@@ -89,7 +93,8 @@ void AddWorkerCommand(CLI::App* app) {
   cmd->add_option("--memory", a->memory,
                   "Memory budget for a deployment, e.g. 1GiB (default 0: "
                   "unlimited)");
-  cmd->add_option("--threads", a->threads, "Kernel threads (default 1)");
+  cmd->add_option("--threads", a->threads,
+                  "Kernel threads (default 0: one per core of the machine)");
   cmd->add_option("--cpu-fraction", a->cpu_fraction,
                   "Emulated CPU speed in host cores: a task using c s of CPU "
                   "takes c / F s (default 0: off)");

@@ -12,6 +12,7 @@
 #include "plan/plan_verify.h"
 #include "plan/task_weights.h"
 #include "runtime/link_shaper.h"
+#include "runtime/net_address.h"
 #include "runtime/wire.h"
 
 namespace shoal {
@@ -137,6 +138,9 @@ const Plan& Coordinator::plan() const { return impl_->plan; }
 const std::vector<DeviceSpec>& Coordinator::devices() const {
   return impl_->devs;
 }
+const std::string& Coordinator::reply_address() const {
+  return impl_->reply_to;
+}
 
 StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
     const Plan& plan, const Cluster& cluster, const CoordinatorOptions& opts) {
@@ -176,17 +180,26 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   }
   std::random_device rd;
   impl->nonce = std::to_string(rd()) + std::to_string(rd());
+  ASSIGN_OR_RETURN(ReplyEndpoint ep,
+                   ChooseReplyEndpoint(opts.advertise, impl->devs[0].address,
+                                       impl->devs[0].name));
   grpc::ServerBuilder b;
   int port = 0;
-  b.AddListeningPort(opts.listen_host + ":0", grpc::InsecureServerCredentials(),
-                     &port);
+  const std::string listen = JoinHostPort(ep.listen_host, ep.port);
+  b.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
   ConfigureServer(&b, impl->max_msg);
   b.RegisterService(impl.get());
   impl->server = b.BuildAndStart();
   if (!impl->server || port == 0) {
-    return Unavailable("the coordinator cannot listen on " + opts.listen_host);
+    return Unavailable(
+        "the coordinator cannot listen on " + listen +
+        (opts.advertise.empty()
+             ? " (its address toward device " + impl->devs[0].name + ")"
+             : " (what --advertise " + opts.advertise +
+                   " names: is it an address of this machine, and the port "
+                   "free?)"));
   }
-  impl->reply_to = opts.listen_host + ":" + std::to_string(port);
+  impl->reply_to = JoinHostPort(ep.advertise_host, port);
   return std::unique_ptr<Coordinator>(new Coordinator(std::move(impl)));
 }
 

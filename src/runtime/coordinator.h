@@ -21,8 +21,10 @@ namespace shoal {
 struct CoordinatorOptions {
   int64_t timeout_ms = 30000;  // per request
   int64_t deploy_timeout_ms = 600000;
-  std::string listen_host = "127.0.0.1";  // where workers reach us
-  int64_t max_message_bytes = 0;          // 0: kDefaultMaxMessageBytes
+  // Where workers reach us, HOST[:PORT] (runtime/net_address.h); empty:
+  // the local address of our route to the first device, any free port.
+  std::string advertise;
+  int64_t max_message_bytes = 0;  // 0: kDefaultMaxMessageBytes
   // Deploy keeps each worker's previous deployment serving its requests in
   // flight until Release (`shoal serve` switching plans).
   bool keep_previous = false;
@@ -80,6 +82,8 @@ class Coordinator {
   const Plan& plan() const;
   // The cluster device serving each plan device.
   const std::vector<DeviceSpec>& devices() const;
+  // HOST:PORT the workers send outputs to.
+  const std::string& reply_address() const;
 
   struct Impl;
 

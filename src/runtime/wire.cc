@@ -106,6 +106,9 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
 }
 
 void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes) {
+  // gRPC sets SO_REUSEPORT by default: a second worker on a taken port would
+  // start and share it, silently. Without it the bind fails loudly.
+  b->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   b->SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
   b->SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
 }

@@ -909,7 +909,9 @@ StatusOr<std::unique_ptr<Worker>> Worker::Start(const WorkerOptions& opts) {
   impl->server = b.BuildAndStart();
   if (!impl->server || impl->port == 0) {
     return Unavailable("worker " + opts.name + " cannot listen on " +
-                       opts.listen);
+                       opts.listen +
+                       " (is another process on that port, or is the host "
+                       "not an address of this machine?)");
   }
   Impl* p = impl.get();
   impl->compute_thread = std::thread([p] { p->ComputeLoop(); });

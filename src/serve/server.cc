@@ -539,6 +539,7 @@ struct Server::Impl final : public rpc::Inference::Service {
     co.timeout_ms = opts.timeout_ms;
     co.max_message_bytes = opts.max_message_bytes;
     co.keep_previous = true;
+    co.advertise = opts.advertise;
     ASSIGN_OR_RETURN(auto coord, Coordinator::Create(choice.plan, cl, co));
     DeployReport dep;
     Status st = coord->Deploy(model.weights, &dep);

@@ -25,6 +25,10 @@ struct ServeOptions {
   std::string cluster_file;
   ModelRef model;
   std::string listen = "127.0.0.1:7600";  // port 0: any free port
+  // Where workers reach this server's coordinators: a HOST only (each plan
+  // generation listens on its own free port); "": the local address of
+  // the route to the first device (CoordinatorOptions::advertise).
+  std::string advertise;
   std::string strategy;               // "": auto once registered, else pipeline
   std::string objective = "latency";  // auto: latency or throughput
   int concurrency = 0;  // throughput: requests in flight (0: one per device)

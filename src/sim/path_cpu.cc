@@ -39,6 +39,7 @@ StatusOr<double> TimeRequests(const DeviceSpec& d, rpc::Worker::Stub* stub,
   CoordinatorOptions co;
   co.timeout_ms = o.timeout_ms;
   co.deploy_timeout_ms = o.timeout_ms;
+  co.advertise = o.advertise;
   // A plan the worker already serves (`shoal serve`) stays beside this one
   // and is current again after the Release below.
   co.keep_previous = true;

@@ -21,6 +21,7 @@ struct PathCpuOptions {
   int64_t bytes = int64_t{1} << 20;  // of the large input / output
   int requests = 30;                 // timed, per plan, after 2 warm-ups
   int64_t timeout_ms = 300000;       // per request and per deploy
+  std::string advertise;             // CoordinatorOptions::advertise
 };
 
 struct PathCpu {

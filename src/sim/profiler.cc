@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "plan/graph_json.h"
+#include "runtime/net_address.h"
 #include "runtime/wire.h"
 #include "sim/fit.h"
 #include "sim/path_cpu.h"
@@ -291,16 +292,21 @@ StatusOr<Profile> ProfileCluster(const Cluster& c,
   std::unique_ptr<grpc::Server> server;
   std::string sink_addr;
   if (n == 1) {
+    // A lone device probes its link to this process.
+    ASSIGN_OR_RETURN(ReplyEndpoint ep,
+                     ChooseReplyEndpoint(o.advertise, c.devices[0].address,
+                                         c.devices[0].name));
     grpc::ServerBuilder b;
     int port = 0;
-    b.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    const std::string listen = JoinHostPort(ep.listen_host, ep.port);
+    b.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
     ConfigureServer(&b, kDefaultMaxMessageBytes);
     b.RegisterService(&sink);
     server = b.BuildAndStart();
     if (!server || port == 0) {
-      return Unavailable("the profiler cannot listen on 127.0.0.1");
+      return Unavailable("the profiler cannot listen on " + listen);
     }
-    sink_addr = "127.0.0.1:" + std::to_string(port);
+    sink_addr = JoinHostPort(ep.advertise_host, port);
   }
   for (size_t i = 0; i < n; ++i) {
     const DeviceSpec& d = c.devices[i];
@@ -337,6 +343,7 @@ StatusOr<Profile> ProfileCluster(const Cluster& c,
   for (size_t i = 0; o.path_cpu && i < n; ++i) {
     PathCpuOptions po;
     po.timeout_ms = o.rpc_timeout_ms;
+    po.advertise = o.advertise;
     ASSIGN_OR_RETURN(PathCpu pc, MeasurePathCpu(c.devices[i], po));
     p.devices[i].recv_cpu_per_byte_s = pc.recv_per_byte_s;
     p.devices[i].send_cpu_per_byte_s = pc.send_per_byte_s;

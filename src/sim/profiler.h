@@ -49,6 +49,9 @@ struct ProfilerOptions {
   // one-task plans deployed on it (sim/path_cpu.h).
   bool path_cpu = true;
   uint64_t seed = 1;
+  // Where a lone device's link probes reach this process, and the
+  // path-CPU plans reply: CoordinatorOptions::advertise.
+  std::string advertise;
   std::function<void(const ProfileProgress&)> progress;  // any thread
 };
 
