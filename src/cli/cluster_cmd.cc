@@ -1,10 +1,10 @@
 // `shoal cluster up|down FILE.yaml`: an emulated cluster on this machine
-// (runtime/emulated_cluster.h): one worker process per device on 127.0.0.1,
-// held to its device's CPU share, memory and link.
+// (emulate/emulated_cluster.h): one worker process per device, held to its
+// device's CPU share, memory and link.
 #include <iostream>
 
 #include "cli/commands.h"
-#include "runtime/emulated_cluster.h"
+#include "emulate/emulated_cluster.h"
 
 namespace shoal {
 
@@ -14,11 +14,19 @@ void AddClusterCommand(CLI::App* app) {
       "cluster", "Start or stop an emulated cluster on this machine");
   cmd->require_subcommand(1);
   CLI::App* up = cmd->add_subcommand(
-      "up", "Start one limited worker process per device (127.0.0.1)");
+      "up", "Start one limited worker process per device");
   up->add_option("file", *file, "Cluster file (YAML)")->required();
-  up->callback([file] {
-    throw CommandExit(
-        ReportStatus(ClusterUp(*file, ClusterUpOptions{}, std::cout).status()));
+  auto mode = std::make_shared<std::string>("transport");
+  up->add_option("--mode", *mode,
+                 "transport: workers on 127.0.0.1, links shaped by their "
+                 "transport; netns (root): each worker in a network namespace "
+                 "with its own address, bandwidth shaped by the kernel "
+                 "(default transport)")
+      ->check(CLI::IsMember({"transport", "netns"}));
+  up->callback([file, mode] {
+    ClusterUpOptions o;
+    o.mode = *mode;
+    throw CommandExit(ReportStatus(ClusterUp(*file, o, std::cout).status()));
   });
   CLI::App* down =
       cmd->add_subcommand("down", "Stop the workers of a cluster file");

@@ -31,7 +31,7 @@
 #include "plan/plan_cost.h"
 #include "plan/plan_verify.h"
 #include "runtime/coordinator.h"
-#include "runtime/emulated_cluster.h"
+#include "emulate/emulated_cluster.h"
 #include "util/stats.h"
 
 namespace shoal {

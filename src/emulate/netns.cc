@@ -116,14 +116,14 @@ Status NetnsAvailable() {
     return FailedPrecondition("cannot create a network namespace: " +
                               s.message());
   }
-  s = RunTool({"ip", "-n", probe, "link", "add", "b", "type", "bridge"});
+  s = RunTool({"ip", "-n", probe, "link", "add", "name", "probebr", "type", "bridge"});
   if (s.ok()) {
-    s = RunTool({"ip", "-n", probe, "link", "add", "v0", "type", "veth",
-                 "peer", "name", "v1"});
+    s = RunTool({"ip", "-n", probe, "link", "add", "name", "probe0", "type",
+                 "veth", "peer", "name", "probe1"});
   }
   if (s.ok()) {
     s = RunTool({"ip", "netns", "exec", probe, "tc", "qdisc", "add", "dev",
-                 "v0", "root", "handle", "1:", "htb"});
+                 "probe0", "root", "handle", "1:", "htb"});
   }
   RunTool({"ip", "netns", "del", probe});
   if (!s.ok()) {
@@ -214,23 +214,23 @@ StatusOr<NetnsLayout> NetnsUp(const std::string& tag,
   for (const auto& cmd : std::vector<std::vector<std::string>>{
            {"ip", "netns", "add", b},
            {"ip", "-n", b, "link", "set", "lo", "up"},
-           {"ip", "-n", b, "link", "add", "br0", "type", "bridge"},
+           {"ip", "-n", b, "link", "add", "name", "br0", "type", "bridge"},
            {"ip", "-n", b, "link", "set", "br0", "up"},
-           {"ip", "link", "add", HostVeth(tag), "type", "veth", "peer", "name",
-            "host", "netns", b},
-           {"ip", "-n", b, "link", "set", "host", "master", "br0", "up"},
+           {"ip", "link", "add", "name", HostVeth(tag), "type", "veth", "peer",
+            "name", "uplink", "netns", b},
+           {"ip", "-n", b, "link", "set", "uplink", "master", "br0", "up"},
            {"ip", "addr", "add", l.host_ip + "/24", "dev", HostVeth(tag)},
            {"ip", "link", "set", HostVeth(tag), "up"}}) {
     if (Status s = RunTool(cmd); !s.ok()) return fail(s);
   }
   for (size_t i = 0; i < devs.size(); ++i) {
     const std::string ns = NetnsName(tag, static_cast<int>(i));
-    const std::string port = "d" + std::to_string(i);
+    const std::string port = "dev" + std::to_string(i);
     l.device_ns.push_back(ns);
     for (const auto& cmd : std::vector<std::vector<std::string>>{
              {"ip", "netns", "add", ns},
              {"ip", "-n", ns, "link", "set", "lo", "up"},
-             {"ip", "-n", b, "link", "add", port, "type", "veth", "peer",
+             {"ip", "-n", b, "link", "add", "name", port, "type", "veth", "peer",
               "name", "eth0", "netns", ns},
              {"ip", "-n", b, "link", "set", port, "master", "br0", "up"},
              {"ip", "-n", ns, "addr", "add", devs[i].ip + "/24", "dev",
@@ -257,7 +257,13 @@ Status NetnsDown(const std::string& tag, int devices) {
     if (first.ok()) first = s;
   };
   for (int i = 0; i < devices; ++i) del(NetnsName(tag, i));
-  del(BridgeNs(tag));  // takes the host's veth pair with it
+  // The kernel frees a namespace's interfaces some time after `netns del`:
+  // the host's end goes now, so a `cluster up` right after can make it anew.
+  if (std::filesystem::exists("/sys/class/net/" + HostVeth(tag))) {
+    Status s = RunTool({"ip", "link", "del", HostVeth(tag)});
+    if (first.ok()) first = s;
+  }
+  del(BridgeNs(tag));
   return first;
 }
 

@@ -98,6 +98,12 @@ struct Coordinator::Impl final : public rpc::Worker::Service {
     return grpc::Status::OK;
   }
 
+  // Deploy's reachability check: each worker sends one empty message here.
+  grpc::Status Sink(grpc::ServerContext*, const rpc::SinkMessage* m,
+                    rpc::Ack*) override {
+    return CheckProtocol(m->protocol(), "the coordinator");
+  }
+
   grpc::Status Abort(grpc::ServerContext*, const rpc::AbortMessage* m,
                      rpc::Ack*) override {
     std::lock_guard<std::mutex> lock(mu);
@@ -290,6 +296,34 @@ Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
           m.DeviceName(d) + " speaks shoal protocol version " +
           std::to_string(hr.protocol()) + " but this coordinator speaks " +
           std::to_string(kProtocolVersion));
+    }
+    {
+      // Outputs and aborts come back to reply_to: a device that cannot
+      // reach it (another host told 127.0.0.1, a firewall) would make
+      // every request time out with nothing to say why.
+      rpc::LinkProbeRequest pq;
+      pq.set_protocol(kProtocolVersion);
+      pq.set_target(m.reply_to);
+      pq.set_bytes(0);
+      pq.set_count(1);
+      pq.set_timeout_ms(3000);
+      rpc::LinkProbeReply pr;
+      grpc::ClientContext ctx;
+      ctx.set_deadline(DeadlineIn(5000));
+      grpc::Status s = m.stubs[d]->ProbeLink(&ctx, pq, &pr);
+      if (!s.ok()) {
+        return Unavailable(
+            m.DeviceName(d) + " cannot reach this coordinator at " +
+            m.reply_to + " (" + s.error_message() +
+            "): give --advertise an address of this machine that the device "
+            "can reach, and open its port in the firewall");
+      }
+    }
+    if (d == p.input_device) {
+      // The input leaves as the input device's worker sends: through the
+      // link its transport emulates (none where the kernel shapes it).
+      m.input_link = std::make_unique<LinkShaper>(
+          Link{hr.link_bandwidth_bps(), hr.link_latency_s()});
     }
     // The worker holds weights twice (cache and engine): refuse before
     // uploading what cannot fit. The worker checks again, activations too.

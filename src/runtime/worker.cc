@@ -167,6 +167,8 @@ struct Worker::Impl final : public rpc::Worker::Service {
     rep->set_name(opts.name);
     rep->set_memory_budget(opts.memory_bytes);
     rep->set_threads(opts.threads);
+    rep->set_link_bandwidth_bps(opts.link.bandwidth_bps);
+    rep->set_link_latency_s(opts.link.latency_s);
     std::lock_guard<std::mutex> lock(mu);
     rep->set_deployment(dep ? dep->id : "");
     rep->set_uptime_ms(static_cast<int64_t>(MsSince(started)));

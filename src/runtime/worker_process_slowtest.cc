@@ -24,7 +24,7 @@
 #include "partition/plan_test_util.h"
 #include "partition/strategy.h"
 #include "runtime/coordinator.h"
-#include "runtime/emulated_cluster.h"
+#include "emulate/emulated_cluster.h"
 #include "runtime/process_test_util.h"
 #include "runtime/runtime_test_util.h"
 #include "runtime/wire.h"

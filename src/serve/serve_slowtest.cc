@@ -21,7 +21,7 @@
 #include "graph/random_input.h"
 #include "graph/tensor_diff.h"
 #include "models/load_model.h"
-#include "runtime/emulated_cluster.h"
+#include "emulate/emulated_cluster.h"
 #include "runtime/process_test_util.h"
 #include "serve/client.h"
 #include "serve/monitor.h"

@@ -1,8 +1,9 @@
-#include "runtime/emulated_cluster.h"
+#include "emulate/emulated_cluster.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -18,6 +19,8 @@
 #include <sstream>
 #include <thread>
 
+#include "emulate/netns.h"
+#include "runtime/net_address.h"
 #include "runtime/wire.h"
 #include "sim/cpu_quota.h"
 
@@ -30,6 +33,7 @@ using Clock = std::chrono::steady_clock;
 // Headroom of the memory cgroup over the device's budget: the process
 // itself (binary, gRPC, oneDNN) before any weights.
 constexpr int64_t kMemoryHeadroom = int64_t{256} << 20;
+
 
 std::string CgroupName(const std::string& file, const std::string& dev) {
   return "shoal-" + HashString(fs::absolute(file).string()).substr(0, 8) + "-" +
@@ -122,6 +126,10 @@ bool Healthy(const std::string& address, Clock::time_point since) {
 
 }  // namespace
 
+std::string ClusterTag(const std::string& file) {
+  return HashString(fs::absolute(file).string()).substr(0, 8);
+}
+
 std::string ClusterStateDir(const std::string& file) {
   std::error_code ec;
   const std::string abs = fs::absolute(file, ec).string();
@@ -153,8 +161,44 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
                                                 const ClusterUpOptions& opts,
                                                 std::ostream& out) {
   ASSIGN_OR_RETURN(Cluster c, LoadCluster(file));
+  const bool netns = opts.mode == "netns";
+  if (!netns && opts.mode != "transport") {
+    return InvalidArgument("cluster up --mode '" + opts.mode +
+                           "': transport or netns");
+  }
   const std::string state = ClusterStateDir(file);
   fs::create_directories(state);
+  // The network namespaces, when they are not up already (a `cluster up`
+  // that adds the workers missing from a running cluster keeps them).
+  std::vector<std::string> device_ns(c.devices.size());
+  if (netns) {
+    std::vector<NetnsDevice> nd;
+    bool any_running = false;
+    for (const auto& d : c.devices) {
+      ASSIGN_OR_RETURN(HostPort hp, SplitHostPort(d.address, "device " +
+                                                                 d.name +
+                                                                 "'s address"));
+      if (hp.port < 1) {
+        return InvalidArgument("device " + d.name + "'s address '" +
+                               d.address + "' needs a port");
+      }
+      nd.push_back({d.name, hp.host, d.link.bandwidth_bps});
+      any_running |= Alive(ReadPid(state + "/" + d.name + ".pid"));
+    }
+    const std::string tag = ClusterTag(file);
+    const std::string marker = state + "/netns";
+    if (!any_running || !fs::exists(marker)) {
+      ASSIGN_OR_RETURN(NetnsLayout l, NetnsUp(tag, nd));
+      std::ofstream(marker) << c.devices.size() << "\n";
+      out << "network " << l.subnet << ": this host is " << l.host_ip
+          << "; each device in a namespace of its own (" << NetnsName(tag, 0)
+          << "...), its bandwidth shaped by the kernel (htb, both ways), its "
+             "latency by the worker's transport (no netem here)\n";
+    }
+    for (size_t i = 0; i < c.devices.size(); ++i) {
+      device_ns[i] = NetnsName(tag, static_cast<int>(i));
+    }
+  }
   const std::string self = opts.binary.empty()
                                ? fs::read_symlink("/proc/self/exe").string()
                                : opts.binary;
@@ -167,12 +211,15 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
     rep.name = d.name;
     const auto colon = d.address.rfind(':');
     const std::string host = d.address.substr(0, colon);
-    if (colon == std::string::npos ||
-        (host != "127.0.0.1" && host != "localhost")) {
-      return InvalidArgument("device " + d.name + " has address '" + d.address +
-                             "': cluster up starts workers on this machine "
-                             "only (127.0.0.1:PORT)");
+    if (!netns && (colon == std::string::npos ||
+                   (host != "127.0.0.1" && host != "localhost"))) {
+      return InvalidArgument(
+          "device " + d.name + " has address '" + d.address +
+          "': cluster up starts workers on this machine, on 127.0.0.1:PORT "
+          "(or, as root with --mode netns, each on a private address of its "
+          "own)");
     }
+    const size_t index = &d - c.devices.data();
     const std::string pidfile = state + "/" + d.name + ".pid";
     if (Alive(ReadPid(pidfile))) {
       rep.pid = ReadPid(pidfile);
@@ -239,7 +286,7 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
       args.push_back("--cpu-fraction");
       args.push_back(std::to_string(d.cpu));
     }
-    if (d.link.bandwidth_bps > 0) {
+    if (d.link.bandwidth_bps > 0 && !netns) {  // netns: the kernel's htb
       args.push_back("--link-bandwidth");
       args.push_back(std::to_string(d.link.bandwidth_bps) + "bit");
     }
@@ -259,6 +306,11 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
       }
       for (const auto& dir : dirs) {
         std::ofstream(dir + "/cgroup.procs") << getpid();
+      }
+      if (netns) {
+        const int nsfd = open(NetnsPath(device_ns[index]).c_str(), O_RDONLY);
+        if (nsfd < 0 || setns(nsfd, CLONE_NEWNET) != 0) _exit(126);
+        close(nsfd);
       }
       int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       if (fd >= 0) {
@@ -296,11 +348,13 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
                          d.address + " (is the port taken?); " + log +
                          (tail.empty() ? "" : " says: " + tail));
     }
-    out << "  " << d.name << " on " << d.address << " (pid " << pid << ", "
-        << threads << " threads): cpu " << rep.cpu_note << "; memory "
-        << rep.memory_note << "; link "
+    out << "  " << d.name << " on " << d.address
+        << (netns ? " in " + device_ns[index] : std::string()) << " (pid "
+        << pid << ", " << threads << " threads): cpu " << rep.cpu_note
+        << "; memory " << rep.memory_note << "; link "
         << (d.link.bandwidth_bps > 0
-                ? std::to_string(d.link.bandwidth_bps / 1e6) + " Mbit/s"
+                ? std::to_string(d.link.bandwidth_bps / 1e6) + " Mbit/s" +
+                      (netns ? " (shaped by the kernel)" : "")
                 : std::string("unshaped"))
         << (d.link.latency_s > 0
                 ? " + " + std::to_string(d.link.latency_s * 1e3) +
@@ -342,6 +396,12 @@ Status ClusterDown(const std::string& file, std::ostream& out) {
       }
     }
     std::remove((state + "/" + d.name + ".cgroups").c_str());
+  }
+  if (fs::exists(state + "/netns")) {
+    Status s = NetnsDown(ClusterTag(file), static_cast<int>(c.devices.size()));
+    std::remove((state + "/netns").c_str());
+    if (!s.ok()) return s.WithContext("removing the emulated network");
+    out << "removed the emulated network\n";
   }
   out << "cluster " << file << ": " << stopped << " workers stopped\n";
   return Status::Ok();

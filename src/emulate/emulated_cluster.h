@@ -1,9 +1,12 @@
 // An emulated cluster on this machine (`shoal cluster up/down`, `shoal
-// demo`): one `shoal worker` process per device on 127.0.0.1, each held to
-// its device's CPU share and memory with cgroup v1 controllers where they
-// can be used, and to its link by the worker's own transport shaping.
-#ifndef SHOAL_RUNTIME_EMULATED_CLUSTER_H_
-#define SHOAL_RUNTIME_EMULATED_CLUSTER_H_
+// demo`): one `shoal worker` process per device, each held to its device's
+// CPU share and memory with cgroup v1 controllers where they can be used.
+// Two modes for the network: `transport`, every worker on 127.0.0.1 and its
+// link shaped by the worker's own transport (no privileges needed); and
+// `netns` (root), every worker in a network namespace of its own with its
+// own IP and its link's bandwidth shaped by the kernel (emulate/netns.h).
+#ifndef SHOAL_EMULATE_EMULATED_CLUSTER_H_
+#define SHOAL_EMULATE_EMULATED_CLUSTER_H_
 
 #include <ostream>
 #include <string>
@@ -21,6 +24,7 @@ struct ClusterUpOptions {
   // The workers get SIGTERM when the thread that started them ends, so a
   // killed `shoal demo` leaves nothing behind (`cluster up` leaves them).
   bool die_with_parent = false;
+  std::string mode = "transport";  // or "netns"
 };
 
 // What `up` applied to one device.
@@ -35,6 +39,8 @@ struct DeviceUpReport {
 
 // Logs and pid files of the cluster file `file`.
 std::string ClusterStateDir(const std::string& file);
+// The 8 hex digits in the names of its cgroups, namespaces and interfaces.
+std::string ClusterTag(const std::string& file);
 
 // Starts the workers that are not running yet and waits until each answers.
 // Prints a line per device to `out`. Fails naming the device and its log.
@@ -51,4 +57,4 @@ StatusOr<int> FreeLoopbackPort();
 
 }  // namespace shoal
 
-#endif  // SHOAL_RUNTIME_EMULATED_CLUSTER_H_
+#endif  // SHOAL_EMULATE_EMULATED_CLUSTER_H_
