@@ -98,6 +98,13 @@ std::string MakeCgroup(
   return dir;
 }
 
+// 62, 0.5, 8.83: a figure as a person writes it.
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4g", v);
+  return buf;
+}
+
 bool Alive(pid_t pid) { return pid > 0 && kill(pid, 0) == 0; }
 
 pid_t ReadPid(const std::string& path) {
@@ -353,11 +360,11 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
         << pid << ", " << threads << " threads): cpu " << rep.cpu_note
         << "; memory " << rep.memory_note << "; link "
         << (d.link.bandwidth_bps > 0
-                ? std::to_string(d.link.bandwidth_bps / 1e6) + " Mbit/s" +
+                ? Num(d.link.bandwidth_bps / 1e6) + " Mbit/s" +
                       (netns ? " (shaped by the kernel)" : "")
                 : std::string("unshaped"))
         << (d.link.latency_s > 0
-                ? " + " + std::to_string(d.link.latency_s * 1e3) +
+                ? " + " + Num(d.link.latency_s * 1e3) +
                       " ms (shaped by the worker's transport)"
                 : std::string())
         << "\n";
