@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 
@@ -14,10 +15,22 @@ namespace {
 
 struct WorkerArgs {
   std::string listen = "127.0.0.1:7000", name, memory = "0", bandwidth, latency,
-              max_message = "256MiB", backend = "onednn";
+              max_message = "256MiB", backend = "onednn", cache_dir,
+              cache_size = "4GiB";
   int threads = 0;  // 0: the machine's cores
   double cpu_fraction = 0;
 };
+
+// The user's cache (XDG), or the system's for a service without a home.
+std::string DefaultCacheDir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x) {
+    return std::string(x) + "/shoal/weights";
+  }
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h) {
+    return std::string(h) + "/.cache/shoal/weights";
+  }
+  return "/var/cache/shoal/weights";
+}
 
 Status RunWorker(const WorkerArgs& a) {
   WorkerOptions o;
@@ -43,6 +56,8 @@ Status RunWorker(const WorkerArgs& a) {
     return InvalidArgument("--max-message must be between 4KiB and 1GiB");
   }
   ASSIGN_OR_RETURN(o.backend, ParseBackend(a.backend));
+  o.cache_dir = a.cache_dir.empty() ? DefaultCacheDir() : a.cache_dir;
+  ASSIGN_OR_RETURN(o.cache_max_bytes, ParseBytes(a.cache_size));
   // Signals go to one waiting thread, which shuts the server down cleanly.
   sigset_t set;
   sigemptyset(&set);
@@ -54,7 +69,8 @@ Status RunWorker(const WorkerArgs& a) {
             << " (memory budget "
             << (o.memory_bytes > 0 ? std::to_string(o.memory_bytes) + " bytes"
                                    : std::string("unlimited"))
-            << ", " << o.threads << " kernel threads, "
+            << ", weights cached in " << o.cache_dir << ", " << o.threads
+            << " kernel threads, "
             << (o.cpu_fraction > 0
                     ? "compute paced to " + std::to_string(o.cpu_fraction) +
                           " of a host core, "
@@ -105,6 +121,13 @@ void AddWorkerCommand(CLI::App* app) {
   cmd->add_option("--max-message", a->max_message,
                   "Largest gRPC message accepted (default 256MiB)");
   cmd->add_option("--backend", a->backend, "onednn or reference");
+  cmd->add_option("--cache-dir", a->cache_dir,
+                  "Where weights are kept between deployments, by content "
+                  "hash (default $XDG_CACHE_HOME/shoal/weights or "
+                  "~/.cache/shoal/weights)");
+  cmd->add_option("--cache-size", a->cache_size,
+                  "Weights no deployment uses are removed beyond this size "
+                  "(default 4GiB)");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunWorker(*a))); });
 }
 

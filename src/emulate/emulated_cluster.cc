@@ -288,7 +288,10 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
         "--listen",  d.address,
         "--name",    d.name,
         "--memory",  std::to_string(d.memory_bytes),
-        "--threads", std::to_string(threads)};
+        "--threads", std::to_string(threads),
+        // Its own cache: an emulated device does not have what another
+        // was sent.
+        "--cache-dir", state + "/" + d.name + ".weights"};
     if (d.cpu > 0) {  // pacing makes short tasks as slow as long ones
       args.push_back("--cpu-fraction");
       args.push_back(std::to_string(d.cpu));

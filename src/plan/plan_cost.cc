@@ -108,10 +108,15 @@ std::string MiB(int64_t b) {
 }
 }  // namespace
 
-int64_t WeightCapacity(int64_t memory_bytes) { return memory_bytes / 2; }
+int64_t DeviceWeightMemory(int64_t weight_bytes, int64_t largest_weight) {
+  return weight_bytes + largest_weight;
+}
+
+int64_t WeightCapacity(int64_t memory_bytes) { return memory_bytes; }
 
 bool FitsWhole(int64_t weight_bytes, int64_t memory_bytes) {
-  return memory_bytes <= 0 || 3 * weight_bytes <= memory_bytes;
+  return memory_bytes <= 0 ||
+         DeviceWeightMemory(weight_bytes, weight_bytes) <= memory_bytes;
 }
 
 std::vector<int64_t> LargestWeightPerDevice(const Plan& p) {
@@ -127,6 +132,15 @@ std::vector<int64_t> LargestWeightPerDevice(const Plan& p) {
   return largest;
 }
 
+std::vector<int64_t> PeakActivationPerDevice(const Plan& p) {
+  std::vector<int64_t> peak(p.devices.size(), 0);
+  for (const auto& t : p.tasks) {
+    const int64_t a = PeakActivationBytes(t.fragment);
+    for (int d : t.devices) peak[d] = std::max(peak[d], a);
+  }
+  return peak;
+}
+
 Status CheckPlanMemory(const Plan& p, const Graph& model) {
   int64_t total_capacity = 0;
   bool limited = true;
@@ -139,22 +153,22 @@ Status CheckPlanMemory(const Plan& p, const Graph& model) {
     return FailedPrecondition(
         "the cluster cannot hold model " + model.name +
         " under any plan: its weights take " + MiB(gc.weight_bytes()) +
-        ", held twice by a worker (cache and engine), but the " +
-        std::to_string(p.devices.size()) + " devices have " +
-        MiB(2 * total_capacity) + " of memory together");
+        " but the " + std::to_string(p.devices.size()) + " devices have " +
+        MiB(total_capacity) + " of memory together");
   }
   const auto wb = WeightBytesPerDevice(p);
   const auto largest = LargestWeightPerDevice(p);
+  const auto act = PeakActivationPerDevice(p);
   for (size_t d = 0; d < p.devices.size(); ++d) {
     const int64_t mem = p.devices[d].memory_bytes;
-    const int64_t need = 2 * wb[d] + largest[d];
+    const int64_t need = DeviceWeightMemory(wb[d], largest[d]) + act[d];
     if (mem > 0 && need > mem) {
       return FailedPrecondition(
           "plan does not fit: device " + p.devices[d].name + " would need " +
-          MiB(need) + " (" + MiB(wb[d]) +
-          " of weights, held twice: cache and engine, + " + MiB(largest[d]) +
-          " while its largest weight is reordered) but has " + MiB(mem) +
-          " of memory (strategy " + p.strategy + ")");
+          MiB(need) + " (" + MiB(wb[d]) + " of weights + " + MiB(largest[d]) +
+          " while its largest weight is reordered + " + MiB(act[d]) +
+          " of activations) but has " + MiB(mem) + " of memory (strategy " +
+          p.strategy + ")");
     }
   }
   return Status::Ok();

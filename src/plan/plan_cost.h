@@ -33,21 +33,33 @@ struct PlanCost {
 StatusOr<PlanCost> ComputePlanCost(const Plan& p, const Graph& model,
                                    int64_t request = 0);
 
-// What a device's weights may take of its memory: a worker holds them twice
-// (the content-addressed cache that makes a redeploy free, and the engine's
-// copy; src/runtime/worker.cc), so half of it. 0 (unlimited) stays 0.
+// The memory a worker needs for `weight_bytes` of weights whose largest
+// single weight is `largest_weight`: each weight once, in the engine's
+// layout (the cache that makes a redeploy free is on disk,
+// runtime/blob_cache.h), plus the largest once more, for the moment the
+// engine reorders it while the plain copy read from the cache exists.
+// The worker adds its activations and a deployment kept alongside.
+int64_t DeviceWeightMemory(int64_t weight_bytes, int64_t largest_weight);
+// What a device's weights may take of its memory (the planners' sums; the
+// reorder's room is reserved apart). 0 (unlimited) stays 0.
 int64_t WeightCapacity(int64_t memory_bytes);
-// Whether one layer's `weight_bytes` can sit whole on a device: held twice
+// Whether one layer's `weight_bytes` can sit whole on a device: held once
 // and, while its largest weight is reordered, once more (CheckPlanMemory's
-// count for a device holding that layer alone). Unlimited memory: always.
+// count for a device holding that layer alone, taking the layer as one
+// weight). Unlimited memory: always.
 bool FitsWhole(int64_t weight_bytes, int64_t memory_bytes);
 
 // Per device, its largest single weight region (bytes): what the engine
 // holds once more while it reorders that weight.
 std::vector<int64_t> LargestWeightPerDevice(const Plan& p);
 
-// Whether every device's weights fit its memory as a worker holds them: twice,
-// plus its largest weight once more while the engine reorders it (devices
+// Per device, the largest peak of live activations of one of its tasks
+// (PeakActivationBytes of the task's fragment, its inputs included: the
+// messages it waits on).
+std::vector<int64_t> PeakActivationPerDevice(const Plan& p);
+
+// Whether every device's weights and activations fit its memory as a
+// worker holds them (DeviceWeightMemory + PeakActivationPerDevice; devices
 // with memory 0 are unlimited); the error names the device and the numbers.
 // Fails first, and says so, when the devices together cannot hold the model's
 // weights under any plan.

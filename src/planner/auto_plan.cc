@@ -47,9 +47,9 @@ struct Candidate {
   std::string memo;  // how it was made, when that needs saying
 };
 
-// The planners' memory sums count a device's weights twice (cache and
-// engine copy); the worker also holds the largest of them once more while
-// it reorders it (CheckPlanMemory), which a sum over units cannot express.
+// The planners' memory sums count a device's weights; the worker also holds
+// the largest of them once more while it reorders it, and its activations
+// (CheckPlanMemory), which a sum over units cannot express.
 // Where `p` overflows a device that way, keeps that weight's bytes out of
 // the capacity in `pr` of every device with that much memory (the next plan
 // would move the weight to a look-alike); true when a reservation grew, so
@@ -59,14 +59,18 @@ bool ReserveReorderRoom(const Plan& p, UnitPricer* pr) {
   if (static_cast<int>(p.devices.size()) != n) return false;
   const auto wb = WeightBytesPerDevice(p);
   const auto largest = LargestWeightPerDevice(p);
+  const auto act = PeakActivationPerDevice(p);
   bool grew = false;
   for (int d = 0; d < n; ++d) {
     const int64_t mem = p.devices[d].memory_bytes;
-    if (mem <= 0 || 2 * wb[d] + largest[d] <= mem) continue;
+    if (mem <= 0 || DeviceWeightMemory(wb[d], largest[d]) + act[d] <= mem) {
+      continue;
+    }
+    const int64_t room = largest[d] + act[d];
     for (int e = 0; e < n; ++e) {
-      if (p.devices[e].memory_bytes != mem || pr->Reserved(e) >= largest[d])
+      if (p.devices[e].memory_bytes != mem || pr->Reserved(e) >= room)
         continue;
-      pr->Reserve(e, largest[d]);
+      pr->Reserve(e, room);
       grew = true;
     }
   }

@@ -121,8 +121,8 @@ void AddLoad(const Load& l, Column* c) {
 // device until its memory, less what splits put there, is full, then move
 // to the class's next device. The moves cost transfers the MILP did not
 // price; PredictPlan prices the Plan that results. A device is full by the
-// plan's own rule (CheckPlanMemory: twice its weights and its largest weight
-// once more), with each unit's or part's bytes standing for its largest
+// plan's own rule (CheckPlanMemory: its weights and its largest weight once
+// more), with each unit's or part's bytes standing for its largest
 // weight, so that the packed Plan is not dropped for memory (a class of
 // one device keeps the MILP's placement).
 Status SpreadOverClasses(const UnitPricer& pr, const DeviceClasses& dc,
@@ -152,7 +152,8 @@ Status SpreadOverClasses(const UnitPricer& pr, const DeviceClasses& dc,
       const int64_t mem = devs[d].memory_bytes;
       if (mem <= 0 ||
           (used[d] + w <= pr.Capacity(d) &&
-           (alone || 2 * (used[d] + w) + std::max(big[d], w) <= mem))) {
+           (alone || DeviceWeightMemory(used[d] + w, std::max(big[d], w)) <=
+                         mem))) {
         break;
       }
     }

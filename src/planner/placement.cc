@@ -238,14 +238,13 @@ Load UnitPricer::Price(int ui, const Placement& p) const {
   }
   for (const auto& [d, w] : l.weights) {
     // The plan's own check (CheckPlanMemory) also counts the largest weight
-    // once more while it is reordered: a unit alone needs up to 3x its
-    // weights, so a 392 MiB fc is not placed whole on a 1 GiB device.
+    // once more while it is reordered: a unit alone needs up to 2x its
+    // weights, so a 640 MiB fc is not placed whole on a 1 GiB device.
     if (!FitsWhole(w, devs[d].memory_bytes)) {
       return fail(u.nodes[0] + " needs " + std::to_string(w) +
                   " bytes of weights on " + devs[d].name + ", which can hold " +
-                  std::to_string(devs[d].memory_bytes / 3) +
-                  " (held twice, cache and engine, and once more while "
-                  "reordered)");
+                  std::to_string(devs[d].memory_bytes / 2) +
+                  " (once, and once more while reordered)");
     }
   }
   return l;

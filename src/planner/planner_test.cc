@@ -104,12 +104,11 @@ TEST(Procedure1, SplitsALayerThatFitsNoDevice) {
 }
 
 TEST(Placements, AUnitWholeMustFitWhileItsWeightIsReordered) {
-  // 1 MiB of weights on 2.5 MiB devices: under half the memory, but held
-  // twice (cache and engine) and once more while reordered it needs 3 MiB,
-  // which CheckPlanMemory refuses; the pricer refuses it too, so auto
-  // splits the layer, and its plan fits.
+  // 1 MiB of weights on 1.5 MiB devices: under the memory, but once more
+  // while reordered it needs 2 MiB, which CheckPlanMemory refuses; the
+  // pricer refuses it too, so auto splits the layer, and its plan fits.
   const Model m = FcChain(1, 512);
-  const Cluster c = MakeCluster({1, 1}, 2560 << 10, 0, 0);
+  const Cluster c = MakeCluster({1, 1}, 1536 << 10, 0, 0);
   auto units = MakeUnits(m.graph).value();
   const LatencyModel lm = LatencyModel::FromCluster(c);
   UnitPricer pr(m.graph, units, lm, 0);
@@ -126,18 +125,18 @@ TEST(Placements, AUnitWholeMustFitWhileItsWeightIsReordered) {
   }
 }
 
-TEST(Placements, ReservedRoomComesOffHalfTheMemory) {
+TEST(Placements, ReservedRoomComesOffTheMemory) {
   const Model m = FcChain(1, 512);
   const Cluster c = MakeCluster({1, 1}, 4608 << 10, 0, 0);
   auto units = MakeUnits(m.graph).value();
   const LatencyModel lm = LatencyModel::FromCluster(c);
   UnitPricer pr(m.graph, units, lm, 0);
-  EXPECT_EQ(pr.Capacity(1), 2304 << 10);
+  EXPECT_EQ(pr.Capacity(1), 4608 << 10);
   pr.Reserve(1, 1 << 20);
   pr.Reserve(1, 1 << 10);  // reservations only grow
   EXPECT_EQ(pr.Reserved(1), 1 << 20);
-  EXPECT_EQ(pr.Capacity(1), 1792 << 10);
-  EXPECT_EQ(pr.Capacity(0), 2304 << 10);
+  EXPECT_EQ(pr.Capacity(1), 3584 << 10);
+  EXPECT_EQ(pr.Capacity(0), 4608 << 10);
   pr.Reserve(0, 8 << 20);  // more than the memory: still limited
   EXPECT_EQ(pr.Capacity(0), 1);
   const Cluster unlimited = MakeCluster({1}, 0, 0, 0);
@@ -148,11 +147,11 @@ TEST(Placements, ReservedRoomComesOffHalfTheMemory) {
 }
 
 TEST(Auto, PlansAgainWithRoomToReorderWhereAPlanOverflows) {
-  // Layers of 1 MiB on devices of 4.5 MiB: two whole layers are under half
-  // a device's memory (what the planners' sums allow) but need 2 x 2 MiB +
-  // 1 MiB while the larger is reordered (CheckPlanMemory). Without another
-  // try, every MILP and Procedure 1 plan that stacks two layers is dropped;
-  // the MILP plans again keeping that 1 MiB free, and its plan fits.
+  // Layers of 1 MiB on devices of 4.5 MiB: four whole layers are under a
+  // device's memory (what the planners' sums allow) but need 4 MiB + 1 MiB
+  // while the larger is reordered (CheckPlanMemory). Without another try,
+  // every MILP and Procedure 1 plan that stacks four layers is dropped; the
+  // MILP plans again keeping that 1 MiB free, and its plan fits.
   const Model m = FcChain(5, 512);
   const Cluster c = MakeCluster({1, 1, 1, 1}, 4608 << 10, 62e6, 9e-3);
   PlanOptions po = AutoOptions(c, "fc-chain");
@@ -265,9 +264,9 @@ TEST(JointMilp, ClassesOfEqualDevicesSolveAMemoryBoundChain) {
   auto units = MakeUnits(m.graph).value();
   int64_t layer = 0;
   for (const auto& u : units) layer = std::max(layer, u.weight_bytes);
-  // Each device's weight capacity (half its memory) holds 5 layers, the
-  // plan's own rule (twice, and the largest once more while reordered) 4.
-  const int64_t memory = 2 * (5 * layer + layer / 4);
+  // Each device's weight capacity (its memory) holds 5 layers, the plan's
+  // own rule (once, and the largest once more while reordered) 4.
+  const int64_t memory = 5 * layer + layer / 4;
   std::vector<double> speeds;
   for (int i = 0; i < 300; ++i) speeds.push_back(double(1 << (i % 3)));
   const Cluster c = MakeCluster(speeds, memory, 62e6, 9e-3);
@@ -286,7 +285,7 @@ TEST(JointMilp, ClassesOfEqualDevicesSolveAMemoryBoundChain) {
     EXPECT_LE(w, WeightCapacity(memory)) << "device " << d;
     // Packed over a class by the plan's rule; the hub, a class of one,
     // keeps the MILP's row (auto plans again where that overflows).
-    if (d != 0) EXPECT_LE(2 * w + layer, memory) << "device " << d;
+    if (d != 0) EXPECT_LE(DeviceWeightMemory(w, layer), memory) << "device " << d;
   }
   EXPECT_GE(held.size(), 4u);
   auto h = Procedure1(pr, "latency");

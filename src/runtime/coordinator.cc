@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "plan/plan_cost.h"
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
 #include "plan/task_weights.h"
@@ -325,11 +326,15 @@ Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
       m.input_link = std::make_unique<LinkShaper>(
           Link{hr.link_bandwidth_bps(), hr.link_latency_s()});
     }
-    // The worker holds weights twice (cache and engine): refuse before
-    // uploading what cannot fit. The worker checks again, activations too.
-    int64_t weight_bytes = 0;
-    for (const auto& [h, b] : blobs) weight_bytes += b.size();
-    if (hr.memory_budget() > 0 && 2 * weight_bytes > hr.memory_budget()) {
+    // Refuse before uploading what cannot fit (DeviceWeightMemory). The
+    // worker checks again, activations too.
+    int64_t weight_bytes = 0, largest = 0;
+    for (const auto& [h, b] : blobs) {
+      weight_bytes += b.size();
+      largest = std::max<int64_t>(largest, b.size());
+    }
+    const int64_t need = DeviceWeightMemory(weight_bytes, largest);
+    if (hr.memory_budget() > 0 && need > hr.memory_budget()) {
       auto mib = [](int64_t b) {
         char buf[32];
         std::snprintf(buf, sizeof(buf), "%.1f MiB", b / 1048576.0);
@@ -337,8 +342,9 @@ Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
       };
       return FailedPrecondition(
           m.DeviceName(d) + " refuses the deployment: it needs at least " +
-          mib(2 * weight_bytes) + " (" + mib(weight_bytes) +
-          " of weights, held twice: cache and engine) but its memory budget "
+          mib(need) + " (" + mib(weight_bytes) + " of weights + " +
+          mib(largest) +
+          " while its largest weight is reordered) but its memory budget "
           "is " +
           mib(hr.memory_budget()));
     }

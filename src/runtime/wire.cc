@@ -4,37 +4,6 @@
 
 namespace shoal {
 
-namespace {
-
-struct Fnv2 {
-  uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
-  void Add(const void* p, size_t n) {
-    const auto* c = static_cast<const unsigned char*>(p);
-    size_t i = 0;
-    // Word at a time: weights are hundreds of MB.
-    for (; i + 8 <= n; i += 8) {
-      uint64_t w;
-      std::memcpy(&w, c + i, 8);
-      a = (a ^ w) * 0x100000001b3ull;
-      b = (b ^ (w + 0x9e3779b97f4a7c15ull)) * 0x100000001b3ull;
-      b ^= b >> 29;
-    }
-    for (; i < n; ++i) {
-      a = (a ^ c[i]) * 0x100000001b3ull;
-      b = (b ^ (c[i] + 0x9eu)) * 0x100000001b3ull;
-    }
-  }
-  std::string Hex() const {
-    char buf[33];
-    std::snprintf(buf, sizeof(buf), "%016llx%016llx",
-                  static_cast<unsigned long long>(a),
-                  static_cast<unsigned long long>(b));
-    return buf;
-  }
-};
-
-}  // namespace
-
 grpc::Status CheckProtocol(uint32_t got, const std::string& who) {
   if (got == kProtocolVersion) return grpc::Status::OK;
   return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
@@ -45,7 +14,7 @@ grpc::Status CheckProtocol(uint32_t got, const std::string& who) {
 }
 
 std::string HashTensor(const Tensor& t) {
-  Fnv2 h;
+  ContentHasher h;
   const int64_t rank = static_cast<int64_t>(t.shape.size());
   h.Add(&rank, sizeof(rank));
   h.Add(t.shape.data(), t.shape.size() * sizeof(int64_t));
@@ -54,7 +23,7 @@ std::string HashTensor(const Tensor& t) {
 }
 
 std::string HashString(const std::string& s) {
-  Fnv2 h;
+  ContentHasher h;
   h.Add(s.data(), s.size());
   return h.Hex();
 }

@@ -13,6 +13,7 @@
 
 #include "graph/weights.h"
 #include "shoal.grpc.pb.h"
+#include "util/content_hash.h"
 #include "util/status.h"
 
 namespace shoal {
@@ -27,8 +28,7 @@ constexpr int64_t kBlobChunkBytes = int64_t{1} << 20;
 // FAILED_PRECONDITION naming both versions, or OK.
 grpc::Status CheckProtocol(uint32_t got, const std::string& who);
 
-// 128-bit content hash (two FNV-1a 64 lanes) of a tensor's shape and data,
-// as 32 hex digits.
+// The content hash (util/content_hash.h) of a tensor's shape and data.
 std::string HashTensor(const Tensor& t);
 std::string HashString(const std::string& s);
 

@@ -10,9 +10,12 @@
 #include <set>
 #include <thread>
 
+#include "graph/cost.h"
 #include "plan/graph_json.h"
+#include "plan/plan_cost.h"
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
+#include "runtime/blob_cache.h"
 #include "runtime/cpu_pacer.h"
 #include "runtime/link_shaper.h"
 #include "runtime/profiling.h"
@@ -125,7 +128,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
   std::mutex mu;  // guards everything below but the sender queue
   std::condition_variable ready_cv;
   bool stopping = false;
-  std::map<std::string, std::shared_ptr<const std::string>> blobs;
+  std::unique_ptr<BlobCache> cache;  // set by Start; has its own lock
   std::shared_ptr<Deployment> dep;
   // The deployment before `dep`, kept while its requests drain
   // (DeployRequest.keep_previous) until Release or the next Deploy.
@@ -179,9 +182,8 @@ struct Worker::Impl final : public rpc::Worker::Service {
   grpc::Status HaveBlobs(grpc::ServerContext*, const rpc::HaveBlobsRequest* req,
                          rpc::HaveBlobsReply* rep) override {
     if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
-    std::lock_guard<std::mutex> lock(mu);
     for (const auto& h : req->hashes()) {
-      if (!blobs.count(h)) rep->add_missing(h);
+      if (!cache->Has(h)) rep->add_missing(h);
     }
     return grpc::Status::OK;
   }
@@ -189,21 +191,18 @@ struct Worker::Impl final : public rpc::Worker::Service {
   grpc::Status PutBlobs(grpc::ServerContext*,
                         grpc::ServerReader<rpc::BlobChunk>* reader,
                         rpc::PutBlobsReply* rep) override {
+    // Each blob streams to a file of the cache: in memory, one chunk.
     rpc::BlobChunk c;
-    std::string hash, data;
-    int64_t total = -1;
+    std::string hash;
+    std::unique_ptr<BlobCache::Writer> writer;
+    int64_t total = -1, got = 0;
     const int64_t cap =
         opts.memory_bytes > 0 ? opts.memory_bytes : (int64_t{16} << 30);
     auto finish = [&]() -> grpc::Status {
-      if (HashString(data) != hash) {
-        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                            "blob " + hash + " arrived corrupted");
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      blobs[hash] = std::make_shared<const std::string>(std::move(data));
+      if (Status s = writer->Commit(); !s.ok()) return ToGrpc(s);
+      writer.reset();
       rep->set_blobs(rep->blobs() + 1);
       rep->set_bytes(rep->bytes() + total);
-      data.clear();
       hash.clear();
       total = -1;
       return grpc::Status::OK;
@@ -225,19 +224,19 @@ struct Worker::Impl final : public rpc::Worker::Service {
                                   std::to_string(c.total_bytes()) +
                                   " bytes is invalid");
         }
+        auto w = cache->Begin(c.hash(), c.total_bytes());
+        if (!w.ok()) return ToGrpc(w.status().WithContext(Who()));
+        writer = std::move(w).value();
         hash = c.hash();
         total = c.total_bytes();
-        data.reserve(total);
+        got = 0;
       } else if (!c.hash().empty() && c.hash() != hash) {
         return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                             "blob " + hash + " is incomplete");
       }
-      if (static_cast<int64_t>(data.size() + c.data().size()) > total) {
-        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                            "blob " + hash + " is longer than announced");
-      }
-      data += c.data();
-      if (static_cast<int64_t>(data.size()) == total) {
+      if (Status s = writer->Append(c.data()); !s.ok()) return ToGrpc(s);
+      got += c.data().size();
+      if (got == total) {
         if (auto s = finish(); !s.ok()) return s;
       }
     }
@@ -285,67 +284,69 @@ struct Worker::Impl final : public rpc::Worker::Service {
     std::map<int, const rpc::TaskWeights*> tw;
     for (const auto& t : req.tasks()) tw[t.task()] = &t;
     std::set<std::string> used;
-    // oneDNN reorders each weight into its own layout while the plain copy
-    // still exists: for a moment the largest weight is held a third time.
+    // The engine reorders each weight into its own layout while the plain
+    // copy read from the cache still exists: for a moment the largest
+    // weight is held twice.
     int64_t largest_weight = 0;
-    std::map<int, WeightStore> stores;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      for (const auto& t : p.tasks) {
-        if (!d->mine[t.id]) continue;
-        if (d->incoming[t.id] == 0) {
-          return Unsupported("task " + t.name +
-                             " has no input transfer: nothing would start it");
+    for (const auto& t : p.tasks) {
+      if (!d->mine[t.id]) continue;
+      if (d->incoming[t.id] == 0) {
+        return Unsupported("task " + t.name +
+                           " has no input transfer: nothing would start it");
+      }
+      // The engine's arena is planned the same way (engine/memory_plan.h).
+      d->activation_bytes =
+          std::max(d->activation_bytes, PeakActivationBytes(t.fragment));
+      if (!tw.count(t.id)) continue;
+      for (const auto& w : tw[t.id]->weights()) {
+        const int64_t size = cache->Size(w.hash());
+        if (size < 0) {
+          return FailedPrecondition("weight blob " + w.hash() + " of task " +
+                                    t.name + " was not uploaded");
         }
-        int64_t act = 0;
-        for (const auto& [name, info] : t.fragment.tensors) {
-          if (!info.is_weight()) act += NumElements(info.shape) * 4;
-        }
-        d->activation_bytes = std::max(d->activation_bytes, act);
-        if (!tw.count(t.id)) continue;
-        for (const auto& w : tw[t.id]->weights()) {
-          auto it = blobs.find(w.hash());
-          if (it == blobs.end()) {
-            return FailedPrecondition("weight blob " + w.hash() + " of task " +
-                                      t.name + " was not uploaded");
-          }
-          Shape shape(w.shape().begin(), w.shape().end());
-          auto tensor = TensorFromBytes(shape, *it->second);
-          if (!tensor.ok()) return tensor.status().WithContext(w.name());
-          if (used.insert(w.hash()).second) {
-            d->weight_bytes += it->second->size();
-          }
-          largest_weight =
-              std::max<int64_t>(largest_weight, it->second->size());
-          stores[t.id][w.name()] = std::move(tensor).value();
-        }
+        if (used.insert(w.hash()).second) d->weight_bytes += size;
+        largest_weight = std::max(largest_weight, size);
       }
     }
     d->blob_hashes = used;
-    const int64_t need =
-        2 * d->weight_bytes + largest_weight + d->activation_bytes + held;
+    const int64_t need = DeviceWeightMemory(d->weight_bytes, largest_weight) +
+                         d->activation_bytes + held;
     rep->set_weight_bytes(d->weight_bytes);
     rep->set_activation_bytes(d->activation_bytes);
     rep->set_budget_bytes(opts.memory_bytes);
     if (opts.memory_bytes > 0 && need > opts.memory_bytes) {
       return FailedPrecondition(
           "refuses the deployment: it needs " + MiB(need) + " (" +
-          MiB(d->weight_bytes) +
-          " of weights, held twice: cache and engine, + " +
-          MiB(largest_weight) + " while its largest weight is reordered + " +
+          MiB(d->weight_bytes) + " of weights + " + MiB(largest_weight) +
+          " while its largest weight is reordered + " +
           MiB(d->activation_bytes) + " of activations" +
           (held > 0 ? " + " + MiB(held) +
                           " held by the previous deployment kept alongside"
                     : std::string()) +
           ") but its memory budget is " + MiB(opts.memory_bytes));
     }
+    // A task at a time: its weights read from the cache, handed to the
+    // engine, which keeps its own layout and drops the plain copy, so the
+    // plain weights of one task at most are in memory beside the engine's.
     d->exec.resize(n);
     for (const auto& t : p.tasks) {
       if (!d->mine[t.id] || t.fragment.nodes.empty()) continue;
+      WeightStore store;
+      if (tw.count(t.id)) {
+        for (const auto& w : tw[t.id]->weights()) {
+          Shape shape(w.shape().begin(), w.shape().end());
+          auto tensor = cache->Read(w.hash(), shape);
+          if (!tensor.ok()) {
+            return tensor.status().WithContext("task " + t.name + ", weight " +
+                                               w.name());
+          }
+          store[w.name()] = std::move(tensor).value();
+        }
+      }
       ExecutorOptions eo;
       eo.backend = opts.backend;
       eo.threads = opts.threads;
-      auto ex = Executor::Create(t.fragment, std::move(stores[t.id]), eo);
+      auto ex = Executor::Create(t.fragment, std::move(store), eo);
       if (!ex.ok()) return ex.status().WithContext("task " + t.name);
       d->exec[t.id] = std::move(ex).value();
     }
@@ -399,7 +400,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
         return grpc::Status::OK;
       }
       if (req->keep_previous() && dep) {
-        held = 2 * dep->weight_bytes + dep->activation_bytes;
+        held = dep->weight_bytes + dep->activation_bytes;
       }
     }
     auto d = Build(*req, rep, held);
@@ -418,17 +419,16 @@ struct Worker::Impl final : public rpc::Worker::Service {
     return grpc::Status::OK;
   }
 
-  // Keeps only the blobs of the deployments held: a redeploy of the same
-  // weights is free, and memory does not grow with every plan.
+  // Keeps the blobs of the deployments held, and others up to the cache's
+  // size: a redeploy of the same weights is free, and the disk does not
+  // fill with every plan.
   void PruneBlobsLocked() {
     std::set<std::string> keep;
     for (const auto* d : {dep.get(), prev.get()}) {
       if (d != nullptr)
         keep.insert(d->blob_hashes.begin(), d->blob_hashes.end());
     }
-    for (auto it = blobs.begin(); it != blobs.end();) {
-      it = keep.count(it->first) ? std::next(it) : blobs.erase(it);
-    }
+    cache->Trim(keep, opts.cache_max_bytes);
   }
 
   grpc::Status Release(grpc::ServerContext*, const rpc::ReleaseRequest* req,
@@ -903,6 +903,7 @@ Worker::~Worker() { impl_->Stop(); }
 
 StatusOr<std::unique_ptr<Worker>> Worker::Start(const WorkerOptions& opts) {
   auto impl = std::make_unique<Impl>(opts);
+  ASSIGN_OR_RETURN(impl->cache, BlobCache::Open(opts.cache_dir));
   grpc::ServerBuilder b;
   b.AddListeningPort(opts.listen, grpc::InsecureServerCredentials(),
                      &impl->port);

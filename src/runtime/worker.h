@@ -27,6 +27,12 @@ struct WorkerOptions {
   double cpu_fraction = 0;
   int64_t max_message_bytes = 0;  // 0: kDefaultMaxMessageBytes
   Backend backend = Backend::kOneDnn;
+  // Where weight blobs are kept between deployments (runtime/blob_cache.h);
+  // "": a temporary directory removed at shutdown.
+  std::string cache_dir;
+  // Blobs no deployment holds are removed, least recently used first,
+  // beyond this many bytes in the directory.
+  int64_t cache_max_bytes = int64_t{4} << 30;
 };
 
 class Worker {
