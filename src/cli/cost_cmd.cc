@@ -11,6 +11,7 @@
 #include "partition/plan_formula.h"
 #include "partition/strategy.h"
 #include "plan/plan_cost.h"
+#include "plan/task_weights.h"
 
 namespace shoal {
 namespace {
@@ -35,6 +36,17 @@ Status RunCost(const CostArgs& a) {
   ASSIGN_OR_RETURN(Plan p, MakePlan(m.graph, po));
   ASSIGN_OR_RETURN(PlanCost c, ComputePlanCost(p, m.graph));
   auto formula = FormulaCommunication(p, m.graph);
+  // What each worker needs, by the rule the planners and workers use.
+  const auto wb = WeightBytesPerDevice(p);
+  const auto largest = LargestWeightPerDevice(p);
+  const auto act = PeakActivationPerDevice(p);
+  std::vector<int64_t> need(p.devices.size());
+  size_t fullest = 0;
+  for (size_t d = 0; d < need.size(); ++d) {
+    need[d] = DeviceWeightMemory(wb[d], largest[d]) + act[d];
+    if (need[d] > need[fullest]) fullest = d;
+  }
+  const Status fits = CheckPlanMemory(p, m.graph);
   if (a.json) {
     nlohmann::json j;
     j["strategy"] = a.strategy;
@@ -54,7 +66,9 @@ Status RunCost(const CostArgs& a) {
         {"communication_bytes", c.communication_elements * kBytesPerElement},
         {"max_weight_bytes_per_device", c.max_weight_bytes_per_device()},
         {"weight_bytes_per_device", c.weight_bytes_per_device},
-        {"macs_longest_path", c.macs_longest_path}};
+        {"macs_longest_path", c.macs_longest_path},
+        {"memory_bytes_per_device", need},
+        {"fits_memory", fits.ok()}};
     if (formula.ok()) {
       j["total"]["formula_communication_elements"] = formula.value();
     }
@@ -85,6 +99,14 @@ Status RunCost(const CostArgs& a) {
   std::cout << "\nF = " << c.max_weight_bytes_per_device()
             << " bytes of weights on the fullest device\nT = "
             << c.macs_longest_path << " MACs on the longest path\n";
+  std::cout << std::fixed << std::setprecision(1) << "memory: "
+            << need[fullest] / 1048576.0 << " MiB on "
+            << p.devices[fullest].name
+            << ", the most of any device (weights + its largest weight while "
+               "reordered + activations); "
+            << (fits.ok() ? "every device holds its part"
+                          : fits.message())
+            << "\n";
   return Status::Ok();
 }
 

@@ -1,6 +1,9 @@
 // spatial: chains of conv and pooling layers run on strips of rows (one per
-// device, sized by share), extended while the halos stay cheap; everything
-// else (fc layers, residual adds, concats) runs whole on the input device.
+// device, sized by share), extended while the halos stay cheap; between two
+// chains each strip takes from its neighbours only the rows its halo needs.
+// fc layers are split by output (lop), each device holding its part of the
+// weights; the rest (residual adds, concats) runs whole on the input
+// device.
 #include <cstdio>
 #include <set>
 
@@ -50,6 +53,18 @@ StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
       used.insert(c->name);
     }
     r.spatial.push_back(sc);
+  }
+  for (const auto& n : g.nodes) {
+    if (used.count(n.name) || n.op != "Gemm" || !IsSplittableLayer(g, n)) {
+      continue;
+    }
+    LayerChoice lc;
+    lc.scheme = Scheme::kLop;
+    lc.reason =
+        "output splitting: strips of rows cannot split an fc layer, so each "
+        "device computes its share of the outputs with its share of the "
+        "weights";
+    r.layers[n.name] = lc;
   }
   if (r.spatial.empty()) {
     return InvalidArgument(

@@ -397,6 +397,18 @@ StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
     PlanOptions so = opts;
     so.strategy = s;
     consider(s, MakePlan(g, so));
+    if (s == "spatial") {
+      // How deep strips fuse before they exchange halos: deeper saves
+      // messages, shallower saves the halo's recomputed rows. The latency
+      // model prices both; 1.0 is a halo exchange at every window layer
+      // but those that need none.
+      for (double f : {1.0, 1.2, 2.0, 4.0}) {
+        so.max_read_factor = f;
+        char name[32];
+        std::snprintf(name, sizeof(name), "spatial-%.1f", f);
+        consider(name, MakePlan(g, so));
+      }
+    }
   }
   if (simulate) {
     for (auto& c : cands) {
