@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <set>
 
+#include "graph/cost.h"
 #include "partition/plan_builder.h"
+#include "plan/plan_cost.h"
 #include "partition/spatial_split.h"
 #include "partition/strategy.h"
 
@@ -36,7 +38,10 @@ StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
       if (!CheckTileable(g, c).ok()) break;
       chain.push_back(&c);
       auto fx = ChainReadFactor(g, chain, shares);
-      if (!fx.ok() || fx.value() > opts.max_read_factor) {
+      // An op that reads no more rows than the chain already does (an
+      // activation, a pool on aligned strips) always joins it.
+      if (!fx.ok() ||
+          (fx.value() > opts.max_read_factor && fx.value() > f.value() + 1e-9)) {
         chain.pop_back();
         break;
       }
@@ -54,8 +59,27 @@ StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
     }
     r.spatial.push_back(sc);
   }
+  // fc layers: whole on the input device, as the collaborative-execution
+  // paper runs them, unless asked to split them or unless the input device
+  // cannot hold them whole beside its strips' weights.
+  bool split_fc = opts.spatial_fc == SpatialFc::kLop;
+  if (opts.spatial_fc == SpatialFc::kWhereNeeded) {
+    const int64_t mem = opts.devices[opts.hub].memory_bytes;
+    int64_t weights = 0, largest = 0;
+    for (const auto& n : g.nodes) {
+      for (const auto& in : n.inputs) {
+        const TensorInfo* t = g.FindTensor(in);
+        if (t == nullptr || !t->is_weight()) continue;
+        const int64_t b = NumElements(t->shape) * kBytesPerElement;
+        weights += b;
+        largest = std::max(largest, b);
+      }
+    }
+    split_fc = mem > 0 && DeviceWeightMemory(weights, largest) > mem;
+  }
   for (const auto& n : g.nodes) {
-    if (used.count(n.name) || n.op != "Gemm" || !IsSplittableLayer(g, n)) {
+    if (!split_fc || used.count(n.name) || n.op != "Gemm" ||
+        !IsSplittableLayer(g, n)) {
       continue;
     }
     LayerChoice lc;
@@ -63,7 +87,11 @@ StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
     lc.reason =
         "output splitting: strips of rows cannot split an fc layer, so each "
         "device computes its share of the outputs with its share of the "
-        "weights";
+        "weights" +
+        std::string(opts.spatial_fc == SpatialFc::kLop
+                        ? ""
+                        : " (the input device cannot hold the model's "
+                          "weights whole)");
     r.layers[n.name] = lc;
   }
   if (r.spatial.empty()) {

@@ -14,6 +14,14 @@ namespace shoal {
 
 class LatencyModel;
 
+// Spatial: where the fc layers run.
+enum class SpatialFc {
+  kWhereNeeded,  // whole on the input device, split (lop) if it cannot hold
+                 // the model's weights
+  kWhole,
+  kLop,
+};
+
 struct PlanOptions {
   std::string strategy;
   std::vector<PlanDevice> devices;
@@ -22,6 +30,7 @@ struct PlanOptions {
   // Spatial: a chain of layers stays in one strip while all strips together
   // read at most this many times the chain input's rows (halo overhead).
   double max_read_factor = 1.5;
+  SpatialFc spatial_fc = SpatialFc::kWhereNeeded;
   double ilp_time_limit_s = 10;
   // auto: what to minimise ("latency" or "throughput", i.e. the busiest
   // device's time per request) and the cost model to predict it with (null:

@@ -402,11 +402,16 @@ StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
       // messages, shallower saves the halo's recomputed rows. The latency
       // model prices both; 1.0 is a halo exchange at every window layer
       // but those that need none.
-      for (double f : {1.0, 1.2, 2.0, 4.0}) {
-        so.max_read_factor = f;
-        char name[32];
-        std::snprintf(name, sizeof(name), "spatial-%.1f", f);
-        consider(name, MakePlan(g, so));
+      for (double f : {1.0, 1.2, 1.5, 2.0, 4.0}) {
+        for (SpatialFc fc : {SpatialFc::kWhole, SpatialFc::kLop}) {
+          if (f == opts.max_read_factor && fc == SpatialFc::kWhole) continue;
+          so.max_read_factor = f;
+          so.spatial_fc = fc;
+          char name[48];
+          std::snprintf(name, sizeof(name), "spatial-%.1f%s", f,
+                        fc == SpatialFc::kLop ? "-lop" : "");
+          consider(name, MakePlan(g, so));
+        }
       }
     }
   }
