@@ -99,8 +99,9 @@ echo "Latency: median of $REQUESTS requests after a warm-up (shoal bench), one r
 echo "Wire: tensor bytes between devices per request, the input device's sends included (as \`shoal run\` counts them). Weights: the most any one device holds."
 echo
 
-# One device: the same Pi-3 emulation with 2 GiB, since a worker holds its
-# weights twice (cache + engine) and VGG16 alone needs 1.06 GB of that.
+# One device: the same Pi-3 emulation with 2 GiB: VGG16 whole needs 944 MiB
+# of a worker's budget (docs/cluster-format.md), and the process itself
+# more, which a 1 GiB device holds with little to spare.
 cluster_file 1 2GiB
 one=$CLUSTER
 declare -A base best best_name

@@ -111,42 +111,55 @@ StatusOr<Cluster> ParseCluster(const std::string& text,
       const YAML::Node& y = devs[i];
       const std::string where = origin + ": device " + std::to_string(i);
       DeviceSpec d;
-      if (!y["name"]) return InvalidArgument(where + " has no name");
-      d.name = y["name"].as<std::string>();
-      if (!names.insert(d.name).second) {
-        return InvalidArgument(where + ": name '" + d.name + "' used twice");
-      }
-      if (y["address"]) d.address = y["address"].as<std::string>();
-      if (y["memory"]) {
-        auto b = ParseBytes(y["memory"].as<std::string>());
-        if (!b.ok())
-          return b.status().WithContext(where + " (" + d.name + ") memory");
-        d.memory_bytes = b.value();
-      }
-      if (y["cores"]) d.cores = y["cores"].as<int>();
-      d.speed = y["speed"] ? y["speed"].as<double>() : 1.0;
-      if (y["cpu"]) d.cpu = y["cpu"].as<double>();
-      if (d.cpu < 0 || d.cpu > 1024) {
-        return InvalidArgument(where + " (" + d.name +
-                               "): cpu must be a number of host cores >= 0");
-      }
-      if (d.cores < 1 || !(d.speed > 0)) {
-        return InvalidArgument(where + " (" + d.name +
-                               "): cores and speed must be positive");
-      }
-      if (const YAML::Node& l = y["link"]) {
-        if (l["bandwidth"]) {
-          auto bw = ParseBitRate(l["bandwidth"].as<std::string>());
-          if (!bw.ok())
-            return bw.status().WithContext(where + " (" + d.name + ") link");
-          d.link.bandwidth_bps = bw.value();
+      // A field of the wrong type names its device, not just a line.
+      try {
+        if (!y["name"]) return InvalidArgument(where + " has no name");
+        d.name = y["name"].as<std::string>();
+        if (!names.insert(d.name).second) {
+          return InvalidArgument(where + ": name '" + d.name + "' used twice");
         }
-        if (l["latency"]) {
-          auto lat = ParseDuration(l["latency"].as<std::string>());
-          if (!lat.ok())
-            return lat.status().WithContext(where + " (" + d.name + ") link");
-          d.link.latency_s = lat.value();
+        if (y["address"]) d.address = y["address"].as<std::string>();
+        if (y["memory"]) {
+          auto b = ParseBytes(y["memory"].as<std::string>());
+          if (!b.ok())
+            return b.status().WithContext(where + " (" + d.name + ") memory");
+          d.memory_bytes = b.value();
         }
+        if (y["cores"]) d.cores = y["cores"].as<int>();
+        d.speed = y["speed"] ? y["speed"].as<double>() : 1.0;
+        if (y["cpu"] && y["cpu"].as<std::string>() == "auto") {
+          d.cpu_from_speed = true;
+        } else if (y["cpu"]) {
+          d.cpu = y["cpu"].as<double>();
+        } else {
+          d.cpu_from_speed = static_cast<bool>(y["speed"]);
+        }
+        if (d.cpu < 0 || d.cpu > 1024) {
+          return InvalidArgument(where + " (" + d.name +
+                                 "): cpu must be a number of host cores >= 0");
+        }
+        if (d.cores < 1 || !(d.speed > 0)) {
+          return InvalidArgument(where + " (" + d.name +
+                                 "): cores and speed must be positive");
+        }
+        if (const YAML::Node& l = y["link"]) {
+          if (l["bandwidth"]) {
+            auto bw = ParseBitRate(l["bandwidth"].as<std::string>());
+            if (!bw.ok())
+              return bw.status().WithContext(where + " (" + d.name + ") link");
+            d.link.bandwidth_bps = bw.value();
+          }
+          if (l["latency"]) {
+            auto lat = ParseDuration(l["latency"].as<std::string>());
+            if (!lat.ok())
+              return lat.status().WithContext(where + " (" + d.name + ") link");
+            d.link.latency_s = lat.value();
+          }
+        }
+      } catch (const YAML::Exception& e) {
+        return InvalidArgument(where +
+                               (d.name.empty() ? "" : " (" + d.name + ")") +
+                               ": " + e.what());
       }
       c.devices.push_back(d);
     }

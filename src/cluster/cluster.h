@@ -25,6 +25,10 @@ struct DeviceSpec {
   // `shoal cluster up`: CPU time of the emulated device, in host cores
   // (0.06: 6% of one core); 0: not limited.
   double cpu = 0;
+  // `cluster up`: no `cpu` given but a `speed` (or `cpu: auto`): the
+  // fraction comes from the host's calibration (emulate/calibrate.h), so
+  // the device runs at its speed on any machine.
+  bool cpu_from_speed = false;
   Link link;
 };
 

@@ -19,10 +19,12 @@
 #include <sstream>
 #include <thread>
 
+#include "emulate/calibrate.h"
 #include "emulate/netns.h"
 #include "runtime/net_address.h"
 #include "runtime/wire.h"
 #include "sim/cpu_quota.h"
+#include "sim/latency_model.h"
 
 namespace shoal {
 namespace {
@@ -169,6 +171,25 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
                                                 std::ostream& out) {
   ASSIGN_OR_RETURN(Cluster c, LoadCluster(file));
   const bool netns = opts.mode == "netns";
+  // Devices that give a speed but no cpu run at that speed on this host.
+  bool calibrate = false;
+  for (const auto& d : c.devices) calibrate |= d.cpu_from_speed;
+  if (calibrate) {
+    ASSIGN_OR_RETURN(HostRate host, CalibrateHost());
+    char line[256];
+    std::snprintf(line, sizeof(line),
+                  "calibration: one core of this host does %.1f GMAC/s (a "
+                  "3x3 conv %.1f, an fc layer %.1f), a Raspberry Pi 3 "
+                  "(speed 1) %.2f: speed 1 is %.4f of a host core\n",
+                  host.macs_per_cpu_second / 1e9,
+                  host.conv_macs_per_cpu_second / 1e9,
+                  host.gemm_macs_per_cpu_second / 1e9, kPi3MacsPerSecond / 1e9,
+                  CpuFractionForSpeed(1.0, host));
+    out << line;
+    for (auto& d : c.devices) {
+      if (d.cpu_from_speed) d.cpu = CpuFractionForSpeed(d.speed, host);
+    }
+  }
   if (!netns && opts.mode != "transport") {
     return InvalidArgument("cluster up --mode '" + opts.mode +
                            "': transport or netns");

@@ -1,0 +1,36 @@
+#include "cluster/cluster.h"
+
+#include <gtest/gtest.h>
+
+namespace shoal {
+namespace {
+
+TEST(ParseCluster, CpuFromSpeedUnlessGiven) {
+  auto c = ParseCluster(R"(devices:
+  - {name: a, address: 127.0.0.1:1, speed: 2}
+  - {name: b, address: 127.0.0.1:2, speed: 2, cpu: 0.5}
+  - {name: c, address: 127.0.0.1:3}
+  - {name: d, address: 127.0.0.1:4, cpu: auto}
+  - {name: e, address: 127.0.0.1:5, speed: 1, cpu: 0}
+)",
+                        "test");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const auto& d = c->devices;
+  EXPECT_TRUE(d[0].cpu_from_speed) << "a speed and no cpu: calibrated";
+  EXPECT_FALSE(d[1].cpu_from_speed);
+  EXPECT_DOUBLE_EQ(d[1].cpu, 0.5);
+  EXPECT_FALSE(d[2].cpu_from_speed) << "neither: not limited";
+  EXPECT_DOUBLE_EQ(d[2].cpu, 0);
+  EXPECT_TRUE(d[3].cpu_from_speed) << "cpu: auto";
+  EXPECT_FALSE(d[4].cpu_from_speed) << "cpu: 0 is explicit";
+}
+
+TEST(ParseCluster, BadCpuNamesTheDevice) {
+  auto c = ParseCluster("devices:\n  - {name: pi7, cpu: fast}\n", "test");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("device 0"), std::string::npos)
+      << c.status().message();
+}
+
+}  // namespace
+}  // namespace shoal

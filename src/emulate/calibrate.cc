@@ -1,0 +1,66 @@
+#include "emulate/calibrate.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "engine/executor.h"
+#include "graph/cost.h"
+#include "graph/random_input.h"
+#include "models/builder.h"
+#include "models/zoo.h"
+#include "runtime/cpu_pacer.h"
+#include "sim/latency_model.h"
+
+namespace shoal {
+
+namespace {
+
+// MACs per CPU second of `g` on one kernel thread: the median run of
+// `runs` after one warm-up.
+StatusOr<double> Rate(const Graph& g, int runs) {
+  ASSIGN_OR_RETURN(GraphCost cost, ComputeGraphCost(g));
+  ExecutorOptions eo;
+  eo.threads = 1;
+  ASSIGN_OR_RETURN(auto ex, Executor::Create(g, RandomWeights(g, 7), eo));
+  const Tensor x = RandomInput(g.FindTensor(g.inputs[0])->shape, 7);
+  std::vector<Tensor> out;
+  RETURN_IF_ERROR(ex->Run({x}, &out));
+  std::vector<double> secs;
+  for (int i = 0; i < runs; ++i) {
+    const double c0 = CpuSeconds(true);
+    RETURN_IF_ERROR(ex->Run({x}, &out));
+    secs.push_back(CpuSeconds(true) - c0);
+  }
+  std::sort(secs.begin(), secs.end());
+  const double s = std::max(secs[secs.size() / 2], 1e-9);
+  return static_cast<double>(cost.macs) / s;
+}
+
+}  // namespace
+
+StatusOr<HostRate> CalibrateHost() {
+  GraphBuilder conv("calibrate-conv");
+  std::string x = conv.Input("input", Shape{1, 64, 56, 56});
+  x = conv.Relu(conv.Conv("conv1", x, 64, 3, 1, 1));
+  x = conv.Relu(conv.Conv("conv2", x, 64, 3, 1, 1));
+  ASSIGN_OR_RETURN(Graph cg, conv.Finish({x}));
+  GraphBuilder fc("calibrate-gemm");
+  std::string y = fc.Input("input", Shape{1, 4096});
+  y = fc.Linear("fc", y, 1024);
+  ASSIGN_OR_RETURN(Graph fg, fc.Finish({y}));
+  HostRate r;
+  r.runs = 15;
+  ASSIGN_OR_RETURN(r.conv_macs_per_cpu_second, Rate(cg, r.runs));
+  ASSIGN_OR_RETURN(r.gemm_macs_per_cpu_second, Rate(fg, r.runs));
+  // Weighted as in VGG16, whose time on a Pi 3 defines speed 1: its fc
+  // layers are under 1 % of its MACs.
+  r.macs_per_cpu_second = 1.0 / (0.99 / r.conv_macs_per_cpu_second +
+                                 0.01 / r.gemm_macs_per_cpu_second);
+  return r;
+}
+
+double CpuFractionForSpeed(double speed, const HostRate& host) {
+  return speed * kPi3MacsPerSecond / host.macs_per_cpu_second;
+}
+
+}  // namespace shoal
