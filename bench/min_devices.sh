@@ -24,7 +24,7 @@ cluster() {  # N: N Pi-3-like devices of 1 GiB
   local i
   echo "devices:"
   for ((i = 0; i < $1; i++)); do
-    echo "  - {name: pi$i, address: 127.0.0.1:$((7000 + i)), memory: 1GiB, cores: 4, cpu: 0.043, link: {bandwidth: 62Mbit, latency: 9ms}}"
+    echo "  - {name: pi$i, address: 127.0.0.1:$((7000 + i)), memory: 1GiB, cores: 4, speed: 1, link: {bandwidth: 62Mbit, latency: 9ms}}"
   done
 }
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The distributed runtime on emulated Raspberry-Pi-3-like clusters
-# (examples/pi3-4.yaml, examples/pi3-8.yaml: cpu 0.043 of a host core each,
+# (examples/pi3-4.yaml, examples/pi3-8.yaml: speed 1, calibrated on the host,
 # 1 GiB, 62 Mbit/s + 9 ms links), copied onto free ports from PORT_BASE:
 # latency and speedup over one such device of the pipeline, each exact
 # model-parallel strategy, fuse-ilp, and LCP split4/split8 of the same model
