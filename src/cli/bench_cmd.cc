@@ -42,10 +42,10 @@ Status RunBench(const BenchArgs& a) {
   CoordinatorOptions co;
   co.timeout_ms = a.timeout_ms;
   co.advertise = a.advertise;
+  const Tensor input = RandomPlanInput(p, 1, &co.pixels);
   ASSIGN_OR_RETURN(auto coord, Coordinator::Create(p, cluster, co));
   DeployReport dep;
   RETURN_IF_ERROR(coord->Deploy(m.weights, &dep));
-  const Tensor input = RandomInput(p.input_shape, 1);
   // Warm-up: first-touch costs (primitive creation, weight reorders) are
   // not the steady state, and each replica pays them on its first request,
   // so requests until every replica of every task has run once (a device

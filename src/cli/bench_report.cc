@@ -19,7 +19,7 @@ double Percentile(std::vector<double> v, double q) {
 void AddCoordinatorBytes(const Plan& p, int64_t seq, std::vector<int64_t>* sent,
                          std::vector<int64_t>* received) {
   for (const auto& x : p.transfers) {
-    const int64_t b = x.src.region.elements() * kBytesPerElement;
+    const int64_t b = p.WireBytes(x);
     if (x.src.task == kModelInput && x.dst.task != kModelOutput) {
       if (p.DeviceOf(x.dst.task, seq) != p.input_device) {
         (*sent)[p.input_device] += b;

@@ -66,13 +66,10 @@ Status RunInfer(const InferArgs& a) {
           " but model '" + m.graph.name + "' takes " + ShapeToString(in_shape));
     }
   } else if (!a.image.empty()) {
-    ImageNormalization norm;
+    ImageNormalization norm =
+        DefaultNormalization(in_shape.size() == 4 ? in_shape[1] : 3);
     if (!a.mean.empty()) norm.mean = a.mean;
     if (!a.std.empty()) norm.std = a.std;
-    if (in_shape.size() == 4 && in_shape[1] == 1 && a.mean.empty()) {
-      norm.mean = {0.5f};
-      norm.std = {0.5f};
-    }
     ASSIGN_OR_RETURN(input, LoadImage(a.image, in_shape, norm));
   } else {
     input = RandomInput(in_shape, a.random_seed >= 0 ? a.random_seed : 0);

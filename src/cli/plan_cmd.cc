@@ -23,7 +23,7 @@ struct PlanArgs {
   int64_t branches = 0;
   double fatten = 0;
   int hub = 0, concurrency = 0;
-  bool json = false;
+  bool json = false, image_input = false;
   double time_limit = 10;
   DeviceFlags devices;
 };
@@ -51,6 +51,7 @@ Status RunPlan(const PlanArgs& a) {
   }
   po.hub = a.hub;
   po.ilp_time_limit_s = a.time_limit;
+  po.input_pixels = a.image_input;
   po.model.spec = a.model;
   po.model.weights_seed = a.weights_seed;
   if (a.branches < 0 || a.fatten < 0) {
@@ -109,6 +110,10 @@ void AddPlanCommand(CLI::App* app) {
   cmd->add_option("-o,--output", a->out, "Write the Plan as JSON");
   cmd->add_option("--dot", a->dot, "Write the Plan as Graphviz");
   cmd->add_flag("--json", a->json, "Print the Plan as JSON instead of a table");
+  cmd->add_flag("--image-input", a->image_input,
+                "The input is an image: it travels as 8-bit pixels, a "
+                "quarter of its float32 bytes, and is planned so (exact: a "
+                "value that is not a pixel goes as float32)");
   cmd->add_option("--input-shape", a->input_shape, "Override the input shape");
   cmd->add_option("--branches", a->branches,
                   "Branch MODEL into K LCP branches first (as `shoal lcp "

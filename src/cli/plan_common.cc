@@ -1,5 +1,7 @@
 #include "cli/plan_common.h"
 
+#include "graph/random_input.h"
+
 #include <sstream>
 
 #include "cluster/cluster.h"
@@ -85,6 +87,16 @@ StatusOr<Model> LoadPlanModel(const ModelRef& ref, bool with_weights) {
   if (with_weights) m.weights = RandomWeights(m.graph, ref.weights_seed);
   if (ref.fuse_batchnorm) RETURN_IF_ERROR(FuseBatchNorm(&m).status());
   return m;
+}
+
+Tensor RandomPlanInput(const Plan& p, uint64_t seed,
+                       std::optional<ImageNormalization>* pixels) {
+  if (p.input_pixels && p.input_shape.size() == 4) {
+    *pixels = DefaultNormalization(p.input_shape[1]);
+    return RandomImage(p.input_shape, seed, **pixels);
+  }
+  pixels->reset();
+  return RandomInput(p.input_shape, seed);
 }
 
 }  // namespace shoal

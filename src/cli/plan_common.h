@@ -9,6 +9,7 @@
 
 #include "cluster/cluster.h"
 #include "graph/weights.h"
+#include "io/image.h"
 #include "plan/plan.h"
 
 namespace shoal {
@@ -26,6 +27,12 @@ struct DeviceFlags {
 
 // Plans are made and run on the BN-folded graph of the model.
 StatusOr<Model> LoadPlanModel(const ModelRef& ref, bool with_weights);
+
+// A seeded input for plan `p`: a random image when its input is pixels
+// (Plan::input_pixels; `pixels` then gets the normalisation, for
+// CoordinatorOptions::pixels), random floats otherwise.
+Tensor RandomPlanInput(const Plan& p, uint64_t seed,
+                       std::optional<ImageNormalization>* pixels);
 
 }  // namespace shoal
 

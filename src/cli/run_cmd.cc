@@ -10,6 +10,7 @@
 #include "engine/run_whole.h"
 #include "graph/random_input.h"
 #include "graph/tensor_diff.h"
+#include "io/image.h"
 #include "io/npy.h"
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
@@ -20,7 +21,8 @@ namespace shoal {
 namespace {
 
 struct RunArgs {
-  std::string plan, input, output, backend = "onednn", cluster, advertise;
+  std::string plan, input, image, output, backend = "onednn", cluster,
+      advertise;
   int64_t random_seed = 1;
   int threads = 1;
   int64_t timeout_ms = 60000;
@@ -42,6 +44,10 @@ Status RunRun(const RunArgs& a, int* exit_code) {
                       .WithContext("plan " + a.plan + " does not fit model " +
                                    p.model.spec));
   Tensor input;
+  std::optional<ImageNormalization> pixels;  // the input is an image
+  if (!a.input.empty() + !a.image.empty() > 1) {
+    return InvalidArgument("give one of --input and --image");
+  }
   if (!a.input.empty()) {
     ASSIGN_OR_RETURN(input, ReadNpy(a.input));
     if (input.shape != p.input_shape) {
@@ -49,8 +55,15 @@ Status RunRun(const RunArgs& a, int* exit_code) {
           "input " + a.input + " has shape " + ShapeToString(input.shape) +
           " but the model expects " + ShapeToString(p.input_shape));
     }
+  } else if (!a.image.empty()) {
+    if (p.input_shape.size() != 4) {
+      return InvalidArgument("--image: the plan's input " +
+                             ShapeToString(p.input_shape) + " is not an image");
+    }
+    pixels = DefaultNormalization(p.input_shape[1]);
+    ASSIGN_OR_RETURN(input, LoadImage(a.image, p.input_shape, *pixels));
   } else {
-    input = RandomInput(p.input_shape, a.random_seed);
+    input = RandomPlanInput(p, a.random_seed, &pixels);
   }
   Tensor out;
   RunStats stats;
@@ -69,6 +82,7 @@ Status RunRun(const RunArgs& a, int* exit_code) {
     CoordinatorOptions co;
     co.timeout_ms = a.timeout_ms;
     co.advertise = a.advertise;
+    co.pixels = pixels;
     ASSIGN_OR_RETURN(auto coord, Coordinator::Create(p, cluster, co));
     RETURN_IF_ERROR(coord->Deploy(m.weights, &deploy));
     RETURN_IF_ERROR(coord->Stats(/*reset=*/true).status());
@@ -173,6 +187,9 @@ void AddRunCommand(CLI::App* app) {
                   "Deadline of the request with --cluster (default 60000)");
   AddAdvertiseOption(cmd, &a->advertise);
   cmd->add_option("--input", a->input, "Input tensor (.npy)");
+  cmd->add_option("--image", a->image,
+                  "Input image (PNG, JPEG, ...), resized and normalised; "
+                  "it travels to the devices as 8-bit pixels");
   cmd->add_option("--random-seed", a->random_seed,
                   "Seed of a random normal input when no --input (default 1)");
   cmd->add_option("--output", a->output, "Write the output (.npy)");

@@ -88,6 +88,7 @@ class Builder {
     whole_scheme_ = req_.whole_scheme;
     plan_.input_name = g_.inputs[0];
     plan_.input_shape = g_.tensors.at(g_.inputs[0]).shape;
+    plan_.input_pixels = req_.input_pixels;
     plan_.output_name = g_.outputs[0];
     plan_.output_shape = g_.tensors.at(g_.outputs[0]).shape;
     double sum = 0;

@@ -48,6 +48,7 @@ struct BuildRequest {
   std::map<std::string, std::vector<int>> placement;
   Scheme whole_scheme = Scheme::kWhole;  // kPipeline for pipeline stages
   int output_device = -1;                // -1: the hub
+  bool input_pixels = false;             // Plan::input_pixels
 };
 
 StatusOr<Plan> BuildPlan(const BuildRequest& req);

@@ -25,6 +25,7 @@ BuildRequest BaseRequest(const Graph& g, const PlanOptions& opts) {
   r.devices = opts.devices;
   r.strategy = opts.strategy;
   r.hub = opts.hub;
+  r.input_pixels = opts.input_pixels;
   return r;
 }
 

@@ -31,6 +31,8 @@ struct PlanOptions {
   // read at most this many times the chain input's rows (halo overhead).
   double max_read_factor = 1.5;
   SpatialFc spatial_fc = SpatialFc::kWhereNeeded;
+  // The model input is an image, sent as 8-bit pixels (Plan::input_pixels).
+  bool input_pixels = false;
   double ilp_time_limit_s = 10;
   // auto: what to minimise ("latency" or "throughput", i.e. the busiest
   // device's time per request) and the cost model to predict it with (null:

@@ -2,7 +2,16 @@
 
 #include <algorithm>
 
+#include "graph/cost.h"
+
 namespace shoal {
+
+int64_t Plan::WireBytes(const Transfer& x) const {
+  const int64_t per = x.src.task == kModelInput && input_pixels
+                          ? 1
+                          : kBytesPerElement;
+  return x.src.region.elements() * per;
+}
 
 const Task* Plan::FindTask(int id) const {
   if (id < 0 || id >= static_cast<int>(tasks.size())) return nullptr;

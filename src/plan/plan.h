@@ -120,6 +120,9 @@ struct Plan {
   int output_device = 0;  // receives the model output
   Shape input_shape;      // the model's (single) input
   std::string input_name;
+  // The input is an image: it travels as 8-bit pixels, a byte a value
+  // (runtime/pixel_codec.h), and is priced so. Otherwise float32.
+  bool input_pixels = false;
   Shape output_shape;
   std::string output_name;
   std::vector<Task> tasks;  // ids 0..n-1 in order; order is execution order
@@ -128,6 +131,9 @@ struct Plan {
   std::optional<PlanPrediction> prediction;
 
   const Task* FindTask(int id) const;
+  // Bytes transfer `x` puts on the wire: a byte a value for the model
+  // input of a plan whose input is pixels, kBytesPerElement otherwise.
+  int64_t WireBytes(const Transfer& x) const;
   // Device that runs task `id` for request number `request` (round robin
   // over replicas); the pseudo tasks map to the input/output devices.
   int DeviceOf(int task_id, int64_t request = 0) const;

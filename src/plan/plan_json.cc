@@ -101,6 +101,7 @@ json PlanToJson(const Plan& p) {
   j["input"] = {{"name", p.input_name},
                 {"shape", p.input_shape},
                 {"device", p.input_device}};
+  if (p.input_pixels) j["input"]["pixels"] = true;
   j["output"] = {{"name", p.output_name},
                  {"shape", p.output_shape},
                  {"device", p.output_device}};
@@ -171,6 +172,7 @@ StatusOr<Plan> PlanFromJson(const json& j) {
     p.input_name = j.at("input").at("name").get<std::string>();
     p.input_shape = j.at("input").at("shape").get<Shape>();
     p.input_device = j.at("input").at("device").get<int>();
+    p.input_pixels = j.at("input").value("pixels", false);
     p.output_name = j.at("output").at("name").get<std::string>();
     p.output_shape = j.at("output").at("shape").get<Shape>();
     p.output_device = j.at("output").at("device").get<int>();

@@ -36,6 +36,24 @@ TEST(PlanJson, RoundTripsEveryStrategy) {
   }
 }
 
+TEST(PlanJson, ImageInputRoundTripsAndPricesAByteAValue) {
+  Plan p = MakeLenetPlan("spatial");
+  const auto floats = PlanToJson(p);
+  EXPECT_FALSE(floats.at("input").contains("pixels")) << "absent: float32";
+  int64_t f32 = 0;
+  for (const auto& x : p.transfers) f32 += p.WireBytes(x);
+  p.input_pixels = true;
+  auto back = PlanFromJson(PlanToJson(p));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(back->input_pixels);
+  int64_t px = 0, input_values = 0;
+  for (const auto& x : p.transfers) {
+    px += back->WireBytes(x);
+    if (x.src.task == kModelInput) input_values += x.src.region.elements();
+  }
+  EXPECT_EQ(f32 - px, 3 * input_values);
+}
+
 TEST(PlanJson, RefusesOtherVersionsAndFormats) {
   auto j = PlanToJson(MakeLenetPlan("lop"));
   j["version"] = 99;

@@ -145,8 +145,7 @@ void WritePlanDot(const Plan& p, std::ostream& os) {
   // One edge per task pair, labelled with the bytes that cross.
   std::map<std::pair<int, int>, int64_t> edges;
   for (const auto& x : p.transfers) {
-    edges[{x.src.task, x.dst.task}] +=
-        x.src.region.elements() * kBytesPerElement;
+    edges[{x.src.task, x.dst.task}] += p.WireBytes(x);
   }
   auto id = [](int t) {
     return t == kModelInput    ? std::string("input")

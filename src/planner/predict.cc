@@ -50,9 +50,7 @@ class Predictor {
   }
 
   int Dev(int task, int64_t r) const { return p_.DeviceOf(task, r); }
-  static int64_t Bytes(const Transfer& x) {
-    return x.src.region.elements() * kBytesPerElement;
-  }
+  int64_t Bytes(const Transfer& x) const { return p_.WireBytes(x); }
 
   // A device's CPU as the simulator counts it (sim/simulator.cc). Under a
   // quota the idle worker's CPU comes out of every period's quota, and the

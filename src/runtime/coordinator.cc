@@ -14,6 +14,7 @@
 #include "plan/task_weights.h"
 #include "runtime/link_shaper.h"
 #include "runtime/net_address.h"
+#include "runtime/pixel_codec.h"
 #include "runtime/wire.h"
 
 namespace shoal {
@@ -415,6 +416,33 @@ Status Coordinator::Deploy(const WeightStore& weights, DeployReport* report) {
   return Status::Ok();
 }
 
+namespace {
+
+// The part as pixels, where the options say inputs are images and every
+// value of it is one; false: send it as float32.
+bool EncodeInputPart(const CoordinatorOptions& o, const Region& r,
+                     const Tensor& part, rpc::TensorMessage* msg) {
+  if (!o.pixels || r.begin.size() < 2) return false;
+  const ImageNormalization& n = *o.pixels;
+  const int64_t c0 = r.begin[1], c1 = r.end[1];
+  if (c0 < 0 || c1 > static_cast<int64_t>(n.mean.size()) ||
+      c1 > static_cast<int64_t>(n.std.size())) {
+    return false;
+  }
+  std::vector<float> mean(n.mean.begin() + c0, n.mean.begin() + c1);
+  std::vector<float> std(n.std.begin() + c0, n.std.begin() + c1);
+  if (!EncodePixels(part, mean, std, msg->mutable_data())) {
+    msg->clear_data();
+    return false;
+  }
+  msg->set_encoding(rpc::TensorMessage::PIXELS);
+  for (float v : mean) msg->add_pixel_mean(v);
+  for (float v : std) msg->add_pixel_std(v);
+  return true;
+}
+
+}  // namespace
+
 Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
                         int64_t seq, int64_t timeout_ms) {
   Impl& m = *impl_;
@@ -478,7 +506,9 @@ Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
     msg.set_transfer(xi);
     msg.set_deployment(m.deployment[d]);
     for (int64_t v : part->shape) msg.add_shape(v);
-    TensorToBytes(*part, msg.mutable_data());
+    if (!EncodeInputPart(m.opts, x.src.region, *part, &msg)) {
+      TensorToBytes(*part, msg.mutable_data());
+    }
     if (d != p.input_device) m.input_link->Transmit(msg.data().size());
     const int64_t left = std::chrono::duration_cast<std::chrono::milliseconds>(
                              expiry - Clock::now())

@@ -7,11 +7,13 @@
 #define SHOAL_RUNTIME_COORDINATOR_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cluster/cluster.h"
 #include "graph/weights.h"
+#include "io/image.h"
 #include "plan/plan.h"
 #include "runtime/local_runner.h"
 #include "runtime/trace.h"
@@ -28,6 +30,10 @@ struct CoordinatorOptions {
   // Deploy keeps each worker's previous deployment serving its requests in
   // flight until Release (`shoal serve` switching plans).
   bool keep_previous = false;
+  // Inputs are images normalised this way (io/image.h): each part of one
+  // that is exactly pixels travels as pixels, a quarter of the bytes
+  // (runtime/pixel_codec.h); anything else as float32.
+  std::optional<ImageNormalization> pixels;
 };
 
 struct DeployReport {

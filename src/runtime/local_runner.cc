@@ -25,10 +25,11 @@ void CountTransfer(const Plan& p, const Transfer& x, int64_t request,
   const int to = p.DeviceOf(x.dst.task, request);
   if (from == to) return;
   const int64_t n = x.src.region.elements();
+  const int64_t b = p.WireBytes(x);
   s->elements_total += n;
-  s->bytes_total += n * kBytesPerElement;
-  s->bytes_sent[from] += n * kBytesPerElement;
-  s->bytes_received[to] += n * kBytesPerElement;
+  s->bytes_total += b;
+  s->bytes_sent[from] += b;
+  s->bytes_received[to] += b;
   s->elements_per_layer[x.layer] += n;
 }
 

@@ -79,7 +79,7 @@ json ChromeTrace(const Plan& p, const std::vector<TraceSpan>& spans) {
           to = x.dst.task == kModelOutput
                    ? "coordinator"
                    : Where(p, p.DeviceOf(x.dst.task, s.seq));
-          args["bytes"] = x.src.region.elements() * kBytesPerElement;
+          args["bytes"] = p.WireBytes(x);
         }
         e["name"] = "to " + to;
         args["transfer"] = s.item;

@@ -36,6 +36,9 @@ void TensorToBytes(const Tensor& t, std::string* out);
 // Checks the byte count against the shape.
 StatusOr<Tensor> TensorFromBytes(const std::vector<int64_t>& shape,
                                  const std::string& bytes);
+// A message's tensor, whatever its encoding (float32 or pixels).
+StatusOr<Tensor> TensorFromMessage(const rpc::TensorMessage& m,
+                                   const std::vector<int64_t>& shape);
 
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
                                            int64_t max_message_bytes);

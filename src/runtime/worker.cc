@@ -552,7 +552,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
           grpc::StatusCode::INVALID_ARGUMENT,
           Who() + ": transfer " + std::to_string(xi) + " has the wrong shape");
     }
-    auto part = TensorFromBytes(shape, m->data());
+    auto part = TensorFromMessage(*m, shape);
     if (!part.ok()) return ToGrpc(part.status().WithContext(Who()));
     RequestMeta meta{m->request(), m->seq(), m->reply_to(),
                      Clock::now() + std::chrono::milliseconds(m->timeout_ms())};

@@ -22,6 +22,7 @@
 #include "cli/plan_common.h"
 #include "graph/random_input.h"
 #include "graph/tensor_diff.h"
+#include "io/image.h"
 #include "partition/plan_test_util.h"
 #include "partition/strategy.h"
 #include "runtime/coordinator.h"
@@ -478,6 +479,49 @@ TEST(WorkerProcesses, CachedWeightsSurviveARestartAndCorruptOnesAreSentAgain) {
   }
   ASSERT_NO_FATAL_FAILURE(deploy_and_run(&repaired));
   EXPECT_EQ(repaired.uploaded_bytes[0], size) << "only the damaged blob";
+}
+
+// An image input travels as 8-bit pixels: every strategy's output equals
+// the one-device run, and the devices receive exactly 3 bytes less for
+// each input value sent to them than when the same input goes as float32.
+TEST(WorkerProcesses, ImageInputTravelsAsPixels) {
+  ProcessCluster pc(3);
+  ASSERT_TRUE(pc.ok(3));
+  ModelRef ref;
+  ref.spec = "cifarnet";
+  const Model m = LoadRef(ref);
+  const ImageNormalization norm = DefaultNormalization(3);
+  for (const std::string strategy : {"spatial", "lop", "data"}) {
+    Plan p = MakeTestPlan(m, ref, strategy, 3);
+    p.input_pixels = true;
+    const Tensor x = RandomImage(p.input_shape, 11, norm);
+    const Tensor want = RunWholeOrFail(m, x);
+    int64_t received[2] = {0, 0};
+    for (int pixels = 0; pixels < 2; ++pixels) {
+      CoordinatorOptions co;
+      if (pixels) co.pixels = norm;
+      auto c = Coordinator::Create(p, pc.cluster, co);
+      ASSERT_TRUE(c.ok()) << c.status().message();
+      ASSERT_OK(c.value()->Deploy(m.weights, nullptr));
+      ASSERT_TRUE(c.value()->Stats(/*reset=*/true).ok());
+      Tensor got;
+      // Request 1: `data` deals it to a device that is not the input's.
+      ASSERT_OK(c.value()->Run(x, &got, nullptr, 1));
+      EXPECT_LE(MaxRelDiff(got, want), 1e-4) << strategy;
+      auto st = c.value()->Stats(false);
+      ASSERT_TRUE(st.ok());
+      for (const auto& d : *st) received[pixels] += d.bytes_received;
+    }
+    int64_t input_values = 0;  // sent to a device other than the input's
+    for (const auto& x : p.transfers) {
+      if (x.src.task == kModelInput && x.dst.task >= 0 &&
+          p.DeviceOf(x.dst.task, 1) != p.input_device) {
+        input_values += x.src.region.elements();
+      }
+    }
+    EXPECT_GT(input_values, 0) << strategy;
+    EXPECT_EQ(received[0] - received[1], 3 * input_values) << strategy;
+  }
 }
 
 TEST(WorkerProcesses, TooSmallMemoryRefusesWithTheNumbers) {

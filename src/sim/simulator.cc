@@ -376,7 +376,7 @@ StatusOr<SimResult> Sim::Run() {
   }
   for (size_t i = 0; i < p_.transfers.size(); ++i) {
     const Transfer& x = p_.transfers[i];
-    bytes_[i] = x.src.region.elements() * kBytesPerElement;
+    bytes_[i] = p_.WireBytes(x);
     if (x.dst.task >= 0) incoming_[x.dst.task]++;
     if (x.dst.task == kModelOutput) output_parts_++;
     if (x.src.task >= 0) outgoing_[x.src.task].push_back(i);
