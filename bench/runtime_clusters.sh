@@ -10,7 +10,9 @@
 #   bash bench/runtime_clusters.sh                 # everything (~25 min)
 #   MODELS=alexnet SIZES=4 bash bench/runtime_clusters.sh
 #
-# Env: BUILD_DIR (default build), MODELS, SIZES, STRATEGIES, REQUESTS
+# Env: BUILD_DIR (default build), MODELS, SIZES, STRATEGIES (a strategy
+# with +px: its input is an image, sent as 8-bit pixels), LCP (default
+# "lcp4 lcp8"), REQUESTS
 # (timed requests per plan, default 2), PORT_BASE (default 7400).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,6 +23,7 @@ MODELS=${MODELS:-"alexnet vgg16 resnet18"}
 SIZES=${SIZES:-"4 8"}
 STRATEGIES=${STRATEGIES:-"pipeline lop lip channel filter spatial fuse fuse-ilp"}
 REQUESTS=${REQUESTS:-2}
+LCP=${LCP:-"lcp4 lcp8"}
 PORT_BASE=${PORT_BASE:-7400}
 [ -x "$shoal" ] || { echo "no $shoal: build first (make build)" >&2; exit 1; }
 
@@ -62,7 +65,9 @@ def n(r):
     return k
 dev = {t["id"]: t["devices"][0] for t in p["tasks"]}
 dev[-1] = p["input"]["device"]; dev[-2] = p["output"]["device"]
-wire = sum(4 * n(x["src"]["region"]) for x in p["transfers"]
+px = p["input"].get("pixels", False)  # the input as 8-bit pixels
+wire = sum((1 if px and x["src"]["task"] == -1 else 4) * n(x["src"]["region"])
+           for x in p["transfers"]
            if dev[x["src"]["task"]] != dev[x["dst"]["task"]])
 per = {}
 for t in p["tasks"]:
@@ -73,10 +78,11 @@ print(wire, max(sum(v.values()) for v in per.values()) if per else 0)' "$1"
 }
 
 # plan_and_bench CLUSTER MODEL STRATEGY [BRANCHES] -> "ms wire weights", or
-# "- error..."
+# "- error..." (STRATEGY+px: the input is an image, sent as 8-bit pixels)
 plan_and_bench() {
   local c=$1 m=$2 s=$3 k=${4:-0} p="$work/plan.json" extra=()
   [ "$k" != 0 ] && extra=(--branches "$k")
+  if [[ $s == *+px ]]; then s=${s%+px}; extra+=(--image-input); fi
   if ! "$shoal" plan "$m" --cluster "$c" --strategy "$s" "${extra[@]}" -o "$p" > "$work/plan.out" 2> "$work/err"; then
     echo "- $(tail -c 200 "$work/err" | tr '\n' ' ')"; return; fi
   # Fresh workers for every plan: a worker builds a new deployment before it
@@ -126,7 +132,7 @@ for n in $SIZES; do
   echo "|---|---|---:|---:|---:|---:|---|"
   for m in $MODELS; do
     best[$m]=""; best_name[$m]=""
-    for s in $STRATEGIES lcp4 lcp8; do
+    for s in $STRATEGIES $LCP; do
       la=$(loadavg)
       case $s in
         lcp*) k=${s#lcp}; r=$(plan_and_bench "$c" "$m" lcp "$k"); label="LCP split$k" ;;

@@ -171,11 +171,29 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
                                                 std::ostream& out) {
   ASSIGN_OR_RETURN(Cluster c, LoadCluster(file));
   const bool netns = opts.mode == "netns";
+  if (!netns && opts.mode != "transport") {
+    return InvalidArgument("cluster up --mode '" + opts.mode +
+                           "': transport or netns");
+  }
+  const std::string state = ClusterStateDir(file);
+  fs::create_directories(state);
   // Devices that give a speed but no cpu run at that speed on this host.
   bool calibrate = false;
   for (const auto& d : c.devices) calibrate |= d.cpu_from_speed;
   if (calibrate) {
-    ASSIGN_OR_RETURN(HostRate host, CalibrateHost());
+    // Once per cluster: the cluster's devices keep their speeds across a
+    // `down` and `up` (a bench restarts them for every plan).
+    HostRate host;
+    const std::string saved = state + "/calibration";
+    if (std::ifstream f(saved); !(f >> host.macs_per_cpu_second >>
+                                  host.conv_macs_per_cpu_second >>
+                                  host.gemm_macs_per_cpu_second) ||
+                                host.macs_per_cpu_second <= 0) {
+      ASSIGN_OR_RETURN(host, CalibrateHost());
+      std::ofstream(saved) << host.macs_per_cpu_second << " "
+                           << host.conv_macs_per_cpu_second << " "
+                           << host.gemm_macs_per_cpu_second << "\n";
+    }
     char line[256];
     std::snprintf(line, sizeof(line),
                   "calibration: one core of this host does %.1f GMAC/s (a "
@@ -190,12 +208,6 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
       if (d.cpu_from_speed) d.cpu = CpuFractionForSpeed(d.speed, host);
     }
   }
-  if (!netns && opts.mode != "transport") {
-    return InvalidArgument("cluster up --mode '" + opts.mode +
-                           "': transport or netns");
-  }
-  const std::string state = ClusterStateDir(file);
-  fs::create_directories(state);
   // The network namespaces, when they are not up already (a `cluster up`
   // that adds the workers missing from a running cluster keeps them).
   std::vector<std::string> device_ns(c.devices.size());
