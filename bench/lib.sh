@@ -12,9 +12,15 @@
 # A script with more to stop at exit (a server, say) defines
 # bench_cleanup_extra; it runs before the clusters are stopped.
 
+# MODE=netns (root): every copied cluster on addresses of its own in
+# 10.77.N.0/24 (one N per file), brought up with `cluster up --mode netns`:
+# real network stacks, bandwidth shaped by the kernel.
+MODE=${MODE:-transport}
+
 bench_init() {  # NAME PORT_BASE
   work=$(mktemp -d "/tmp/shoal-bench-$1-XXXXXX")
   next_port=$2
+  next_subnet=$((100 + RANDOM % 100))
   started=()
   trap bench_cleanup EXIT
   trap 'exit 130' INT TERM
@@ -41,14 +47,17 @@ alloc_port() {
 # (N = 0: all of them) written to OUT, each on a free port, with MEMORY in
 # place of each device's memory if given.
 copy_cluster() {
-  local src=$1 n=$2 out=$3 mem=${4:-} i=0 line
+  local src=$1 n=$2 out=$3 mem=${4:-} i=0 line subnet=$next_subnet
+  next_subnet=$((next_subnet + 1))
   : > "$out"
   while IFS= read -r line; do
     if [[ $line == *"- name:"* ]]; then
       i=$((i + 1))
       [ "$n" -gt 0 ] && [ "$i" -gt "$n" ] && break
     fi
-    if [[ $line == *"address:"* ]]; then
+    if [[ $line == *"address:"* && $MODE == netns ]]; then
+      line="${line%%address:*}address: 10.77.$subnet.$((i + 1)):7000"
+    elif [[ $line == *"address:"* ]]; then
       alloc_port
       line="${line%%address:*}address: 127.0.0.1:$PORT"
     elif [[ $line == *"memory:"* && -n $mem ]]; then
@@ -61,7 +70,7 @@ copy_cluster() {
 # cluster_up FILE: starts its workers (shoal cluster up) and stops them at
 # exit; on failure prints cluster up's output and exits.
 cluster_up() {
-  "$shoal" cluster up "$1" > "$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
+  "$shoal" cluster up --mode "$MODE" "$1" > "$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
   started+=("$1")
 }
 
@@ -70,5 +79,5 @@ cluster_up() {
 # VGG16 deployments exceed a 1 GiB device's memory cgroup).
 cluster_fresh() {
   "$shoal" cluster down "$1" > /dev/null 2>&1 || true
-  "$shoal" cluster up "$1" > "$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
+  "$shoal" cluster up --mode "$MODE" "$1" > "$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
 }

@@ -99,7 +99,7 @@ loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 fmt_mib() { python3 -c "print('%.1f' % ($1 / 1048576))"; }
 
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
-echo "Command: bash bench/runtime_clusters.sh (MODELS='$MODELS' SIZES='$SIZES' REQUESTS=$REQUESTS)"
+echo "Command: bash bench/runtime_clusters.sh (MODE=$MODE MODELS='$MODELS' SIZES='$SIZES' STRATEGIES='$STRATEGIES' LCP='$LCP' REQUESTS=$REQUESTS)"
 echo
 echo "Latency: median of $REQUESTS requests after a warm-up (shoal bench), one request in flight."
 echo "Wire: tensor bytes between devices per request, the input device's sends included (as \`shoal run\` counts them). Weights: the most any one device holds."

@@ -23,9 +23,14 @@ void AddClusterCommand(CLI::App* app) {
                  "with its own address, bandwidth shaped by the kernel "
                  "(default transport)")
       ->check(CLI::IsMember({"transport", "netns"}));
-  up->callback([file, mode] {
+  auto recalibrate = std::make_shared<bool>(false);
+  up->add_flag("--recalibrate", *recalibrate,
+               "Measure this host's speed again for devices given by speed "
+               "(it is kept in /tmp for every later cluster)");
+  up->callback([file, mode, recalibrate] {
     ClusterUpOptions o;
     o.mode = *mode;
+    o.recalibrate = *recalibrate;
     throw CommandExit(ReportStatus(ClusterUp(*file, o, std::cout).status()));
   });
   CLI::App* down =

@@ -15,13 +15,22 @@ struct HostRate {
   double conv_macs_per_cpu_second = 0;
   double gemm_macs_per_cpu_second = 0;
   int runs = 0;
+  bool cached = false;  // read from HostRateFile()
 };
 
 // Times a reference graph (two 3x3 convolutions of VGG16's second stage,
 // 64 channels at 56x56, and a 4096 -> 1024 fully connected layer) on the
-// engine with one kernel thread, by CPU time, median of several runs after
+// engine with one kernel thread, by CPU time, the quickest of 15 runs after
 // a warm-up. About half a second.
 StatusOr<HostRate> CalibrateHost();
+
+// The host's calibration, measured once and kept in HostRateFile() for
+// every later cluster on this host (until a reboot clears /tmp, or the
+// CPU differs): two clusters compared in one benchmark must run their
+// devices at the same fraction, and a calibration taken while the other
+// hyperthread of the core is busy reads slower.
+StatusOr<HostRate> CachedHostRate(bool remeasure);
+std::string HostRateFile();
 
 // The fraction of a host core that emulates a device of `speed`.
 double CpuFractionForSpeed(double speed, const HostRate& host);

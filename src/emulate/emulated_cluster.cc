@@ -181,25 +181,14 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
   bool calibrate = false;
   for (const auto& d : c.devices) calibrate |= d.cpu_from_speed;
   if (calibrate) {
-    // Once per cluster: the cluster's devices keep their speeds across a
-    // `down` and `up` (a bench restarts them for every plan).
-    HostRate host;
-    const std::string saved = state + "/calibration";
-    if (std::ifstream f(saved); !(f >> host.macs_per_cpu_second >>
-                                  host.conv_macs_per_cpu_second >>
-                                  host.gemm_macs_per_cpu_second) ||
-                                host.macs_per_cpu_second <= 0) {
-      ASSIGN_OR_RETURN(host, CalibrateHost());
-      std::ofstream(saved) << host.macs_per_cpu_second << " "
-                           << host.conv_macs_per_cpu_second << " "
-                           << host.gemm_macs_per_cpu_second << "\n";
-    }
-    char line[256];
+    ASSIGN_OR_RETURN(HostRate host, CachedHostRate(opts.recalibrate));
+    char line[320];
     std::snprintf(line, sizeof(line),
-                  "calibration: one core of this host does %.1f GMAC/s (a "
+                  "calibration (%s %s): one core of this host does %.1f GMAC/s (a "
                   "3x3 conv %.1f, an fc layer %.1f), a Raspberry Pi 3 "
                   "(speed 1) %.2f: speed 1 is %.4f of a host core\n",
-                  host.macs_per_cpu_second / 1e9,
+                  host.cached ? "kept in" : "measured, kept in",
+                  HostRateFile().c_str(), host.macs_per_cpu_second / 1e9,
                   host.conv_macs_per_cpu_second / 1e9,
                   host.gemm_macs_per_cpu_second / 1e9, kPi3MacsPerSecond / 1e9,
                   CpuFractionForSpeed(1.0, host));

@@ -25,6 +25,8 @@ struct ClusterUpOptions {
   // killed `shoal demo` leaves nothing behind (`cluster up` leaves them).
   bool die_with_parent = false;
   std::string mode = "transport";  // or "netns"
+  // Measure the host again instead of using its kept calibration.
+  bool recalibrate = false;
 };
 
 // What `up` applied to one device.
