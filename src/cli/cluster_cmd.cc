@@ -13,8 +13,8 @@ void AddClusterCommand(CLI::App* app) {
   CLI::App* cmd = app->add_subcommand(
       "cluster", "Start or stop an emulated cluster on this machine");
   cmd->require_subcommand(1);
-  CLI::App* up = cmd->add_subcommand(
-      "up", "Start one limited worker process per device");
+  CLI::App* up =
+      cmd->add_subcommand("up", "Start one limited worker process per device");
   up->add_option("file", *file, "Cluster file (YAML)")->required();
   auto mode = std::make_shared<std::string>("transport");
   up->add_option("--mode", *mode,

@@ -99,13 +99,12 @@ Status RunCost(const CostArgs& a) {
   std::cout << "\nF = " << c.max_weight_bytes_per_device()
             << " bytes of weights on the fullest device\nT = "
             << c.macs_longest_path << " MACs on the longest path\n";
-  std::cout << std::fixed << std::setprecision(1) << "memory: "
-            << need[fullest] / 1048576.0 << " MiB on "
+  std::cout << std::fixed << std::setprecision(1)
+            << "memory: " << need[fullest] / 1048576.0 << " MiB on "
             << p.devices[fullest].name
             << ", the most of any device (weights + its largest weight while "
                "reordered + activations); "
-            << (fits.ok() ? "every device holds its part"
-                          : fits.message())
+            << (fits.ok() ? "every device holds its part" : fits.message())
             << "\n";
   return Status::Ok();
 }

@@ -24,6 +24,7 @@
 
 #include "cli/commands.h"
 #include "cli/plan_common.h"
+#include "emulate/emulated_cluster.h"
 #include "engine/run_whole.h"
 #include "graph/random_input.h"
 #include "graph/tensor_diff.h"
@@ -31,7 +32,6 @@
 #include "plan/plan_cost.h"
 #include "plan/plan_verify.h"
 #include "runtime/coordinator.h"
-#include "emulate/emulated_cluster.h"
 #include "util/stats.h"
 
 namespace shoal {

@@ -1,11 +1,10 @@
 #include "cli/plan_common.h"
 
-#include "graph/random_input.h"
-
 #include <sstream>
 
 #include "cluster/cluster.h"
 #include "graph/fuse_batchnorm.h"
+#include "graph/random_input.h"
 #include "lcp/split_branches.h"
 #include "models/load_model.h"
 #include "models/zoo.h"

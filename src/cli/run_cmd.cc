@@ -22,7 +22,7 @@ namespace {
 
 struct RunArgs {
   std::string plan, input, image, output, backend = "onednn", cluster,
-      advertise;
+                                          advertise;
   int64_t random_seed = 1;
   int threads = 1;
   int64_t timeout_ms = 60000;

@@ -38,9 +38,8 @@ Status RunWorker(const WorkerArgs& a) {
   o.name = a.name.empty() ? a.listen : a.name;
   ASSIGN_OR_RETURN(o.memory_bytes, ParseBytes(a.memory));
   if (a.threads < 0) return InvalidArgument("--threads must be >= 0");
-  o.threads = a.threads > 0
-                  ? a.threads
-                  : std::max(1u, std::thread::hardware_concurrency());
+  o.threads = a.threads > 0 ? a.threads
+                            : std::max(1u, std::thread::hardware_concurrency());
   if (a.cpu_fraction < 0 || a.cpu_fraction > 1024) {
     return InvalidArgument("--cpu-fraction must be between 0 and 1024");
   }

@@ -96,10 +96,10 @@ StatusOr<HostRate> CachedHostRate(bool remeasure) {
     }
   }
   ASSIGN_OR_RETURN(r, CalibrateHost());
-  std::ofstream(HostRateFile()) << model << "\n"
-                                << r.macs_per_cpu_second << " "
-                                << r.conv_macs_per_cpu_second << " "
-                                << r.gemm_macs_per_cpu_second << "\n";
+  std::ofstream(HostRateFile())
+      << model << "\n"
+      << r.macs_per_cpu_second << " " << r.conv_macs_per_cpu_second << " "
+      << r.gemm_macs_per_cpu_second << "\n";
   return r;
 }
 

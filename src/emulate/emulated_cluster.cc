@@ -36,7 +36,6 @@ using Clock = std::chrono::steady_clock;
 // itself (binary, gRPC, oneDNN) before any weights.
 constexpr int64_t kMemoryHeadroom = int64_t{256} << 20;
 
-
 std::string CgroupName(const std::string& file, const std::string& dev) {
   return "shoal-" + HashString(fs::absolute(file).string()).substr(0, 8) + "-" +
          dev;
@@ -183,15 +182,15 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
   if (calibrate) {
     ASSIGN_OR_RETURN(HostRate host, CachedHostRate(opts.recalibrate));
     char line[320];
-    std::snprintf(line, sizeof(line),
-                  "calibration (%s %s): one core of this host does %.1f GMAC/s (a "
-                  "3x3 conv %.1f, an fc layer %.1f), a Raspberry Pi 3 "
-                  "(speed 1) %.2f: speed 1 is %.4f of a host core\n",
-                  host.cached ? "kept in" : "measured, kept in",
-                  HostRateFile().c_str(), host.macs_per_cpu_second / 1e9,
-                  host.conv_macs_per_cpu_second / 1e9,
-                  host.gemm_macs_per_cpu_second / 1e9, kPi3MacsPerSecond / 1e9,
-                  CpuFractionForSpeed(1.0, host));
+    std::snprintf(
+        line, sizeof(line),
+        "calibration (%s %s): one core of this host does %.1f GMAC/s (a "
+        "3x3 conv %.1f, an fc layer %.1f), a Raspberry Pi 3 "
+        "(speed 1) %.2f: speed 1 is %.4f of a host core\n",
+        host.cached ? "kept in" : "measured, kept in", HostRateFile().c_str(),
+        host.macs_per_cpu_second / 1e9, host.conv_macs_per_cpu_second / 1e9,
+        host.gemm_macs_per_cpu_second / 1e9, kPi3MacsPerSecond / 1e9,
+        CpuFractionForSpeed(1.0, host));
     out << line;
     for (auto& d : c.devices) {
       if (d.cpu_from_speed) d.cpu = CpuFractionForSpeed(d.speed, host);
@@ -204,12 +203,12 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
     std::vector<NetnsDevice> nd;
     bool any_running = false;
     for (const auto& d : c.devices) {
-      ASSIGN_OR_RETURN(HostPort hp, SplitHostPort(d.address, "device " +
-                                                                 d.name +
-                                                                 "'s address"));
+      ASSIGN_OR_RETURN(
+          HostPort hp,
+          SplitHostPort(d.address, "device " + d.name + "'s address"));
       if (hp.port < 1) {
-        return InvalidArgument("device " + d.name + "'s address '" +
-                               d.address + "' needs a port");
+        return InvalidArgument("device " + d.name + "'s address '" + d.address +
+                               "' needs a port");
       }
       nd.push_back({d.name, hp.host, d.link.bandwidth_bps});
       any_running |= Alive(ReadPid(state + "/" + d.name + ".pid"));
@@ -306,11 +305,8 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
             ? std::max(1, std::min(d.cores, static_cast<int>(std::ceil(d.cpu))))
             : d.cores;
     std::vector<std::string> args = {
-        self,        "worker",
-        "--listen",  d.address,
-        "--name",    d.name,
-        "--memory",  std::to_string(d.memory_bytes),
-        "--threads", std::to_string(threads),
+        self, "worker", "--listen", d.address, "--name", d.name, "--memory",
+        std::to_string(d.memory_bytes), "--threads", std::to_string(threads),
         // Its own cache: an emulated device does not have what another
         // was sent.
         "--cache-dir", state + "/" + d.name + ".weights"};
@@ -388,10 +384,9 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
                 ? Num(d.link.bandwidth_bps / 1e6) + " Mbit/s" +
                       (netns ? " (shaped by the kernel)" : "")
                 : std::string("unshaped"))
-        << (d.link.latency_s > 0
-                ? " + " + Num(d.link.latency_s * 1e3) +
-                      " ms (shaped by the worker's transport)"
-                : std::string())
+        << (d.link.latency_s > 0 ? " + " + Num(d.link.latency_s * 1e3) +
+                                       " ms (shaped by the worker's transport)"
+                                 : std::string())
         << "\n";
     reports.push_back(rep);
   }

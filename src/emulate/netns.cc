@@ -77,12 +77,13 @@ Status Shape(const std::string& ns, const std::string& dev, double bps) {
   if (bps <= 0) return Status::Ok();
   const std::string rate = std::to_string(static_cast<int64_t>(bps)) + "bit";
   const int64_t queue = std::max<int64_t>(64 << 10, bps / 8 * 0.05);
-  RETURN_IF_ERROR(RunTool({"ip", "netns", "exec", ns, "tc", "qdisc", "add",
-                           "dev", dev, "root", "handle", "1:", "htb",
-                           "default", "10"}));
-  RETURN_IF_ERROR(RunTool({"ip", "netns", "exec", ns, "tc", "class", "add",
-                           "dev", dev, "parent", "1:", "classid", "1:10", "htb",
-                           "rate", rate, "ceil", rate, "quantum", "1514"}));
+  RETURN_IF_ERROR(
+      RunTool({"ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev,
+               "root", "handle", "1:", "htb", "default", "10"}));
+  RETURN_IF_ERROR(
+      RunTool({"ip",   "netns", "exec",   ns,   "tc",      "class", "add",
+               "dev",  dev,     "parent", "1:", "classid", "1:10",  "htb",
+               "rate", rate,    "ceil",   rate, "quantum", "1514"}));
   return RunTool({"ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev,
                   "parent", "1:10", "handle", "10:", "bfifo", "limit",
                   std::to_string(queue)});
@@ -116,7 +117,8 @@ Status NetnsAvailable() {
     return FailedPrecondition("cannot create a network namespace: " +
                               s.message());
   }
-  s = RunTool({"ip", "-n", probe, "link", "add", "name", "probebr", "type", "bridge"});
+  s = RunTool(
+      {"ip", "-n", probe, "link", "add", "name", "probebr", "type", "bridge"});
   if (s.ok()) {
     s = RunTool({"ip", "-n", probe, "link", "add", "name", "probe0", "type",
                  "veth", "peer", "name", "probe1"});
@@ -230,11 +232,10 @@ StatusOr<NetnsLayout> NetnsUp(const std::string& tag,
     for (const auto& cmd : std::vector<std::vector<std::string>>{
              {"ip", "netns", "add", ns},
              {"ip", "-n", ns, "link", "set", "lo", "up"},
-             {"ip", "-n", b, "link", "add", "name", port, "type", "veth", "peer",
-              "name", "eth0", "netns", ns},
+             {"ip", "-n", b, "link", "add", "name", port, "type", "veth",
+              "peer", "name", "eth0", "netns", ns},
              {"ip", "-n", b, "link", "set", port, "master", "br0", "up"},
-             {"ip", "-n", ns, "addr", "add", devs[i].ip + "/24", "dev",
-              "eth0"},
+             {"ip", "-n", ns, "addr", "add", devs[i].ip + "/24", "dev", "eth0"},
              {"ip", "-n", ns, "link", "set", "eth0", "up"}}) {
       if (Status s = RunTool(cmd); !s.ok()) return fail(s);
     }

@@ -25,10 +25,10 @@ struct NetnsDevice {
 };
 
 struct NetnsLayout {
-  std::string tag;          // 8 hex digits naming every interface
-  std::string subnet;       // "10.77.3.0/24"
-  std::string host_ip;      // this host's address on it (.1)
-  std::string bridge_ns;    // the namespace holding the bridge
+  std::string tag;                     // 8 hex digits naming every interface
+  std::string subnet;                  // "10.77.3.0/24"
+  std::string host_ip;                 // this host's address on it (.1)
+  std::string bridge_ns;               // the namespace holding the bridge
   std::vector<std::string> device_ns;  // per device
 };
 

@@ -26,18 +26,8 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using testing::ReadFile;
+using testing::Shell;
 using testing::ShoalBinary;
-
-int Shell(const std::string& cmd, std::string* out) {
-  out->clear();
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out->append(buf, n);
-  const int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 class NetnsCluster : public ::testing::Test {
  protected:
@@ -64,8 +54,7 @@ class NetnsCluster : public ::testing::Test {
               0)
         << out;
     up_ = true;
-    ASSERT_NE(out.find("this host is " + net_ + "1"), std::string::npos)
-        << out;
+    ASSERT_NE(out.find("this host is " + net_ + "1"), std::string::npos) << out;
   }
 
   void TearDown() override {
@@ -155,8 +144,7 @@ TEST_F(NetnsCluster, BenchThenAKilledWorkerFailsFastNamingIt) {
                   &out),
             0)
       << out;
-  const double s =
-      std::chrono::duration<double>(Clock::now() - t0).count();
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
   EXPECT_LT(s, 20) << out;
   EXPECT_NE(out.find("dev1 (" + net_ + "3:7000)"), std::string::npos) << out;
 }

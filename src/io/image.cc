@@ -39,9 +39,9 @@ StatusOr<Tensor> LoadImage(const std::string& path, const Shape& shape,
   for (int ch = 0; ch < c; ++ch)
     for (int y = 0; y < h; ++y)
       for (int x = 0; x < w; ++x) {
-        t.data[(static_cast<size_t>(ch) * h + y) * w + x] = PixelToInput(
-            resized[(static_cast<size_t>(y) * w + x) * c + ch],
-            norm.mean[ch], norm.std[ch]);
+        t.data[(static_cast<size_t>(ch) * h + y) * w + x] =
+            PixelToInput(resized[(static_cast<size_t>(y) * w + x) * c + ch],
+                         norm.mean[ch], norm.std[ch]);
       }
   return t;
 }

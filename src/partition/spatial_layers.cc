@@ -9,9 +9,9 @@
 
 #include "graph/cost.h"
 #include "partition/plan_builder.h"
-#include "plan/plan_cost.h"
 #include "partition/spatial_split.h"
 #include "partition/strategy.h"
+#include "plan/plan_cost.h"
 
 namespace shoal {
 
@@ -40,8 +40,8 @@ StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
       auto fx = ChainReadFactor(g, chain, shares);
       // An op that reads no more rows than the chain already does (an
       // activation, a pool on aligned strips) always joins it.
-      if (!fx.ok() ||
-          (fx.value() > opts.max_read_factor && fx.value() > f.value() + 1e-9)) {
+      if (!fx.ok() || (fx.value() > opts.max_read_factor &&
+                       fx.value() > f.value() + 1e-9)) {
         chain.pop_back();
         break;
       }

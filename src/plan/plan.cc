@@ -7,9 +7,8 @@
 namespace shoal {
 
 int64_t Plan::WireBytes(const Transfer& x) const {
-  const int64_t per = x.src.task == kModelInput && input_pixels
-                          ? 1
-                          : kBytesPerElement;
+  const int64_t per =
+      x.src.task == kModelInput && input_pixels ? 1 : kBytesPerElement;
   return x.src.region.elements() * per;
 }
 

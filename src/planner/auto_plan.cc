@@ -68,8 +68,7 @@ bool ReserveReorderRoom(const Plan& p, UnitPricer* pr) {
     }
     const int64_t room = largest[d] + act[d];
     for (int e = 0; e < n; ++e) {
-      if (p.devices[e].memory_bytes != mem || pr->Reserved(e) >= room)
-        continue;
+      if (p.devices[e].memory_bytes != mem || pr->Reserved(e) >= room) continue;
       pr->Reserve(e, room);
       grew = true;
     }

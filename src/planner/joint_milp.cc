@@ -152,8 +152,8 @@ Status SpreadOverClasses(const UnitPricer& pr, const DeviceClasses& dc,
       const int64_t mem = devs[d].memory_bytes;
       if (mem <= 0 ||
           (used[d] + w <= pr.Capacity(d) &&
-           (alone || DeviceWeightMemory(used[d] + w, std::max(big[d], w)) <=
-                         mem))) {
+           (alone ||
+            DeviceWeightMemory(used[d] + w, std::max(big[d], w)) <= mem))) {
         break;
       }
     }

@@ -39,9 +39,8 @@ Status ReadHashed(const std::string& path, char* dst, int64_t n,
   int64_t done = 0;
   while (true) {
     char* at = dst != nullptr ? dst + done : buf.data();
-    const int64_t want =
-        dst != nullptr ? std::min<int64_t>(n - done, 64 << 20)
-                       : static_cast<int64_t>(buf.size());
+    const int64_t want = dst != nullptr ? std::min<int64_t>(n - done, 64 << 20)
+                                        : static_cast<int64_t>(buf.size());
     if (dst != nullptr && want == 0) break;
     const ssize_t got = read(fd, at, want);
     if (got < 0) {
@@ -66,8 +65,7 @@ Status ReadHashed(const std::string& path, char* dst, int64_t n,
 }  // namespace
 
 bool BlobCache::ValidHash(const std::string& hash) {
-  return hash.size() == 32 &&
-         std::all_of(hash.begin(), hash.end(), [](char c) {
+  return hash.size() == 32 && std::all_of(hash.begin(), hash.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
          });
 }
@@ -157,8 +155,8 @@ StatusOr<std::unique_ptr<BlobCache::Writer>> BlobCache::Begin(
   w->total_ = total_bytes;
   w->tmp_ = dir_ + "/.part-" + std::to_string(getpid()) + "-" +
             std::to_string(counter++);
-  w->fd_ = open(w->tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                0644);
+  w->fd_ =
+      open(w->tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (w->fd_ < 0) return Unavailable(Errno("cannot write " + w->tmp_));
   return w;
 }

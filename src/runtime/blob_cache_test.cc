@@ -69,8 +69,8 @@ TEST(BlobCache, WrittenBlobsReadBack) {
 }
 
 TEST(BlobCache, ADirectoryOutlivesItsCache) {
-  const std::string dir = ::testing::TempDir() + "/blobs-" +
-                          std::to_string(getpid());
+  const std::string dir =
+      ::testing::TempDir() + "/blobs-" + std::to_string(getpid());
   std::string h;
   {
     auto c = BlobCache::Open(dir);

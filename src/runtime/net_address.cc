@@ -97,12 +97,12 @@ StatusOr<HostPort> SplitHostPort(const std::string& s,
     hp.host = s.substr(1, close - 1);
     rest = s.substr(close + 1);
     if (!rest.empty() && rest[0] != ':') {
-      return InvalidArgument(what + " '" + s +
-                             "': expected ':PORT' after ']'");
+      return InvalidArgument(what + " '" + s + "': expected ':PORT' after ']'");
     }
   } else {
     const auto colon = s.find(':');
-    if (colon != std::string::npos && s.find(':', colon + 1) != std::string::npos) {
+    if (colon != std::string::npos &&
+        s.find(':', colon + 1) != std::string::npos) {
       return InvalidArgument(what + " '" + s +
                              "': write an IPv6 address as [ADDRESS]:PORT");
     }
@@ -175,16 +175,16 @@ StatusOr<ReplyEndpoint> ChooseReplyEndpoint(
   constexpr int64_t kResolveMs = 5000;
   ReplyEndpoint e;
   if (advertise.empty()) {
-    ASSIGN_OR_RETURN(e.listen_host,
-                     LocalAddressToward(first_worker, kResolveMs,
-                                        "device " + first_worker_name +
-                                            "'s address"));
+    ASSIGN_OR_RETURN(
+        e.listen_host,
+        LocalAddressToward(first_worker, kResolveMs,
+                           "device " + first_worker_name + "'s address"));
     e.advertise_host = e.listen_host;
     return e;
   }
   ASSIGN_OR_RETURN(HostPort hp, SplitHostPort(advertise, "--advertise"));
-  ASSIGN_OR_RETURN(e.listen_host, ResolveHost(hp.host, kResolveMs,
-                                              "--advertise"));
+  ASSIGN_OR_RETURN(e.listen_host,
+                   ResolveHost(hp.host, kResolveMs, "--advertise"));
   e.advertise_host = hp.host;
   e.port = std::max(0, hp.port);
   return e;

@@ -48,9 +48,9 @@ struct ReplyEndpoint {
   int port = 0;                // 0: any free port
   std::string advertise_host;  // what the workers are told
 };
-StatusOr<ReplyEndpoint> ChooseReplyEndpoint(const std::string& advertise,
-                                            const std::string& first_worker,
-                                            const std::string& first_worker_name);
+StatusOr<ReplyEndpoint> ChooseReplyEndpoint(
+    const std::string& advertise, const std::string& first_worker,
+    const std::string& first_worker_name);
 
 // Makes gRPC resolve names with getaddrinfo (its "native" resolver), so a
 // worker named `pi.local` is found through nsswitch and mDNS; c-ares, the

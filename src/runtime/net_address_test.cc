@@ -31,8 +31,8 @@ TEST(SplitHostPort, Ipv6InBrackets) {
 }
 
 TEST(SplitHostPort, BadInputNamesTheString) {
-  for (const char* s : {"", ":7000", "host:", "host:x", "host:70000",
-                        "host:-1", "fd00::2:7000", "[fd00::2", "[::1]7000"}) {
+  for (const char* s : {"", ":7000", "host:", "host:x", "host:70000", "host:-1",
+                        "fd00::2:7000", "[fd00::2", "[::1]7000"}) {
     auto hp = SplitHostPort(s, "device pi1's address");
     ASSERT_FALSE(hp.ok()) << s;
     EXPECT_NE(hp.status().message().find("device pi1's address"),

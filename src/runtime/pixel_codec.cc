@@ -67,8 +67,8 @@ StatusOr<Tensor> DecodePixels(const std::vector<int64_t>& shape,
   for (size_t c = 0; c < mean.size(); ++c) {
     for (int64_t i = 0; i < per; ++i) {
       const size_t k = c * per + i;
-      t.data[k] = PixelToInput(static_cast<unsigned char>(bytes[k]), mean[c],
-                               std[c]);
+      t.data[k] =
+          PixelToInput(static_cast<unsigned char>(bytes[k]), mean[c], std[c]);
     }
   }
   return t;

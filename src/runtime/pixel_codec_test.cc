@@ -59,10 +59,10 @@ TEST(PixelCodec, AnythingElseStaysFloat) {
 
 TEST(PixelCodec, MalformedMessagesAreRefused) {
   const ImageNormalization n = DefaultNormalization(3);
-  EXPECT_FALSE(DecodePixels({1, 3, 2, 2}, std::string(11, 'x'), n.mean, n.std)
-                   .ok());
-  EXPECT_FALSE(DecodePixels({1, 2, 2, 2}, std::string(8, 'x'), n.mean, n.std)
-                   .ok());
+  EXPECT_FALSE(
+      DecodePixels({1, 3, 2, 2}, std::string(11, 'x'), n.mean, n.std).ok());
+  EXPECT_FALSE(
+      DecodePixels({1, 2, 2, 2}, std::string(8, 'x'), n.mean, n.std).ok());
   EXPECT_FALSE(
       DecodePixels({1, 3, 2, 2}, std::string(12, 'x'), n.mean, {1.f}).ok());
 }

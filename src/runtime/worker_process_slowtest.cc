@@ -20,13 +20,13 @@
 #include <thread>
 
 #include "cli/plan_common.h"
+#include "emulate/emulated_cluster.h"
 #include "graph/random_input.h"
 #include "graph/tensor_diff.h"
 #include "io/image.h"
 #include "partition/plan_test_util.h"
 #include "partition/strategy.h"
 #include "runtime/coordinator.h"
-#include "emulate/emulated_cluster.h"
 #include "runtime/process_test_util.h"
 #include "runtime/runtime_test_util.h"
 #include "runtime/wire.h"
@@ -115,8 +115,9 @@ class WorkerProcess {
                ".weights";
     }
     std::vector<std::string> args = {
-        ShoalBinary(), "worker",     "--listen",
-        "127.0.0.1:" + std::to_string(port), "--name", name_,
+        ShoalBinary(), "worker",
+        "--listen",    "127.0.0.1:" + std::to_string(port),
+        "--name",      name_,
         "--cache-dir", cache_};
     args.insert(args.end(), extra_.begin(), extra_.end());
     pid_ = testing::SpawnLogged(args, log_);

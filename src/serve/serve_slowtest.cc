@@ -17,11 +17,11 @@
 #include <fstream>
 #include <thread>
 
+#include "emulate/emulated_cluster.h"
 #include "engine/run_whole.h"
 #include "graph/random_input.h"
 #include "graph/tensor_diff.h"
 #include "models/load_model.h"
-#include "emulate/emulated_cluster.h"
 #include "runtime/process_test_util.h"
 #include "serve/client.h"
 #include "serve/monitor.h"
@@ -36,18 +36,8 @@ constexpr int kInputs = 4;
 constexpr double kCpu = 0.25, kSlowCpu = 0.05;
 
 using testing::ReadFile;
+using testing::Shell;
 using testing::ShoalBinary;
-
-// Runs a command, returning its exit code and output.
-int Shell(const std::string& cmd, std::string* out) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out->append(buf, n);
-  const int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 bool PortFree(int port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
