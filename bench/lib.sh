@@ -29,7 +29,7 @@ bench_init() {  # NAME PORT_BASE
 bench_cleanup() {
   if declare -F bench_cleanup_extra > /dev/null; then bench_cleanup_extra || true; fi
   local f
-  for f in "${started[@]}"; do "$shoal" cluster down "$f" > /dev/null 2>&1 || true; done
+  for f in "${started[@]}"; do "$shoal" cluster down --purge "$f" > /dev/null 2>&1 || true; done
   rm -rf "$work"
 }
 

@@ -36,8 +36,12 @@ void AddClusterCommand(CLI::App* app) {
   CLI::App* down =
       cmd->add_subcommand("down", "Stop the workers of a cluster file");
   down->add_option("file", *file, "Cluster file (YAML)")->required();
-  down->callback([file] {
-    throw CommandExit(ReportStatus(ClusterDown(*file, std::cout)));
+  auto purge = std::make_shared<bool>(false);
+  down->add_flag("--purge", *purge,
+                 "Also remove the cluster's logs and its devices' weight "
+                 "caches (kept otherwise, so the next up uploads nothing)");
+  down->callback([file, purge] {
+    throw CommandExit(ReportStatus(ClusterDown(*file, std::cout, *purge)));
   });
 }
 

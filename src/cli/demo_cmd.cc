@@ -94,7 +94,7 @@ class ClusterGuard {
     if (!armed_) return;
     armed_ = false;
     std::ostringstream quiet;
-    Status s = ClusterDown(file_, quiet);
+    Status s = ClusterDown(file_, quiet, /*purge=*/true);
     std::cout << "cluster down: "
               << (s.ok() ? "every worker stopped" : s.message()) << std::endl;
     std::error_code ec;

@@ -393,7 +393,7 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
   return reports;
 }
 
-Status ClusterDown(const std::string& file, std::ostream& out) {
+Status ClusterDown(const std::string& file, std::ostream& out, bool purge) {
   ASSIGN_OR_RETURN(Cluster c, LoadCluster(file));
   const std::string state = ClusterStateDir(file);
   int stopped = 0;
@@ -431,6 +431,12 @@ Status ClusterDown(const std::string& file, std::ostream& out) {
     out << "removed the emulated network\n";
   }
   out << "cluster " << file << ": " << stopped << " workers stopped\n";
+  if (purge) {
+    std::error_code ec;
+    fs::remove_all(state, ec);
+    if (ec) return Unavailable("cannot remove " + state + ": " + ec.message());
+    out << "removed " << state << " (logs, weight caches)\n";
+  }
   return Status::Ok();
 }
 

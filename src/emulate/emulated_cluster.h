@@ -51,7 +51,10 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
                                                 std::ostream& out);
 
 // Stops the workers (SIGTERM, SIGKILL after 5 s) and removes the cgroups.
-Status ClusterDown(const std::string& file, std::ostream& out);
+// With `purge`, also removes the cluster's state directory: logs, pids and
+// the devices' weight caches (which a plain `down` keeps for the next `up`).
+Status ClusterDown(const std::string& file, std::ostream& out,
+                   bool purge = false);
 
 // A port on 127.0.0.1 that nothing listens on now (the kernel's choice for
 // port 0, released again).

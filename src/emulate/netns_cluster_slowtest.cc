@@ -64,7 +64,7 @@ class NetnsCluster : public ::testing::Test {
     }
     if (up_) {
       std::string out;
-      EXPECT_EQ(Shell(ShoalBinary() + " cluster down " + file_, &out), 0)
+      EXPECT_EQ(Shell(ShoalBinary() + " cluster down --purge " + file_, &out), 0)
           << out;
       EXPECT_FALSE(fs::exists(NetnsPath(NetnsName(ClusterTag(file_), 0))))
           << out;

@@ -591,7 +591,7 @@ TEST(WorkerProcesses, PlanBranchesOnTheFlyAndRunOnAClusterUp) {
   const int sim = sh(shoal + " simulate --plan " + plan + " --cluster " + file +
                      " --requests 3 --json");
   const std::string sim_out = ReadFile(dir + "/out.txt");
-  EXPECT_EQ(sh(shoal + " cluster down " + file), 0);
+  EXPECT_EQ(sh(shoal + " cluster down --purge " + file), 0);
   EXPECT_EQ(run, 0) << out;
   EXPECT_NE(out.find("(ok)"), std::string::npos) << out;
   ASSERT_EQ(bench, 0) << bench_out;

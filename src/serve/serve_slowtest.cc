@@ -105,7 +105,7 @@ class ServeRebalance : public ::testing::Test {
     }
     if (up_) {
       std::string out;
-      Shell(ShoalBinary() + " cluster down " + file_, &out);
+      Shell(ShoalBinary() + " cluster down --purge " + file_, &out);
     }
     if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
   }
