@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs, with apt-get, only the Debian packages shoal needs that are missing.
 # Idempotent: a second run installs nothing and exits 0.
-# Usage: scripts/install-deps.sh [--with-test-deps]
+# Usage: scripts/install-deps.sh [--with-test-deps | --worker]
+#   --worker: only what `cmake -DSHOAL_WORKER_ONLY=ON` needs to build
+#   shoal-worker, the daemon a device runs.
 set -euo pipefail
 
 BUILD_PKGS=(
@@ -19,9 +21,18 @@ BUILD_PKGS=(
 # The independent oracle of the tests: PyTorch and ONNX from Debian.
 TEST_PKGS=(python3-torch python3-torchvision python3-onnx python3-numpy)
 
+WORKER_PKGS=(
+  build-essential cmake pkg-config ninja-build ccache
+  libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
+)
+
 want=("${BUILD_PKGS[@]}")
 if [[ "${1:-}" == "--with-test-deps" ]]; then
   want+=("${TEST_PKGS[@]}")
+elif [[ "${1:-}" == "--worker" ]]; then
+  want=("${WORKER_PKGS[@]}")
 fi
 
 missing=()

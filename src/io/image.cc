@@ -4,7 +4,6 @@
 #include <stb/stb_image_resize.h>
 
 #include <memory>
-#include <random>
 
 namespace shoal {
 
@@ -43,30 +42,6 @@ StatusOr<Tensor> LoadImage(const std::string& path, const Shape& shape,
             PixelToInput(resized[(static_cast<size_t>(y) * w + x) * c + ch],
                          norm.mean[ch], norm.std[ch]);
       }
-  return t;
-}
-
-ImageNormalization DefaultNormalization(int64_t channels) {
-  ImageNormalization n;
-  if (channels == 1) {
-    n.mean = {0.5f};
-    n.std = {0.5f};
-  }
-  return n;
-}
-
-Tensor RandomImage(const Shape& shape, uint64_t seed,
-                   const ImageNormalization& norm) {
-  Tensor t(shape);
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<unsigned> pixel(0, 255);
-  const int64_t c = shape.size() >= 2 ? shape[1] : 1;
-  const int64_t per_channel = c > 0 ? NumElements(shape) / c : 0;
-  for (int64_t i = 0; i < NumElements(shape); ++i) {
-    const size_t ch = per_channel > 0 ? (i / per_channel) % c : 0;
-    t.data[i] = PixelToInput(pixel(rng), norm.mean[ch % norm.mean.size()],
-                             norm.std[ch % norm.std.size()]);
-  }
   return t;
 }
 

@@ -13,7 +13,7 @@
 
 #include "cluster/cluster.h"
 #include "graph/weights.h"
-#include "io/image.h"
+#include "io/pixels.h"
 #include "plan/plan.h"
 #include "runtime/local_runner.h"
 #include "runtime/trace.h"
@@ -30,7 +30,7 @@ struct CoordinatorOptions {
   // Deploy keeps each worker's previous deployment serving its requests in
   // flight until Release (`shoal serve` switching plans).
   bool keep_previous = false;
-  // Inputs are images normalised this way (io/image.h): each part of one
+  // Inputs are images normalised this way (io/pixels.h): each part of one
   // that is exactly pixels travels as pixels, a quarter of the bytes
   // (runtime/pixel_codec.h); anything else as float32.
   std::optional<ImageNormalization> pixels;

@@ -1,7 +1,7 @@
 // The model input on the wire in its natural type: an image's 8-bit pixels
 // (a quarter of its float32 bytes), with the normalisation applied by the
 // receiver. Exact: a part goes as pixels only when every value in it is
-// PixelToInput of some pixel (io/image.h), which the receiver computes
+// PixelToInput of some pixel (io/pixels.h), which the receiver computes
 // again bit for bit; any other input goes as float32.
 #ifndef SHOAL_RUNTIME_PIXEL_CODEC_H_
 #define SHOAL_RUNTIME_PIXEL_CODEC_H_

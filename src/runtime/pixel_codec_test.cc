@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "io/image.h"
+#include "io/pixels.h"
 
 namespace shoal {
 namespace {

@@ -1,0 +1,29 @@
+// shoal-worker: the daemon one device runs, built alone
+// (-DSHOAL_WORKER_ONLY=ON): `shoal-worker --listen HOST:PORT ...` takes the
+// options of `shoal worker` (docs/cli.md).
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "runtime/net_address.h"
+
+int main(int argc, char** argv) {
+  shoal::UseSystemResolver();  // `pi.local` through nsswitch and mDNS
+  CLI::App app{"shoal-worker: the daemon a shoal device runs"};
+  app.set_version_flag("--version", "shoal 0.1.0");
+  shoal::AddWorkerCommand(&app);
+  // The one command is the default: `shoal-worker --listen ...`.
+  app.require_subcommand(0, 1);
+  app.fallthrough();
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] != "worker") args.insert(args.begin(), "worker");
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return 0;
+}
