@@ -32,6 +32,7 @@
 #include "plan/plan_cost.h"
 #include "plan/plan_verify.h"
 #include "runtime/coordinator.h"
+#include "runtime/net_address.h"
 #include "util/stats.h"
 
 namespace shoal {

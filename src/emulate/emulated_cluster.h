@@ -56,9 +56,6 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
 Status ClusterDown(const std::string& file, std::ostream& out,
                    bool purge = false);
 
-// A port on 127.0.0.1 that nothing listens on now (the kernel's choice for
-// port 0, released again).
-StatusOr<int> FreeLoopbackPort();
 
 }  // namespace shoal
 

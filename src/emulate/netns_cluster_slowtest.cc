@@ -17,6 +17,7 @@
 
 #include "emulate/emulated_cluster.h"
 #include "emulate/netns.h"
+#include "runtime/net_address.h"
 #include "runtime/process_test_util.h"
 #include "serve/client.h"
 
@@ -64,7 +65,8 @@ class NetnsCluster : public ::testing::Test {
     }
     if (up_) {
       std::string out;
-      EXPECT_EQ(Shell(ShoalBinary() + " cluster down --purge " + file_, &out), 0)
+      EXPECT_EQ(Shell(ShoalBinary() + " cluster down --purge " + file_, &out),
+                0)
           << out;
       EXPECT_FALSE(fs::exists(NetnsPath(NetnsName(ClusterTag(file_), 0))))
           << out;

@@ -190,6 +190,27 @@ StatusOr<ReplyEndpoint> ChooseReplyEndpoint(
   return e;
 }
 
+StatusOr<int> FreeLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return Unavailable(std::string("socket: ") + strerror(errno));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  const int err = errno;
+  close(fd);
+  if (port == 0) {
+    return Unavailable(std::string("no free port on 127.0.0.1: ") +
+                       strerror(err));
+  }
+  return port;
+}
+
 void UseSystemResolver() {
   // setenv's last argument 0: a value the user set stays.
   setenv("GRPC_DNS_RESOLVER", "native", 0);

@@ -52,6 +52,10 @@ StatusOr<ReplyEndpoint> ChooseReplyEndpoint(
     const std::string& advertise, const std::string& first_worker,
     const std::string& first_worker_name);
 
+// A port on 127.0.0.1 that nothing listens on now (the kernel's choice for
+// port 0, released again).
+StatusOr<int> FreeLoopbackPort();
+
 // Makes gRPC resolve names with getaddrinfo (its "native" resolver), so a
 // worker named `pi.local` is found through nsswitch and mDNS; c-ares, the
 // default, asks DNS servers only. Call before the first channel is made;

@@ -20,13 +20,13 @@
 #include <thread>
 
 #include "cli/plan_common.h"
-#include "emulate/emulated_cluster.h"
 #include "graph/random_input.h"
 #include "graph/tensor_diff.h"
 #include "io/image.h"
 #include "partition/plan_test_util.h"
 #include "partition/strategy.h"
 #include "runtime/coordinator.h"
+#include "runtime/net_address.h"
 #include "runtime/process_test_util.h"
 #include "runtime/runtime_test_util.h"
 #include "runtime/wire.h"

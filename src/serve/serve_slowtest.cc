@@ -17,7 +17,6 @@
 #include <fstream>
 #include <thread>
 
-#include "emulate/emulated_cluster.h"
 #include "engine/run_whole.h"
 #include "graph/random_input.h"
 #include "graph/tensor_diff.h"
@@ -95,7 +94,10 @@ class ServeRebalance : public ::testing::Test {
     if (out.find("cgroup cpu quota") == std::string::npos) {
       GTEST_SKIP() << "cluster up could not limit the workers' cpu: " << out;
     }
-    state_ = ClusterStateDir(file_);
+    // "... (logs and pids in DIR)": where its cgroups are listed.
+    const auto at = out.find("logs and pids in ");
+    ASSERT_NE(at, std::string::npos) << out;
+    state_ = out.substr(at + 17, out.find(')', at) - at - 17);
   }
 
   void TearDown() override {
