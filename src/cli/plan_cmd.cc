@@ -25,6 +25,8 @@ struct PlanArgs {
   int hub = 0, concurrency = 0;
   bool json = false, image_input = false;
   double time_limit = 10;
+  std::string spatial_fc = "auto";
+  double read_factor = 0;  // 0: the strategy's default
   DeviceFlags devices;
 };
 
@@ -52,6 +54,16 @@ Status RunPlan(const PlanArgs& a) {
   po.hub = a.hub;
   po.ilp_time_limit_s = a.time_limit;
   po.input_pixels = a.image_input;
+  if (a.spatial_fc == "whole") po.spatial_fc = SpatialFc::kWhole;
+  if (a.spatial_fc == "lop") po.spatial_fc = SpatialFc::kLop;
+  if (a.read_factor != 0) {
+    if (!(a.read_factor >= 1.0)) {
+      return InvalidArgument(
+          "--halo-read-factor must be at least 1 (strips read at least "
+          "every input row once)");
+    }
+    po.max_read_factor = a.read_factor;
+  }
   po.model.spec = a.model;
   po.model.weights_seed = a.weights_seed;
   if (a.branches < 0 || a.fatten < 0) {
@@ -125,6 +137,17 @@ void AddPlanCommand(CLI::App* app) {
   cmd->add_option(
       "--input-device", a->hub,
       "Device that holds the input and receives the output (default 0)");
+  cmd->add_option("--spatial-fc", a->spatial_fc,
+                  "spatial: where fc layers run: whole on the input device, "
+                  "lop (split by outputs over every device), or auto (whole "
+                  "unless the input device cannot hold the weights; the "
+                  "default)")
+      ->check(CLI::IsMember({"auto", "whole", "lop"}));
+  cmd->add_option("--halo-read-factor", a->read_factor,
+                  "spatial: fuse conv and pooling layers into one strip "
+                  "chain while the strips together read at most this many "
+                  "times the chain input's rows (1: exchange halos after "
+                  "every window layer; default 1.5)");
   cmd->add_option("--time-limit", a->time_limit,
                   "ILP/MILP time limit in seconds (auto falls back to "
                   "Procedure 1 when it runs out)");

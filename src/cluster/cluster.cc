@@ -134,6 +134,12 @@ StatusOr<Cluster> ParseCluster(const std::string& text,
         } else {
           d.cpu_from_speed = static_cast<bool>(y["speed"]);
         }
+        if (y["system_cpu"]) d.system_cpu = y["system_cpu"].as<double>();
+        if (!(d.system_cpu >= 0 && d.system_cpu <= 1024)) {
+          return InvalidArgument(
+              where + " (" + d.name +
+              "): system_cpu must be a number of host cores >= 0");
+        }
         if (d.cpu < 0 || d.cpu > 1024) {
           return InvalidArgument(where + " (" + d.name +
                                  "): cpu must be a number of host cores >= 0");

@@ -3,6 +3,7 @@
 #ifndef SHOAL_CLUSTER_CLUSTER_H_
 #define SHOAL_CLUSTER_CLUSTER_H_
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,13 @@ struct DeviceSpec {
   // fraction comes from the host's calibration (emulate/calibrate.h), so
   // the device runs at its speed on any machine.
   bool cpu_from_speed = false;
+  // `cluster up`: the cgroup CPU quota of the whole worker (gRPC, copies,
+  // protocol), in host cores; 0: `cpu`. A slow board is further behind a
+  // host on vectorised arithmetic than on moving bytes, so a calibrated
+  // device gets more here than `cpu` (emulate/calibrate.h).
+  double system_cpu = 0;
+  // The quota `cluster up` applies: system_cpu, at least cpu.
+  double QuotaCpu() const { return std::max(cpu, system_cpu); }
   Link link;
 };
 

@@ -3,6 +3,11 @@
 // s does s x kPi3MacsPerSecond (a Raspberry Pi 3, sim/latency_model.h), and
 // the worker paces each task to host CPU time / fraction, so its fraction
 // of a host core is s x kPi3MacsPerSecond / the host's rate.
+//
+// The rest of a worker's work (gRPC, copies, protocol) is not convolution:
+// a Pi 3 is much further behind this host on vectorised arithmetic than on
+// moving bytes, so that work runs under a CPU quota of its own, from the
+// host's memory copy rate against a Pi 3's (SystemFractionForSpeed).
 #ifndef SHOAL_EMULATE_CALIBRATE_H_
 #define SHOAL_EMULATE_CALIBRATE_H_
 
@@ -14,6 +19,7 @@ struct HostRate {
   double macs_per_cpu_second = 0;  // conv and gemm together, one core
   double conv_macs_per_cpu_second = 0;
   double gemm_macs_per_cpu_second = 0;
+  double copy_bytes_per_cpu_second = 0;  // memcpy of 64 MiB, one core
   int runs = 0;
   bool cached = false;  // read from HostRateFile()
 };
@@ -32,8 +38,20 @@ StatusOr<HostRate> CalibrateHost();
 StatusOr<HostRate> CachedHostRate(bool remeasure);
 std::string HostRateFile();
 
+// A Raspberry Pi 3's single-core memory copy rate: a Cortex-A53 near 1.2
+// GHz copies about 1 GB/s (lmbench `bw_mem 8M bcopy` on TI's AM62L, a
+// Cortex-A53 at 1.25 GHz with faster LPDDR4, measures 1000 MB/s; the Pi 3's
+// LPDDR2 is no faster).
+constexpr double kPi3CopyBytesPerSecond = 1.0e9;
+
 // The fraction of a host core that emulates a device of `speed`.
 double CpuFractionForSpeed(double speed, const HostRate& host);
+
+// The fraction of a host core the device's worker process gets for all its
+// work (the cgroup quota): a Pi 3 copies kPi3CopyBytesPerSecond, scaled by
+// speed, over the host's copy rate; never less than the compute fraction,
+// at most one core.
+double SystemFractionForSpeed(double speed, const HostRate& host);
 
 }  // namespace shoal
 

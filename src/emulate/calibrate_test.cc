@@ -15,6 +15,9 @@ TEST(CalibrateHost, MeasuresConvAndGemm) {
   EXPECT_GT(r->conv_macs_per_cpu_second, kPi3MacsPerSecond);
   EXPECT_LT(r->conv_macs_per_cpu_second, 1000 * kPi3MacsPerSecond);
   EXPECT_GT(r->gemm_macs_per_cpu_second, 0);
+  // Copies: faster than a Pi 3, slower than a terabyte a second.
+  EXPECT_GT(r->copy_bytes_per_cpu_second, kPi3CopyBytesPerSecond);
+  EXPECT_LT(r->copy_bytes_per_cpu_second, 1e12);
   // The blend lies between its parts.
   EXPECT_LE(r->macs_per_cpu_second,
             std::max(r->conv_macs_per_cpu_second, r->gemm_macs_per_cpu_second));
@@ -27,6 +30,24 @@ TEST(CalibrateHost, FractionScalesWithSpeed) {
   h.macs_per_cpu_second = 33e9;
   EXPECT_DOUBLE_EQ(CpuFractionForSpeed(1, h), kPi3MacsPerSecond / 33e9);
   EXPECT_DOUBLE_EQ(CpuFractionForSpeed(3, h), 3 * kPi3MacsPerSecond / 33e9);
+}
+
+TEST(CalibrateHost, SystemFractionFollowsCopiesWithinBounds) {
+  HostRate h;
+  h.macs_per_cpu_second = 100e9;
+  h.copy_bytes_per_cpu_second = 20e9;
+  // Copies: a Pi 3 is 1/20 of this host, though 1/60 on convolutions.
+  EXPECT_DOUBLE_EQ(SystemFractionForSpeed(1, h), kPi3CopyBytesPerSecond / 20e9);
+  EXPECT_DOUBLE_EQ(SystemFractionForSpeed(2, h),
+                   2 * kPi3CopyBytesPerSecond / 20e9);
+  // Never below the compute fraction, never above a core.
+  h.copy_bytes_per_cpu_second = 1000e9;
+  EXPECT_DOUBLE_EQ(SystemFractionForSpeed(1, h), CpuFractionForSpeed(1, h));
+  h.copy_bytes_per_cpu_second = 2e9;
+  EXPECT_DOUBLE_EQ(SystemFractionForSpeed(4, h), 1.0);
+  // A calibration without a copy rate: the compute fraction.
+  h.copy_bytes_per_cpu_second = 0;
+  EXPECT_DOUBLE_EQ(SystemFractionForSpeed(1, h), CpuFractionForSpeed(1, h));
 }
 
 }  // namespace

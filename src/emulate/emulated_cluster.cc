@@ -164,15 +164,22 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
     std::snprintf(
         line, sizeof(line),
         "calibration (%s %s): one core of this host does %.1f GMAC/s (a "
-        "3x3 conv %.1f, an fc layer %.1f), a Raspberry Pi 3 "
-        "(speed 1) %.2f: speed 1 is %.4f of a host core\n",
+        "3x3 conv %.1f, an fc layer %.1f) and copies %.1f GB/s; a "
+        "Raspberry Pi 3 (speed 1) %.2f GMAC/s and %.1f GB/s: speed 1 "
+        "computes at %.4f of a host core, and its worker runs at %.4f\n",
         host.cached ? "kept in" : "measured, kept in", HostRateFile().c_str(),
         host.macs_per_cpu_second / 1e9, host.conv_macs_per_cpu_second / 1e9,
-        host.gemm_macs_per_cpu_second / 1e9, kPi3MacsPerSecond / 1e9,
-        CpuFractionForSpeed(1.0, host));
+        host.gemm_macs_per_cpu_second / 1e9,
+        host.copy_bytes_per_cpu_second / 1e9, kPi3MacsPerSecond / 1e9,
+        kPi3CopyBytesPerSecond / 1e9, CpuFractionForSpeed(1.0, host),
+        SystemFractionForSpeed(1.0, host));
     out << line;
     for (auto& d : c.devices) {
-      if (d.cpu_from_speed) d.cpu = CpuFractionForSpeed(d.speed, host);
+      if (!d.cpu_from_speed) continue;
+      d.cpu = CpuFractionForSpeed(d.speed, host);
+      if (d.system_cpu == 0) {
+        d.system_cpu = SystemFractionForSpeed(d.speed, host);
+      }
     }
   }
   // The network namespaces, when they are not up already (a `cluster up`
@@ -241,8 +248,8 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
     const std::string cg = CgroupName(file, d.name);
     if (d.cpu > 0) {
       // The simulator models the same period and quota (sim/cpu_quota.h).
-      const int64_t period = QuotaPeriodUs(d.cpu);
-      const int64_t quota = QuotaUs(d.cpu);
+      const int64_t period = QuotaPeriodUs(d.QuotaCpu());
+      const int64_t quota = QuotaUs(d.QuotaCpu());
       std::string why;
       std::string dir =
           MakeCgroup("cpu", cg,

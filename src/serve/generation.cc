@@ -23,6 +23,7 @@ StatusOr<PlanChoice> PlanForDevices(const Graph& g, const PlanOptions& base,
   for (DeviceSpec d : devices) {
     po.devices.push_back(PlanDevice{d.name, d.speed, d.memory_bytes});
     d.cpu = 0;  // speeds as measured, as PredictComputeMs (serve/monitor.h)
+    d.system_cpu = 0;
     c.devices.push_back(d);
   }
   // auto predicts its candidates on this model: the speeds and the links.

@@ -18,6 +18,7 @@ StatusOr<std::vector<double>> PredictComputeMs(
   Cluster c;
   for (DeviceSpec d : devices) {
     d.cpu = 0;  // speed alone: the measurements absorb everything else
+    d.system_cpu = 0;
     c.devices.push_back(d);
   }
   const LatencyModel model = LatencyModel::FromCluster(c);

@@ -14,7 +14,7 @@ LatencyModel LatencyModel::FromCluster(const Cluster& c) {
     // Bytes stand in for elements touched by MAC-free layers.
     f.per_byte_s = per_mac * kMacsPerElement / kBytesPerElement;
     m.devices_.push_back(
-        Device{{{"*", f}}, {}, {}, d.link, QuotaForCpu(d.cpu)});
+        Device{{{"*", f}}, {}, {}, d.link, QuotaForCpu(d.QuotaCpu())});
   }
   return m;
 }
@@ -49,7 +49,7 @@ StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
                {},
                {},
                dp->link,
-               dp->has_cpu_quota ? dp->cpu_quota : QuotaForCpu(d.cpu)};
+               dp->has_cpu_quota ? dp->cpu_quota : QuotaForCpu(d.QuotaCpu())};
     std::map<Key, std::pair<double, int>> sum;
     for (const auto& ls : dp->samples) {
       auto& [s, n] = sum[Key{ls.op, ls.macs, ls.bytes}];
