@@ -342,8 +342,9 @@ TEST(Auto, ThroughputObjectiveDiffersFromLatency) {
   // Equal layers on equal devices over a slow link: one device is fastest
   // for one request; a pipeline (or replicas) serves more requests.
   const Model m = FcChain(8, 512);
-  // Slow devices: compute outweighs the links' 9 ms.
-  const Cluster c = MakeCluster({0.01, 0.01, 0.01, 0.01}, 0, 62e6, 9e-3);
+  // Slow devices: compute outweighs the links' 9 ms (16 ms a layer, most
+  // of it reading the layer's 1 MiB of weights).
+  const Cluster c = MakeCluster({0.064, 0.064, 0.064, 0.064}, 0, 62e6, 9e-3);
   PlanOptions lat = AutoOptions(c, "fc-chain");
   PlanOptions thr = lat;
   thr.objective = "throughput";
@@ -375,7 +376,7 @@ TEST(Auto, ThroughputIsJudgedAtTheRequestsInFlight) {
   // the latency plan; with one per device in flight replicas win. Slow
   // links (1 Mbit/s) keep one request on one device.
   const Model m = FcChain(8, 512);
-  const Cluster c = MakeCluster({0.01, 0.01, 0.01, 0.01}, 0, 1e6, 20e-3);
+  const Cluster c = MakeCluster({0.064, 0.064, 0.064, 0.064}, 0, 1e6, 20e-3);
   PlanOptions lat = AutoOptions(c, "fc-chain");
   PlanOptions one = lat, full = lat;
   one.objective = full.objective = "throughput";

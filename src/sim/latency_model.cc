@@ -13,8 +13,9 @@ LatencyModel LatencyModel::FromCluster(const Cluster& c) {
     f.per_mac_s = per_mac;
     // Bytes stand in for elements touched by MAC-free layers.
     f.per_byte_s = per_mac * kMacsPerElement / kBytesPerElement;
-    m.devices_.push_back(
-        Device{{{"*", f}}, {}, {}, d.link, QuotaForCpu(d.QuotaCpu())});
+    Device dev{{{"*", f}}, {}, {}, d.link, QuotaForCpu(d.QuotaCpu())};
+    dev.per_weight_byte_s = 1.0 / (d.speed * kPi3WeightBytesPerSecond);
+    m.devices_.push_back(std::move(dev));
   }
   return m;
 }
@@ -92,7 +93,8 @@ NodeTimes LatencyModel::Times(int d, const NodeCost& cost) const {
   const OpFit& f = it != fits.end() ? it->second : fits.at("*");
   t.context_s = t.alone_s =
       std::max(0.0, f.intercept_s + f.per_mac_s * double(cost.macs) +
-                        f.per_byte_s * double(bytes));
+                        f.per_byte_s * double(bytes) +
+                        dev.per_weight_byte_s * double(cost.weight_bytes()));
   return t;
 }
 
@@ -177,6 +179,7 @@ bool LatencyModel::SameDevice(int a, int b) const {
          x.send_cpu_per_byte_s == y.send_cpu_per_byte_s &&
          x.recv_cpu_per_byte_s == y.recv_cpu_per_byte_s &&
          x.idle_cpu_per_s == y.idle_cpu_per_s &&
+         x.per_weight_byte_s == y.per_weight_byte_s &&
          x.link.bandwidth_bps == y.link.bandwidth_bps &&
          x.link.latency_s == y.link.latency_s &&
          x.quota.quota_s == y.quota.quota_s &&

@@ -22,10 +22,21 @@ constexpr double kPi3MacsPerSecond = 1.65e9;
 // Layers without MACs (pooling, activations) touch every element once or a
 // few times; per element they cost about this many MACs.
 constexpr double kMacsPerElement = 0.5;
+// Every weight of a layer is read from memory at least once per inference,
+// at the memory's rate, not the arithmetic's: a fully connected layer does
+// one MAC per weight, so a Pi 3 runs AlexNet's fc6 (151 MB) in about
+// 0.15 s, not the 23 ms its 38 M MACs take at kPi3MacsPerSecond. A
+// Cortex-A53 streams about 1.2 GB/s (a large memcpy copies 1 GB/s, reading
+// and writing; docs/cluster-format.md), which is also what a calibrated
+// emulated Pi 3 measures: this host's fc layers run 6.3x slower per MAC
+// than its convolutions, and 1 / 1.65 GMAC/s + 4 B / 1.2 GB/s is 6.3x
+// 1 / 1.65 GMAC/s.
+constexpr double kPi3WeightBytesPerSecond = 1.2e9;
 
 class LatencyModel {
  public:
-  // From device specs: a device of speed s does s * kPi3MacsPerSecond.
+  // From device specs: a device of speed s does s * kPi3MacsPerSecond and
+  // reads weights at s * kPi3WeightBytesPerSecond, the two times added.
   static LatencyModel FromCluster(const Cluster& c);
   // From measurements: each device's fitted regressions and measured link.
   // Devices of `c` missing in `p` are an error naming them. `model` (as the
@@ -95,6 +106,9 @@ class LatencyModel {
     double send_cpu_s = 0, recv_cpu_s = 0;
     double send_cpu_per_byte_s = 0, recv_cpu_per_byte_s = 0;
     double idle_cpu_per_s = 0;
+    // Spec-based devices only: the weights' read time per byte, on top of
+    // the fit (a profile's fits measure it within per_byte_s).
+    double per_weight_byte_s = 0;
   };
   Cluster cluster_;
   std::vector<Device> devices_;
