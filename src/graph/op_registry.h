@@ -67,7 +67,8 @@ class OpSchema {
     non_param_inputs_.insert(index);
     return *this;
   }
-  // Elementwise in one input: output[i] depends only on input[i].
+  // Elementwise: output[i] depends only on element i of each input (of an
+  // input with the output's shape; one that broadcasts is read whole).
   OpSchema& Elementwise() {
     elementwise_ = true;
     return *this;

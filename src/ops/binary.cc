@@ -23,10 +23,10 @@ Status InferBroadcast(const Node& node, const InputShapes& in,
   return Status::Ok();
 }
 
-SHOAL_REGISTER_OP("Add").Inputs(2, 2).Infer(InferBroadcast);
-SHOAL_REGISTER_OP("Sub").Inputs(2, 2).Infer(InferBroadcast);
-SHOAL_REGISTER_OP("Mul").Inputs(2, 2).Infer(InferBroadcast);
-SHOAL_REGISTER_OP("Div").Inputs(2, 2).Infer(InferBroadcast);
+SHOAL_REGISTER_OP("Add").Inputs(2, 2).Elementwise().Infer(InferBroadcast);
+SHOAL_REGISTER_OP("Sub").Inputs(2, 2).Elementwise().Infer(InferBroadcast);
+SHOAL_REGISTER_OP("Mul").Inputs(2, 2).Elementwise().Infer(InferBroadcast);
+SHOAL_REGISTER_OP("Div").Inputs(2, 2).Elementwise().Infer(InferBroadcast);
 
 }  // namespace
 }  // namespace shoal

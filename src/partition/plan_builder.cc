@@ -299,7 +299,70 @@ class Builder {
     return plan_.tasks[task].fragment.AddInput(tensor, want.extent());
   }
 
+  // Whether tensor `name` is computed inside task t (not received), so its
+  // extent there is the task's part of it.
+  bool ComputedIn(int t, const std::string& name) const {
+    const Graph& f = plan_.tasks[t].fragment;
+    return f.FindTensor(name) != nullptr &&
+           std::find(f.inputs.begin(), f.inputs.end(), name) == f.inputs.end();
+  }
+
+  // An elementwise node whose input is split into parts (the strips or
+  // channel parts of a residual block's branches) runs on each part where
+  // it lives. Gathering the parts to one device to add them would put that
+  // device on the path of every block and move the parts there and back.
+  // The part's own task takes the node when it computes every input there;
+  // else a task of its own on that device receives them.
+  StatusOr<bool> PlaceAlongParts(const Node& n) {
+    const OpSchema* s = OpRegistry::Global().Find(n.op);
+    if (s == nullptr || !s->elementwise() || n.outputs.size() != 1) {
+      return false;
+    }
+    const Shape& shape = ShapeOf(n.outputs[0]);
+    const Dist* parts = nullptr;
+    for (const auto& in : n.inputs) {
+      if (in.empty()) return false;
+      const TensorInfo& t = g_.tensors.at(in);
+      auto it = dist_.find(in);
+      if (t.is_weight() || t.shape != shape || it == dist_.end()) return false;
+      if (it->second.kind == Dist::kParts && parts == nullptr) {
+        parts = &it->second;
+      }
+    }
+    if (parts == nullptr) return false;
+    for (const auto& h : parts->holders) {
+      if (h.task < 0 || plan_.tasks[h.task].devices.size() != 1) return false;
+    }
+    Dist out{Dist::kParts, {}, parts->layer};
+    const Dist split = *parts;  // Need below may change dist_
+    for (const auto& h : split.holders) {
+      int t = h.task;
+      for (const auto& in : n.inputs) {
+        if (!ComputedIn(h.task, in)) t = -1;
+      }
+      if (t < 0) {
+        const int dev = DeviceOfTask(h.task);
+        t = NewTask(n.name + "/parts@" + std::to_string(dev), {dev}, "",
+                    whole_scheme_);
+        for (const auto& in : n.inputs) {
+          RETURN_IF_ERROR(Need(t, in, h.region, n.name));
+        }
+      }
+      RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(n));
+      out.holders.push_back(Holder{t, h.region});
+    }
+    dist_[n.outputs[0]] = out;
+    placed_.insert(n.name);
+    notes_[n.name] = LayerDecision{
+        n.name, "parts",
+        n.op + " is elementwise, so it runs on each part of " + n.inputs[0] +
+            " on the device that holds it"};
+    return true;
+  }
+
   Status PlaceWhole(const Node& n, const std::vector<int>& devices) {
+    ASSIGN_OR_RETURN(bool along, PlaceAlongParts(n));
+    if (along) return Status::Ok();
     const int t = WholeTaskFor(n, devices);
     for (const auto& in : n.inputs) {
       if (in.empty() || g_.tensors.at(in).is_weight()) continue;

@@ -2,8 +2,9 @@
 // device, sized by share), extended while the halos stay cheap; between two
 // chains each strip takes from its neighbours only the rows its halo needs.
 // fc layers are split by output (lop), each device holding its part of the
-// weights; the rest (residual adds, concats) runs whole on the input
-// device.
+// weights. Elementwise ops (residual adds) run on the strips where they
+// live (plan_builder.cc); the rest (concats, global pooling) runs whole on
+// the input device.
 #include <cstdio>
 #include <set>
 

@@ -89,6 +89,43 @@ TEST_P(SmallModels, EveryStrategyIsExact) {
 INSTANTIATE_TEST_SUITE_P(Zoo, SmallModels,
                          ::testing::Values("lenet5", "lenet-fc", "cifarnet"));
 
+// Two residual blocks, the second with a strided 1x1 shortcut, as ResNet's.
+Model ResidualBlocks() {
+  GraphBuilder b("residual-blocks");
+  std::string x = b.Relu(b.Conv("stem", b.Input("x", {1, 3, 24, 24}), 8, 3,
+                                1, 1));
+  std::string y = b.Relu(b.Conv("a1", x, 8, 3, 1, 1));
+  x = b.Relu(b.Add(b.Conv("a2", y, 8, 3, 1, 1), x));
+  y = b.Relu(b.Conv("b1", x, 16, 3, 2, 1));
+  x = b.Relu(b.Add(b.Conv("b2", y, 16, 3, 1, 1), b.Conv("down", x, 16, 1, 2)));
+  x = b.Linear("fc", b.Flatten(b.GlobalAvgPool(x)), 10);
+  Model m;
+  m.graph = b.Finish({x}).value();
+  m.weights = RandomWeights(m.graph, 5);
+  return m;
+}
+
+TEST(Strategies, ResidualAddsRunOnTheirPartsNotOnTheInputDevice) {
+  const Model m = ResidualBlocks();
+  for (const std::string strategy : {"spatial", "lop"}) {
+    testing::PlanRunResult r;
+    ASSERT_TRUE(RunPlanExact(m, strategy, EqualDevices(4), &r)) << strategy;
+    int adds = 0;
+    for (const auto& t : r.plan.tasks) {
+      for (const auto& n : t.fragment.nodes) {
+        if (n.op != "Add") continue;
+        ++adds;
+        // Every part's add reads its own rows or channels: a device computes
+        // its share, never the whole tensor.
+        const auto& shape = t.fragment.FindTensor(n.outputs[0])->shape;
+        const auto& whole = m.graph.tensors.at(n.outputs[0]).shape;
+        EXPECT_NE(shape, whole) << strategy << " " << t.name;
+      }
+    }
+    EXPECT_EQ(adds, 8) << strategy;  // 2 adds x 4 parts
+  }
+}
+
 TEST(Strategies, UnknownStrategyListsTheValidOnes) {
   const Model m = Load("lenet5");
   PlanOptions po;
