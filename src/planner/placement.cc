@@ -470,7 +470,9 @@ StatusOr<BuildRequest> ToRequest(const Graph& g, const PlanOptions& opts,
       }
       case Form::kSpatial: {
         // Consecutive units on the same strips form one chain while the
-        // halos stay cheap (the spatial strategy's rule).
+        // halos stay cheap (the spatial strategy's rule), and while nothing
+        // else reads the chain's output so far (a residual block's input:
+        // a chain keeps only its last output).
         std::vector<double> shares;
         double sum = 0;
         for (int d : p.devices) sum += opts.devices[d].share;
@@ -478,7 +480,8 @@ StatusOr<BuildRequest> ToRequest(const Graph& g, const PlanOptions& opts,
         const bool extend =
             !r.spatial.empty() && u > 0 && a[u - 1] == p &&
             unit.reads_previous &&
-            r.spatial.back().nodes.back() == units[u - 1].nodes.back();
+            r.spatial.back().nodes.back() == units[u - 1].nodes.back() &&
+            g.ConsumerIndices(units[u - 1].output).size() == 1;
         if (extend) {
           std::vector<const Node*> chain;
           for (const auto& n : r.spatial.back().nodes)

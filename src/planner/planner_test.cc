@@ -338,6 +338,28 @@ TEST(Auto, RespectsMemory) {
   EXPECT_TRUE(some_did_not_fit);  // e.g. pipeline with 2 layers per stage
 }
 
+TEST(Auto, EveryCandidateBuildsOnAResidualNetwork) {
+  // The MILP put ResNet-18's stem and first conv on the same strips and
+  // joined them into one chain, whose middle output (the block's shortcut)
+  // no other task could then read.
+  LoadOptions lo;
+  lo.fuse_batchnorm = true;
+  Model m;
+  m.graph = LoadModel("resnet18", lo).value().graph;
+  const Cluster c = MakeCluster(std::vector<double>(8, 1.0), int64_t{1} << 30,
+                                62e6, 9e-3);
+  PlanOptions po = AutoOptions(c, "resnet18");
+  po.input_pixels = true;
+  auto p = MakePlan(m.graph, po);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  for (const auto& a : p->prediction->alternatives) {
+    if (a.name == "milp" || a.name == "procedure1" ||
+        a.name.rfind("spatial", 0) == 0) {
+      EXPECT_EQ(a.note, "") << a.name;
+    }
+  }
+}
+
 TEST(Auto, ThroughputObjectiveDiffersFromLatency) {
   // Equal layers on equal devices over a slow link: one device is fastest
   // for one request; a pipeline (or replicas) serves more requests.
