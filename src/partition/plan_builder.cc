@@ -324,7 +324,10 @@ class Builder {
       if (in.empty()) return false;
       const TensorInfo& t = g_.tensors.at(in);
       auto it = dist_.find(in);
-      if (t.is_weight() || t.shape != shape || it == dist_.end()) return false;
+      if (t.is_weight() || t.shape != shape || it == dist_.end() ||
+          it->second.kind == Dist::kPartials) {
+        return false;  // partial sums are added up whole (MergePartials)
+      }
       if (it->second.kind == Dist::kParts && parts == nullptr) {
         parts = &it->second;
       }
@@ -624,6 +627,7 @@ class Builder {
         f.outputs.push_back(x.src.tensor);
       }
     }
+    RemoveUnreadTasks();
     // Replicas (a node placed on several devices) take requests in
     // proportion to speed: dealt equally, the slow ones queue while the
     // fast ones idle. `data` and the planners' replicate form both get here.
@@ -639,6 +643,33 @@ class Builder {
       if (!s.ok()) return s.WithContext("task " + t.name);
     }
     return std::move(plan_);
+  }
+
+  // A strip whose rows no later layer reads (the last row of an odd-sized
+  // map under a stride-2 layer, when strips are one row high) computes
+  // nothing anyone needs: drop it and what it would have received.
+  void RemoveUnreadTasks() {
+    std::vector<int> new_id(plan_.tasks.size(), -1);
+    std::vector<Task> kept;
+    for (auto& t : plan_.tasks) {
+      if (t.fragment.outputs.empty() && !t.fragment.nodes.empty()) continue;
+      new_id[t.id] = static_cast<int>(kept.size());
+      t.id = new_id[t.id];
+      kept.push_back(std::move(t));
+    }
+    if (kept.size() == plan_.tasks.size()) {
+      plan_.tasks = std::move(kept);
+      return;
+    }
+    std::vector<Transfer> transfers;
+    for (auto x : plan_.transfers) {
+      if (x.dst.task >= 0 && new_id[x.dst.task] < 0) continue;
+      if (x.src.task >= 0) x.src.task = new_id[x.src.task];
+      if (x.dst.task >= 0) x.dst.task = new_id[x.dst.task];
+      transfers.push_back(std::move(x));
+    }
+    plan_.tasks = std::move(kept);
+    plan_.transfers = std::move(transfers);
   }
 
   Scheme whole_scheme_ = Scheme::kWhole;

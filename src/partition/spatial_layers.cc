@@ -5,7 +5,9 @@
 // weights. Elementwise ops (residual adds) run on the strips where they
 // live (plan_builder.cc); the rest (concats, global pooling) runs whole on
 // the input device.
+#include <algorithm>
 #include <cstdio>
+#include <numeric>
 #include <set>
 
 #include "graph/cost.h"
@@ -16,15 +18,46 @@
 
 namespace shoal {
 
+namespace {
+
+// The devices a chain from `n` runs on, top to bottom: every device, or,
+// when n's output has fewer rows than there are devices (ResNet's last
+// stage: 7 rows), the fastest ones, one row each. Empty: every device.
+std::vector<int> ChainGroup(const Graph& g, const Node& n,
+                            const std::vector<PlanDevice>& devices) {
+  const Shape& s = g.tensors.at(n.outputs[0]).shape;
+  const int N = static_cast<int>(devices.size());
+  if (s.size() != 4 || s[2] >= N || s[2] < 2) return {};
+  std::vector<int> order(N);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return devices[a].share > devices[b].share;
+  });
+  order.resize(s[2]);
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
+std::vector<double> GroupShares(const std::vector<int>& group,
+                                const std::vector<PlanDevice>& devices) {
+  if (group.empty()) return NormalizedShares(devices);
+  std::vector<PlanDevice> sub;
+  for (int d : group) sub.push_back(devices[d]);
+  return NormalizedShares(sub);
+}
+
+}  // namespace
+
 StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
   BuildRequest r = BaseRequest(g, opts);
-  const std::vector<double> shares = NormalizedShares(opts.devices);
   std::set<std::string> used;
   Status last_why = Status::Ok();
   for (const auto& n : g.nodes) {
     if (used.count(n.name)) continue;
     if (n.op != "Conv" && n.op != "MaxPool" && n.op != "AveragePool") continue;
     std::vector<const Node*> chain = {&n};
+    const std::vector<int> group = ChainGroup(g, n, opts.devices);
+    const std::vector<double> shares = GroupShares(group, opts.devices);
     auto f = ChainReadFactor(g, chain, shares);
     if (!f.ok()) {
       last_why = f.status();
@@ -49,11 +82,15 @@ StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
       f = fx;
     }
     SpatialChain sc;
+    sc.devices = group;
     char buf[64];
     snprintf(buf, sizeof(buf), "%.2f", f.value());
     sc.reason = "strips of rows through " + std::to_string(chain.size()) +
                 " layers from " + chain.front()->name + " (strips read " + buf +
-                "x the input rows)";
+                "x the input rows)" +
+                (group.empty() ? std::string()
+                               : ", on the " + std::to_string(group.size()) +
+                                     " fastest devices, one row each");
     for (const Node* c : chain) {
       sc.nodes.push_back(c->name);
       used.insert(c->name);

@@ -90,10 +90,10 @@ INSTANTIATE_TEST_SUITE_P(Zoo, SmallModels,
                          ::testing::Values("lenet5", "lenet-fc", "cifarnet"));
 
 // Two residual blocks, the second with a strided 1x1 shortcut, as ResNet's.
-Model ResidualBlocks() {
+Model ResidualBlocks(int64_t size = 24) {
   GraphBuilder b("residual-blocks");
-  std::string x = b.Relu(b.Conv("stem", b.Input("x", {1, 3, 24, 24}), 8, 3,
-                                1, 1));
+  std::string x = b.Relu(b.Conv("stem", b.Input("x", {1, 3, size, size}), 8,
+                                3, 1, 1));
   std::string y = b.Relu(b.Conv("a1", x, 8, 3, 1, 1));
   x = b.Relu(b.Add(b.Conv("a2", y, 8, 3, 1, 1), x));
   y = b.Relu(b.Conv("b1", x, 16, 3, 2, 1));
@@ -124,6 +124,40 @@ TEST(Strategies, ResidualAddsRunOnTheirPartsNotOnTheInputDevice) {
     }
     EXPECT_EQ(adds, 8) << strategy;  // 2 adds x 4 parts
   }
+}
+
+TEST(Strategies, SpatialRunsLayersWithFewerRowsThanDevicesOnSomeOfThem) {
+  // 8 devices; the second block's maps have 5 rows.
+  const Model m = ResidualBlocks(9);
+  testing::PlanRunResult r;
+  ASSERT_TRUE(RunPlanExact(m, "spatial", EqualDevices(8), &r));
+  std::map<std::string, std::set<int>> devices_of;  // conv -> devices
+  for (const auto& t : r.plan.tasks) {
+    for (const auto& n : t.fragment.nodes) {
+      if (n.op == "Conv") devices_of[n.name].insert(t.devices[0]);
+    }
+  }
+  EXPECT_EQ(devices_of["stem"].size(), 8u);
+  EXPECT_EQ(devices_of["b1"].size(), 5u);
+  EXPECT_EQ(devices_of["b2"].size(), 5u);
+}
+
+TEST(Strategies, SpatialDropsAStripNoLaterLayerReads) {
+  // A 2x2 pool on 9 rows reads rows 0-7: the strip of row 8 is dropped.
+  GraphBuilder b("odd-rows");
+  std::string x = b.Relu(b.Conv("c", b.Input("x", {1, 2, 9, 9}), 4, 3, 1, 1));
+  x = b.Linear("fc", b.Flatten(b.MaxPool(x, {2, 2}, {2, 2})), 3);
+  Model m;
+  m.graph = b.Finish({x}).value();
+  m.weights = RandomWeights(m.graph, 2);
+  testing::PlanRunResult r;
+  ASSERT_TRUE(RunPlanExact(m, "spatial", EqualDevices(8), &r));
+  int strips = 0;
+  for (const auto& t : r.plan.tasks) {
+    for (const auto& n : t.fragment.nodes) strips += n.op == "Conv";
+    EXPECT_FALSE(t.fragment.outputs.empty()) << t.name;
+  }
+  EXPECT_EQ(strips, 7);  // of 8: rows 0-7 in 7 strips, row 8 in none
 }
 
 TEST(Strategies, UnknownStrategyListsTheValidOnes) {
