@@ -11,8 +11,8 @@
 #   MODELS=alexnet SIZES=4 bash bench/runtime_clusters.sh
 #
 # Env: BUILD_DIR (default build), MODELS, SIZES, STRATEGIES (a strategy
-# with +px: its input is an image, sent as 8-bit pixels), LCP (default
-# "lcp4 lcp8"), REQUESTS
+# with +px: its input is an image, sent as 8-bit pixels; PIXELS=1: every
+# plan's, the one-device baseline's too), LCP (default "lcp4 lcp8"), REQUESTS
 # (timed requests per plan, default 2), PORT_BASE (default 7400).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,6 +25,7 @@ STRATEGIES=${STRATEGIES:-"pipeline lop lip channel filter spatial fuse fuse-ilp"
 REQUESTS=${REQUESTS:-2}
 LCP=${LCP:-"lcp4 lcp8"}
 PORT_BASE=${PORT_BASE:-7400}
+PIXELS=${PIXELS:-0}
 [ -x "$shoal" ] || { echo "no $shoal: build first (make build)" >&2; exit 1; }
 
 . "$here/lib.sh"
@@ -82,7 +83,8 @@ print(wire, max(sum(v.values()) for v in per.values()) if per else 0)' "$1"
 plan_and_bench() {
   local c=$1 m=$2 s=$3 k=${4:-0} p="$work/plan.json" extra=()
   [ "$k" != 0 ] && extra=(--branches "$k")
-  if [[ $s == *+px ]]; then s=${s%+px}; extra+=(--image-input); fi
+  if [[ $s == *+px ]]; then s=${s%+px}; extra+=(--image-input);
+  elif [ "$PIXELS" = 1 ]; then extra+=(--image-input); fi
   if ! "$shoal" plan "$m" --cluster "$c" --strategy "$s" "${extra[@]}" -o "$p" > "$work/plan.out" 2> "$work/err"; then
     echo "- $(tail -c 200 "$work/err" | tr '\n' ' ')"; return; fi
   # Fresh workers for every plan: a worker builds a new deployment before it
@@ -99,7 +101,7 @@ loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 fmt_mib() { python3 -c "print('%.1f' % ($1 / 1048576))"; }
 
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
-echo "Command: bash bench/runtime_clusters.sh (MODE=$MODE MODELS='$MODELS' SIZES='$SIZES' STRATEGIES='$STRATEGIES' LCP='$LCP' REQUESTS=$REQUESTS)"
+echo "Command: bash bench/runtime_clusters.sh (MODE=$MODE MODELS='$MODELS' SIZES='$SIZES' STRATEGIES='$STRATEGIES' LCP='$LCP' REQUESTS=$REQUESTS PIXELS=$PIXELS)"
 echo
 echo "Latency: median of $REQUESTS requests after a warm-up (shoal bench), one request in flight."
 echo "Wire: tensor bytes between devices per request, the input device's sends included (as \`shoal run\` counts them). Weights: the most any one device holds."

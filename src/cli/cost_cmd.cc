@@ -1,6 +1,7 @@
 // `shoal cost MODEL --devices N --strategy S`: F, T and C of a strategy's
 // Plan, per layer, counted from the Plan (and, for the fully-distributed
 // paper's schemes, its formulas, which must agree).
+#include <cstdio>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -22,6 +23,12 @@ struct CostArgs {
   bool json = false;
   DeviceFlags devices;
 };
+
+std::string Ms(double seconds) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%.1f ms", seconds * 1e3);
+  return b;
+}
 
 Status RunCost(const CostArgs& a) {
   ASSIGN_OR_RETURN(auto devices, a.devices.Resolve());
@@ -47,6 +54,30 @@ Status RunCost(const CostArgs& a) {
     if (need[d] > need[fullest]) fullest = d;
   }
   const Status fits = CheckPlanMemory(p, m.graph);
+  // Traffic per link and per uplink (what a device sends, over its one
+  // radio): the busiest uplink, not the total, bounds the time.
+  ASSIGN_OR_RETURN(Cluster cluster, a.devices.ResolveCluster());
+  const std::vector<LinkTraffic> links = TrafficPerLink(p);
+  std::vector<int64_t> up_bytes(p.devices.size(), 0);
+  std::vector<int> up_transfers(p.devices.size(), 0);
+  for (const auto& l : links) {
+    up_bytes[l.from] += l.bytes;
+    up_transfers[l.from] += l.transfers;
+  }
+  // Seconds an uplink is busy at its bandwidth; 0 on a free link.
+  auto up_seconds = [&](size_t d) {
+    const double bps = d < cluster.devices.size()
+                           ? cluster.devices[d].link.bandwidth_bps
+                           : 0;
+    return bps > 0 ? up_bytes[d] * 8.0 / bps : 0.0;
+  };
+  size_t busiest = 0;
+  for (size_t d = 0; d < up_bytes.size(); ++d) {
+    const bool more = up_seconds(d) != up_seconds(busiest)
+                          ? up_seconds(d) > up_seconds(busiest)
+                          : up_bytes[d] > up_bytes[busiest];
+    if (more) busiest = d;
+  }
   if (a.json) {
     nlohmann::json j;
     j["strategy"] = a.strategy;
@@ -72,6 +103,21 @@ Status RunCost(const CostArgs& a) {
     if (formula.ok()) {
       j["total"]["formula_communication_elements"] = formula.value();
     }
+    j["links"] = nlohmann::json::array();
+    for (const auto& l : links) {
+      j["links"].push_back({{"from", p.devices[l.from].name},
+                            {"to", p.devices[l.to].name},
+                            {"bytes", l.bytes},
+                            {"transfers", l.transfers}});
+    }
+    j["uplinks"] = nlohmann::json::array();
+    for (size_t d = 0; d < up_bytes.size(); ++d) {
+      j["uplinks"].push_back({{"device", p.devices[d].name},
+                              {"bytes", up_bytes[d]},
+                              {"transfers", up_transfers[d]},
+                              {"busy_seconds", up_seconds(d)}});
+    }
+    j["busiest_uplink"] = p.devices[busiest].name;
     std::cout << j.dump(1) << "\n";
     return Status::Ok();
   }
@@ -106,6 +152,22 @@ Status RunCost(const CostArgs& a) {
                "reordered + activations); "
             << (fits.ok() ? "every device holds its part" : fits.message())
             << "\n";
+  if (links.empty()) return Status::Ok();
+  std::cout << "\nuplink        sends         transfers   busy at its bandwidth\n";
+  for (size_t d = 0; d < up_bytes.size(); ++d) {
+    std::cout << std::left << std::setw(14) << p.devices[d].name
+              << std::setw(14) << (std::to_string(up_bytes[d]) + " B")
+              << std::setw(12) << up_transfers[d]
+              << (up_seconds(d) > 0 ? Ms(up_seconds(d))
+                                    : std::string("- (free link)"))
+              << (d == busiest ? "   the busiest" : "") << "\n";
+  }
+  std::cout << "\n" << links.size() << " links carry data; the busiest:\n";
+  for (size_t i = 0; i < links.size() && i < 5; ++i) {
+    std::cout << "  " << p.devices[links[i].from].name << " -> "
+              << p.devices[links[i].to].name << ": " << links[i].bytes
+              << " B in " << links[i].transfers << " transfers\n";
+  }
   return Status::Ok();
 }
 

@@ -71,6 +71,26 @@ TEST(PaperExample, CountsOfFigures4To7) {
   EXPECT_EQ(r.stats.elements_per_layer["l4"], 4);
 }
 
+TEST(PaperExample, TrafficPerLinkAddsUpToTheCountedBytes) {
+  const Model m = PaperExample();
+  for (const std::string s : {"lop", "lip", "fuse-ilp"}) {
+    testing::PlanRunResult r;
+    ASSERT_TRUE(RunPlanExact(m, s, EqualDevices(3), &r)) << s;
+    const auto links = TrafficPerLink(r.plan);
+    std::vector<int64_t> sent(3, 0);
+    int64_t total = 0;
+    for (size_t i = 0; i < links.size(); ++i) {
+      EXPECT_NE(links[i].from, links[i].to);
+      EXPECT_GT(links[i].transfers, 0);
+      if (i > 0) EXPECT_LE(links[i].bytes, links[i - 1].bytes) << s;
+      sent[links[i].from] += links[i].bytes;
+      total += links[i].bytes;
+    }
+    EXPECT_EQ(total, r.stats.bytes_total) << s;
+    EXPECT_EQ(sent, r.stats.bytes_sent) << s;
+  }
+}
+
 class SmallModels : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SmallModels, EveryStrategyIsExact) {

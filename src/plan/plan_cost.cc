@@ -10,6 +10,27 @@
 
 namespace shoal {
 
+std::vector<LinkTraffic> TrafficPerLink(const Plan& p, int64_t request) {
+  std::map<std::pair<int, int>, LinkTraffic> links;
+  for (const auto& x : p.transfers) {
+    const int from = p.DeviceOf(x.src.task, request);
+    const int to = p.DeviceOf(x.dst.task, request);
+    if (from == to) continue;
+    LinkTraffic& l = links[{from, to}];
+    l.from = from;
+    l.to = to;
+    l.bytes += p.WireBytes(x);
+    ++l.transfers;
+  }
+  std::vector<LinkTraffic> out;
+  for (const auto& [k, l] : links) out.push_back(l);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const LinkTraffic& a, const LinkTraffic& b) {
+                     return a.bytes > b.bytes;
+                   });
+  return out;
+}
+
 int64_t PlanCost::max_weight_bytes_per_device() const {
   int64_t m = 0;
   for (int64_t b : weight_bytes_per_device) m = std::max(m, b);

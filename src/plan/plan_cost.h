@@ -29,6 +29,16 @@ struct PlanCost {
   int64_t max_weight_bytes_per_device() const;
 };
 
+// What crosses one directed link (a device's uplink towards one peer) per
+// inference, as the wire carries it (Plan::WireBytes).
+struct LinkTraffic {
+  int from = 0, to = 0;  // devices
+  int64_t bytes = 0;
+  int transfers = 0;
+};
+// Every link that carries something, most bytes first (ties: by from, to).
+std::vector<LinkTraffic> TrafficPerLink(const Plan& p, int64_t request = 0);
+
 // `model`: the shaped graph the plan was made from (layer order and names).
 StatusOr<PlanCost> ComputePlanCost(const Plan& p, const Graph& model,
                                    int64_t request = 0);
