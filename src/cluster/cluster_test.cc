@@ -32,5 +32,26 @@ TEST(ParseCluster, BadCpuNamesTheDevice) {
       << c.status().message();
 }
 
+TEST(ParseCluster, SystemCpuIsAtLeastCpuInTheQuota) {
+  auto c = ParseCluster(R"(devices:
+  - {name: a, address: 127.0.0.1:1, cpu: 0.02, system_cpu: 0.05}
+  - {name: b, address: 127.0.0.1:2, cpu: 0.3, system_cpu: 0.05}
+  - {name: c, address: 127.0.0.1:3, cpu: 0.3}
+)",
+                        "test");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_DOUBLE_EQ(c->devices[0].QuotaCpu(), 0.05);
+  EXPECT_DOUBLE_EQ(c->devices[1].QuotaCpu(), 0.3);
+  EXPECT_DOUBLE_EQ(c->devices[2].QuotaCpu(), 0.3);
+  for (const char* bad : {"-1", ".nan", "2000", "lots"}) {
+    auto e = ParseCluster(
+        std::string("devices:\n  - {name: pi7, system_cpu: ") + bad + "}\n",
+        "test");
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_NE(e.status().message().find("device 0"), std::string::npos)
+        << e.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace shoal
