@@ -66,9 +66,8 @@ Status RunCost(const CostArgs& a) {
   }
   // Seconds an uplink is busy at its bandwidth; 0 on a free link.
   auto up_seconds = [&](size_t d) {
-    const double bps = d < cluster.devices.size()
-                           ? cluster.devices[d].link.bandwidth_bps
-                           : 0;
+    const double bps =
+        d < cluster.devices.size() ? cluster.devices[d].link.bandwidth_bps : 0;
     return bps > 0 ? up_bytes[d] * 8.0 / bps : 0.0;
   };
   size_t busiest = 0;
@@ -153,7 +152,8 @@ Status RunCost(const CostArgs& a) {
             << (fits.ok() ? "every device holds its part" : fits.message())
             << "\n";
   if (links.empty()) return Status::Ok();
-  std::cout << "\nuplink        sends         transfers   busy at its bandwidth\n";
+  std::cout
+      << "\nuplink        sends         transfers   busy at its bandwidth\n";
   for (size_t d = 0; d < up_bytes.size(); ++d) {
     std::cout << std::left << std::setw(14) << p.devices[d].name
               << std::setw(14) << (std::to_string(up_bytes[d]) + " B")

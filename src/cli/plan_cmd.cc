@@ -26,7 +26,7 @@ struct PlanArgs {
   bool json = false, image_input = false;
   double time_limit = 10;
   std::string spatial_fc = "auto";
-  double read_factor = 0;  // 0: the strategy's default
+  double read_factor = PlanOptions().max_read_factor;
   DeviceFlags devices;
 };
 
@@ -56,14 +56,12 @@ Status RunPlan(const PlanArgs& a) {
   po.input_pixels = a.image_input;
   if (a.spatial_fc == "whole") po.spatial_fc = SpatialFc::kWhole;
   if (a.spatial_fc == "lop") po.spatial_fc = SpatialFc::kLop;
-  if (a.read_factor != 0) {
-    if (!(a.read_factor >= 1.0)) {
-      return InvalidArgument(
-          "--halo-read-factor must be at least 1 (strips read at least "
-          "every input row once)");
-    }
-    po.max_read_factor = a.read_factor;
+  if (!(a.read_factor >= 1.0)) {
+    return InvalidArgument(
+        "--halo-read-factor must be at least 1 (strips read at least "
+        "every input row once)");
   }
+  po.max_read_factor = a.read_factor;
   po.model.spec = a.model;
   po.model.weights_seed = a.weights_seed;
   if (a.branches < 0 || a.fatten < 0) {

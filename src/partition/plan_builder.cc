@@ -356,10 +356,10 @@ class Builder {
     }
     dist_[n.outputs[0]] = out;
     placed_.insert(n.name);
-    notes_[n.name] = LayerDecision{
-        n.name, "parts",
-        n.op + " is elementwise, so it runs on each part of " + n.inputs[0] +
-            " on the device that holds it"};
+    notes_[n.name] =
+        LayerDecision{n.name, "parts",
+                      n.op + " is elementwise, so it runs on each part of " +
+                          n.inputs[0] + " on the device that holds it"};
     return true;
   }
 

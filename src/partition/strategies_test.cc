@@ -26,6 +26,14 @@ Model Load(const std::string& name) {
   return std::move(m).value();
 }
 
+// The model `b` built, with output x and random weights.
+Model Built(GraphBuilder& b, const std::string& x, uint64_t seed) {
+  Model m;
+  m.graph = b.Finish({x}).value();
+  m.weights = RandomWeights(m.graph, seed);
+  return m;
+}
+
 // The fully-distributed paper's running example (Fig. 1): fc 4-8-16-4-4,
 // no biases, ReLU between.
 Model PaperExample() {
@@ -35,10 +43,7 @@ Model PaperExample() {
   x = b.Relu(b.Linear("l2", x, 16, false));
   x = b.Relu(b.Linear("l3", x, 4, false));
   x = b.Linear("l4", x, 4, false);
-  Model m;
-  m.graph = b.Finish({x}).value();
-  m.weights = RandomWeights(m.graph, 3);
-  return m;
+  return Built(b, x, 3);
 }
 
 TEST(PaperExample, CountsOfFigures4To7) {
@@ -112,17 +117,14 @@ INSTANTIATE_TEST_SUITE_P(Zoo, SmallModels,
 // Two residual blocks, the second with a strided 1x1 shortcut, as ResNet's.
 Model ResidualBlocks(int64_t size = 24) {
   GraphBuilder b("residual-blocks");
-  std::string x = b.Relu(b.Conv("stem", b.Input("x", {1, 3, size, size}), 8,
-                                3, 1, 1));
+  std::string x =
+      b.Relu(b.Conv("stem", b.Input("x", {1, 3, size, size}), 8, 3, 1, 1));
   std::string y = b.Relu(b.Conv("a1", x, 8, 3, 1, 1));
   x = b.Relu(b.Add(b.Conv("a2", y, 8, 3, 1, 1), x));
   y = b.Relu(b.Conv("b1", x, 16, 3, 2, 1));
   x = b.Relu(b.Add(b.Conv("b2", y, 16, 3, 1, 1), b.Conv("down", x, 16, 1, 2)));
   x = b.Linear("fc", b.Flatten(b.GlobalAvgPool(x)), 10);
-  Model m;
-  m.graph = b.Finish({x}).value();
-  m.weights = RandomWeights(m.graph, 5);
-  return m;
+  return Built(b, x, 5);
 }
 
 TEST(Strategies, ResidualAddsRunOnTheirPartsNotOnTheInputDevice) {
@@ -167,9 +169,7 @@ TEST(Strategies, SpatialDropsAStripNoLaterLayerReads) {
   GraphBuilder b("odd-rows");
   std::string x = b.Relu(b.Conv("c", b.Input("x", {1, 2, 9, 9}), 4, 3, 1, 1));
   x = b.Linear("fc", b.Flatten(b.MaxPool(x, {2, 2}, {2, 2})), 3);
-  Model m;
-  m.graph = b.Finish({x}).value();
-  m.weights = RandomWeights(m.graph, 2);
+  const Model m = Built(b, x, 2);
   testing::PlanRunResult r;
   ASSERT_TRUE(RunPlanExact(m, "spatial", EqualDevices(8), &r));
   int strips = 0;

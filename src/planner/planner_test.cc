@@ -346,8 +346,8 @@ TEST(Auto, EveryCandidateBuildsOnAResidualNetwork) {
   lo.fuse_batchnorm = true;
   Model m;
   m.graph = LoadModel("resnet18", lo).value().graph;
-  const Cluster c = MakeCluster(std::vector<double>(8, 1.0), int64_t{1} << 30,
-                                62e6, 9e-3);
+  const Cluster c =
+      MakeCluster(std::vector<double>(8, 1.0), int64_t{1} << 30, 62e6, 9e-3);
   PlanOptions po = AutoOptions(c, "resnet18");
   po.input_pixels = true;
   auto p = MakePlan(m.graph, po);
