@@ -128,12 +128,13 @@ double CpuFractionForSpeed(double speed, const HostRate& host) {
   return speed * kPi3MacsPerSecond / host.macs_per_cpu_second;
 }
 
-double SystemFractionForSpeed(double speed, const HostRate& host) {
+double SystemFractionForSpeed(double speed, int cores, const HostRate& host) {
   const double compute = CpuFractionForSpeed(speed, host);
   if (!(host.copy_bytes_per_cpu_second > 0)) return compute;
   const double copy =
       speed * kPi3CopyBytesPerSecond / host.copy_bytes_per_cpu_second;
-  return std::min(1.0, std::max(compute, copy));
+  const int n = std::max(1, cores);
+  return n * std::min(1.0, std::max(compute, copy));
 }
 
 }  // namespace shoal

@@ -47,11 +47,14 @@ constexpr double kPi3CopyBytesPerSecond = 1.0e9;
 // The fraction of a host core that emulates a device of `speed`.
 double CpuFractionForSpeed(double speed, const HostRate& host);
 
-// The fraction of a host core the device's worker process gets for all its
-// work (the cgroup quota): a Pi 3 copies kPi3CopyBytesPerSecond, scaled by
-// speed, over the host's copy rate; never less than the compute fraction,
-// at most one core.
-double SystemFractionForSpeed(double speed, const HostRate& host);
+// The host cores the worker process of a device with `cores` cores gets for
+// all its work (the cgroup quota): a Pi 3 core copies
+// kPi3CopyBytesPerSecond, scaled by speed, over the host's copy rate, per
+// core of the device; never less than the compute fraction, at most one
+// host core per device core. Per core, because on a board the threads that
+// send and receive run on the cores the computing thread leaves free: one
+// core's worth would hold each message behind the task being computed.
+double SystemFractionForSpeed(double speed, int cores, const HostRate& host);
 
 }  // namespace shoal
 

@@ -37,17 +37,22 @@ TEST(CalibrateHost, SystemFractionFollowsCopiesWithinBounds) {
   h.macs_per_cpu_second = 100e9;
   h.copy_bytes_per_cpu_second = 20e9;
   // Copies: a Pi 3 is 1/20 of this host, though 1/60 on convolutions.
-  EXPECT_DOUBLE_EQ(SystemFractionForSpeed(1, h), kPi3CopyBytesPerSecond / 20e9);
-  EXPECT_DOUBLE_EQ(SystemFractionForSpeed(2, h),
+  EXPECT_DOUBLE_EQ(SystemFractionForSpeed(1, 1, h),
+                   kPi3CopyBytesPerSecond / 20e9);
+  EXPECT_DOUBLE_EQ(SystemFractionForSpeed(2, 1, h),
                    2 * kPi3CopyBytesPerSecond / 20e9);
-  // Never below the compute fraction, never above a core.
+  // A quad-core board: four times one core's.
+  EXPECT_DOUBLE_EQ(SystemFractionForSpeed(1, 4, h),
+                   4 * kPi3CopyBytesPerSecond / 20e9);
+  // Never below the compute fraction, never above a core per device core.
   h.copy_bytes_per_cpu_second = 1000e9;
-  EXPECT_DOUBLE_EQ(SystemFractionForSpeed(1, h), CpuFractionForSpeed(1, h));
+  EXPECT_DOUBLE_EQ(SystemFractionForSpeed(1, 1, h), CpuFractionForSpeed(1, h));
   h.copy_bytes_per_cpu_second = 2e9;
-  EXPECT_DOUBLE_EQ(SystemFractionForSpeed(4, h), 1.0);
+  EXPECT_DOUBLE_EQ(SystemFractionForSpeed(4, 1, h), 1.0);
+  EXPECT_DOUBLE_EQ(SystemFractionForSpeed(4, 2, h), 2.0);
   // A calibration without a copy rate: the compute fraction.
   h.copy_bytes_per_cpu_second = 0;
-  EXPECT_DOUBLE_EQ(SystemFractionForSpeed(1, h), CpuFractionForSpeed(1, h));
+  EXPECT_DOUBLE_EQ(SystemFractionForSpeed(1, 4, h), CpuFractionForSpeed(1, h));
 }
 
 }  // namespace

@@ -172,13 +172,13 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
         host.gemm_macs_per_cpu_second / 1e9,
         host.copy_bytes_per_cpu_second / 1e9, kPi3MacsPerSecond / 1e9,
         kPi3CopyBytesPerSecond / 1e9, CpuFractionForSpeed(1.0, host),
-        SystemFractionForSpeed(1.0, host));
+        SystemFractionForSpeed(1.0, 1, host));
     out << line;
     for (auto& d : c.devices) {
       if (!d.cpu_from_speed) continue;
       d.cpu = CpuFractionForSpeed(d.speed, host);
       if (d.system_cpu == 0) {
-        d.system_cpu = SystemFractionForSpeed(d.speed, host);
+        d.system_cpu = SystemFractionForSpeed(d.speed, d.cores, host);
       }
     }
   }

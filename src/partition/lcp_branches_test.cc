@@ -62,6 +62,28 @@ TEST(LcpStrategy, OneBranchPerDeviceHubRunsTheClassifier) {
   EXPECT_NE(DevicesOf(r.plan, 0), DevicesOf(r.plan, 1));
 }
 
+// The hub's own branch is a task of its own, which waits for the input
+// only: it runs while the other branches compute, not after their
+// activations arrive (then the concat and classifier, in a second task).
+TEST(LcpStrategy, HubBranchRunsBeforeTheOthersArrive) {
+  const Model m = Branched("lenet5", 4);
+  testing::PlanRunResult r;
+  ASSERT_TRUE(RunPlanExact(m, "lcp", EqualDevices(4), &r));
+  int hub_branch = -1;
+  for (const auto& t : r.plan.tasks) {
+    for (const auto& n : t.fragment.nodes) {
+      if (n.name.rfind(BranchPrefix(3), 0) == 0) hub_branch = t.id;
+    }
+  }
+  ASSERT_GE(hub_branch, 0);
+  const Task& t = r.plan.tasks[hub_branch];
+  EXPECT_EQ(t.devices, std::vector<int>{0});
+  EXPECT_EQ(t.fragment.inputs, std::vector<std::string>{r.plan.input_name});
+  for (const auto& n : t.fragment.nodes) {
+    EXPECT_EQ(n.name.rfind(BranchPrefix(3), 0), 0u) << n.name;
+  }
+}
+
 TEST(LcpStrategy, ResidualAndDepthwiseModels) {
   EXPECT_TRUE(RunPlanExact(Branched("resnet18", 4, {1, 3, 64, 64}), "lcp",
                            EqualDevices(3)));

@@ -164,6 +164,33 @@ class Builder {
     return latest;
   }
 
+  // Whether node `n` would make the open task `t`, which already computes
+  // something, wait for a task on another device that it does not wait for
+  // yet. Then `n` starts a new task, so that what `t` holds runs while that
+  // input is on its way: the hub's own LCP branch runs while the other
+  // branches compute, not after their activations arrive.
+  bool NewRemoteSource(const Node& n, int t) const {
+    const Task& task = plan_.tasks[t];
+    if (task.fragment.nodes.empty()) return false;
+    std::set<int> sources;
+    for (const Transfer& x : plan_.transfers) {
+      if (x.dst.task == t) sources.insert(x.src.task);
+    }
+    const std::set<int> mine(task.devices.begin(), task.devices.end());
+    for (const auto& in : n.inputs) {
+      if (in.empty() || g_.tensors.at(in).is_weight() ||
+          task.fragment.FindTensor(in) || !dist_.count(in)) {
+        continue;
+      }
+      for (const auto& h : dist_.at(in).holders) {
+        if (!mine.count(DeviceOfTask(h.task)) && !sources.count(h.task)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
   // The open task of a device group for whole nodes: reused while it runs
   // after every task it would wait for.
   int WholeTaskFor(const Node& n, const std::vector<int>& devices) {
@@ -176,7 +203,9 @@ class Builder {
         if (plan_.tasks[t].fragment.FindTensor(in)) continue;
         partial_input |= dist_.at(in).kind == Dist::kPartials;
       }
-      if (LatestSource(n, t) < t && !partial_input) return t;
+      if (LatestSource(n, t) < t && !partial_input && !NewRemoteSource(n, t)) {
+        return t;
+      }
     }
     std::string name = "whole";
     if (devices.size() == 1 && devices[0] != req_.hub) {
