@@ -4,6 +4,7 @@
 #include <iomanip>
 
 #include "graph/cost.h"
+#include "plan/broadcast.h"
 
 namespace shoal {
 
@@ -18,13 +19,18 @@ double Percentile(std::vector<double> v, double q) {
 
 void AddCoordinatorBytes(const Plan& p, int64_t seq, std::vector<int64_t>* sent,
                          std::vector<int64_t>* received) {
+  // The coordinator sends the first hop of each broadcast of the input;
+  // the workers that relay it count the rest (plan/broadcast.h).
+  for (const WireHop& h : WireHops(p, seq)) {
+    const Transfer& x = p.transfers[h.transfer];
+    if (x.src.task == kModelInput && x.dst.task != kModelOutput &&
+        h.from == p.input_device) {
+      (*sent)[p.input_device] += p.WireBytes(x);
+    }
+  }
   for (const auto& x : p.transfers) {
     const int64_t b = p.WireBytes(x);
-    if (x.src.task == kModelInput && x.dst.task != kModelOutput) {
-      if (p.DeviceOf(x.dst.task, seq) != p.input_device) {
-        (*sent)[p.input_device] += b;
-      }
-    } else if (x.dst.task == kModelOutput && x.src.task != kModelInput) {
+    if (x.dst.task == kModelOutput && x.src.task != kModelInput) {
       if (p.DeviceOf(x.src.task, seq) != p.output_device) {
         (*received)[p.output_device] += b;
       }

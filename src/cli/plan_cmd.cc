@@ -26,6 +26,7 @@ struct PlanArgs {
   bool json = false, image_input = false;
   double time_limit = 10;
   std::string spatial_fc = "auto";
+  std::string broadcast = "tree";
   double read_factor = PlanOptions().max_read_factor;
   DeviceFlags devices;
 };
@@ -54,6 +55,9 @@ Status RunPlan(const PlanArgs& a) {
   po.hub = a.hub;
   po.ilp_time_limit_s = a.time_limit;
   po.input_pixels = a.image_input;
+  po.broadcast_fanout = a.broadcast == "direct"  ? 0
+                        : a.broadcast == "chain" ? 1
+                                                 : kDefaultBroadcastFanout;
   if (a.spatial_fc == "whole") po.spatial_fc = SpatialFc::kWhole;
   if (a.spatial_fc == "lop") po.spatial_fc = SpatialFc::kLop;
   if (!(a.read_factor >= 1.0)) {
@@ -146,6 +150,13 @@ void AddPlanCommand(CLI::App* app) {
                   "chain while the strips together read at most this many "
                   "times the chain input's rows (1: exchange halos after "
                   "every window layer; default 1.5)");
+  cmd->add_option("--broadcast", a->broadcast,
+                  "How a tensor that several devices read travels: tree "
+                  "(binary trees of receivers that forward each 32 KiB "
+                  "chunk as it arrives; the default), chain (each receiver "
+                  "forwards to the next), or direct (the source sends it to "
+                  "each device)")
+      ->check(CLI::IsMember({"tree", "chain", "direct"}));
   cmd->add_option("--time-limit", a->time_limit,
                   "ILP/MILP time limit in seconds (auto falls back to "
                   "Procedure 1 when it runs out)");

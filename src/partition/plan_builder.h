@@ -49,6 +49,7 @@ struct BuildRequest {
   Scheme whole_scheme = Scheme::kWhole;  // kPipeline for pipeline stages
   int output_device = -1;                // -1: the hub
   bool input_pixels = false;             // Plan::input_pixels
+  BroadcastSettings broadcast;           // Plan::broadcast
 };
 
 StatusOr<Plan> BuildPlan(const BuildRequest& req);

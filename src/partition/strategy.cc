@@ -26,6 +26,7 @@ BuildRequest BaseRequest(const Graph& g, const PlanOptions& opts) {
   r.strategy = opts.strategy;
   r.hub = opts.hub;
   r.input_pixels = opts.input_pixels;
+  r.broadcast.fanout = opts.broadcast_fanout;
   return r;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "plan/broadcast.h"
 #include "plan/plan.h"
 
 namespace shoal {
@@ -33,6 +34,9 @@ struct PlanOptions {
   SpatialFc spatial_fc = SpatialFc::kWhereNeeded;
   // The model input is an image, sent as 8-bit pixels (Plan::input_pixels).
   bool input_pixels = false;
+  // How one-to-many transfers travel (Plan::broadcast, plan/broadcast.h):
+  // 0 one message per device, 1 a chain, 2 binary trees.
+  int broadcast_fanout = kDefaultBroadcastFanout;
   double ilp_time_limit_s = 10;
   // auto: what to minimise ("latency" or "throughput", i.e. the busiest
   // device's time per request) and the cost model to predict it with (null:

@@ -111,6 +111,15 @@ struct PlanPrediction {
   std::vector<PlanAlternative> alternatives;
 };
 
+// How one-to-many transfers travel (plan/broadcast.h): fanout 0, one
+// message per receiving device, straight from the source (plans made
+// before broadcast trees load so); else trees of this fan-out, sent in
+// chunks of chunk_bytes that receivers forward as they arrive.
+struct BroadcastSettings {
+  int fanout = 0;
+  int64_t chunk_bytes = int64_t{32} << 10;
+};
+
 struct Plan {
   int version = kPlanVersion;
   std::string strategy;
@@ -123,6 +132,7 @@ struct Plan {
   // The input is an image: it travels as 8-bit pixels, a byte a value
   // (runtime/pixel_codec.h), and is priced so. Otherwise float32.
   bool input_pixels = false;
+  BroadcastSettings broadcast;
   Shape output_shape;
   std::string output_name;
   std::vector<Task> tasks;  // ids 0..n-1 in order; order is execution order

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "graph/cost.h"
+#include "plan/broadcast.h"
 #include "plan/task_weights.h"
 #include "runtime/local_runner.h"
 
@@ -12,14 +13,11 @@ namespace shoal {
 
 std::vector<LinkTraffic> TrafficPerLink(const Plan& p, int64_t request) {
   std::map<std::pair<int, int>, LinkTraffic> links;
-  for (const auto& x : p.transfers) {
-    const int from = p.DeviceOf(x.src.task, request);
-    const int to = p.DeviceOf(x.dst.task, request);
-    if (from == to) continue;
-    LinkTraffic& l = links[{from, to}];
-    l.from = from;
-    l.to = to;
-    l.bytes += p.WireBytes(x);
+  for (const WireHop& h : WireHops(p, request)) {
+    LinkTraffic& l = links[{h.from, h.to}];
+    l.from = h.from;
+    l.to = h.to;
+    l.bytes += p.WireBytes(p.transfers[h.transfer]);
     ++l.transfers;
   }
   std::vector<LinkTraffic> out;

@@ -102,6 +102,10 @@ json PlanToJson(const Plan& p) {
                 {"shape", p.input_shape},
                 {"device", p.input_device}};
   if (p.input_pixels) j["input"]["pixels"] = true;
+  if (p.broadcast.fanout > 0) {
+    j["broadcast"] = {{"fanout", p.broadcast.fanout},
+                      {"chunk_bytes", p.broadcast.chunk_bytes}};
+  }
   j["output"] = {{"name", p.output_name},
                  {"shape", p.output_shape},
                  {"device", p.output_device}};
@@ -173,6 +177,11 @@ StatusOr<Plan> PlanFromJson(const json& j) {
     p.input_shape = j.at("input").at("shape").get<Shape>();
     p.input_device = j.at("input").at("device").get<int>();
     p.input_pixels = j.at("input").value("pixels", false);
+    if (j.contains("broadcast")) {  // absent in older plans: direct sends
+      p.broadcast.fanout = j.at("broadcast").at("fanout").get<int>();
+      p.broadcast.chunk_bytes =
+          j.at("broadcast").at("chunk_bytes").get<int64_t>();
+    }
     p.output_name = j.at("output").at("name").get<std::string>();
     p.output_shape = j.at("output").at("shape").get<Shape>();
     p.output_device = j.at("output").at("device").get<int>();

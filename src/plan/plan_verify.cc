@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "plan/broadcast.h"
+
 namespace shoal {
 
 namespace {
@@ -90,6 +92,16 @@ Status VerifyPlan(const Plan& p) {
   if (p.input_device < 0 || p.input_device >= nd || p.output_device < 0 ||
       p.output_device >= nd) {
     return InvalidArgument("plan's input/output device is out of range");
+  }
+  if (p.broadcast.fanout < 0 || p.broadcast.fanout > kMaxBroadcastFanout ||
+      p.broadcast.chunk_bytes < kMinBroadcastChunkBytes ||
+      p.broadcast.chunk_bytes > kMaxBroadcastChunkBytes) {
+    return InvalidArgument(
+        "plan's broadcast (fanout " + std::to_string(p.broadcast.fanout) +
+        ", chunk_bytes " + std::to_string(p.broadcast.chunk_bytes) +
+        ") is out of range: fanout 0.." + std::to_string(kMaxBroadcastFanout) +
+        ", chunk_bytes " + std::to_string(kMinBroadcastChunkBytes) + ".." +
+        std::to_string(kMaxBroadcastChunkBytes));
   }
   for (size_t i = 0; i < p.tasks.size(); ++i) {
     const Task& t = p.tasks[i];

@@ -16,6 +16,7 @@
 #include "partition/plan_test_util.h"
 #include "partition/strategy.h"
 #include "runtime/coordinator.h"
+#include "runtime/local_runner.h"
 #include "runtime/runtime_test_util.h"
 #include "runtime/wire.h"
 #include "runtime/worker.h"
@@ -69,6 +70,50 @@ TEST(ClusterRuntime, EveryStrategyEqualsOneDevice) {
         ASSERT_TRUE(s.ok()) << model << " " << strategy << ": " << s.message();
         EXPECT_LE(MaxRelDiff(got, want), 1e-4) << model << " " << strategy;
       }
+    }
+  }
+}
+
+// Tensors several devices read go as broadcast trees or chains, in chunks
+// that receivers forward: the output equals one device's, and what each
+// worker measures it sent is what the plan's counts say (relays included).
+TEST(ClusterRuntime, BroadcastTreesAndChainsEqualOneDevice) {
+  LocalWorkers lc(6);
+  const Model m = Load("cifarnet");
+  const Tensor x =
+      RandomInput(m.graph.tensors.at(m.graph.inputs[0]).shape, kInputSeed);
+  const Tensor want = RunWholeOrFail(m, x);
+  for (const std::string strategy : {"lop", "fuse", "spatial"}) {
+    int64_t relayed_by_others[3] = {0, 0, 0};
+    for (int fanout : {0, 1, 2}) {
+      PlanOptions po;
+      po.strategy = strategy;
+      po.devices = testing::EqualDevices(6);
+      po.broadcast_fanout = fanout;
+      auto p = MakePlan(m.graph, po);
+      ASSERT_TRUE(p.ok()) << p.status().message();
+      // Small chunks, so that every broadcast is several of them.
+      p->broadcast.chunk_bytes = 1024;
+      auto c = Coordinator::Create(p.value(), lc.cluster, {});
+      ASSERT_TRUE(c.ok()) << c.status().message();
+      ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
+      ASSERT_TRUE(c.value()->Stats(/*reset=*/true).ok());
+      Tensor got;
+      Status s = c.value()->Run(x, &got, nullptr, 0);
+      ASSERT_TRUE(s.ok()) << strategy << " " << fanout << ": " << s.message();
+      EXPECT_LE(MaxRelDiff(got, want), 1e-4) << strategy << " " << fanout;
+      auto stats = c.value()->Stats(/*reset=*/false);
+      ASSERT_TRUE(stats.ok()) << stats.status().message();
+      const RunStats counted = CountCommunication(p.value(), 0);
+      for (int d = 1; d < 6; ++d) {  // device 0's input goes via the client
+        EXPECT_EQ((*stats)[d].bytes_sent, counted.bytes_sent[d])
+            << strategy << " fanout " << fanout << " device " << d;
+        relayed_by_others[fanout] += counted.bytes_sent[d];
+      }
+    }
+    if (strategy != "spatial") {  // strips: no tensor read whole by many
+      EXPECT_GT(relayed_by_others[2], relayed_by_others[0]) << strategy;
+      EXPECT_GT(relayed_by_others[1], relayed_by_others[2]) << strategy;
     }
   }
 }

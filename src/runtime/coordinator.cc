@@ -6,8 +6,10 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
 #include <thread>
 
+#include "plan/broadcast.h"
 #include "plan/plan_cost.h"
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
@@ -15,6 +17,7 @@
 #include "runtime/link_shaper.h"
 #include "runtime/net_address.h"
 #include "runtime/pixel_codec.h"
+#include "runtime/relay_messages.h"
 #include "runtime/wire.h"
 
 namespace shoal {
@@ -36,6 +39,9 @@ struct Pending {
 };
 
 }  // namespace
+
+// As the worker's senders (runtime/worker.cc).
+constexpr size_t kInputSenders = 8;
 
 struct Coordinator::Impl final : public rpc::Worker::Service {
   Plan plan;
@@ -59,6 +65,61 @@ struct Coordinator::Impl final : public rpc::Worker::Service {
 
   std::string DeviceName(int d) const {
     return "device " + devs[d].name + " (" + devs[d].address + ")";
+  }
+
+  // Sends request `seq`'s input messages, (device, message) in order: those
+  // to the input device itself first, one by one (they cross no link), then
+  // the others through the input device's link from several threads, so
+  // that each waits out the link's latency beside the others, as a worker's
+  // senders do; the chunks of a broadcast follow each other closely.
+  Status SendInputs(const Plan& p,
+                    std::vector<std::pair<int, rpc::TensorMessage>>* sends,
+                    std::chrono::steady_clock::time_point expiry, int64_t seq) {
+    auto send_one = [&](std::pair<int, rpc::TensorMessage>& s) -> Status {
+      const int d = s.first;
+      if (d != p.input_device) input_link->Transmit(s.second.data().size());
+      const int64_t left = std::max<int64_t>(
+          1, std::chrono::duration_cast<std::chrono::milliseconds>(
+                 expiry - std::chrono::steady_clock::now())
+                 .count());
+      s.second.set_timeout_ms(left);
+      grpc::Status g = SendTensor(stubs[d].get(), s.second, left);
+      if (g.ok()) return Status::Ok();
+      return FromGrpc(g, "request " + std::to_string(seq) + ": " +
+                             DeviceName(d) + " did not take the input");
+    };
+    size_t first_remote = 0;
+    for (; first_remote < sends->size() &&
+           (*sends)[first_remote].first == p.input_device;
+         ++first_remote) {
+      RETURN_IF_ERROR(send_one((*sends)[first_remote]));
+    }
+    const size_t n = sends->size() - first_remote;
+    if (n <= 1) {
+      return n == 1 ? send_one(sends->back()) : Status::Ok();
+    }
+    std::atomic<size_t> next{first_remote};
+    std::mutex err_mu;
+    Status first_error;
+    auto loop = [&] {
+      for (size_t i = next++; i < sends->size(); i = next++) {
+        {
+          std::lock_guard<std::mutex> lock(err_mu);
+          if (!first_error.ok()) return;
+        }
+        Status s = send_one((*sends)[i]);
+        if (!s.ok()) {
+          std::lock_guard<std::mutex> lock(err_mu);
+          if (first_error.ok()) first_error = s;
+        }
+      }
+    };
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < std::min<size_t>(n, kInputSenders); ++t) {
+      threads.emplace_back(loop);
+    }
+    for (auto& t : threads) t.join();
+    return first_error;
   }
 
   grpc::Status Health(grpc::ServerContext*, const rpc::HealthRequest*,
@@ -483,8 +544,23 @@ Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
       if (local == (pass == 0)) order.push_back(xi);
     }
   }
+  // Parts that several other devices read go out as broadcast trees
+  // (plan/broadcast.h), like a worker's outputs.
+  std::vector<int> remote;
   for (size_t xi : order) {
     const Transfer& x = p.transfers[xi];
+    if (x.dst.task != kModelOutput &&
+        p.DeviceOf(x.dst.task, seq) != p.input_device) {
+      remote.push_back(static_cast<int>(xi));
+    }
+  }
+  const auto groups = BroadcastGroups(p, remote, p.input_device, seq);
+  std::set<int> grouped;
+  for (const auto& g : groups) grouped.insert(g.begin(), g.end());
+  std::vector<std::pair<int, rpc::TensorMessage>> sends;
+  for (size_t xi : order) {
+    const Transfer& x = p.transfers[xi];
+    if (grouped.count(static_cast<int>(xi))) continue;
     const int d = x.dst.task == kModelOutput ? -1 : p.DeviceOf(x.dst.task, seq);
     auto part = ExtractRegion(input, x.src.region);
     if (!part.ok()) {
@@ -509,18 +585,36 @@ Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
     if (!EncodeInputPart(m.opts, x.src.region, *part, &msg)) {
       TensorToBytes(*part, msg.mutable_data());
     }
-    if (d != p.input_device) m.input_link->Transmit(msg.data().size());
-    const int64_t left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             expiry - Clock::now())
-                             .count();
-    msg.set_timeout_ms(std::max<int64_t>(left, 1));
-    grpc::Status s =
-        SendTensor(m.stubs[d].get(), msg, std::max<int64_t>(left, 1));
-    if (!s.ok()) {
+    sends.emplace_back(d, std::move(msg));
+  }
+  for (const auto& g : groups) {
+    const Transfer& x = p.transfers[g.front()];
+    auto part = ExtractRegion(input, x.src.region);
+    if (!part.ok()) {
       unregister();
-      return FromGrpc(s, "request " + std::to_string(seq) + ": " +
-                             m.DeviceName(d) + " did not take the input");
+      return part.status();
     }
+    rpc::TensorMessage header;
+    header.set_protocol(kProtocolVersion);
+    header.set_request(id);
+    header.set_seq(seq);
+    header.set_reply_to(m.reply_to);
+    header.set_deployment(m.deployment[p.input_device]);
+    for (int64_t v : part->shape) header.add_shape(v);
+    if (!EncodeInputPart(m.opts, x.src.region, *part, &header)) {
+      TensorToBytes(*part, header.mutable_data());
+    }
+    const std::string bytes = std::move(*header.mutable_data());
+    header.clear_data();
+    for (auto& s : ChunkedSends(
+             header, RelayHops(p, g, p.input_device, seq, p.broadcast.fanout),
+             bytes, p.broadcast.chunk_bytes)) {
+      sends.push_back(std::move(s));
+    }
+  }
+  if (Status s = m.SendInputs(p, &sends, expiry, seq); !s.ok()) {
+    unregister();
+    return s;
   }
   Status result;
   {

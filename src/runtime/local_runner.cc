@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "graph/cost.h"
+#include "plan/broadcast.h"
 #include "plan/plan_verify.h"
 #include "plan/task_weights.h"
 
@@ -19,17 +20,14 @@ double MsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-void CountTransfer(const Plan& p, const Transfer& x, int64_t request,
-                   RunStats* s) {
-  const int from = p.DeviceOf(x.src.task, request);
-  const int to = p.DeviceOf(x.dst.task, request);
-  if (from == to) return;
+void CountHop(const Plan& p, const WireHop& h, RunStats* s) {
+  const Transfer& x = p.transfers[h.transfer];
   const int64_t n = x.src.region.elements();
   const int64_t b = p.WireBytes(x);
   s->elements_total += n;
   s->bytes_total += b;
-  s->bytes_sent[from] += b;
-  s->bytes_received[to] += b;
+  s->bytes_sent[h.from] += b;
+  s->bytes_received[h.to] += b;
   s->elements_per_layer[x.layer] += n;
 }
 
@@ -51,7 +49,7 @@ struct Mailbox {
 
 RunStats CountCommunication(const Plan& plan, int64_t request) {
   RunStats s = EmptyStats(plan);
-  for (const auto& x : plan.transfers) CountTransfer(plan, x, request, &s);
+  for (const WireHop& h : WireHops(plan, request)) CountHop(plan, h, &s);
   return s;
 }
 
@@ -117,10 +115,11 @@ Status LocalRunner::Run(const Tensor& input, Tensor* output, RunStats* stats,
                      &box.inputs.at(x.dst.tensor), x.dst.region, x.merge);
       if (!st.ok() && failure.ok()) failure = st;
       box.pending--;
-      CountTransfer(p, x, request, &s);
     }
     cv.notify_all();
   };
+  // What crosses devices, counted as the workers send it (broadcast trees).
+  for (const WireHop& h : WireHops(p, request)) CountHop(p, h, &s);
   const auto t0 = Clock::now();
   deliver(kModelInput, {{p.input_name, &input}});
 

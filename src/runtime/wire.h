@@ -19,7 +19,7 @@
 namespace shoal {
 
 // Bump with any incompatible change of proto/shoal.proto.
-constexpr uint32_t kProtocolVersion = 1;
+constexpr uint32_t kProtocolVersion = 2;
 // gRPC's default 4 MiB is too small for one activation of a large layer.
 constexpr int64_t kDefaultMaxMessageBytes = int64_t{256} << 20;
 // Weights are streamed in chunks of this size.

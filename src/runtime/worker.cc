@@ -11,14 +11,17 @@
 #include <thread>
 
 #include "graph/cost.h"
+#include "plan/broadcast.h"
 #include "plan/graph_json.h"
 #include "plan/plan_cost.h"
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
 #include "runtime/blob_cache.h"
+#include "runtime/chunk_assembler.h"
 #include "runtime/cpu_pacer.h"
 #include "runtime/link_shaper.h"
 #include "runtime/profiling.h"
+#include "runtime/relay_messages.h"
 #include "runtime/trace.h"
 #include "runtime/wire.h"
 
@@ -27,7 +30,10 @@ namespace shoal {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kSenderThreads = 4;
+// Enough that chunks of a broadcast (plan/broadcast.h), each waiting out
+// the link's latency in its sender, keep the link busy while this device
+// also forwards chunks and sends its own outputs.
+constexpr int kSenderThreads = 8;
 constexpr int kQueueHistogramBins = 17;  // 0..15, and 16 or more
 constexpr int64_t kMaxTimeoutMs = 3600 * 1000;
 
@@ -143,6 +149,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
   Clock::time_point stats_since = Clock::now();
   std::vector<Span> timeline;
   int64_t timeline_dropped = 0;
+  ChunkAssembler chunks;  // transfers arriving in chunks; its own lock
 
   std::mutex out_mu;
   std::condition_variable out_cv;
@@ -552,20 +559,109 @@ struct Worker::Impl final : public rpc::Worker::Service {
           grpc::StatusCode::INVALID_ARGUMENT,
           Who() + ": transfer " + std::to_string(xi) + " has the wrong shape");
     }
-    auto part = TensorFromMessage(*m, shape);
-    if (!part.ok()) return ToGrpc(part.status().WithContext(Who()));
+    // A broadcast: the transfers this device delivers, and those it
+    // passes on (each chunk as soon as it is here).
+    std::vector<int> local{xi}, onward;
+    if (auto s = SplitRelay(*d, *m, &local, &onward); !s.ok()) {
+      return ToGrpc(s.WithContext(Who()));
+    }
     RequestMeta meta{m->request(), m->seq(), m->reply_to(),
                      Clock::now() + std::chrono::milliseconds(m->timeout_ms())};
-    std::lock_guard<std::mutex> lock(mu);
-    if (p.DeviceOf(x.src.task, m->seq()) != d->device) {
-      bytes_received += m->data().size();
+    if (!onward.empty()) {
+      QueueSends(d, meta,
+                 RelayHops(p, onward, d->device, m->seq(), p.broadcast.fanout),
+                 *m, /*readdress_only=*/true);
     }
-    return ToGrpc(DeliverLocked(d, meta, xi, *part).WithContext(Who()));
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (p.DeviceOf(x.src.task, m->seq()) != d->device) {
+        bytes_received += m->data().size();
+      }
+    }
+    const rpc::TensorMessage* whole = m;
+    std::optional<rpc::TensorMessage> assembled;
+    if (m->total_bytes() > 0) {
+      const int64_t per =
+          m->encoding() == rpc::TensorMessage::PIXELS ? 1 : kBytesPerElement;
+      auto r = chunks.Add(*m, x.src.region.elements() * per,
+                          p.broadcast.chunk_bytes, meta.expiry);
+      if (!r.ok()) return ToGrpc(r.status().WithContext(Who()));
+      if (!r->has_value()) return grpc::Status::OK;
+      assembled = std::move(r).value();
+      whole = &*assembled;
+    }
+    auto part = TensorFromMessage(*whole, shape);
+    if (!part.ok()) return ToGrpc(part.status().WithContext(Who()));
+    std::lock_guard<std::mutex> lock(mu);
+    for (int t : local) {
+      Status s = DeliverLocked(d, meta, t, *part);
+      if (!s.ok()) return ToGrpc(s.WithContext(Who()));
+    }
+    return grpc::Status::OK;
+  }
+
+  // Splits message m's relay list into the transfers this device delivers
+  // (added to `local`) and those it forwards, after checking that each is a
+  // transfer of the plan with m's source, named once: a peer cannot make
+  // this device send what the plan does not send.
+  static Status SplitRelay(const Deployment& d, const rpc::TensorMessage& m,
+                           std::vector<int>* local, std::vector<int>* onward) {
+    if (m.relay().empty()) return Status::Ok();
+    const Plan& p = d.plan;
+    const int n = static_cast<int>(p.transfers.size());
+    const Transfer& x = p.transfers[m.transfer()];
+    if (p.broadcast.fanout <= 0 || m.relay_size() >= n) {
+      return InvalidArgument("transfer " + std::to_string(m.transfer()) +
+                             " comes with a relay list the plan does not have");
+    }
+    std::set<int> seen{m.transfer()};
+    for (int r : m.relay()) {
+      if (r < 0 || r >= n || !seen.insert(r).second ||
+          p.transfers[r].dst.task < 0 || !SameSource(p.transfers[r], x)) {
+        return InvalidArgument("transfer " + std::to_string(m.transfer()) +
+                               " names transfer " + std::to_string(r) +
+                               " to relay, which does not carry its bytes");
+      }
+      const int dev = p.DeviceOf(p.transfers[r].dst.task, m.seq());
+      (dev == d.device ? local : onward)->push_back(r);
+    }
+    return Status::Ok();
+  }
+
+  // Queues the messages for `hops`: the chunks of `header`'s data, or,
+  // with readdress_only, `header` itself (a chunk being forwarded) to each.
+  void QueueSends(const std::shared_ptr<Deployment>& d, const RequestMeta& meta,
+                  const std::vector<RelayHop>& hops, rpc::TensorMessage header,
+                  bool readdress_only) {
+    std::vector<std::pair<int, rpc::TensorMessage>> sends;
+    if (readdress_only) {
+      for (const RelayHop& h : hops) {
+        sends.emplace_back(h.device, Readdress(header, h));
+      }
+    } else {
+      const std::string bytes = std::move(*header.mutable_data());
+      header.clear_data();
+      sends = ChunkedSends(header, hops, bytes, d->plan.broadcast.chunk_bytes);
+    }
+    const auto now = Clock::now();
+    std::lock_guard<std::mutex> lock(out_mu);
+    for (auto& [dev, msg] : sends) {
+      Outgoing o;
+      o.dep = d;
+      o.meta = meta;
+      o.dst_device = dev;
+      o.queued = now;
+      o.msg = std::move(msg);
+      unsent++;
+      out_queue.push_back(std::move(o));
+    }
+    out_cv.notify_all();
   }
 
   grpc::Status Abort(grpc::ServerContext*, const rpc::AbortMessage* m,
                      rpc::Ack*) override {
     if (auto s = CheckProtocol(m->protocol(), Who()); !s.ok()) return s;
+    chunks.Drop(m->request());
     std::lock_guard<std::mutex> lock(mu);
     requests.erase(m->request());
     return grpc::Status::OK;
@@ -719,6 +815,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
       failed++;
       requests.erase(meta.id);
     }
+    chunks.Drop(meta.id);
     if (meta.reply_to.empty()) return;
     rpc::AbortMessage a;
     a.set_protocol(kProtocolVersion);
@@ -777,7 +874,35 @@ struct Worker::Impl final : public rpc::Worker::Service {
       for (size_t i = 0; i < outs.size(); ++i) {
         srcs[t.fragment.outputs[i]] = &outs[i];
       }
-      for (int xi : d.outgoing[rd.task]) {
+      // Bytes that several devices read go out as broadcast trees.
+      const auto groups =
+          BroadcastGroups(d.plan, d.outgoing[rd.task], d.device, rd.meta.seq);
+      std::set<int> grouped;
+      bool sent = true;
+      for (const auto& g : groups) {
+        const Transfer& x = d.plan.transfers[g.front()];
+        auto part = ExtractRegion(*srcs.at(x.src.tensor), x.src.region);
+        if (!part.ok()) {
+          Fail(rd.meta, part.status().message());
+          sent = false;
+          break;
+        }
+        grouped.insert(g.begin(), g.end());
+        rpc::TensorMessage header;
+        header.set_protocol(kProtocolVersion);
+        header.set_request(rd.meta.id);
+        header.set_seq(rd.meta.seq);
+        header.set_reply_to(rd.meta.reply_to);
+        header.set_deployment(d.plan_id);
+        for (int64_t v : part->shape) header.add_shape(v);
+        TensorToBytes(*part, header.mutable_data());
+        QueueSends(rd.dep, rd.meta,
+                   RelayHops(d.plan, g, d.device, rd.meta.seq,
+                             d.plan.broadcast.fanout),
+                   std::move(header), /*readdress_only=*/false);
+      }
+      for (int xi : sent ? d.outgoing[rd.task] : std::vector<int>{}) {
+        if (grouped.count(xi)) continue;
         const Transfer& x = d.plan.transfers[xi];
         auto part = ExtractRegion(*srcs.at(x.src.tensor), x.src.region);
         if (!part.ok()) {

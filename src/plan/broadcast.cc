@@ -1,0 +1,107 @@
+#include "plan/broadcast.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+namespace shoal {
+
+bool SameSource(const Transfer& a, const Transfer& b) {
+  return a.src.task == b.src.task && a.src.tensor == b.src.tensor &&
+         a.src.region == b.src.region;
+}
+
+std::vector<std::vector<int>> BroadcastGroups(const Plan& p,
+                                              const std::vector<int>& out,
+                                              int self, int64_t seq) {
+  std::vector<std::vector<int>> groups;
+  if (p.broadcast.fanout <= 0) return groups;
+  std::vector<bool> taken(out.size(), false);
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (taken[i]) continue;
+    const Transfer& a = p.transfers[out[i]];
+    std::vector<int> group;
+    std::vector<int> devices;
+    for (size_t j = i; j < out.size(); ++j) {
+      const Transfer& b = p.transfers[out[j]];
+      if (taken[j] || !SameSource(a, b) || b.dst.task < 0) continue;
+      const int d = p.DeviceOf(b.dst.task, seq);
+      if (d == self) continue;
+      group.push_back(out[j]);
+      if (std::find(devices.begin(), devices.end(), d) == devices.end()) {
+        devices.push_back(d);
+      }
+    }
+    if (static_cast<int>(devices.size()) < kMinBroadcastDevices) continue;
+    for (size_t j = i; j < out.size(); ++j) {
+      if (std::find(group.begin(), group.end(), out[j]) != group.end()) {
+        taken[j] = true;
+      }
+    }
+    groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
+std::vector<RelayHop> RelayHops(const Plan& p,
+                                const std::vector<int>& transfers, int self,
+                                int64_t seq, int fanout) {
+  std::vector<int> devices;
+  std::map<int, std::vector<int>> into;
+  for (int xi : transfers) {
+    const int d = p.DeviceOf(p.transfers[xi].dst.task, seq);
+    if (d == self) continue;
+    if (!into.count(d)) devices.push_back(d);
+    into[d].push_back(xi);
+  }
+  std::vector<RelayHop> hops;
+  const int m = static_cast<int>(devices.size());
+  const int k = std::min(std::max(fanout, 1), m);
+  int at = 0;
+  for (int run = 0; run < k; ++run) {
+    const int len = m / k + (run < m % k ? 1 : 0);
+    RelayHop h;
+    h.device = devices[at];
+    h.deliver = into[h.device];
+    for (int i = at + 1; i < at + len; ++i) {
+      const auto& xs = into[devices[i]];
+      h.relay.insert(h.relay.end(), xs.begin(), xs.end());
+    }
+    hops.push_back(std::move(h));
+    at += len;
+  }
+  return hops;
+}
+
+std::vector<WireHop> WireHops(const Plan& p, int64_t request) {
+  // The transfers out of each source task, in plan order.
+  std::map<int, std::vector<int>> out;
+  for (size_t i = 0; i < p.transfers.size(); ++i) {
+    out[p.transfers[i].src.task].push_back(static_cast<int>(i));
+  }
+  std::vector<WireHop> hops;
+  std::function<void(int, const std::vector<int>&)> walk =
+      [&](int from, const std::vector<int>& xs) {
+        for (const RelayHop& h :
+             RelayHops(p, xs, from, request, p.broadcast.fanout)) {
+          hops.push_back(WireHop{h.deliver.front(), from, h.device});
+          walk(h.device, h.relay);
+        }
+      };
+  for (const auto& [task, xs] : out) {
+    const int self = p.DeviceOf(task, request);
+    std::vector<bool> grouped(p.transfers.size(), false);
+    for (const auto& g : BroadcastGroups(p, xs, self, request)) {
+      for (int xi : g) grouped[xi] = true;
+      walk(self, g);
+    }
+    for (int xi : xs) {
+      if (grouped[xi]) continue;
+      const int to = p.DeviceOf(p.transfers[xi].dst.task, request);
+      if (to != self) hops.push_back(WireHop{xi, self, to});
+    }
+  }
+  return hops;
+}
+
+}  // namespace shoal

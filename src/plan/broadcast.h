@@ -1,0 +1,86 @@
+// One-to-many transfers as pipelined broadcast trees (docs/plan-format.md,
+// "broadcast"). The transfers of one request that carry the same bytes (one
+// source task, tensor and region) to several other devices go out once to
+// at most `fanout` of those devices, in chunks, and each receiver forwards
+// every chunk to a share of the rest as soon as it has it. So the source's
+// uplink carries the tensor `fanout` times instead of once per device, and
+// the chunks keep every level of the tree busy at once: LCP's input to
+// seven branches, or an output-split layer's input to every device.
+//
+// The runtime (worker and coordinator), the simulator and the byte counts
+// all build the same trees from these functions, so they agree on which
+// link carries what.
+#ifndef SHOAL_PLAN_BROADCAST_H_
+#define SHOAL_PLAN_BROADCAST_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "plan/plan.h"
+
+namespace shoal {
+
+// fanout 2: the source sends a chunk twice and the tree is log2(devices)
+// deep. On the Pi 3 links of the LCP paper (62 Mbit/s, 9 ms), LCP's 150 KB
+// input reaches seven devices in about 75 ms this way, a chain (fanout 1)
+// in about 95 ms, one message per device in about 140 ms.
+constexpr int kDefaultBroadcastFanout = 2;
+// 32 KiB: 4 ms on such a link, short against its latency, few enough
+// messages that each one's CPU does not count.
+constexpr int64_t kDefaultBroadcastChunkBytes = int64_t{32} << 10;
+// Fewer receivers than this: one message each, straight from the source
+// (a tree would only add a hop).
+constexpr int kMinBroadcastDevices = 3;
+constexpr int kMaxBroadcastFanout = 16;
+constexpr int64_t kMinBroadcastChunkBytes = 1024;
+constexpr int64_t kMaxBroadcastChunkBytes = int64_t{64} << 20;
+
+// One send of a broadcast, from the device that holds the data to
+// `device`: the bytes of the transfers in `deliver` (all into `device`;
+// the first is the message's own transfer), which `device` forwards on for
+// the transfers in `relay`.
+struct RelayHop {
+  int device = 0;
+  std::vector<int> deliver;
+  std::vector<int> relay;
+};
+
+// Whether transfers a and b carry the same bytes: one source endpoint.
+bool SameSource(const Transfer& a, const Transfer& b);
+
+// The broadcasts among the transfers `out` that device `self` sends for
+// request `seq` (the transfers out of one task, or the model input's): the
+// groups of transfers with one source endpoint whose destinations, other
+// than `self` and the coordinator, are at least kMinBroadcastDevices
+// devices. Empty when the plan's broadcast fanout is 0. A transfer in no
+// group is sent on its own.
+std::vector<std::vector<int>> BroadcastGroups(const Plan& p,
+                                              const std::vector<int>& out,
+                                              int self, int64_t seq);
+
+// The sends by which device `self` passes on `transfers` (one source
+// endpoint, none into `self`): their devices in order of first appearance,
+// cut into min(fanout, devices) runs of nearly equal length; each run's
+// first device receives, and relays to the rest of its run.
+std::vector<RelayHop> RelayHops(const Plan& p,
+                                const std::vector<int>& transfers, int self,
+                                int64_t seq, int fanout);
+
+// One message between two devices: transfer `transfer`'s bytes from `from`
+// to `to` (a relay hop carries the bytes of the transfer it delivers).
+struct WireHop {
+  int transfer = 0;
+  int from = 0;
+  int to = 0;
+};
+
+// Every message between devices that request `request` of plan p sends,
+// broadcasts expanded into their trees; the coordinator's sends of the
+// model input count as the input device's. A tree moves the same bytes
+// into each device as direct sends do (fewer where one device reads the
+// same bytes for two tasks): what it changes is who sends them.
+std::vector<WireHop> WireHops(const Plan& p, int64_t request);
+
+}  // namespace shoal
+
+#endif  // SHOAL_PLAN_BROADCAST_H_

@@ -1,0 +1,111 @@
+#include "plan/broadcast.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "plan/plan_verify.h"
+
+namespace shoal {
+namespace {
+
+// A plan with the model input read whole by one task on each of `n`
+// devices (LCP's shape), the input device 0, fan-out `fanout`.
+Plan Star(int n, int fanout) {
+  Plan p;
+  p.broadcast.fanout = fanout;
+  p.input_shape = {1, 4};
+  p.input_name = "x";
+  for (int d = 0; d < n; ++d) {
+    p.devices.push_back(PlanDevice{"d" + std::to_string(d), 1.0, 0});
+    Task t;
+    t.id = d;
+    t.name = "t" + std::to_string(d);
+    t.devices = {d};
+    p.tasks.push_back(t);
+    p.transfers.push_back(
+        Transfer{Endpoint{kModelInput, "x", Region::Full({1, 4})},
+                 Endpoint{d, "x", Region::Full({1, 4})}, Merge::kCopy, ""});
+  }
+  return p;
+}
+
+std::vector<int> All(const Plan& p) {
+  std::vector<int> v;
+  for (size_t i = 0; i < p.transfers.size(); ++i) v.push_back(i);
+  return v;
+}
+
+TEST(Broadcast, GroupsTheSameBytesForThreeOrMoreOtherDevices) {
+  Plan p = Star(8, 2);
+  auto g = BroadcastGroups(p, All(p), 0, 0);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0], (std::vector<int>{1, 2, 3, 4, 5, 6, 7}));  // not 0: local
+  // Two other devices: sent directly.
+  EXPECT_TRUE(BroadcastGroups(Star(3, 2), All(Star(3, 2)), 0, 0).empty());
+  // Fan-out 0: never.
+  EXPECT_TRUE(BroadcastGroups(Star(8, 0), All(Star(8, 0)), 0, 0).empty());
+  // Different regions are different bytes.
+  p.transfers[3].src.region = Region{{0, 0}, {1, 2}};
+  g = BroadcastGroups(p, All(p), 0, 0);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(std::count(g[0].begin(), g[0].end(), 3), 0);
+}
+
+TEST(Broadcast, HopsSplitTheDevicesIntoFanoutRuns) {
+  Plan p = Star(8, 2);
+  const std::vector<int> xs{1, 2, 3, 4, 5, 6, 7};
+  auto hops = RelayHops(p, xs, 0, 0, 2);
+  ASSERT_EQ(hops.size(), 2u);
+  EXPECT_EQ(hops[0].device, 1);
+  EXPECT_EQ(hops[0].deliver, std::vector<int>{1});
+  EXPECT_EQ(hops[0].relay, (std::vector<int>{2, 3, 4}));
+  EXPECT_EQ(hops[1].device, 5);
+  EXPECT_EQ(hops[1].relay, (std::vector<int>{6, 7}));
+  // A chain: one hop, relaying the rest.
+  hops = RelayHops(p, xs, 0, 0, 1);
+  ASSERT_EQ(hops.size(), 1u);
+  EXPECT_EQ(hops[0].relay.size(), 6u);
+  // Two transfers into one device travel together.
+  p.transfers.push_back(p.transfers[2]);
+  hops = RelayHops(p, {1, 2, 8, 3}, 0, 0, 3);
+  ASSERT_EQ(hops.size(), 3u);
+  EXPECT_EQ(hops[1].deliver, (std::vector<int>{2, 8}));
+}
+
+// Every device gets the bytes exactly once, from a device that has them,
+// and no device sends more than the fan-out's share.
+TEST(Broadcast, WireHopsReachEveryDeviceOnce) {
+  for (int fanout : {0, 1, 2, 3}) {
+    for (int n : {2, 4, 8, 13}) {
+      const Plan p = Star(n, fanout);
+      std::map<int, int> got, sent;
+      std::set<int> have{0};
+      for (const WireHop& h : WireHops(p, 0)) {
+        EXPECT_TRUE(have.count(h.from)) << fanout << " " << n;
+        have.insert(h.to);
+        got[h.to]++;
+        sent[h.from]++;
+      }
+      EXPECT_EQ(static_cast<int>(got.size()), n - 1);
+      for (const auto& [d, k] : got) EXPECT_EQ(k, 1);
+      const int most =
+          fanout == 0 || n - 1 < kMinBroadcastDevices ? n - 1 : fanout;
+      for (const auto& [d, k] : sent) EXPECT_LE(k, most) << fanout << " " << n;
+    }
+  }
+}
+
+TEST(Broadcast, VerifyChecksTheSettings) {
+  Plan p = Star(4, 2);
+  p.broadcast.fanout = 99;
+  EXPECT_NE(VerifyPlan(p).message().find("broadcast"), std::string::npos);
+  p.broadcast.fanout = 2;
+  p.broadcast.chunk_bytes = 0;
+  EXPECT_FALSE(VerifyPlan(p).ok());
+}
+
+}  // namespace
+}  // namespace shoal

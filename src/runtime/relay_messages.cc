@@ -1,0 +1,39 @@
+#include "runtime/relay_messages.h"
+
+#include <algorithm>
+
+namespace shoal {
+
+rpc::TensorMessage Readdress(const rpc::TensorMessage& header,
+                             const RelayHop& h) {
+  rpc::TensorMessage m = header;
+  m.set_transfer(h.deliver.front());
+  m.clear_relay();
+  for (size_t i = 1; i < h.deliver.size(); ++i) m.add_relay(h.deliver[i]);
+  for (int r : h.relay) m.add_relay(r);
+  return m;
+}
+
+std::vector<std::pair<int, rpc::TensorMessage>> ChunkedSends(
+    const rpc::TensorMessage& header, const std::vector<RelayHop>& hops,
+    const std::string& bytes, int64_t chunk_bytes) {
+  std::vector<rpc::TensorMessage> heads;
+  for (const RelayHop& h : hops) heads.push_back(Readdress(header, h));
+  std::vector<std::pair<int, rpc::TensorMessage>> out;
+  const int64_t total = static_cast<int64_t>(bytes.size());
+  for (int64_t at = 0; at < total || (total == 0 && at == 0);
+       at += chunk_bytes) {
+    const int64_t n = std::min(chunk_bytes, total - at);
+    for (size_t i = 0; i < hops.size(); ++i) {
+      rpc::TensorMessage m = heads[i];
+      m.set_chunk_offset(at);
+      m.set_total_bytes(total);
+      m.set_data(bytes.substr(at, n));
+      out.emplace_back(hops[i].device, std::move(m));
+    }
+    if (total == 0) break;
+  }
+  return out;
+}
+
+}  // namespace shoal

@@ -1,0 +1,30 @@
+// The messages of a broadcast (plan/broadcast.h), as the device that holds
+// the data and each device that forwards it send them.
+#ifndef SHOAL_RUNTIME_RELAY_MESSAGES_H_
+#define SHOAL_RUNTIME_RELAY_MESSAGES_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "plan/broadcast.h"
+#include "shoal.pb.h"
+
+namespace shoal {
+
+// `header` (request, shape, encoding, ...; no data, transfer or relay)
+// readdressed to hop `h`: its first delivery as the transfer, the rest of
+// its deliveries and its relays as the relay list.
+rpc::TensorMessage Readdress(const rpc::TensorMessage& header,
+                             const RelayHop& h);
+
+// The chunks of `bytes` (the encoded region) for each hop, in the order to
+// send them: chunk by chunk, each to every hop, so that every subtree
+// starts on the first chunk.
+std::vector<std::pair<int, rpc::TensorMessage>> ChunkedSends(
+    const rpc::TensorMessage& header, const std::vector<RelayHop>& hops,
+    const std::string& bytes, int64_t chunk_bytes);
+
+}  // namespace shoal
+
+#endif  // SHOAL_RUNTIME_RELAY_MESSAGES_H_
