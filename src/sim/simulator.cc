@@ -5,9 +5,11 @@
 #include <map>
 #include <queue>
 #include <random>
+#include <set>
 #include <unordered_map>
 
 #include "graph/cost.h"
+#include "plan/broadcast.h"
 #include "sim/cpu_quota.h"
 #include "util/stats.h"
 
@@ -18,8 +20,18 @@ namespace {
 constexpr int kQueueHistogramBins = 17;  // as the worker: 0..15, 16 or more
 
 // kArrive: a message reached its device (its receive CPU still to run);
-// kReceived: the worker has it.
-enum class Kind : uint8_t { kArrive, kReceived, kTaskDone, kSendDone };
+// kReceived: the worker has it. kChunkArrive, kChunkReceived, kChunkSent:
+// the same for a chunk of a broadcast (plan/broadcast.h), `item` indexing
+// Sim::chunks_.
+enum class Kind : uint8_t {
+  kArrive,
+  kReceived,
+  kTaskDone,
+  kSendDone,
+  kChunkArrive,
+  kChunkReceived,
+  kChunkSent
+};
 
 struct Event {
   double t;
@@ -36,6 +48,22 @@ struct Event {
 struct Msg {
   int req, xfer;
   double queued;
+  int chunk = -1;  // a broadcast's chunk: its index in Sim::chunks_
+};
+
+// One hop of a broadcast: the chunks for `device`, which delivers
+// `deliver` and passes the chunks on for `relay` as each arrives.
+struct Hop {
+  int req = 0;
+  int device = 0;
+  std::vector<int> deliver, relay;
+  std::vector<int> below;  // the hops it forwards to, once a chunk is in
+  int chunks = 0, arrived = 0;
+};
+
+struct Chunk {
+  int hop = 0;
+  int64_t bytes = 0;
 };
 
 struct Ready {
@@ -134,6 +162,27 @@ class Sim {
   std::vector<int64_t> sent_once_, received_once_;  // without replicas
   int64_t total_once_ = -1;
   double coord_link_free_ = 0;  // the coordinator's input link (runtime)
+  // Broadcasts (plan/broadcast.h), as the runtime sends them: each hop's
+  // chunks, and each chunk forwarded by its hop as it arrives.
+  std::vector<Hop> hops_;
+  std::vector<Chunk> chunks_;
+  // The broadcasts among transfers `out` of one source on device `self`,
+  // and the set of transfers they carry.
+  std::vector<std::vector<int>> Broadcasts(int req, int self,
+                                           const std::vector<int>& out,
+                                           std::set<int>* carried) const;
+  // Queues the chunks of `total` bytes for `hops` (new hops of request
+  // `req`) on device `from`'s senders, or on the coordinator's link (from
+  // < 0), chunk by chunk as the runtime does (runtime/relay_messages.h).
+  void SendChunks(int req, int from, const std::vector<RelayHop>& hops,
+                  int64_t total);
+  std::vector<int> OpenHops(int req, const std::vector<RelayHop>& hops,
+                            int chunks);
+  void QueueChunk(int req, int from, int chunk);
+  // A chunk reached its hop: the worker's receive CPU, then ChunkArrive.
+  void ReceiveChunk(int chunk);
+  // The hop has the chunk: it forwards it, and delivers with the last.
+  void ChunkArrive(int chunk);
   SimResult res_;
   Status error_;
 };
@@ -178,6 +227,9 @@ void Sim::StartRequest(int req) {
   // The coordinator sends the input parts one after another: first those
   // for the input device itself (no link), then each of the others through
   // the input device's link (runtime/coordinator.cc Run).
+  // Then the broadcasts' chunks, through the same link.
+  std::set<int> carried;
+  const auto groups = Broadcasts(req, p_.input_device, inputs_, &carried);
   double t = now_;
   for (const bool local : {true, false}) {
     for (int xi : inputs_) {
@@ -187,12 +239,95 @@ void Sim::StartRequest(int req) {
         continue;
       }
       if ((Dev(x.dst.task, Seq(req)) == p_.input_device) != local) continue;
+      if (carried.count(xi)) continue;
       if (!local)
         t = Transmit(p_.input_device, bytes_[xi], t, &coord_link_free_);
       Push(t, Kind::kArrive, -1, req, xi);
     }
   }
+  for (const auto& g : groups) {
+    SendChunks(req, -1,
+               RelayHops(p_, g, p_.input_device, Seq(req), p_.broadcast.fanout),
+               bytes_[g.front()]);
+  }
   if (r.out_left == 0) Complete(req);
+}
+
+std::vector<std::vector<int>> Sim::Broadcasts(int req, int self,
+                                              const std::vector<int>& out,
+                                              std::set<int>* carried) const {
+  auto groups = BroadcastGroups(p_, out, self, Seq(req));
+  for (const auto& g : groups) carried->insert(g.begin(), g.end());
+  return groups;
+}
+
+std::vector<int> Sim::OpenHops(int req, const std::vector<RelayHop>& hops,
+                               int chunks) {
+  std::vector<int> ids;
+  for (const RelayHop& h : hops) {
+    Hop s;
+    s.req = req;
+    s.device = h.device;
+    s.deliver = h.deliver;
+    s.relay = h.relay;
+    s.chunks = chunks;
+    hops_.push_back(std::move(s));
+    ids.push_back(static_cast<int>(hops_.size()) - 1);
+  }
+  return ids;
+}
+
+void Sim::SendChunks(int req, int from, const std::vector<RelayHop>& hops,
+                     int64_t total) {
+  const int64_t cb = p_.broadcast.chunk_bytes;
+  const int64_t n = total > 0 ? (total + cb - 1) / cb : 1;
+  const std::vector<int> ids = OpenHops(req, hops, static_cast<int>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t b = std::max<int64_t>(0, std::min(cb, total - i * cb));
+    for (int id : ids) {
+      chunks_.push_back(Chunk{id, b});
+      QueueChunk(req, from, static_cast<int>(chunks_.size()) - 1);
+    }
+  }
+}
+
+void Sim::QueueChunk(int req, int from, int c) {
+  if (from < 0) {  // the coordinator: the input device's link, many threads
+    const double t =
+        Transmit(p_.input_device, chunks_[c].bytes, now_, &coord_link_free_);
+    Push(t, Kind::kChunkArrive, -1, req, c);
+    return;
+  }
+  dev_[from].out.push_back(
+      Msg{req, hops_[chunks_[c].hop].deliver.front(), now_, c});
+  Pump(from);
+}
+
+void Sim::ReceiveChunk(int c) {
+  const int dev = hops_[chunks_[c].hop].device;
+  const double cpu = m_.RecvCpuSeconds(map_[dev], chunks_[c].bytes);
+  Push(CpuDone(dev, now_, cpu), Kind::kChunkReceived, dev,
+       hops_[chunks_[c].hop].req, c);
+}
+
+void Sim::ChunkArrive(int c) {
+  const int id = chunks_[c].hop;
+  const int64_t bytes = chunks_[c].bytes;
+  const int req = hops_[id].req;
+  const int dev = hops_[id].device;
+  // Each chunk is forwarded as it arrives, to the hops below this one.
+  if (!hops_[id].relay.empty() && hops_[id].arrived == 0) {
+    hops_[id].below = OpenHops(
+        req, RelayHops(p_, hops_[id].relay, dev, Seq(req), p_.broadcast.fanout),
+        hops_[id].chunks);
+  }
+  for (size_t k = 0; k < hops_[id].below.size(); ++k) {
+    chunks_.push_back(Chunk{hops_[id].below[k], bytes});
+    QueueChunk(req, dev, static_cast<int>(chunks_.size()) - 1);
+  }
+  if (++hops_[id].arrived == hops_[id].chunks) {  // its CPU already spent
+    for (int xi : hops_[id].deliver) Arrive(req, xi);
+  }
 }
 
 double Sim::CpuDone(int d, double from, double cpu_s) {
@@ -260,14 +395,10 @@ void Sim::CountBytes(int req) {
   }
   std::vector<int64_t> sent(nd, 0), received(nd, 0);
   int64_t total = 0;
-  for (size_t i = 0; i < p_.transfers.size(); ++i) {
-    const Transfer& x = p_.transfers[i];
-    const int from = Dev(x.src.task, Seq(req));
-    const int to = Dev(x.dst.task, Seq(req));
-    if (from == to) continue;
-    sent[from] += bytes_[i];
-    received[to] += bytes_[i];
-    total += bytes_[i];
+  for (const WireHop& h : WireHops(p_, Seq(req))) {
+    sent[h.from] += bytes_[h.transfer];
+    received[h.to] += bytes_[h.transfer];
+    total += bytes_[h.transfer];
   }
   if (!replicas_) {
     sent_once_ = sent;
@@ -316,8 +447,11 @@ void Sim::Pump(int d) {
     ds.out.pop_front();
     ds.free_senders--;
     const Transfer& x = p_.transfers[m.xfer];
-    const int to = x.dst.task == kModelOutput ? p_.output_device
-                                              : Dev(x.dst.task, Seq(m.req));
+    const bool chunk = m.chunk >= 0;
+    const int64_t bytes = chunk ? chunks_[m.chunk].bytes : bytes_[m.xfer];
+    const int to = chunk ? hops_[chunks_[m.chunk].hop].device
+                   : x.dst.task == kModelOutput ? p_.output_device
+                                                : Dev(x.dst.task, Seq(m.req));
     // As the worker's sender does: the emulated link first (its shaper
     // sleeps the bytes' time behind what the link still carries, then the
     // latency: runtime/link_shaper.h), then gRPC's send CPU, so a device
@@ -329,10 +463,13 @@ void Sim::Pump(int d) {
     // The planner's PredictPlan (planner/predict.cc SendCpu, RecvCpu)
     // charges the same ends.
     const double linked =
-        to != d ? Transmit(d, bytes_[m.xfer], now_, &ds.link_free) : now_;
-    const double done =
-        CpuDone(d, linked, m_.SendCpuSeconds(map_[d], bytes_[m.xfer]));
-    Push(done, Kind::kSendDone, d, m.req, m.xfer);
+        to != d ? Transmit(d, bytes, now_, &ds.link_free) : now_;
+    const double done = CpuDone(d, linked, m_.SendCpuSeconds(map_[d], bytes));
+    if (chunk) {
+      Push(done, Kind::kChunkSent, d, m.req, m.chunk);
+    } else {
+      Push(done, Kind::kSendDone, d, m.req, m.xfer);
+    }
     if (o_.trace) {
       res_.spans.push_back({TraceSpan::Kind::kSend, d, Seq(m.req), m.xfer,
                             m.queued, now_, done});
@@ -350,7 +487,14 @@ Status Sim::TaskDone(int d, int req, int task) {
     res_.spans.push_back({TraceSpan::Kind::kTask, d, Seq(req), task,
                           ds.ready_since, ds.busy_since, now_});
   }
+  // Broadcasts first, then the other sends, as the worker queues them.
+  std::set<int> carried;
+  for (const auto& g : Broadcasts(req, d, outgoing_[task], &carried)) {
+    SendChunks(req, d, RelayHops(p_, g, d, Seq(req), p_.broadcast.fanout),
+               bytes_[g.front()]);
+  }
   for (int xi : outgoing_[task]) {
+    if (carried.count(xi)) continue;
     const Transfer& x = p_.transfers[xi];
     if (x.dst.task != kModelOutput && Dev(x.dst.task, Seq(req)) == d) {
       Arrive(req, xi);  // delivered in place; the device is still busy
@@ -419,6 +563,17 @@ StatusOr<SimResult> Sim::Run() {
         dev_[e.dev].free_senders++;
         Pump(e.dev);
         Receive(e.req, e.item);
+        break;
+      case Kind::kChunkSent:
+        dev_[e.dev].free_senders++;
+        Pump(e.dev);
+        ReceiveChunk(e.item);
+        break;
+      case Kind::kChunkArrive:
+        ReceiveChunk(e.item);
+        break;
+      case Kind::kChunkReceived:
+        ChunkArrive(e.item);
         break;
     }
   }

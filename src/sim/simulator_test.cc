@@ -145,6 +145,48 @@ TEST(Simulator, UplinkSerialisesTwoSends) {
   // send waited behind the first.
 }
 
+// Task 0 on dev0 feeds tasks 1..4 on dev1..dev4, whose outputs are summed
+// on dev0. dev0's link is 8 Mbit/s, the others' unlimited: one message per
+// device puts 4 MB on dev0's uplink, a binary broadcast tree 2 MB (dev1
+// and dev3 forward the chunks), a chain 1 MB.
+TEST(Simulator, BroadcastTreesAndChainsRelieveTheSourcesUplink) {
+  const int64_t n = 250000;  // 1 MB
+  Plan p = Chain(5, {{0}}, n);
+  p.transfers.pop_back();  // task 0's output goes to tasks 1..4 instead
+  p.output_device = 0;
+  for (int d = 1; d <= 4; ++d) {
+    Task t = p.tasks[0];
+    t.id = d;
+    t.name = "t" + std::to_string(d);
+    t.devices = {d};
+    p.tasks.push_back(t);
+    p.transfers.push_back(Move(0, "y", d, "x", n));
+    Transfer out = Move(d, "y", kModelOutput, "y", n);
+    out.merge = Merge::kSum;
+    p.transfers.push_back(out);
+  }
+  const LatencyModel m =
+      Model({0, 0, 0, 0, 0}, {Link{8e6, 0.0}, Link{}, Link{}, Link{}, Link{}});
+  SimOptions o;
+  o.requests = 1;
+  std::map<int, double> latency_ms;
+  for (int fanout : {0, 1, 2}) {
+    p.broadcast.fanout = fanout;
+    auto r = Simulate(p, m, o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    latency_ms[fanout] = r->latency_ms[0];
+    const RunStats counted = CountCommunication(p, 1);
+    for (int d = 0; d < 5; ++d) {
+      EXPECT_EQ(r->devices[d].bytes_sent, counted.bytes_sent[d]) << fanout;
+    }
+    EXPECT_EQ(r->devices[0].bytes_sent, (fanout == 0 ? 4 : fanout) * 4 * n);
+  }
+  EXPECT_NEAR(latency_ms[0], 4000, 1e-6);
+  // The last chunk of each copy leaves dev0 when its 2 MB (1 MB) are out.
+  EXPECT_NEAR(latency_ms[2], 2000, 1e-6);
+  EXPECT_NEAR(latency_ms[1], 1000, 1e-6);
+}
+
 // Two devices whose tasks take 10 and 20 ms; each spends 2 ms of CPU to
 // send a message, the second 3 ms to receive one.
 Profile MessageCpuProfile(const Cluster& c) {
