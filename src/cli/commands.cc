@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 
 #include <iostream>
+#include <new>
 
 namespace shoal {
 
@@ -8,6 +9,49 @@ int ReportStatus(const Status& s) {
   if (s.ok()) return 0;
   std::cerr << "shoal: error: " << s.message() << std::endl;
   return ExitCodeFor(s);
+}
+
+namespace {
+
+// "shoal plan", "shoal cluster up": the command that was running.
+std::string CommandName(const CLI::App& app) {
+  // Not app.get_name(): CLI11 sets it to argv[0], a path.
+  std::string name = "shoal";
+  const CLI::App* at = &app;
+  while (true) {
+    auto subs = at->get_subcommands();
+    if (subs.empty()) break;
+    at = subs.front();
+    name += " " + at->get_name();
+  }
+  return name;
+}
+
+}  // namespace
+
+int RunCommandLine(CLI::App* app, const std::function<void()>& parse) {
+  // An exception escaping a command is a bug or an input no check foresaw;
+  // either way the user gets what failed and exit 1, not `terminate
+  // called` and a core dump (exit 134).
+  try {
+    parse();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    return app->exit(e);  // CommandExit too: the command's own exit code
+  } catch (const std::bad_alloc&) {
+    std::cerr << "shoal: error: " << CommandName(*app)
+              << " ran out of memory (an input larger than this machine "
+                 "holds?)"
+              << std::endl;
+  } catch (const std::exception& e) {
+    std::cerr << "shoal: error: " << CommandName(*app)
+              << " failed on an unexpected condition: " << e.what()
+              << std::endl;
+  } catch (...) {
+    std::cerr << "shoal: error: " << CommandName(*app)
+              << " failed on an unexpected, unnamed exception" << std::endl;
+  }
+  return 1;
 }
 
 void AddAdvertiseOption(CLI::App* cmd, std::string* advertise) {

@@ -3,6 +3,7 @@
 #define SHOAL_CLI_COMMANDS_H_
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <optional>
 
 #include "graph/shape.h"
@@ -33,6 +34,11 @@ int ReportStatus(const Status& s);
 struct CommandExit : CLI::RuntimeError {
   explicit CommandExit(int code) : CLI::RuntimeError(code) {}
 };
+
+// Runs `parse` (CLI11's parse, which runs the chosen command): returns the
+// command's exit code; a parse error is reported as CLI11 does, and any
+// other exception as "shoal: error: <command> failed ..." with exit 1.
+int RunCommandLine(CLI::App* app, const std::function<void()>& parse);
 
 // --advertise HOST[:PORT] of a command that coordinates workers (run,
 // bench, serve, profile): where the workers reach this process.

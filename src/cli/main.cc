@@ -26,10 +26,5 @@ int main(int argc, char** argv) {
   shoal::AddSimulateCommand(&app);
   shoal::AddLcpCommand(&app);
   shoal::AddServeCommand(&app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
-  return 0;
+  return shoal::RunCommandLine(&app, [&] { app.parse(argc, argv); });
 }

@@ -22,10 +22,5 @@ int main(int argc, char** argv) {
     args.insert(args.begin(), "worker");
   }
   std::reverse(args.begin(), args.end());
-  try {
-    app.parse(args);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
-  return 0;
+  return shoal::RunCommandLine(&app, [&] { app.parse(args); });
 }

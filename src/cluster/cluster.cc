@@ -3,13 +3,68 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "cluster/device_name.h"
+
 namespace shoal {
 
 namespace {
+
+constexpr int64_t kMaxBytes = int64_t{1} << 50;
+// Bounds of a link in a cluster file: below 1 kbit/s one message of a small
+// model takes hours, and the simulator would step through all of them.
+constexpr double kMinBandwidthBps = 1e3, kMaxBandwidthBps = 1e13;
+constexpr double kMaxLatencyS = 60;
+constexpr int kMaxCores = 1024;
+constexpr double kMaxHostCores = 1024;
+// The smallest CPU share `cluster up` emulates: the kernel's minimum
+// quota (1 ms) in a period of 1 s (sim/cpu_quota.h).
+constexpr double kMinHostCores = 1e-3;
+
+// Numbers of a device, each within its bounds: NaN, infinities and
+// extremes would make plan and simulate spin or a cgroup refuse them.
+Status CheckDeviceNumbers(const DeviceSpec& d) {
+  auto cores_ok = [](double v, double lo) {
+    return v == 0 || (v >= lo && v <= kMaxHostCores);
+  };
+  if (!(d.speed >= kMinShare && d.speed <= kMaxShare)) {
+    return InvalidArgument("speed " + std::to_string(d.speed) +
+                           " is outside [" + std::to_string(kMinShare) + ", " +
+                           std::to_string(kMaxShare) + "]");
+  }
+  if (d.cores < 1 || d.cores > kMaxCores) {
+    return InvalidArgument("cores must be 1 to " + std::to_string(kMaxCores));
+  }
+  if (!cores_ok(d.cpu, kMinHostCores)) {
+    return InvalidArgument(
+        "cpu must be a number of host cores, 0 (not limited) or within "
+        "[0.001, 1024]");
+  }
+  if (!cores_ok(d.system_cpu, kMinHostCores)) {
+    return InvalidArgument(
+        "system_cpu must be a number of host cores, 0 or within "
+        "[0.001, 1024]");
+  }
+  if (d.memory_bytes < 0) return InvalidArgument("memory must not be negative");
+  return Status::Ok();
+}
+
+Status CheckLink(const YAML::Node& l, const Link& link) {
+  if (l["bandwidth"] && !(link.bandwidth_bps >= kMinBandwidthBps &&
+                          link.bandwidth_bps <= kMaxBandwidthBps)) {
+    return InvalidArgument(
+        "link bandwidth must be within 1Kbit and 10000Gbit (leave it out for "
+        "an unlimited link)");
+  }
+  if (!(link.latency_s >= 0 && link.latency_s <= kMaxLatencyS)) {
+    return InvalidArgument("link latency must be within 0 and 60s");
+  }
+  return Status::Ok();
+}
 
 // Splits "62Mbit" into 62 and "Mbit".
 bool SplitNumber(const std::string& text, double* value, std::string* unit) {
@@ -27,7 +82,7 @@ bool SplitNumber(const std::string& text, double* value, std::string* unit) {
   }
   *unit = text.substr(i);
   while (!unit->empty() && unit->front() == ' ') unit->erase(0, 1);
-  return *value >= 0;
+  return std::isfinite(*value) && *value >= 0;
 }
 
 }  // namespace
@@ -46,7 +101,12 @@ StatusOr<int64_t> ParseBytes(const std::string& text) {
         {"MiB", 1048576.0},
         {"GiB", 1073741824.0}};
     for (const auto& [name, mult] : kUnits) {
-      if (u == name) return static_cast<int64_t>(v * mult);
+      if (u != name) continue;
+      // Checked as a double: the cast of 1e30 GiB to int64 is undefined.
+      if (!(v * mult <= static_cast<double>(kMaxBytes))) {
+        return InvalidArgument("'" + text + "' is more than 1 PiB");
+      }
+      return static_cast<int64_t>(v * mult);
     }
   }
   return InvalidArgument("'" + text +
@@ -106,7 +166,7 @@ StatusOr<Cluster> ParseCluster(const std::string& text,
     if (!devs || !devs.IsSequence() || devs.size() == 0) {
       return InvalidArgument(origin + ": needs a non-empty 'devices' list");
     }
-    std::set<std::string> names;
+    std::set<std::string> names, addresses;
     for (size_t i = 0; i < devs.size(); ++i) {
       const YAML::Node& y = devs[i];
       const std::string where = origin + ": device " + std::to_string(i);
@@ -115,10 +175,16 @@ StatusOr<Cluster> ParseCluster(const std::string& text,
       try {
         if (!y["name"]) return InvalidArgument(where + " has no name");
         d.name = y["name"].as<std::string>();
+        RETURN_IF_ERROR(CheckDeviceName(d.name).WithContext(where));
         if (!names.insert(d.name).second) {
           return InvalidArgument(where + ": name '" + d.name + "' used twice");
         }
         if (y["address"]) d.address = y["address"].as<std::string>();
+        // Two devices on one address would be one worker deployed twice.
+        if (!d.address.empty() && !addresses.insert(d.address).second) {
+          return InvalidArgument(where + " (" + d.name + "): address '" +
+                                 d.address + "' is another device's too");
+        }
         if (y["memory"]) {
           auto b = ParseBytes(y["memory"].as<std::string>());
           if (!b.ok())
@@ -135,19 +201,8 @@ StatusOr<Cluster> ParseCluster(const std::string& text,
           d.cpu_from_speed = static_cast<bool>(y["speed"]);
         }
         if (y["system_cpu"]) d.system_cpu = y["system_cpu"].as<double>();
-        if (!(d.system_cpu >= 0 && d.system_cpu <= 1024)) {
-          return InvalidArgument(
-              where + " (" + d.name +
-              "): system_cpu must be a number of host cores >= 0");
-        }
-        if (d.cpu < 0 || d.cpu > 1024) {
-          return InvalidArgument(where + " (" + d.name +
-                                 "): cpu must be a number of host cores >= 0");
-        }
-        if (d.cores < 1 || !(d.speed > 0)) {
-          return InvalidArgument(where + " (" + d.name +
-                                 "): cores and speed must be positive");
-        }
+        RETURN_IF_ERROR(
+            CheckDeviceNumbers(d).WithContext(where + " (" + d.name + ")"));
         if (const YAML::Node& l = y["link"]) {
           if (l["bandwidth"]) {
             auto bw = ParseBitRate(l["bandwidth"].as<std::string>());
@@ -161,6 +216,8 @@ StatusOr<Cluster> ParseCluster(const std::string& text,
               return lat.status().WithContext(where + " (" + d.name + ") link");
             d.link.latency_s = lat.value();
           }
+          RETURN_IF_ERROR(
+              CheckLink(l, d.link).WithContext(where + " (" + d.name + ")"));
         }
       } catch (const YAML::Exception& e) {
         return InvalidArgument(where +
@@ -171,6 +228,8 @@ StatusOr<Cluster> ParseCluster(const std::string& text,
     }
   } catch (const YAML::Exception& e) {
     return InvalidArgument(origin + ": " + e.what());
+  } catch (const std::exception& e) {  // bad_alloc on a hostile file
+    return InvalidArgument(origin + ": cannot be read: " + e.what());
   }
   return c;
 }

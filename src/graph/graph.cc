@@ -5,17 +5,23 @@
 #include <set>
 #include <unordered_map>
 
+#include "graph/shape_check.h"
+
 namespace shoal {
 
 Status Graph::AddInput(const std::string& n, const Shape& shape) {
-  if (tensors.count(n)) return InvalidArgument("tensor '" + n + "' defined twice");
+  if (tensors.count(n))
+    return InvalidArgument("tensor '" + n + "' defined twice");
+  RETURN_IF_ERROR(CheckShape(shape, "input '" + n + "'"));
   tensors[n] = TensorInfo{n, shape, TensorKind::kActivation, true};
   inputs.push_back(n);
   return Status::Ok();
 }
 
 Status Graph::AddWeight(const std::string& n, const Shape& shape) {
-  if (tensors.count(n)) return InvalidArgument("tensor '" + n + "' defined twice");
+  if (tensors.count(n))
+    return InvalidArgument("tensor '" + n + "' defined twice");
+  RETURN_IF_ERROR(CheckShape(shape, "weight '" + n + "'"));
   tensors[n] = TensorInfo{n, shape, TensorKind::kWeight, true};
   return Status::Ok();
 }
@@ -86,10 +92,10 @@ Status Graph::TopoSort() {
       if (it != producer.end()) {
         deps.insert(it->second);
       } else if (!tensors.count(in) || (!tensors.at(in).is_weight() &&
-                                         std::find(inputs.begin(), inputs.end(),
-                                                   in) == inputs.end())) {
-        return InvalidArgument("node '" + nodes[i].name + "' (" +
-                               nodes[i].op + ") reads tensor '" + in +
+                                        std::find(inputs.begin(), inputs.end(),
+                                                  in) == inputs.end())) {
+        return InvalidArgument("node '" + nodes[i].name + "' (" + nodes[i].op +
+                               ") reads tensor '" + in +
                                "' that nothing defines");
       }
     }

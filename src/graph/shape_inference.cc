@@ -1,5 +1,7 @@
 #include "graph/shape_inference.h"
 
+#include "graph/shape_check.h"
+
 namespace shoal {
 
 StatusOr<InputShapes> GatherInputShapes(const Graph& g, const Node& node) {
@@ -44,6 +46,10 @@ Status InferNodeShapes(const Graph& g, const Node& node,
                                     " (an empty or negative extent)");
       }
     }
+    // Huge inputs (a plan or model from a file) must not give a count
+    // that wraps in the cost model or the engine's allocations.
+    RETURN_IF_ERROR(CheckShape((*out)[i], "output '" + node.outputs[i] +
+                                              "' of node '" + node.name + "'"));
   }
   return Status::Ok();
 }

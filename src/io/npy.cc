@@ -1,9 +1,12 @@
 #include "io/npy.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <regex>
 #include <sstream>
+
+#include "graph/shape_check.h"
 
 namespace shoal {
 
@@ -29,7 +32,13 @@ StatusOr<NpyHeader> ParseNpyHeader(const std::string& dict) {
     size_t b = item.find_first_not_of(" \t");
     if (b == std::string::npos) continue;
     try {
-      long long d = std::stoll(item.substr(b));
+      size_t used = 0;
+      const std::string text = item.substr(b);
+      long long d = std::stoll(text, &used);
+      // "3abc" or "3 4" is not an extent (stoll stops at the first non-digit).
+      if (text.find_first_not_of(" \t", used) != std::string::npos) {
+        return InvalidArgument("bad shape '(" + dims + ")'");
+      }
       if (d < 0) return InvalidArgument("negative extent in shape");
       h.shape.push_back(d);
     } catch (...) {
@@ -39,9 +48,7 @@ StatusOr<NpyHeader> ParseNpyHeader(const std::string& dict) {
   return h;
 }
 
-StatusOr<Tensor> ReadNpy(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return NotFound("cannot open '" + path + "'");
+StatusOr<Tensor> ReadNpyStream(std::istream& f, const std::string& path) {
   char magic[8];
   if (!f.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) {
     return InvalidArgument("'" + path + "' is not a .npy file (bad magic)");
@@ -80,15 +87,37 @@ StatusOr<Tensor> ReadNpy(const std::string& path) {
                            "' is in Fortran order; save a C-ordered array "
                            "(numpy.ascontiguousarray)");
   }
+  // The shape is checked against the bytes present before anything is
+  // allocated by it: a 100-byte file may declare (2^62, 2^62).
+  auto n = CheckedElements(h->shape, "'" + path + "'");
+  if (!n.ok()) return n.status();
+  const int64_t bytes = *n * static_cast<int64_t>(sizeof(float));
+  const std::streamoff data_at = f.tellg();
+  f.seekg(0, std::ios::end);
+  const std::streamoff file_end = f.tellg();
+  f.seekg(data_at);
+  if (data_at < 0 || file_end < data_at || file_end - data_at < bytes) {
+    return InvalidArgument(
+        "'" + path + "' is truncated: shape " + ShapeToString(h->shape) +
+        " needs " + std::to_string(bytes) + " data bytes but it has " +
+        std::to_string(std::max<std::streamoff>(0, file_end - data_at)));
+  }
   Tensor t(h->shape);
-  const std::streamsize bytes =
-      static_cast<std::streamsize>(t.data.size() * sizeof(float));
   if (!f.read(reinterpret_cast<char*>(t.data.data()), bytes)) {
-    return InvalidArgument("'" + path + "' is truncated: shape " +
-                           ShapeToString(h->shape) + " needs " +
-                           std::to_string(bytes) + " data bytes");
+    return InvalidArgument("'" + path + "': read error in the data");
   }
   return t;
+}
+
+StatusOr<Tensor> ReadNpy(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return NotFound("cannot open '" + path + "'");
+  return ReadNpyStream(f, path);
+}
+
+StatusOr<Tensor> ParseNpy(const std::string& bytes, const std::string& origin) {
+  std::istringstream in(bytes);
+  return ReadNpyStream(in, origin);
 }
 
 Status WriteNpy(const std::string& path, const Tensor& t) {

@@ -3,6 +3,7 @@
 #ifndef SHOAL_IO_NPY_H_
 #define SHOAL_IO_NPY_H_
 
+#include <istream>
 #include <string>
 
 #include "graph/weights.h"
@@ -11,6 +12,10 @@
 namespace shoal {
 
 StatusOr<Tensor> ReadNpy(const std::string& path);
+// The same from a stream or from the file's bytes; `path` / `origin` names
+// it in errors.
+StatusOr<Tensor> ReadNpyStream(std::istream& in, const std::string& path);
+StatusOr<Tensor> ParseNpy(const std::string& bytes, const std::string& origin);
 Status WriteNpy(const std::string& path, const Tensor& t);
 
 // Parses the header dict of an .npy file (exposed for tests).

@@ -76,5 +76,38 @@ TEST(NpyTest, RejectsWrongDtypeOrderAndTruncation) {
   EXPECT_FALSE(ReadNpy(TempPath("junk.npy")).ok());
 }
 
+// A header that claims more data than the file holds is refused before
+// anything is allocated by it, overflowing shapes included.
+TEST(NpyTest, ShapeIsCheckedAgainstTheBytesPresent) {
+  auto npy = [](const std::string& shape, size_t data_bytes) {
+    std::string dict =
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (" + shape + "), }";
+    dict.append((64 - (10 + dict.size() + 1) % 64) % 64, ' ');
+    dict += '\n';
+    std::string f = std::string("\x93NUMPY\x01\x00", 8);
+    f += static_cast<char>(dict.size() & 0xff);
+    f += static_cast<char>(dict.size() >> 8);
+    return f + dict + std::string(data_bytes, '\0');
+  };
+  auto ok = ParseNpy(npy("2, 3", 24), "ok");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->shape, (Shape{2, 3}));
+  for (const char* shape :
+       {"4611686018427387904, 4611686018427387904", "1000000000, 1000000000",
+        "68719476736,", "100000, 100000"}) {
+    auto r = ParseNpy(npy(shape, 16), "h.npy");
+    ASSERT_FALSE(r.ok()) << shape;
+    EXPECT_NE(r.status().message().find("h.npy"), std::string::npos);
+  }
+  auto short_data = ParseNpy(npy("2, 3", 20), "s.npy");
+  ASSERT_FALSE(short_data.ok());
+  EXPECT_NE(short_data.status().message().find("needs 24 data bytes but it "
+                                               "has 20"),
+            std::string::npos)
+      << short_data.status().message();
+  EXPECT_FALSE(ParseNpy(npy("99999999999999999999999", 0), "x").ok());
+  EXPECT_FALSE(ParseNpy(npy("3abc", 12), "x").ok());
+}
+
 }  // namespace
 }  // namespace shoal

@@ -9,15 +9,24 @@ StatusOr<std::string> ReadExternalData(const onnx::TensorProto& t,
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : t.external_data()) {
+    if (kv.key() == "location") location = kv.value();
+    if (kv.key() != "offset" && kv.key() != "length") continue;
+    // Whole decimal numbers only: stoll alone takes "12abc" as 12 and
+    // throws on values past int64.
+    int64_t v = -1;
     try {
-      if (kv.key() == "location") location = kv.value();
-      if (kv.key() == "offset") offset = std::stoll(kv.value());
-      if (kv.key() == "length") length = std::stoll(kv.value());
+      size_t used = 0;
+      v = std::stoll(kv.value(), &used);
+      if (used != kv.value().size()) v = -1;
     } catch (const std::exception&) {
+      v = -1;
+    }
+    if (v < 0) {
       return InvalidArgument("tensor '" + t.name() + "': external data " +
                              kv.key() + " '" + kv.value() +
-                             "' is not a number");
+                             "' is not a number of bytes");
     }
+    (kv.key() == "offset" ? offset : length) = v;
   }
   const std::string what = "tensor '" + t.name() + "': external data";
   if (location.empty()) return InvalidArgument(what + " has no location");
@@ -34,11 +43,18 @@ StatusOr<std::string> ReadExternalData(const onnx::TensorProto& t,
   if (!in) return NotFound(what + " file " + path + " cannot be opened");
   in.seekg(0, std::ios::end);
   const int64_t file_size = static_cast<int64_t>(in.tellg());
+  // Compared without adding offset and length, which can overflow.
+  if (offset > file_size) {
+    return InvalidArgument(what + " starts at byte " + std::to_string(offset) +
+                           " of " + path + ", which has " +
+                           std::to_string(file_size));
+  }
   if (length < 0) length = file_size - offset;
-  if (offset + length > file_size || length < 0) {
-    return InvalidArgument(what + " wants bytes [" + std::to_string(offset) +
-                           ", " + std::to_string(offset + length) + ") of " +
-                           path + ", which has " + std::to_string(file_size));
+  if (length > file_size - offset) {
+    return InvalidArgument(what + " wants " + std::to_string(length) +
+                           " bytes from byte " + std::to_string(offset) +
+                           " of " + path + ", which has " +
+                           std::to_string(file_size));
   }
   std::string bytes(static_cast<size_t>(length), '\0');
   in.seekg(offset);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "graph/shape_check.h"
 #include "onnx/external_data.h"
 
 namespace shoal {
@@ -157,12 +158,9 @@ Status DecodeTyped(const TP& t, ConstValue* v) {
 
 StatusOr<Shape> TensorShape(const onnx::TensorProto& t) {
   Shape s(t.dims().begin(), t.dims().end());
-  for (int64_t d : s) {
-    if (d < 0) {
-      return InvalidArgument("tensor '" + t.name() +
-                             "' has a negative dim in " + ShapeToString(s));
-    }
-  }
+  // Bounds the element count, so that DecodeRaw's byte count (at most 8
+  // bytes an element) cannot overflow either.
+  RETURN_IF_ERROR(CheckShape(s, "tensor '" + t.name() + "'"));
   return s;
 }
 

@@ -33,6 +33,13 @@ struct ModelRef {
   double lcp_fatten_pct = 0;
 };
 
+// Bounds of a device's relative speed (a cluster file's `speed`, a plan's
+// `share`): a million-fold spread between devices is far beyond any real
+// cluster, and tiny or huge values would make the planner and the
+// simulator spin on splits of ~0 elements.
+constexpr double kMinShare = 1e-3;
+constexpr double kMaxShare = 1e3;
+
 struct PlanDevice {
   std::string name;
   double share = 1.0;        // relative speed: split sizes follow it

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "graph/shape_check.h"
 #include "plan/graph_json.h"
 #include "plan/plan_verify.h"
 
@@ -12,13 +13,38 @@ using nlohmann::json;
 
 namespace {
 
+// A device's share sizes splits and its memory bounds them: a NaN, an
+// infinity or 1e-300 would give splits that never end or never fit.
+Status CheckPlanDevice(const PlanDevice& d) {
+  if (!(d.share >= kMinShare && d.share <= kMaxShare)) {
+    return InvalidArgument("plan device '" + d.name + "' has share " +
+                           std::to_string(d.share) + "; it must be within [" +
+                           std::to_string(kMinShare) + ", " +
+                           std::to_string(kMaxShare) + "]");
+  }
+  if (d.memory_bytes < 0) {
+    return InvalidArgument("plan device '" + d.name +
+                           "' has a negative memory_bytes");
+  }
+  return Status::Ok();
+}
+
 json RegionToJson(const Region& r) {
   return {{"begin", r.begin}, {"end", r.end}};
 }
 
-Region RegionFromJson(const json& j) {
-  return Region{j.at("begin").get<std::vector<int64_t>>(),
-                j.at("end").get<std::vector<int64_t>>()};
+// A region's axes are indexed together everywhere; mismatched or huge
+// ranks are refused here, before anything walks them.
+StatusOr<Region> RegionFromJson(const json& j) {
+  Region r{j.at("begin").get<std::vector<int64_t>>(),
+           j.at("end").get<std::vector<int64_t>>()};
+  if (r.begin.size() != r.end.size() ||
+      r.begin.size() > static_cast<size_t>(kMaxTensorRank)) {
+    return InvalidArgument("region " + j.dump() +
+                           " needs begin and end of one rank (at most " +
+                           std::to_string(kMaxTensorRank) + ")");
+  }
+  return r;
 }
 
 json EndpointToJson(const Endpoint& e) {
@@ -27,9 +53,10 @@ json EndpointToJson(const Endpoint& e) {
   return j;
 }
 
-Endpoint EndpointFromJson(const json& j) {
+StatusOr<Endpoint> EndpointFromJson(const json& j) {
+  ASSIGN_OR_RETURN(Region r, RegionFromJson(j.at("region")));
   return Endpoint{j.at("task").get<int>(), j.at("tensor").get<std::string>(),
-                  RegionFromJson(j.at("region"))};
+                  std::move(r)};
 }
 
 json PredictionToJson(const PlanPrediction& pr) {
@@ -172,6 +199,7 @@ StatusOr<Plan> PlanFromJson(const json& j) {
       p.devices.push_back(PlanDevice{d.at("name").get<std::string>(),
                                      d.at("share").get<double>(),
                                      d.at("memory_bytes").get<int64_t>()});
+      RETURN_IF_ERROR(CheckPlanDevice(p.devices.back()));
     }
     p.input_name = j.at("input").at("name").get<std::string>();
     p.input_shape = j.at("input").at("shape").get<Shape>();
@@ -202,9 +230,11 @@ StatusOr<Plan> PlanFromJson(const json& j) {
       t.layer = jt.at("layer").get<std::string>();
       t.scheme = jt.at("scheme").get<std::string>();
       for (const auto& w : jt.at("weights")) {
+        auto r = RegionFromJson(w.at("region"));
+        if (!r.ok()) return r.status().WithContext("task " + t.name);
         t.weights.push_back(WeightSlice{w.at("name").get<std::string>(),
                                         w.at("source").get<std::string>(),
-                                        RegionFromJson(w.at("region"))});
+                                        std::move(r).value()});
       }
       auto g = GraphFromJson(jt.at("fragment"));
       if (!g.ok()) return g.status().WithContext("task " + t.name);
@@ -213,8 +243,8 @@ StatusOr<Plan> PlanFromJson(const json& j) {
     }
     for (const auto& jx : j.at("transfers")) {
       Transfer x;
-      x.src = EndpointFromJson(jx.at("src"));
-      x.dst = EndpointFromJson(jx.at("dst"));
+      ASSIGN_OR_RETURN(x.src, EndpointFromJson(jx.at("src")));
+      ASSIGN_OR_RETURN(x.dst, EndpointFromJson(jx.at("dst")));
       const std::string merge = jx.at("merge").get<std::string>();
       if (merge != "copy" && merge != "sum") {
         return InvalidArgument("transfer merge '" + merge +
@@ -226,6 +256,8 @@ StatusOr<Plan> PlanFromJson(const json& j) {
     }
   } catch (const json::exception& e) {
     return InvalidArgument(std::string("malformed plan: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    return InvalidArgument("plan needs more memory than there is to load");
   }
   return p;
 }

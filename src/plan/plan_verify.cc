@@ -4,6 +4,8 @@
 #include <map>
 
 #include "plan/broadcast.h"
+#include "graph/shape_check.h"
+#include "plan/cover.h"
 
 namespace shoal {
 
@@ -54,34 +56,12 @@ StatusOr<Shape> EndpointShape(const Plan& p, const Endpoint& e, bool is_src) {
   return t->fragment.tensors.at(e.tensor).shape;
 }
 
-// Counts one more cover of every element of box `r` of a tensor of shape
-// `s`. Walks only the box's rows: a plan with N^2 transfers into tensors of
-// millions of elements (channel on 32 devices of VGG16) must verify in well
-// under a second, so the cost is the box, never the whole tensor.
-void MarkBox(const Region& r, const Shape& s, std::vector<uint8_t>* count) {
-  const int rank = r.rank();
-  if (r.empty()) return;
-  if (rank == 0) {
-    (*count)[0] = static_cast<uint8_t>(std::min(255, (*count)[0] + 1));
-    return;
+std::string IndexToString(const std::vector<int64_t>& at) {
+  std::string out = "[";
+  for (size_t i = 0; i < at.size(); ++i) {
+    out += (i ? ", " : "") + std::to_string(at[i]);
   }
-  const Shape ext = r.extent();
-  const auto st = Strides(s);
-  const int64_t inner = ext[rank - 1];
-  std::vector<int64_t> idx(rank - 1, 0);
-  const int64_t rows = NumElements(ext) / inner;
-  for (int64_t row = 0; row < rows; ++row) {
-    int64_t off = r.begin[rank - 1];
-    for (int i = 0; i < rank - 1; ++i) off += (r.begin[i] + idx[i]) * st[i];
-    uint8_t* c = count->data() + off;
-    for (int64_t k = 0; k < inner; ++k) {
-      c[k] = static_cast<uint8_t>(std::min(255, c[k] + 1));
-    }
-    for (int i = rank - 2; i >= 0; --i) {
-      if (++idx[i] < ext[i]) break;
-      idx[i] = 0;
-    }
-  }
+  return out + "]";
 }
 
 }  // namespace
@@ -103,6 +83,8 @@ Status VerifyPlan(const Plan& p) {
         ", chunk_bytes " + std::to_string(kMinBroadcastChunkBytes) + ".." +
         std::to_string(kMaxBroadcastChunkBytes));
   }
+  RETURN_IF_ERROR(CheckShape(p.input_shape, "plan input " + p.input_name));
+  RETURN_IF_ERROR(CheckShape(p.output_shape, "plan output " + p.output_name));
   for (size_t i = 0; i < p.tasks.size(); ++i) {
     const Task& t = p.tasks[i];
     if (t.id != static_cast<int>(i)) {
@@ -126,7 +108,8 @@ Status VerifyPlan(const Plan& p) {
         return InvalidArgument("task " + t.name + " slices weight '" + w.name +
                                "', which its fragment does not read");
       }
-      if (w.region.extent() != ti->shape) {
+      if (w.region.begin.size() != w.region.end.size() ||
+          w.region.extent() != ti->shape) {
         return InvalidArgument("task " + t.name + ": slice " +
                                w.region.ToString() + " of '" + w.source +
                                "' does not have the fragment's shape " +
@@ -134,10 +117,10 @@ Status VerifyPlan(const Plan& p) {
       }
     }
   }
-  // Coverage of every destination tensor, counted per element.
+  // The parts sent to every destination tensor, checked for coverage below.
   struct Cover {
     Shape shape;
-    std::vector<uint8_t> count;
+    std::vector<Region> boxes;
     bool any_copy = false, any_sum = false;
   };
   std::map<std::pair<int, std::string>, Cover> covers;
@@ -147,6 +130,8 @@ Status VerifyPlan(const Plan& p) {
     const std::string what = "transfer of '" + x.src.tensor + "' from " +
                              TaskLabel(p, x.src.task) + " to " +
                              TaskLabel(p, x.dst.task);
+    RETURN_IF_ERROR(CheckShape(ss, what + " (source tensor)"));
+    RETURN_IF_ERROR(CheckShape(ds, what + " (destination tensor)"));
     RETURN_IF_ERROR(CheckRegion(x.src.region, ss, what + " (source)"));
     RETURN_IF_ERROR(CheckRegion(x.dst.region, ds, what + " (destination)"));
     if (x.src.region.extent() != x.dst.region.extent()) {
@@ -159,12 +144,9 @@ Status VerifyPlan(const Plan& p) {
                              "earlier task");
     }
     Cover& c = covers[{x.dst.task, x.dst.tensor}];
-    if (c.count.empty()) {
-      c.shape = ds;
-      c.count.assign(NumElements(ds), 0);
-    }
+    c.shape = ds;
     (x.merge == Merge::kSum ? c.any_sum : c.any_copy) = true;
-    MarkBox(x.dst.region, ds, &c.count);
+    c.boxes.push_back(x.dst.region);
   }
   auto check_cover = [&](int task, const std::string& tensor) -> Status {
     auto it = covers.find({task, tensor});
@@ -173,19 +155,20 @@ Status VerifyPlan(const Plan& p) {
                              TaskLabel(p, task));
     }
     const Cover& c = it->second;
+    const std::string what = "'" + tensor + "' of " + TaskLabel(p, task);
     if (c.any_copy && c.any_sum) {
-      return InvalidArgument("'" + tensor + "' of " + TaskLabel(p, task) +
-                             " mixes copied and summed parts");
+      return InvalidArgument(what + " mixes copied and summed parts");
     }
-    for (uint8_t n : c.count) {
-      if (n == 0) {
-        return InvalidArgument("transfers leave part of '" + tensor + "' of " +
-                               TaskLabel(p, task) + " unfilled");
-      }
-      if (n > 1 && c.any_copy) {
-        return InvalidArgument("copied parts of '" + tensor + "' of " +
-                               TaskLabel(p, task) + " overlap");
-      }
+    auto r = CheckCover(c.shape, c.boxes, c.any_copy);
+    if (!r.ok()) return r.status().WithContext(what);
+    if (r->outcome == CoverOutcome::kGap) {
+      return InvalidArgument("transfers leave part of " + what +
+                             " unfilled (element " + IndexToString(r->at) +
+                             ")");
+    }
+    if (r->outcome == CoverOutcome::kOverlap) {
+      return InvalidArgument("copied parts of " + what + " overlap (element " +
+                             IndexToString(r->at) + ")");
     }
     return Status::Ok();
   };

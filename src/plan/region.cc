@@ -16,22 +16,24 @@ Region Region::Slice(const Shape& s, int axis, int64_t b, int64_t e) {
   return r;
 }
 
+// A region read from a file may have begin and end of different lengths
+// (CheckRegion refuses it); until then, only the axes both have are read.
 Shape Region::extent() const {
-  Shape e(begin.size());
-  for (size_t i = 0; i < begin.size(); ++i) e[i] = end[i] - begin[i];
+  Shape e(std::min(begin.size(), end.size()));
+  for (size_t i = 0; i < e.size(); ++i) e[i] = end[i] - begin[i];
   return e;
 }
 
 int64_t Region::elements() const {
   int64_t n = 1;
-  for (size_t i = 0; i < begin.size(); ++i)
-    n *= std::max<int64_t>(0, end[i] - begin[i]);
+  for (int64_t d : extent()) n *= std::max<int64_t>(0, d);
   return n;
 }
 
 Region Region::RelativeTo(const Region& origin) const {
   Region r = *this;
-  for (size_t i = 0; i < begin.size(); ++i) {
+  const size_t n = std::min({begin.size(), end.size(), origin.begin.size()});
+  for (size_t i = 0; i < n; ++i) {
     r.begin[i] -= origin.begin[i];
     r.end[i] -= origin.begin[i];
   }
@@ -41,7 +43,7 @@ Region Region::RelativeTo(const Region& origin) const {
 std::string Region::ToString() const {
   std::ostringstream os;
   os << "[";
-  for (size_t i = 0; i < begin.size(); ++i) {
+  for (size_t i = 0; i < std::min(begin.size(), end.size()); ++i) {
     if (i) os << ", ";
     os << begin[i] << ":" << end[i];
   }
@@ -50,7 +52,10 @@ std::string Region::ToString() const {
 }
 
 std::optional<Region> Intersect(const Region& a, const Region& b) {
-  if (a.rank() != b.rank()) return std::nullopt;
+  if (a.rank() != b.rank() || a.end.size() != a.begin.size() ||
+      b.end.size() != b.begin.size()) {
+    return std::nullopt;
+  }
   Region r = a;
   for (int i = 0; i < a.rank(); ++i) {
     r.begin[i] = std::max(a.begin[i], b.begin[i]);
@@ -61,7 +66,10 @@ std::optional<Region> Intersect(const Region& a, const Region& b) {
 }
 
 bool Contains(const Region& outer, const Region& inner) {
-  if (outer.rank() != inner.rank()) return false;
+  if (outer.rank() != inner.rank() || outer.end.size() != outer.begin.size() ||
+      inner.end.size() != inner.begin.size()) {
+    return false;
+  }
   for (int i = 0; i < outer.rank(); ++i) {
     if (inner.begin[i] < outer.begin[i] || inner.end[i] > outer.end[i]) {
       return false;
@@ -71,6 +79,11 @@ bool Contains(const Region& outer, const Region& inner) {
 }
 
 Status CheckRegion(const Region& r, const Shape& s, const std::string& what) {
+  if (r.begin.size() != r.end.size()) {
+    return InvalidArgument(what + ": region has " +
+                           std::to_string(r.begin.size()) + " begin and " +
+                           std::to_string(r.end.size()) + " end coordinates");
+  }
   if (r.begin.size() != s.size() || r.end.size() != s.size()) {
     return InvalidArgument(what + ": region " + r.ToString() + " has rank " +
                            std::to_string(r.begin.size()) + " but the tensor " +
@@ -131,6 +144,8 @@ Status CopyRegion(const Tensor& src, const Region& src_region, Tensor* dst,
 }
 
 StatusOr<Tensor> ExtractRegion(const Tensor& src, const Region& region) {
+  // Checked before the result is allocated by the region's extent.
+  RETURN_IF_ERROR(CheckRegion(region, src.shape, "source"));
   Tensor out(region.extent());
   RETURN_IF_ERROR(
       CopyRegion(src, region, &out, Region::Full(out.shape), Merge::kCopy));
@@ -139,7 +154,8 @@ StatusOr<Tensor> ExtractRegion(const Tensor& src, const Region& region) {
 
 std::optional<Region> MapThroughReshape(const Region& r, const Shape& from,
                                         const Shape& to) {
-  if (NumElements(from) != NumElements(to) || r.rank() != (int)from.size()) {
+  if (NumElements(from) != NumElements(to) || r.rank() != (int)from.size() ||
+      r.end.size() != r.begin.size()) {
     return std::nullopt;
   }
   // The box is one contiguous run when, for some axis p, the axes before p

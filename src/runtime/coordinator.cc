@@ -18,6 +18,7 @@
 #include "runtime/net_address.h"
 #include "runtime/pixel_codec.h"
 #include "runtime/relay_messages.h"
+#include "runtime/rpc_guard.h"
 #include "runtime/wire.h"
 
 namespace shoal {
@@ -124,59 +125,73 @@ struct Coordinator::Impl final : public rpc::Worker::Service {
 
   grpc::Status Health(grpc::ServerContext*, const rpc::HealthRequest*,
                       rpc::HealthReply* rep) override {
-    rep->set_protocol(kProtocolVersion);
-    rep->set_name("coordinator");
-    return grpc::Status::OK;
+    return GuardRpc(std::string("the coordinator"), "Health",
+                    [&]() -> grpc::Status {
+                      rep->set_protocol(kProtocolVersion);
+                      rep->set_name("coordinator");
+                      return grpc::Status::OK;
+                    });
   }
 
   // A part of the model output, from a worker.
   grpc::Status Send(grpc::ServerContext*, const rpc::TensorMessage* m,
                     rpc::Ack*) override {
-    if (auto s = CheckProtocol(m->protocol(), "the coordinator"); !s.ok()) {
-      return s;
-    }
-    const int xi = m->transfer();
-    if (xi < 0 || xi >= static_cast<int>(plan.transfers.size()) ||
-        plan.transfers[xi].dst.task != kModelOutput) {
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          "not a transfer of the model output");
-    }
-    const Transfer& x = plan.transfers[xi];
-    std::vector<int64_t> shape(m->shape().begin(), m->shape().end());
-    if (shape != x.dst.region.extent()) {
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          "model output part has the wrong shape");
-    }
-    auto part = TensorFromBytes(shape, m->data());
-    if (!part.ok()) return ToGrpc(part.status());
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = pending.find(m->request());
-    if (it == pending.end()) return grpc::Status::OK;  // timed out already
-    Pending& p = *it->second;
-    Status s = CopyRegion(*part, Region::Full(part->shape), &p.output,
-                          x.dst.region, x.merge);
-    if (!s.ok() && p.error.ok()) p.error = s;
-    p.parts_left--;
-    if (p.done()) cv.notify_all();
-    return grpc::Status::OK;
+    return GuardRpc(
+        std::string("the coordinator"), "Send", [&]() -> grpc::Status {
+          if (auto s = CheckProtocol(m->protocol(), "the coordinator");
+              !s.ok()) {
+            return s;
+          }
+          const int xi = m->transfer();
+          if (xi < 0 || xi >= static_cast<int>(plan.transfers.size()) ||
+              plan.transfers[xi].dst.task != kModelOutput) {
+            return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                "not a transfer of the model output");
+          }
+          const Transfer& x = plan.transfers[xi];
+          std::vector<int64_t> shape(m->shape().begin(), m->shape().end());
+          if (shape != x.dst.region.extent()) {
+            return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                "model output part has the wrong shape");
+          }
+          auto part = TensorFromBytes(shape, m->data());
+          if (!part.ok()) return ToGrpc(part.status());
+          std::lock_guard<std::mutex> lock(mu);
+          auto it = pending.find(m->request());
+          if (it == pending.end())
+            return grpc::Status::OK;  // timed out already
+          Pending& p = *it->second;
+          Status s = CopyRegion(*part, Region::Full(part->shape), &p.output,
+                                x.dst.region, x.merge);
+          if (!s.ok() && p.error.ok()) p.error = s;
+          p.parts_left--;
+          if (p.done()) cv.notify_all();
+          return grpc::Status::OK;
+        });
   }
 
   // Deploy's reachability check: each worker sends one empty message here.
   grpc::Status Sink(grpc::ServerContext*, const rpc::SinkMessage* m,
                     rpc::Ack*) override {
-    return CheckProtocol(m->protocol(), "the coordinator");
+    return GuardRpc(std::string("the coordinator"), "Sink",
+                    [&]() -> grpc::Status {
+                      return CheckProtocol(m->protocol(), "the coordinator");
+                    });
   }
 
   grpc::Status Abort(grpc::ServerContext*, const rpc::AbortMessage* m,
                      rpc::Ack*) override {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = pending.find(m->request());
-    if (it != pending.end() && it->second->error.ok()) {
-      it->second->error =
-          Unavailable("device " + m->device() + " reports: " + m->error());
-      cv.notify_all();
-    }
-    return grpc::Status::OK;
+    return GuardRpc(
+        std::string("the coordinator"), "Abort", [&]() -> grpc::Status {
+          std::lock_guard<std::mutex> lock(mu);
+          auto it = pending.find(m->request());
+          if (it != pending.end() && it->second->error.ok()) {
+            it->second->error = Unavailable("device " + m->device() +
+                                            " reports: " + m->error());
+            cv.notify_all();
+          }
+          return grpc::Status::OK;
+        });
   }
 
   std::string Unreachable() {
@@ -468,7 +483,14 @@ Status Coordinator::Deploy(const WeightStore& weights, DeployReport* report) {
   std::vector<Status> st(n);
   std::vector<std::thread> th;
   for (size_t d = 0; d < n; ++d) {
-    th.emplace_back([&, d] { st[d] = DeployOne(m, d, weights, &r); });
+    th.emplace_back([&, d] {
+      try {
+        st[d] = DeployOne(m, d, weights, &r);
+      } catch (const std::exception& e) {
+        st[d] = Internal("deploying to " + m.DeviceName(d) +
+                         " failed on an unexpected condition: " + e.what());
+      }
+    });
   }
   for (auto& t : th) t.join();
   for (const auto& s : st) RETURN_IF_ERROR(s);

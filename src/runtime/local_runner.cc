@@ -159,9 +159,23 @@ Status LocalRunner::Run(const Tensor& input, Tensor* output, RunStats* stats,
       s.task_ms[t.id] = ms;
     }
   };
+  // An exception in one device's thread fails the run, and wakes the
+  // others, instead of ending the process.
+  auto guarded_loop = [&](int device) {
+    try {
+      device_loop(device);
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (failure.ok()) {
+        failure = Internal("device " + p.devices[device].name +
+                           " failed on an unexpected condition: " + e.what());
+      }
+      cv.notify_all();
+    }
+  };
   std::vector<std::thread> threads;
   for (size_t d = 0; d < p.devices.size(); ++d)
-    threads.emplace_back(device_loop, d);
+    threads.emplace_back(guarded_loop, d);
   for (auto& th : threads) th.join();
   if (!failure.ok()) return failure;
   if (out_box.pending != 0) {

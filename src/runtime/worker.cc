@@ -22,6 +22,7 @@
 #include "runtime/link_shaper.h"
 #include "runtime/profiling.h"
 #include "runtime/relay_messages.h"
+#include "runtime/rpc_guard.h"
 #include "runtime/trace.h"
 #include "runtime/wire.h"
 
@@ -172,86 +173,92 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   grpc::Status Health(grpc::ServerContext*, const rpc::HealthRequest* req,
                       rpc::HealthReply* rep) override {
-    // Health answers any version, so a coordinator can say what mismatched.
-    rep->set_protocol(kProtocolVersion);
-    rep->set_name(opts.name);
-    rep->set_memory_budget(opts.memory_bytes);
-    rep->set_threads(opts.threads);
-    rep->set_link_bandwidth_bps(opts.link.bandwidth_bps);
-    rep->set_link_latency_s(opts.link.latency_s);
-    std::lock_guard<std::mutex> lock(mu);
-    rep->set_deployment(dep ? dep->id : "");
-    rep->set_uptime_ms(static_cast<int64_t>(MsSince(started)));
-    rep->set_process_cpu_seconds(CpuSeconds(true));
-    return grpc::Status::OK;
+    return GuardRpc(Who(), "Health", [&]() -> grpc::Status {
+      // Health answers any version, so a coordinator can say what mismatched.
+      rep->set_protocol(kProtocolVersion);
+      rep->set_name(opts.name);
+      rep->set_memory_budget(opts.memory_bytes);
+      rep->set_threads(opts.threads);
+      rep->set_link_bandwidth_bps(opts.link.bandwidth_bps);
+      rep->set_link_latency_s(opts.link.latency_s);
+      std::lock_guard<std::mutex> lock(mu);
+      rep->set_deployment(dep ? dep->id : "");
+      rep->set_uptime_ms(static_cast<int64_t>(MsSince(started)));
+      rep->set_process_cpu_seconds(CpuSeconds(true));
+      return grpc::Status::OK;
+    });
   }
 
   grpc::Status HaveBlobs(grpc::ServerContext*, const rpc::HaveBlobsRequest* req,
                          rpc::HaveBlobsReply* rep) override {
-    if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
-    for (const auto& h : req->hashes()) {
-      if (!cache->Has(h)) rep->add_missing(h);
-    }
-    return grpc::Status::OK;
+    return GuardRpc(Who(), "HaveBlobs", [&]() -> grpc::Status {
+      if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
+      for (const auto& h : req->hashes()) {
+        if (!cache->Has(h)) rep->add_missing(h);
+      }
+      return grpc::Status::OK;
+    });
   }
 
   grpc::Status PutBlobs(grpc::ServerContext*,
                         grpc::ServerReader<rpc::BlobChunk>* reader,
                         rpc::PutBlobsReply* rep) override {
-    // Each blob streams to a file of the cache: in memory, one chunk.
-    rpc::BlobChunk c;
-    std::string hash;
-    std::unique_ptr<BlobCache::Writer> writer;
-    int64_t total = -1, got = 0;
-    const int64_t cap =
-        opts.memory_bytes > 0 ? opts.memory_bytes : (int64_t{16} << 30);
-    auto finish = [&]() -> grpc::Status {
-      if (Status s = writer->Commit(); !s.ok()) return ToGrpc(s);
-      writer.reset();
-      rep->set_blobs(rep->blobs() + 1);
-      rep->set_bytes(rep->bytes() + total);
-      hash.clear();
-      total = -1;
-      return grpc::Status::OK;
-    };
-    while (reader->Read(&c)) {
-      if (auto s = CheckProtocol(c.protocol(), Who()); !s.ok()) return s;
-      if (total < 0) {
-        if (c.total_bytes() > cap) {
-          return grpc::Status(
-              grpc::StatusCode::FAILED_PRECONDITION,
-              Who() + " refuses the deployment: one weight blob takes " +
-                  MiB(c.total_bytes()) + " but its memory budget is " +
-                  MiB(cap));
-        }
-        if (c.hash().empty() || c.total_bytes() < 0 ||
-            c.total_bytes() % 4 != 0) {
+    return GuardRpc(Who(), "PutBlobs", [&]() -> grpc::Status {
+      // Each blob streams to a file of the cache: in memory, one chunk.
+      rpc::BlobChunk c;
+      std::string hash;
+      std::unique_ptr<BlobCache::Writer> writer;
+      int64_t total = -1, got = 0;
+      const int64_t cap =
+          opts.memory_bytes > 0 ? opts.memory_bytes : (int64_t{16} << 30);
+      auto finish = [&]() -> grpc::Status {
+        if (Status s = writer->Commit(); !s.ok()) return ToGrpc(s);
+        writer.reset();
+        rep->set_blobs(rep->blobs() + 1);
+        rep->set_bytes(rep->bytes() + total);
+        hash.clear();
+        total = -1;
+        return grpc::Status::OK;
+      };
+      while (reader->Read(&c)) {
+        if (auto s = CheckProtocol(c.protocol(), Who()); !s.ok()) return s;
+        if (total < 0) {
+          if (c.total_bytes() > cap) {
+            return grpc::Status(
+                grpc::StatusCode::FAILED_PRECONDITION,
+                Who() + " refuses the deployment: one weight blob takes " +
+                    MiB(c.total_bytes()) + " but its memory budget is " +
+                    MiB(cap));
+          }
+          if (c.hash().empty() || c.total_bytes() < 0 ||
+              c.total_bytes() % 4 != 0) {
+            return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                Who() + ": a blob of " +
+                                    std::to_string(c.total_bytes()) +
+                                    " bytes is invalid");
+          }
+          auto w = cache->Begin(c.hash(), c.total_bytes());
+          if (!w.ok()) return ToGrpc(w.status().WithContext(Who()));
+          writer = std::move(w).value();
+          hash = c.hash();
+          total = c.total_bytes();
+          got = 0;
+        } else if (!c.hash().empty() && c.hash() != hash) {
           return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                              Who() + ": a blob of " +
-                                  std::to_string(c.total_bytes()) +
-                                  " bytes is invalid");
+                              "blob " + hash + " is incomplete");
         }
-        auto w = cache->Begin(c.hash(), c.total_bytes());
-        if (!w.ok()) return ToGrpc(w.status().WithContext(Who()));
-        writer = std::move(w).value();
-        hash = c.hash();
-        total = c.total_bytes();
-        got = 0;
-      } else if (!c.hash().empty() && c.hash() != hash) {
+        if (Status s = writer->Append(c.data()); !s.ok()) return ToGrpc(s);
+        got += c.data().size();
+        if (got == total) {
+          if (auto s = finish(); !s.ok()) return s;
+        }
+      }
+      if (total >= 0) {
         return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                             "blob " + hash + " is incomplete");
       }
-      if (Status s = writer->Append(c.data()); !s.ok()) return ToGrpc(s);
-      got += c.data().size();
-      if (got == total) {
-        if (auto s = finish(); !s.ok()) return s;
-      }
-    }
-    if (total >= 0) {
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          "blob " + hash + " is incomplete");
-    }
-    return grpc::Status::OK;
+      return grpc::Status::OK;
+    });
   }
 
   // `held`: bytes of a previous deployment kept alongside this one.
@@ -390,40 +397,42 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   grpc::Status Deploy(grpc::ServerContext*, const rpc::DeployRequest* req,
                       rpc::DeployReply* rep) override {
-    if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
-    std::lock_guard<std::mutex> deploying(deploy_mu);
-    int64_t held = 0;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (dep && dep->id == req->deployment()) {
-        if (!req->keep_previous() && prev) {
-          prev.reset();
-          PruneBlobsLocked();
+    return GuardRpc(Who(), "Deploy", [&]() -> grpc::Status {
+      if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
+      std::lock_guard<std::mutex> deploying(deploy_mu);
+      int64_t held = 0;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (dep && dep->id == req->deployment()) {
+          if (!req->keep_previous() && prev) {
+            prev.reset();
+            PruneBlobsLocked();
+          }
+          rep->set_reused(true);
+          rep->set_weight_bytes(dep->weight_bytes);
+          rep->set_activation_bytes(dep->activation_bytes);
+          rep->set_budget_bytes(opts.memory_bytes);
+          return grpc::Status::OK;
         }
-        rep->set_reused(true);
-        rep->set_weight_bytes(dep->weight_bytes);
-        rep->set_activation_bytes(dep->activation_bytes);
-        rep->set_budget_bytes(opts.memory_bytes);
-        return grpc::Status::OK;
+        if (req->keep_previous() && dep) {
+          held = dep->weight_bytes + dep->activation_bytes;
+        }
       }
+      auto d = Build(*req, rep, held);
+      if (!d.ok()) return ToGrpc(d.status().WithContext(Who()));
+      std::lock_guard<std::mutex> lock(mu);
       if (req->keep_previous() && dep) {
-        held = dep->weight_bytes + dep->activation_bytes;
+        prev = std::move(dep);  // its requests in flight go on
+      } else {
+        prev.reset();
+        requests.clear();
       }
-    }
-    auto d = Build(*req, rep, held);
-    if (!d.ok()) return ToGrpc(d.status().WithContext(Who()));
-    std::lock_guard<std::mutex> lock(mu);
-    if (req->keep_previous() && dep) {
-      prev = std::move(dep);  // its requests in flight go on
-    } else {
-      prev.reset();
-      requests.clear();
-    }
-    dep = std::move(d).value();
-    counters.clear();
-    timeline.clear();
-    PruneBlobsLocked();
-    return grpc::Status::OK;
+      dep = std::move(d).value();
+      counters.clear();
+      timeline.clear();
+      PruneBlobsLocked();
+      return grpc::Status::OK;
+    });
   }
 
   // Keeps the blobs of the deployments held, and others up to the cache's
@@ -440,23 +449,25 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   grpc::Status Release(grpc::ServerContext*, const rpc::ReleaseRequest* req,
                        rpc::ReleaseReply* rep) override {
-    if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
-    std::lock_guard<std::mutex> deploying(deploy_mu);
-    std::lock_guard<std::mutex> lock(mu);
-    if (prev && prev->plan_id == req->plan_id()) {
-      prev.reset();
-      rep->set_released(true);
-    }
-    if (dep && dep->plan_id == req->plan_id()) {
-      // A previous deployment kept alongside is the current one again (a
-      // switch that failed on another device is undone this way).
-      dep = std::move(prev);
-      counters.clear();
-      timeline.clear();
-      rep->set_released(true);
-    }
-    PruneBlobsLocked();
-    return grpc::Status::OK;
+    return GuardRpc(Who(), "Release", [&]() -> grpc::Status {
+      if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
+      std::lock_guard<std::mutex> deploying(deploy_mu);
+      std::lock_guard<std::mutex> lock(mu);
+      if (prev && prev->plan_id == req->plan_id()) {
+        prev.reset();
+        rep->set_released(true);
+      }
+      if (dep && dep->plan_id == req->plan_id()) {
+        // A previous deployment kept alongside is the current one again (a
+        // switch that failed on another device is undone this way).
+        dep = std::move(prev);
+        counters.clear();
+        timeline.clear();
+        rep->set_released(true);
+      }
+      PruneBlobsLocked();
+      return grpc::Status::OK;
+    });
   }
 
   // --- Tensors ---------------------------------------------------------
@@ -522,82 +533,86 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   grpc::Status Send(grpc::ServerContext*, const rpc::TensorMessage* m,
                     rpc::Ack*) override {
-    if (auto s = CheckProtocol(m->protocol(), Who()); !s.ok()) return s;
-    std::shared_ptr<Deployment> d;
-    {
+    return GuardRpc(Who(), "Send", [&]() -> grpc::Status {
+      if (auto s = CheckProtocol(m->protocol(), Who()); !s.ok()) return s;
+      std::shared_ptr<Deployment> d;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!dep && !prev) {
+          return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                              Who() + " has no deployment");
+        }
+        for (const auto& x : {dep, prev}) {
+          if (x && x->plan_id == m->deployment()) d = x;
+        }
+        if (!d) {
+          return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                              Who() + " holds another plan (" +
+                                  (dep ? dep->plan_id : prev->plan_id) +
+                                  "); deploy the plan again");
+        }
+      }
+      const Plan& p = d->plan;
+      const int xi = m->transfer();
+      if (xi < 0 || xi >= static_cast<int>(p.transfers.size()) ||
+          p.transfers[xi].dst.task < 0 || m->seq() < 0 ||
+          p.DeviceOf(p.transfers[xi].dst.task, m->seq()) != d->device ||
+          m->timeout_ms() <= 0 || m->timeout_ms() > kMaxTimeoutMs ||
+          m->request().empty()) {
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            Who() + ": transfer " + std::to_string(xi) +
+                                " of request " + m->request() +
+                                " is not for this device");
+      }
+      const Transfer& x = p.transfers[xi];
+      std::vector<int64_t> shape(m->shape().begin(), m->shape().end());
+      if (shape != x.dst.region.extent()) {
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            Who() + ": transfer " + std::to_string(xi) +
+                                " has the wrong shape");
+      }
+      // A broadcast: the transfers this device delivers, and those it
+      // passes on (each chunk as soon as it is here).
+      std::vector<int> local{xi}, onward;
+      if (auto s = SplitRelay(*d, *m, &local, &onward); !s.ok()) {
+        return ToGrpc(s.WithContext(Who()));
+      }
+      RequestMeta meta{
+          m->request(), m->seq(), m->reply_to(),
+          Clock::now() + std::chrono::milliseconds(m->timeout_ms())};
+      if (!onward.empty()) {
+        QueueSends(
+            d, meta,
+            RelayHops(p, onward, d->device, m->seq(), p.broadcast.fanout), *m,
+            /*readdress_only=*/true);
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (p.DeviceOf(x.src.task, m->seq()) != d->device) {
+          bytes_received += m->data().size();
+        }
+      }
+      const rpc::TensorMessage* whole = m;
+      std::optional<rpc::TensorMessage> assembled;
+      if (m->total_bytes() > 0) {
+        const int64_t per =
+            m->encoding() == rpc::TensorMessage::PIXELS ? 1 : kBytesPerElement;
+        auto r = chunks.Add(*m, x.src.region.elements() * per,
+                            p.broadcast.chunk_bytes, meta.expiry);
+        if (!r.ok()) return ToGrpc(r.status().WithContext(Who()));
+        if (!r->has_value()) return grpc::Status::OK;
+        assembled = std::move(r).value();
+        whole = &*assembled;
+      }
+      auto part = TensorFromMessage(*whole, shape);
+      if (!part.ok()) return ToGrpc(part.status().WithContext(Who()));
       std::lock_guard<std::mutex> lock(mu);
-      if (!dep && !prev) {
-        return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                            Who() + " has no deployment");
+      for (int t : local) {
+        Status s = DeliverLocked(d, meta, t, *part);
+        if (!s.ok()) return ToGrpc(s.WithContext(Who()));
       }
-      for (const auto& x : {dep, prev}) {
-        if (x && x->plan_id == m->deployment()) d = x;
-      }
-      if (!d) {
-        return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                            Who() + " holds another plan (" +
-                                (dep ? dep->plan_id : prev->plan_id) +
-                                "); deploy the plan again");
-      }
-    }
-    const Plan& p = d->plan;
-    const int xi = m->transfer();
-    if (xi < 0 || xi >= static_cast<int>(p.transfers.size()) ||
-        p.transfers[xi].dst.task < 0 || m->seq() < 0 ||
-        p.DeviceOf(p.transfers[xi].dst.task, m->seq()) != d->device ||
-        m->timeout_ms() <= 0 || m->timeout_ms() > kMaxTimeoutMs ||
-        m->request().empty()) {
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          Who() + ": transfer " + std::to_string(xi) +
-                              " of request " + m->request() +
-                              " is not for this device");
-    }
-    const Transfer& x = p.transfers[xi];
-    std::vector<int64_t> shape(m->shape().begin(), m->shape().end());
-    if (shape != x.dst.region.extent()) {
-      return grpc::Status(
-          grpc::StatusCode::INVALID_ARGUMENT,
-          Who() + ": transfer " + std::to_string(xi) + " has the wrong shape");
-    }
-    // A broadcast: the transfers this device delivers, and those it
-    // passes on (each chunk as soon as it is here).
-    std::vector<int> local{xi}, onward;
-    if (auto s = SplitRelay(*d, *m, &local, &onward); !s.ok()) {
-      return ToGrpc(s.WithContext(Who()));
-    }
-    RequestMeta meta{m->request(), m->seq(), m->reply_to(),
-                     Clock::now() + std::chrono::milliseconds(m->timeout_ms())};
-    if (!onward.empty()) {
-      QueueSends(d, meta,
-                 RelayHops(p, onward, d->device, m->seq(), p.broadcast.fanout),
-                 *m, /*readdress_only=*/true);
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (p.DeviceOf(x.src.task, m->seq()) != d->device) {
-        bytes_received += m->data().size();
-      }
-    }
-    const rpc::TensorMessage* whole = m;
-    std::optional<rpc::TensorMessage> assembled;
-    if (m->total_bytes() > 0) {
-      const int64_t per =
-          m->encoding() == rpc::TensorMessage::PIXELS ? 1 : kBytesPerElement;
-      auto r = chunks.Add(*m, x.src.region.elements() * per,
-                          p.broadcast.chunk_bytes, meta.expiry);
-      if (!r.ok()) return ToGrpc(r.status().WithContext(Who()));
-      if (!r->has_value()) return grpc::Status::OK;
-      assembled = std::move(r).value();
-      whole = &*assembled;
-    }
-    auto part = TensorFromMessage(*whole, shape);
-    if (!part.ok()) return ToGrpc(part.status().WithContext(Who()));
-    std::lock_guard<std::mutex> lock(mu);
-    for (int t : local) {
-      Status s = DeliverLocked(d, meta, t, *part);
-      if (!s.ok()) return ToGrpc(s.WithContext(Who()));
-    }
-    return grpc::Status::OK;
+      return grpc::Status::OK;
+    });
   }
 
   // Splits message m's relay list into the transfers this device delivers
@@ -660,143 +675,153 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   grpc::Status Abort(grpc::ServerContext*, const rpc::AbortMessage* m,
                      rpc::Ack*) override {
-    if (auto s = CheckProtocol(m->protocol(), Who()); !s.ok()) return s;
-    chunks.Drop(m->request());
-    std::lock_guard<std::mutex> lock(mu);
-    requests.erase(m->request());
-    return grpc::Status::OK;
+    return GuardRpc(Who(), "Abort", [&]() -> grpc::Status {
+      if (auto s = CheckProtocol(m->protocol(), Who()); !s.ok()) return s;
+      chunks.Drop(m->request());
+      std::lock_guard<std::mutex> lock(mu);
+      requests.erase(m->request());
+      return grpc::Status::OK;
+    });
   }
 
   grpc::Status Stats(grpc::ServerContext*, const rpc::StatsRequest* req,
                      rpc::StatsReply* rep) override {
-    if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
-    if (req->timeline()) {
-      // A request's answer reaches its caller before the sender here has
-      // its acknowledgement and records the span: wait for those (briefly;
-      // a message stuck on a slow peer is left out).
-      const auto until = Clock::now() + std::chrono::seconds(1);
-      while (unsent > 0 && Clock::now() < until) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return GuardRpc(Who(), "Stats", [&]() -> grpc::Status {
+      if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
+      if (req->timeline()) {
+        // A request's answer reaches its caller before the sender here has
+        // its acknowledgement and records the span: wait for those (briefly;
+        // a message stuck on a slow peer is left out).
+        const auto until = Clock::now() + std::chrono::seconds(1);
+        while (unsent > 0 && Clock::now() < until) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
       }
-    }
-    std::lock_guard<std::mutex> lock(mu);
-    rep->set_name(opts.name);
-    for (const auto& [id, c] : counters) {
-      auto* t = rep->add_tasks();
-      t->set_task(id);
-      if (dep && id < static_cast<int>(dep->plan.tasks.size())) {
-        t->set_name(dep->plan.tasks[id].name);
+      std::lock_guard<std::mutex> lock(mu);
+      rep->set_name(opts.name);
+      for (const auto& [id, c] : counters) {
+        auto* t = rep->add_tasks();
+        t->set_task(id);
+        if (dep && id < static_cast<int>(dep->plan.tasks.size())) {
+          t->set_name(dep->plan.tasks[id].name);
+        }
+        t->set_runs(c.runs);
+        for (float v : c.compute_ms) t->add_compute_ms(v);
+        t->set_wait_ms_total(c.wait_ms);
       }
-      t->set_runs(c.runs);
-      for (float v : c.compute_ms) t->add_compute_ms(v);
-      t->set_wait_ms_total(c.wait_ms);
-    }
-    rep->set_bytes_sent(bytes_sent);
-    rep->set_bytes_received(bytes_received);
-    for (int64_t v : queue_hist) rep->add_queue_histogram(v);
-    rep->set_busy_ms(busy_ms);
-    rep->set_elapsed_ms(MsSince(stats_since));
-    rep->set_requests_failed(failed);
-    if (req->timeline()) {
-      for (const Span& x : timeline) {
-        rpc::TimelineSpan* t = rep->add_timeline();
-        t->set_seq(x.seq);
-        t->set_task(x.task);
-        t->set_transfer(x.transfer);
-        t->set_ready_ns(SteadyNs(x.ready));
-        t->set_start_ns(SteadyNs(x.start));
-        t->set_end_ns(SteadyNs(x.end));
+      rep->set_bytes_sent(bytes_sent);
+      rep->set_bytes_received(bytes_received);
+      for (int64_t v : queue_hist) rep->add_queue_histogram(v);
+      rep->set_busy_ms(busy_ms);
+      rep->set_elapsed_ms(MsSince(stats_since));
+      rep->set_requests_failed(failed);
+      if (req->timeline()) {
+        for (const Span& x : timeline) {
+          rpc::TimelineSpan* t = rep->add_timeline();
+          t->set_seq(x.seq);
+          t->set_task(x.task);
+          t->set_transfer(x.transfer);
+          t->set_ready_ns(SteadyNs(x.ready));
+          t->set_start_ns(SteadyNs(x.start));
+          t->set_end_ns(SteadyNs(x.end));
+        }
+        rep->set_timeline_dropped(timeline_dropped);
       }
-      rep->set_timeline_dropped(timeline_dropped);
-    }
-    rep->set_now_ns(SteadyNs(Clock::now()));
-    if (req->reset()) {
-      counters.clear();
-      timeline.clear();
-      timeline_dropped = 0;
-      bytes_sent = bytes_received = failed = 0;
-      queue_hist.assign(kQueueHistogramBins, 0);
-      busy_ms = 0;
-      stats_since = Clock::now();
-    }
-    return grpc::Status::OK;
+      rep->set_now_ns(SteadyNs(Clock::now()));
+      if (req->reset()) {
+        counters.clear();
+        timeline.clear();
+        timeline_dropped = 0;
+        bytes_sent = bytes_received = failed = 0;
+        queue_hist.assign(kQueueHistogramBins, 0);
+        busy_ms = 0;
+        stats_since = Clock::now();
+      }
+      return grpc::Status::OK;
+    });
   }
 
   // --- Profiling (shoal profile) -----------------------------------------
 
   grpc::Status Profile(grpc::ServerContext*, const rpc::ProfileRequest* req,
                        rpc::ProfileReply* rep) override {
-    if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
-    StatusOr<Graph> g = InvalidArgument("graph is not JSON");
-    try {
-      g = GraphFromJson(nlohmann::json::parse(req->graph_json()));
-    } catch (const std::exception& e) {
-      g = InvalidArgument(std::string("graph is not JSON: ") + e.what());
-    }
-    if (!g.ok()) return ToGrpc(g.status().WithContext(Who()));
-    TimingOptions o;
-    o.seed = req->seed();
-    o.min_runs = std::max(1, req->min_runs());
-    o.min_seconds = std::max(0.0, req->min_seconds());
-    o.max_seconds = req->max_seconds() > 0 ? req->max_seconds() : 10.0;
-    o.threads = opts.threads;
-    o.backend = opts.backend;
-    o.cpu_fraction = opts.cpu_fraction;
-    o.per_node = req->per_node();
-    auto t = TimeGraph(*g, o);
-    if (!t.ok()) return ToGrpc(t.status().WithContext(Who() + " profiling"));
-    const CpuQuota q = OwnCpuQuota();
-    rep->set_runs(t->runs);
-    rep->set_seconds_mean(t->seconds_mean);
-    rep->set_seconds_median(t->seconds_median);
-    rep->set_seconds_min(t->seconds_min);
-    rep->set_cpu_seconds_mean(t->cpu_seconds_mean);
-    rep->set_cpu_seconds_median(t->cpu_seconds_median);
-    rep->set_cpu_quota_s(q.quota_s);
-    rep->set_cpu_period_s(q.period_s);
-    rep->set_threads(opts.threads);
-    for (const auto& n : t->node_seconds) {
-      rpc::NodeSeconds* r = rep->add_nodes();
-      r->set_node(n.node);
-      r->set_seconds(n.seconds);
-    }
-    return grpc::Status::OK;
+    return GuardRpc(Who(), "Profile", [&]() -> grpc::Status {
+      if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
+      StatusOr<Graph> g = InvalidArgument("graph is not JSON");
+      try {
+        g = GraphFromJson(nlohmann::json::parse(req->graph_json()));
+      } catch (const std::exception& e) {
+        g = InvalidArgument(std::string("graph is not JSON: ") + e.what());
+      }
+      if (!g.ok()) return ToGrpc(g.status().WithContext(Who()));
+      TimingOptions o;
+      o.seed = req->seed();
+      o.min_runs = std::max(1, req->min_runs());
+      o.min_seconds = std::max(0.0, req->min_seconds());
+      o.max_seconds = req->max_seconds() > 0 ? req->max_seconds() : 10.0;
+      o.threads = opts.threads;
+      o.backend = opts.backend;
+      o.cpu_fraction = opts.cpu_fraction;
+      o.per_node = req->per_node();
+      auto t = TimeGraph(*g, o);
+      if (!t.ok()) return ToGrpc(t.status().WithContext(Who() + " profiling"));
+      const CpuQuota q = OwnCpuQuota();
+      rep->set_runs(t->runs);
+      rep->set_seconds_mean(t->seconds_mean);
+      rep->set_seconds_median(t->seconds_median);
+      rep->set_seconds_min(t->seconds_min);
+      rep->set_cpu_seconds_mean(t->cpu_seconds_mean);
+      rep->set_cpu_seconds_median(t->cpu_seconds_median);
+      rep->set_cpu_quota_s(q.quota_s);
+      rep->set_cpu_period_s(q.period_s);
+      rep->set_threads(opts.threads);
+      for (const auto& n : t->node_seconds) {
+        rpc::NodeSeconds* r = rep->add_nodes();
+        r->set_node(n.node);
+        r->set_seconds(n.seconds);
+      }
+      return grpc::Status::OK;
+    });
   }
 
   grpc::Status ProbeLink(grpc::ServerContext*, const rpc::LinkProbeRequest* req,
                          rpc::LinkProbeReply* rep) override {
-    if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
-    if (req->bytes() < 0 || req->bytes() > max_msg || req->count() < 1 ||
-        req->count() > 100 || req->timeout_ms() <= 0) {
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          Who() + ": link probe out of range");
-    }
-    rpc::SinkMessage m;
-    m.set_protocol(kProtocolVersion);
-    m.mutable_data()->assign(req->bytes(), '\x5a');
-    auto stub = rpc::Worker::NewStub(MakeChannel(req->target(), max_msg));
-    const double cpu0 = CpuSeconds(true);
-    for (int i = 0; i < req->count(); ++i) {
-      const auto t0 = Clock::now();
-      shaper.Transmit(req->bytes());
-      grpc::ClientContext ctx;
-      ctx.set_deadline(DeadlineIn(req->timeout_ms()));
-      rpc::Ack ack;
-      grpc::Status s = stub->Sink(&ctx, m, &ack);
-      if (!s.ok()) {
-        return grpc::Status(s.error_code(), Who() + " cannot reach " +
-                                                req->target() + ": " +
-                                                s.error_message());
+    return GuardRpc(Who(), "ProbeLink", [&]() -> grpc::Status {
+      if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
+      if (req->bytes() < 0 || req->bytes() > max_msg || req->count() < 1 ||
+          req->count() > 100 || req->timeout_ms() <= 0) {
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            Who() + ": link probe out of range");
       }
-      rep->add_seconds(MsSince(t0) / 1e3);
-    }
-    rep->set_cpu_seconds(CpuSeconds(true) - cpu0);
-    return grpc::Status::OK;
+      rpc::SinkMessage m;
+      m.set_protocol(kProtocolVersion);
+      m.mutable_data()->assign(req->bytes(), '\x5a');
+      auto stub = rpc::Worker::NewStub(MakeChannel(req->target(), max_msg));
+      const double cpu0 = CpuSeconds(true);
+      for (int i = 0; i < req->count(); ++i) {
+        const auto t0 = Clock::now();
+        shaper.Transmit(req->bytes());
+        grpc::ClientContext ctx;
+        ctx.set_deadline(DeadlineIn(req->timeout_ms()));
+        rpc::Ack ack;
+        grpc::Status s = stub->Sink(&ctx, m, &ack);
+        if (!s.ok()) {
+          return grpc::Status(s.error_code(), Who() + " cannot reach " +
+                                                  req->target() + ": " +
+                                                  s.error_message());
+        }
+        rep->add_seconds(MsSince(t0) / 1e3);
+      }
+      rep->set_cpu_seconds(CpuSeconds(true) - cpu0);
+      return grpc::Status::OK;
+    });
   }
 
   grpc::Status Sink(grpc::ServerContext*, const rpc::SinkMessage* m,
                     rpc::Ack*) override {
-    return CheckProtocol(m->protocol(), Who());
+    return GuardRpc(Who(), "Sink", [&]() -> grpc::Status {
+      return CheckProtocol(m->protocol(), Who());
+    });
   }
 
   // --- Compute and send --------------------------------------------------
@@ -839,103 +864,116 @@ struct Worker::Impl final : public rpc::Worker::Service {
         rd = std::move(const_cast<Ready&>(ready.top()));
         ready.pop();
       }
-      if (Clock::now() > rd.meta.expiry) {
-        Fail(rd.meta, "request " + rd.meta.id + " expired before task " +
-                          rd.dep->plan.tasks[rd.task].name + " could run");
-        continue;
+      // An exception fails this request, never the thread: a worker
+      // whose compute thread died would take requests and answer none.
+      try {
+        RunReady(rd);
+      } catch (const std::exception& e) {
+        Fail(rd.meta, "task " + rd.dep->plan.tasks[rd.task].name + " on " +
+                          opts.name +
+                          " failed on an unexpected condition: " + e.what());
       }
-      const Deployment& d = *rd.dep;
-      const Task& t = d.plan.tasks[rd.task];
-      std::vector<Tensor> outs;
-      const auto t0 = Clock::now();
-      const double cpu0 = CpuSeconds(opts.threads > 1);
-      Status st = d.exec[rd.task] ? d.exec[rd.task]->Run(rd.inputs, &outs)
-                                  : Status::Ok();
-      PaceCompute(opts.cpu_fraction, t0, CpuSeconds(opts.threads > 1) - cpu0);
-      const double ms = MsSince(t0);
-      {
+    }
+  }
+
+  // Runs one task whose inputs are all here and sends its outputs on.
+  void RunReady(Ready& rd) {
+    if (Clock::now() > rd.meta.expiry) {
+      Fail(rd.meta, "request " + rd.meta.id + " expired before task " +
+                        rd.dep->plan.tasks[rd.task].name + " could run");
+      return;
+    }
+    const Deployment& d = *rd.dep;
+    const Task& t = d.plan.tasks[rd.task];
+    std::vector<Tensor> outs;
+    const auto t0 = Clock::now();
+    const double cpu0 = CpuSeconds(opts.threads > 1);
+    Status st =
+        d.exec[rd.task] ? d.exec[rd.task]->Run(rd.inputs, &outs) : Status::Ok();
+    PaceCompute(opts.cpu_fraction, t0, CpuSeconds(opts.threads > 1) - cpu0);
+    const double ms = MsSince(t0);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (rd.dep == dep) {  // a draining previous plan's tasks differ
+        auto& c = counters[rd.task];
+        c.runs++;
+        c.compute_ms.push_back(static_cast<float>(ms));
+        AddSpanLocked(rd.meta.seq, rd.task, -1, rd.at, t0, Clock::now());
+      }
+      busy_ms += ms;
+    }
+    if (!st.ok()) {
+      Fail(rd.meta, "task " + t.name + " failed: " + st.message());
+      return;
+    }
+    std::map<std::string, const Tensor*> srcs;
+    for (size_t i = 0; i < rd.inputs.size(); ++i) {
+      srcs[t.fragment.inputs[i]] = &rd.inputs[i];
+    }
+    for (size_t i = 0; i < outs.size(); ++i) {
+      srcs[t.fragment.outputs[i]] = &outs[i];
+    }
+    // Bytes that several devices read go out as broadcast trees.
+    const auto groups =
+        BroadcastGroups(d.plan, d.outgoing[rd.task], d.device, rd.meta.seq);
+    std::set<int> grouped;
+    bool sent = true;
+    for (const auto& g : groups) {
+      const Transfer& x = d.plan.transfers[g.front()];
+      auto part = ExtractRegion(*srcs.at(x.src.tensor), x.src.region);
+      if (!part.ok()) {
+        Fail(rd.meta, part.status().message());
+        sent = false;
+        break;
+      }
+      grouped.insert(g.begin(), g.end());
+      rpc::TensorMessage header;
+      header.set_protocol(kProtocolVersion);
+      header.set_request(rd.meta.id);
+      header.set_seq(rd.meta.seq);
+      header.set_reply_to(rd.meta.reply_to);
+      header.set_deployment(d.plan_id);
+      for (int64_t v : part->shape) header.add_shape(v);
+      TensorToBytes(*part, header.mutable_data());
+      QueueSends(
+          rd.dep, rd.meta,
+          RelayHops(d.plan, g, d.device, rd.meta.seq, d.plan.broadcast.fanout),
+          std::move(header), /*readdress_only=*/false);
+    }
+    for (int xi : sent ? d.outgoing[rd.task] : std::vector<int>{}) {
+      if (grouped.count(xi)) continue;
+      const Transfer& x = d.plan.transfers[xi];
+      auto part = ExtractRegion(*srcs.at(x.src.tensor), x.src.region);
+      if (!part.ok()) {
+        Fail(rd.meta, part.status().message());
+        break;
+      }
+      const int to = x.dst.task == kModelOutput
+                         ? -1
+                         : d.plan.DeviceOf(x.dst.task, rd.meta.seq);
+      if (to == d.device) {
         std::lock_guard<std::mutex> lock(mu);
-        if (rd.dep == dep) {  // a draining previous plan's tasks differ
-          auto& c = counters[rd.task];
-          c.runs++;
-          c.compute_ms.push_back(static_cast<float>(ms));
-          AddSpanLocked(rd.meta.seq, rd.task, -1, rd.at, t0, Clock::now());
-        }
-        busy_ms += ms;
-      }
-      if (!st.ok()) {
-        Fail(rd.meta, "task " + t.name + " failed: " + st.message());
+        Status s = DeliverLocked(rd.dep, rd.meta, xi, *part);
+        if (!s.ok()) failed++;
         continue;
       }
-      std::map<std::string, const Tensor*> srcs;
-      for (size_t i = 0; i < rd.inputs.size(); ++i) {
-        srcs[t.fragment.inputs[i]] = &rd.inputs[i];
-      }
-      for (size_t i = 0; i < outs.size(); ++i) {
-        srcs[t.fragment.outputs[i]] = &outs[i];
-      }
-      // Bytes that several devices read go out as broadcast trees.
-      const auto groups =
-          BroadcastGroups(d.plan, d.outgoing[rd.task], d.device, rd.meta.seq);
-      std::set<int> grouped;
-      bool sent = true;
-      for (const auto& g : groups) {
-        const Transfer& x = d.plan.transfers[g.front()];
-        auto part = ExtractRegion(*srcs.at(x.src.tensor), x.src.region);
-        if (!part.ok()) {
-          Fail(rd.meta, part.status().message());
-          sent = false;
-          break;
-        }
-        grouped.insert(g.begin(), g.end());
-        rpc::TensorMessage header;
-        header.set_protocol(kProtocolVersion);
-        header.set_request(rd.meta.id);
-        header.set_seq(rd.meta.seq);
-        header.set_reply_to(rd.meta.reply_to);
-        header.set_deployment(d.plan_id);
-        for (int64_t v : part->shape) header.add_shape(v);
-        TensorToBytes(*part, header.mutable_data());
-        QueueSends(rd.dep, rd.meta,
-                   RelayHops(d.plan, g, d.device, rd.meta.seq,
-                             d.plan.broadcast.fanout),
-                   std::move(header), /*readdress_only=*/false);
-      }
-      for (int xi : sent ? d.outgoing[rd.task] : std::vector<int>{}) {
-        if (grouped.count(xi)) continue;
-        const Transfer& x = d.plan.transfers[xi];
-        auto part = ExtractRegion(*srcs.at(x.src.tensor), x.src.region);
-        if (!part.ok()) {
-          Fail(rd.meta, part.status().message());
-          break;
-        }
-        const int to = x.dst.task == kModelOutput
-                           ? -1
-                           : d.plan.DeviceOf(x.dst.task, rd.meta.seq);
-        if (to == d.device) {
-          std::lock_guard<std::mutex> lock(mu);
-          Status s = DeliverLocked(rd.dep, rd.meta, xi, *part);
-          if (!s.ok()) failed++;
-          continue;
-        }
-        Outgoing o;
-        o.dep = rd.dep;
-        o.meta = rd.meta;
-        o.dst_device = to;
-        o.queued = Clock::now();
-        o.msg.set_protocol(kProtocolVersion);
-        o.msg.set_request(rd.meta.id);
-        o.msg.set_seq(rd.meta.seq);
-        o.msg.set_reply_to(rd.meta.reply_to);
-        o.msg.set_transfer(xi);
-        o.msg.set_deployment(d.plan_id);
-        for (int64_t v : part->shape) o.msg.add_shape(v);
-        TensorToBytes(*part, o.msg.mutable_data());
-        std::lock_guard<std::mutex> lock(out_mu);
-        unsent++;
-        out_queue.push_back(std::move(o));
-        out_cv.notify_one();
-      }
+      Outgoing o;
+      o.dep = rd.dep;
+      o.meta = rd.meta;
+      o.dst_device = to;
+      o.queued = Clock::now();
+      o.msg.set_protocol(kProtocolVersion);
+      o.msg.set_request(rd.meta.id);
+      o.msg.set_seq(rd.meta.seq);
+      o.msg.set_reply_to(rd.meta.reply_to);
+      o.msg.set_transfer(xi);
+      o.msg.set_deployment(d.plan_id);
+      for (int64_t v : part->shape) o.msg.add_shape(v);
+      TensorToBytes(*part, o.msg.mutable_data());
+      std::lock_guard<std::mutex> lock(out_mu);
+      unsent++;
+      out_queue.push_back(std::move(o));
+      out_cv.notify_one();
     }
   }
 
@@ -949,50 +987,59 @@ struct Worker::Impl final : public rpc::Worker::Service {
         o = std::move(out_queue.front());
         out_queue.pop_front();
       }
-      struct Sent {  // however this message ends
-        std::atomic<int>& n;
-        ~Sent() { n--; }
-      } sent{unsent};
-      const auto taken = Clock::now();
-      const Deployment& d = *o.dep;
-      const int64_t bytes = o.msg.data().size();
-      const int to_device =
-          o.dst_device < 0 ? d.plan.output_device : o.dst_device;
-      const bool remote = to_device != d.device;
-      if (remote) shaper.Transmit(bytes);
-      const int64_t left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(o.meta.expiry -
-                                                                Clock::now())
-              .count();
-      if (left <= 0) {
-        Fail(o.meta, "request " + o.meta.id + " expired on " + opts.name);
-        continue;
+      try {
+        SendOne(o);
+      } catch (const std::exception& e) {
+        Fail(o.meta, "sending a tensor from " + opts.name +
+                         " failed on an unexpected condition: " + e.what());
       }
-      o.msg.set_timeout_ms(left);
-      // Counted when the send starts, not when it returns: the receiver
-      // may finish the request (and a client reset the statistics) before
-      // this thread runs again, and the bytes would land in the next window.
-      if (remote) {
-        std::lock_guard<std::mutex> lock(mu);
-        bytes_sent += bytes;
-      }
-      rpc::Worker::Stub* stub = o.dst_device < 0 ? ReplyStub(o.meta.reply_to)
-                                                 : d.stubs[o.dst_device].get();
-      grpc::Status s = SendTensor(stub, o.msg, left);
-      if (!s.ok()) {
-        const std::string who =
-            o.dst_device < 0 ? "the coordinator (" + o.meta.reply_to + ")"
-                             : "device " + d.plan.devices[o.dst_device].name +
-                                   " (" + d.peers[o.dst_device] + ")";
-        Fail(o.meta, who + " did not take a tensor from " + opts.name + ": " +
-                         s.error_message());
-        continue;
-      }
+    }
+  }
+
+  // Sends one queued message (through the link shaper) and records it.
+  void SendOne(Outgoing& o) {
+    struct Sent {  // however this message ends
+      std::atomic<int>& n;
+      ~Sent() { n--; }
+    } sent{unsent};
+    const auto taken = Clock::now();
+    const Deployment& d = *o.dep;
+    const int64_t bytes = o.msg.data().size();
+    const int to_device =
+        o.dst_device < 0 ? d.plan.output_device : o.dst_device;
+    const bool remote = to_device != d.device;
+    if (remote) shaper.Transmit(bytes);
+    const int64_t left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             o.meta.expiry - Clock::now())
+                             .count();
+    if (left <= 0) {
+      Fail(o.meta, "request " + o.meta.id + " expired on " + opts.name);
+      return;
+    }
+    o.msg.set_timeout_ms(left);
+    // Counted when the send starts, not when it returns: the receiver
+    // may finish the request (and a client reset the statistics) before
+    // this thread runs again, and the bytes would land in the next window.
+    if (remote) {
       std::lock_guard<std::mutex> lock(mu);
-      if (o.dep == dep) {
-        AddSpanLocked(o.meta.seq, -1, o.msg.transfer(), o.queued, taken,
-                      Clock::now());
-      }
+      bytes_sent += bytes;
+    }
+    rpc::Worker::Stub* stub = o.dst_device < 0 ? ReplyStub(o.meta.reply_to)
+                                               : d.stubs[o.dst_device].get();
+    grpc::Status s = SendTensor(stub, o.msg, left);
+    if (!s.ok()) {
+      const std::string who =
+          o.dst_device < 0 ? "the coordinator (" + o.meta.reply_to + ")"
+                           : "device " + d.plan.devices[o.dst_device].name +
+                                 " (" + d.peers[o.dst_device] + ")";
+      Fail(o.meta, who + " did not take a tensor from " + opts.name + ": " +
+                       s.error_message());
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    if (o.dep == dep) {
+      AddSpanLocked(o.meta.seq, -1, o.msg.transfer(), o.queued, taken,
+                    Clock::now());
     }
   }
 

@@ -11,6 +11,7 @@
 
 #include "cli/plan_common.h"
 #include "plan/plan_json.h"
+#include "runtime/rpc_guard.h"
 #include "runtime/wire.h"
 #include "serve/generation.h"
 #include "serve/membership.h"
@@ -144,94 +145,100 @@ struct Server::Impl final : public rpc::Inference::Service {
 
   grpc::Status Infer(grpc::ServerContext* ctx, const rpc::InferRequest* req,
                      rpc::InferReply* rep) override {
-    accepted++;
-    const auto t0 = Clock::now();
-    const int64_t seq = next_seq++;
-    auto fail = [&](const Status& s) {
-      failed++;
-      Log("request %lld%s%s failed: %s", static_cast<long long>(seq),
-          req->client_id().empty() ? "" : " from ", req->client_id().c_str(),
-          s.message().c_str());
-      return ToGrpc(s);
-    };
-    if (auto s = CheckProtocol(req->protocol(), "shoal serve"); !s.ok()) {
-      failed++;
-      return s;
-    }
-    const Shape& want = model.graph.tensors.at(model.graph.inputs[0]).shape;
-    Shape shape(req->shape().begin(), req->shape().end());
-    if (shape != want) {
-      return fail(InvalidArgument("input has shape " + ShapeToString(shape) +
-                                  " but model " + opts.model.spec +
-                                  " expects " + ShapeToString(want)));
-    }
-    auto x = TensorFromBytes(shape, req->data());
-    if (!x.ok()) return fail(x.status().WithContext("input"));
-    int64_t budget = opts.timeout_ms;
-    const auto client = ctx->deadline();
-    if (client < std::chrono::system_clock::now() + std::chrono::hours(24)) {
-      budget = std::min<int64_t>(
-          budget, std::chrono::duration_cast<std::chrono::milliseconds>(
-                      client - std::chrono::system_clock::now())
-                      .count());
-    }
-    const auto expiry = t0 + std::chrono::milliseconds(budget);
-    Status last;
-    for (int attempt = 1; attempt <= 3; ++attempt) {
-      Status why;
-      std::shared_ptr<Generation> g = Acquire(expiry, &why);
-      if (!g) return fail(why);
-      const int64_t left = MsUntil(expiry);
-      if (left <= 0) {
+    return GuardRpc(std::string("shoal serve"), "Infer", [&]() -> grpc::Status {
+      accepted++;
+      const auto t0 = Clock::now();
+      const int64_t seq = next_seq++;
+      auto fail = [&](const Status& s) {
+        failed++;
+        Log("request %lld%s%s failed: %s", static_cast<long long>(seq),
+            req->client_id().empty() ? "" : " from ", req->client_id().c_str(),
+            s.message().c_str());
+        return ToGrpc(s);
+      };
+      if (auto s = CheckProtocol(req->protocol(), "shoal serve"); !s.ok()) {
+        failed++;
+        return s;
+      }
+      const Shape& want = model.graph.tensors.at(model.graph.inputs[0]).shape;
+      Shape shape(req->shape().begin(), req->shape().end());
+      if (shape != want) {
+        return fail(InvalidArgument("input has shape " + ShapeToString(shape) +
+                                    " but model " + opts.model.spec +
+                                    " expects " + ShapeToString(want)));
+      }
+      auto x = TensorFromBytes(shape, req->data());
+      if (!x.ok()) return fail(x.status().WithContext("input"));
+      int64_t budget = opts.timeout_ms;
+      const auto client = ctx->deadline();
+      if (client < std::chrono::system_clock::now() + std::chrono::hours(24)) {
+        budget = std::min<int64_t>(
+            budget, std::chrono::duration_cast<std::chrono::milliseconds>(
+                        client - std::chrono::system_clock::now())
+                        .count());
+      }
+      const auto expiry = t0 + std::chrono::milliseconds(budget);
+      Status last;
+      for (int attempt = 1; attempt <= 3; ++attempt) {
+        Status why;
+        std::shared_ptr<Generation> g = Acquire(expiry, &why);
+        if (!g) return fail(why);
+        const int64_t left = MsUntil(expiry);
+        if (left <= 0) {
+          g->Leave();
+          return fail(Status(Code::kDeadlineExceeded,
+                             "the request's deadline passed before it ran"));
+        }
+        Tensor out;
+        Status s = g->coord().Run(*x, &out, nullptr, seq, left);
         g->Leave();
-        return fail(Status(Code::kDeadlineExceeded,
-                           "the request's deadline passed before it ran"));
+        if (s.ok()) {
+          answered++;
+          for (int64_t v : out.shape) rep->add_shape(v);
+          TensorToBytes(out, rep->mutable_data());
+          rep->set_generation(g->id());
+          rep->set_attempts(attempt);
+          rep->set_request(seq);
+          const double ms = MsSince(t0);
+          rep->set_latency_ms(ms);
+          std::lock_guard<std::mutex> lock(mu);
+          latencies.push_back(ms);
+          return grpc::Status::OK;
+        }
+        last = s.WithContext("generation " + std::to_string(g->id()));
+        // A retry that ran on a plan being replaced (the device had not been
+        // found gone yet) was cancelled by the switch, which promises a retry
+        // on the new plan: a third try, on it, keeps that promise.
+        bool superseded = false;
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          superseded = current && current != g;
+        }
+        const int tries = superseded ? 3 : 2;
+        if (attempt >= tries || !Retryable(s) || MsUntil(expiry) <= 0) break;
+        if (attempt == 1) retried++;  // requests retried, not retries
+        Log("request %lld failed on generation %lld (%s); checking the "
+            "devices, "
+            "then retrying it",
+            static_cast<long long>(seq), static_cast<long long>(g->id()),
+            s.message().c_str());
+        OnRequestFailure(g);
       }
-      Tensor out;
-      Status s = g->coord().Run(*x, &out, nullptr, seq, left);
-      g->Leave();
-      if (s.ok()) {
-        answered++;
-        for (int64_t v : out.shape) rep->add_shape(v);
-        TensorToBytes(out, rep->mutable_data());
-        rep->set_generation(g->id());
-        rep->set_attempts(attempt);
-        rep->set_request(seq);
-        const double ms = MsSince(t0);
-        rep->set_latency_ms(ms);
-        std::lock_guard<std::mutex> lock(mu);
-        latencies.push_back(ms);
-        return grpc::Status::OK;
-      }
-      last = s.WithContext("generation " + std::to_string(g->id()));
-      // A retry that ran on a plan being replaced (the device had not been
-      // found gone yet) was cancelled by the switch, which promises a retry
-      // on the new plan: a third try, on it, keeps that promise.
-      bool superseded = false;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        superseded = current && current != g;
-      }
-      const int tries = superseded ? 3 : 2;
-      if (attempt >= tries || !Retryable(s) || MsUntil(expiry) <= 0) break;
-      if (attempt == 1) retried++;  // requests retried, not retries
-      Log("request %lld failed on generation %lld (%s); checking the devices, "
-          "then retrying it",
-          static_cast<long long>(seq), static_cast<long long>(g->id()),
-          s.message().c_str());
-      OnRequestFailure(g);
-    }
-    return fail(last);
+      return fail(last);
+    });
   }
 
   grpc::Status ServeStatus(grpc::ServerContext*,
                            const rpc::ServeStatusRequest* req,
                            rpc::ServeStatusReply* rep) override {
-    if (auto s = CheckProtocol(req->protocol(), "shoal serve"); !s.ok()) {
-      return s;
-    }
-    *rep = Snapshot();
-    return grpc::Status::OK;
+    return GuardRpc(
+        std::string("shoal serve"), "ServeStatus", [&]() -> grpc::Status {
+          if (auto s = CheckProtocol(req->protocol(), "shoal serve"); !s.ok()) {
+            return s;
+          }
+          *rep = Snapshot();
+          return grpc::Status::OK;
+        });
   }
 
   rpc::ServeStatusReply Snapshot() {
@@ -710,7 +717,16 @@ struct Server::Impl final : public rpc::Inference::Service {
         }
       }
       std::lock_guard<std::mutex> lock(monitor_mu);
-      TickLocked();
+      // One failed tick is logged and the next one tried: a monitor
+      // thread that ended would leave serve never rebalancing again.
+      try {
+        TickLocked();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr,
+                     "shoal serve: monitor tick failed on an unexpected "
+                     "condition: %s\n",
+                     e.what());
+      }
     }
   }
 
