@@ -275,10 +275,14 @@ class Builder {
             ? d.layer
             : consumer_layer;
     if (d.kind == Dist::kPartials) {
+      // Only a whole task on the input device sums partials as it receives
+      // them; every other reader's caller merges them (MergePartials) before
+      // it makes the reader's task, since a task receives only from earlier
+      // ones.
       const bool hub_whole = t.layer.empty() && dev == req_.hub;
       if (!hub_whole) {
-        RETURN_IF_ERROR(MergePartials(tensor));
-        return Need(task, tensor, want, consumer_layer);
+        return Internal("task " + t.name + " reads the partial sums of " +
+                        tensor + " before they are merged");
       }
       if (!(want == Region::Full(ShapeOf(tensor)))) {
         return Internal("partial sums of " + tensor + " read in part");
@@ -396,6 +400,16 @@ class Builder {
   Status PlaceWhole(const Node& n, const std::vector<int>& devices) {
     ASSIGN_OR_RETURN(bool along, PlaceAlongParts(n));
     if (along) return Status::Ok();
+    // Partial sums read off the input device are merged on it first: the
+    // merge task must come before its reader, which it would not if Need
+    // created it after the reader's task.
+    if (devices.front() != req_.hub) {
+      for (const auto& in : n.inputs) {
+        auto it = dist_.find(in);
+        if (it != dist_.end() && it->second.kind == Dist::kPartials)
+          RETURN_IF_ERROR(MergePartials(in));
+      }
+    }
     const int t = WholeTaskFor(n, devices);
     for (const auto& in : n.inputs) {
       if (in.empty() || g_.tensors.at(in).is_weight()) continue;
