@@ -15,7 +15,7 @@ BUILD_PKGS=(
   libglpk-dev coinor-libcbc-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libstb-dev
+  libstb-dev liblz4-dev
   dataset-fashion-mnist
 )
 # The independent oracle of the tests: PyTorch and ONNX from Debian.
@@ -25,7 +25,7 @@ WORKER_PKGS=(
   build-essential cmake pkg-config ninja-build ccache
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
+  nlohmann-json3-dev libyaml-cpp-dev libcli11-dev liblz4-dev
 )
 
 want=("${BUILD_PKGS[@]}")

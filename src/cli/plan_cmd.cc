@@ -16,6 +16,16 @@
 namespace shoal {
 namespace {
 
+// A link below 1 Gbit/s (Wi-Fi, a shaped emulation): there LZ4, which
+// compresses at a few hundred MB/s even on a Pi 3, costs less time than the
+// bytes it saves. Unshaped links (loopback, --devices N) are left alone.
+bool HasSlowLink(const Cluster& c) {
+  for (const auto& d : c.devices) {
+    if (d.link.bandwidth_bps > 0 && d.link.bandwidth_bps < 1e9) return true;
+  }
+  return false;
+}
+
 struct PlanArgs {
   std::string model, strategy = "auto", out, dot, input_shape;
   std::string objective = "latency", profile;
@@ -27,6 +37,7 @@ struct PlanArgs {
   double time_limit = 10;
   std::string spatial_fc = "auto";
   std::string broadcast = "tree";
+  std::string wire_dtype = "f32", wire_compression = "auto";
   double read_factor = PlanOptions().max_read_factor;
   DeviceFlags devices;
 };
@@ -58,6 +69,9 @@ Status RunPlan(const PlanArgs& a) {
   po.broadcast_fanout = a.broadcast == "direct"  ? 0
                         : a.broadcast == "chain" ? 1
                                                  : kDefaultBroadcastFanout;
+  ASSIGN_OR_RETURN(po.wire.dtype, ParseWireDtype(a.wire_dtype));
+  po.wire.lz4 = a.wire_compression == "lz4" ||
+                (a.wire_compression == "auto" && HasSlowLink(cluster));
   if (a.spatial_fc == "whole") po.spatial_fc = SpatialFc::kWhole;
   if (a.spatial_fc == "lop") po.spatial_fc = SpatialFc::kLop;
   if (!(a.read_factor >= 1.0)) {
@@ -157,6 +171,16 @@ void AddPlanCommand(CLI::App* app) {
                   "forwards to the next), or direct (the source sends it to "
                   "each device)")
       ->check(CLI::IsMember({"tree", "chain", "direct"}));
+  cmd->add_option("--wire-dtype", a->wire_dtype,
+                  "How activations travel: f32 (exact; the default), or "
+                  "f16 / bf16 (half the bytes, each value rounded; run "
+                  "--check then accepts 1e-2 / 5e-2 relative)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}));
+  cmd->add_option("--wire-compression", a->wire_compression,
+                  "lz4: messages whose values are at least 10% zeros (ReLU "
+                  "outputs) are compressed, losslessly; none; or auto (lz4 "
+                  "when a device's link is below 1 Gbit/s; the default)")
+      ->check(CLI::IsMember({"auto", "lz4", "none"}));
   cmd->add_option("--time-limit", a->time_limit,
                   "ILP/MILP time limit in seconds (auto falls back to "
                   "Procedure 1 when it runs out)");

@@ -3,6 +3,7 @@
 // with --check compares the output with the model run whole on one device.
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/plan_common.h"
@@ -28,8 +29,6 @@ struct RunArgs {
   int64_t timeout_ms = 60000;
   bool local = false, check = false, json = false;
 };
-
-constexpr double kCheckTolerance = 1e-4;
 
 Status RunRun(const RunArgs& a, int* exit_code) {
   if (a.local == !a.cluster.empty()) {
@@ -99,13 +98,18 @@ Status RunRun(const RunArgs& a, int* exit_code) {
   }
   if (!a.output.empty()) RETURN_IF_ERROR(WriteNpy(a.output, out));
 
+  // Exact plans must match within 1e-4; a plan whose activations travel
+  // as f16 or bf16 within that dtype's tolerance (Plan::wire).
+  const double tolerance = WireTolerance(p.wire.dtype);
+  std::ostringstream tol_text;
+  tol_text << tolerance;
   TensorDiff diff;
   if (a.check) {
     ExecutorOptions eo;
     eo.backend = backend;
     ASSIGN_OR_RETURN(Tensor ref, RunWhole(m, input, eo));
     diff = DiffTensors(out, ref);
-    if (!(diff.max_rel <= kCheckTolerance)) *exit_code = 1;
+    if (!(diff.max_rel <= tolerance)) *exit_code = 1;
   }
   const double max_abs = diff.max_abs, max_rel = diff.max_rel;
   if (a.json) {
@@ -137,7 +141,8 @@ Status RunRun(const RunArgs& a, int* exit_code) {
     if (a.check) {
       j["max_abs_diff"] = max_abs;
       j["max_rel_diff"] = max_rel;
-      j["check_passed"] = max_rel <= kCheckTolerance;
+      j["check_passed"] = max_rel <= tolerance;
+      j["check_tolerance"] = tolerance;
     }
     std::cout << j.dump(1) << "\n";
   } else {
@@ -160,15 +165,20 @@ Status RunRun(const RunArgs& a, int* exit_code) {
     if (a.check) {
       std::cout << "check against one device: max abs diff " << max_abs
                 << ", max rel diff " << max_rel
-                << (max_rel <= kCheckTolerance ? " (ok)"
-                                               : " (FAILED: above 1e-4)")
+                << (max_rel <= tolerance
+                        ? " (ok)"
+                        : " (FAILED: above " + tol_text.str() + ")")
+                << (p.wire.dtype == WireDtype::kF32
+                        ? ""
+                        : " [activations as " + WireDtypeName(p.wire.dtype) +
+                              "; tolerance " + tol_text.str() + "]")
                 << "\n";
     }
   }
   if (*exit_code != 0) {
     std::cerr << "shoal: error: the plan's output differs from the one-device "
                  "run by "
-              << max_rel << " (relative), above 1e-4\n";
+              << max_rel << " (relative), above " << tol_text.str() << "\n";
   }
   return Status::Ok();
 }
@@ -193,8 +203,10 @@ void AddRunCommand(CLI::App* app) {
   cmd->add_option("--random-seed", a->random_seed,
                   "Seed of a random normal input when no --input (default 1)");
   cmd->add_option("--output", a->output, "Write the output (.npy)");
-  cmd->add_flag("--check", a->check,
-                "Compare with the model run on one device (exit 1 above 1e-4)");
+  cmd->add_flag(
+      "--check", a->check,
+      "Compare with the model run on one device (exit 1 above 1e-4, or the "
+      "tolerance of a plan whose activations travel as f16/bf16)");
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->add_option("--backend", a->backend, "onednn or reference");
   cmd->add_option("--threads-per-device", a->threads,

@@ -74,7 +74,24 @@ class OpSchema {
     return *this;
   }
 
+  // Its output is zero wherever its input is negative (a ReLU): about half
+  // the values of an activation, which compress on the wire
+  // (runtime/tensor_codec.h); plans price such transfers smaller
+  // (Plan::WireBytes).
+  OpSchema& SparseOutput() {
+    sparse_output_ = true;
+    return *this;
+  }
+  // Its output is about as sparse as its first input: it moves or pools
+  // that input's values (a reshape, a max pool).
+  OpSchema& KeepsSparsity() {
+    keeps_sparsity_ = true;
+    return *this;
+  }
+
   const std::string& name() const { return name_; }
+  bool sparse_output() const { return sparse_output_; }
+  bool keeps_sparsity() const { return keeps_sparsity_; }
   int min_inputs() const { return min_inputs_; }
   int max_inputs() const { return max_inputs_; }
   int min_outputs() const { return min_outputs_; }
@@ -97,6 +114,7 @@ class OpSchema {
   std::set<std::string> attrs_;
   std::set<int> non_param_inputs_;
   bool elementwise_ = false;
+  bool sparse_output_ = false, keeps_sparsity_ = false;
   InferFn infer_;
   WorkFn work_;
 };

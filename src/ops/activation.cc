@@ -9,13 +9,13 @@ Status SameShape(const Node&, const InputShapes& in, std::vector<Shape>* out) {
   return Status::Ok();
 }
 
-SHOAL_REGISTER_OP("Relu").Elementwise().Infer(SameShape);
+SHOAL_REGISTER_OP("Relu").Elementwise().SparseOutput().Infer(SameShape);
 SHOAL_REGISTER_OP("LeakyRelu").Attr("alpha").Elementwise().Infer(SameShape);
 // Clip's bounds are attributes in shoal (ONNX opset >= 11 inputs are folded).
 SHOAL_REGISTER_OP("Clip").Attr("min").Attr("max").Elementwise().Infer(SameShape);
 SHOAL_REGISTER_OP("Sigmoid").Elementwise().Infer(SameShape);
 SHOAL_REGISTER_OP("HardSwish").Elementwise().Infer(SameShape);
-SHOAL_REGISTER_OP("Identity").Elementwise().Infer(SameShape);
+SHOAL_REGISTER_OP("Identity").Elementwise().KeepsSparsity().Infer(SameShape);
 // Dropout is the identity at inference; `ratio` is kept for training.
 SHOAL_REGISTER_OP("Dropout").Attr("ratio").Attr("seed").Elementwise().Infer(SameShape);
 

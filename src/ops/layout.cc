@@ -52,7 +52,7 @@ Status InferFlatten(const Node& node, const InputShapes& in,
   return Status::Ok();
 }
 
-SHOAL_REGISTER_OP("Flatten").Attr("axis").Infer(InferFlatten);
+SHOAL_REGISTER_OP("Flatten").Attr("axis").KeepsSparsity().Infer(InferFlatten);
 
 // `shape`: 0 copies the input extent, -1 is inferred (ONNX, allowzero=0).
 Status InferReshape(const Node& node, const InputShapes& in,
@@ -92,7 +92,7 @@ Status InferReshape(const Node& node, const InputShapes& in,
   return Status::Ok();
 }
 
-SHOAL_REGISTER_OP("Reshape").Attr("shape").Infer(InferReshape);
+SHOAL_REGISTER_OP("Reshape").Attr("shape").KeepsSparsity().Infer(InferReshape);
 
 Status InferTranspose(const Node& node, const InputShapes& in,
                       std::vector<Shape>* out) {
@@ -116,7 +116,7 @@ Status InferTranspose(const Node& node, const InputShapes& in,
   return Status::Ok();
 }
 
-SHOAL_REGISTER_OP("Transpose").Attr("perm").Infer(InferTranspose);
+SHOAL_REGISTER_OP("Transpose").Attr("perm").KeepsSparsity().Infer(InferTranspose);
 
 }  // namespace
 

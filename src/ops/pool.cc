@@ -34,6 +34,7 @@ SHOAL_REGISTER_OP("MaxPool")
     .Inputs(1, 1)
     .Attr("kernel_shape").Attr("strides").Attr("pads").Attr("dilations")
     .Attr("ceil_mode").Attr("auto_pad").Attr("storage_order")
+    .KeepsSparsity()  // of a ReLU's output: a window of zeros stays zero
     .Infer(InferPool);
 
 SHOAL_REGISTER_OP("AveragePool")

@@ -90,6 +90,7 @@ class Builder {
     plan_.input_shape = g_.tensors.at(g_.inputs[0]).shape;
     plan_.input_pixels = req_.input_pixels;
     plan_.broadcast = req_.broadcast;
+    plan_.wire = req_.wire;
     plan_.output_name = g_.outputs[0];
     plan_.output_shape = g_.tensors.at(g_.outputs[0]).shape;
     double sum = 0;

@@ -50,6 +50,7 @@ struct BuildRequest {
   int output_device = -1;                // -1: the hub
   bool input_pixels = false;             // Plan::input_pixels
   BroadcastSettings broadcast;           // Plan::broadcast
+  WireSettings wire;                     // Plan::wire
 };
 
 StatusOr<Plan> BuildPlan(const BuildRequest& req);

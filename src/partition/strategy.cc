@@ -27,6 +27,7 @@ BuildRequest BaseRequest(const Graph& g, const PlanOptions& opts) {
   r.hub = opts.hub;
   r.input_pixels = opts.input_pixels;
   r.broadcast.fanout = opts.broadcast_fanout;
+  r.wire = opts.wire;
   return r;
 }
 

@@ -37,6 +37,8 @@ struct PlanOptions {
   // How one-to-many transfers travel (Plan::broadcast, plan/broadcast.h):
   // 0 one message per device, 1 a chain, 2 binary trees.
   int broadcast_fanout = kDefaultBroadcastFanout;
+  // How activations travel (Plan::wire): candidates are priced with it.
+  WireSettings wire;
   double ilp_time_limit_s = 10;
   // auto: what to minimise ("latency" or "throughput", i.e. the busiest
   // device's time per request) and the cost model to predict it with (null:

@@ -52,7 +52,8 @@ TEST(CheckCover, ScalarsAndTooFineGridsAreHandled) {
   EXPECT_EQ(r->outcome, CoverOutcome::kCovered);
   // 3 axes cut in 1000 places each: 10^9 cells, over the cap.
   std::vector<Region> thin;
-  for (int64_t i = 0; i < 1000; ++i) thin.push_back(Box({i, i, i}, {i + 1, i + 1, i + 1}));
+  for (int64_t i = 0; i < 1000; ++i)
+    thin.push_back(Box({i, i, i}, {i + 1, i + 1, i + 1}));
   auto big = CheckCover({1000, 1000, 1000}, thin, true);
   ASSERT_FALSE(big.ok());
   EXPECT_NE(big.status().message().find("2^26"), std::string::npos);

@@ -3,13 +3,76 @@
 #include <algorithm>
 
 #include "graph/cost.h"
+#include "graph/op_registry.h"
 
 namespace shoal {
 
+std::string WireDtypeName(WireDtype d) {
+  switch (d) {
+    case WireDtype::kF16:
+      return "f16";
+    case WireDtype::kBF16:
+      return "bf16";
+    default:
+      return "f32";
+  }
+}
+
+StatusOr<WireDtype> ParseWireDtype(const std::string& name) {
+  if (name == "f32") return WireDtype::kF32;
+  if (name == "f16") return WireDtype::kF16;
+  if (name == "bf16") return WireDtype::kBF16;
+  return InvalidArgument("wire dtype '" + name +
+                         "' is not one of f32, f16, bf16");
+}
+
+int64_t WireDtypeBytes(WireDtype d) {
+  return d == WireDtype::kF32 ? kBytesPerElement : 2;
+}
+
+double WireTolerance(WireDtype d) {
+  switch (d) {
+    case WireDtype::kF16:
+      return 1e-2;
+    case WireDtype::kBF16:
+      return 5e-2;
+    default:
+      return 1e-4;
+  }
+}
+
 int64_t Plan::WireBytes(const Transfer& x) const {
-  const int64_t per =
-      x.src.task == kModelInput && input_pixels ? 1 : kBytesPerElement;
-  return x.src.region.elements() * per;
+  const int64_t n = x.src.region.elements();
+  if (x.src.task == kModelInput && input_pixels) return n;
+  const int64_t raw = n * WireDtypeBytes(wire.dtype);
+  if (!wire.lz4 || !SparseSource(x)) return raw;
+  return static_cast<int64_t>(static_cast<double>(raw) * kSparseWireFraction);
+}
+
+bool Plan::SparseSource(const Transfer& x) const {
+  const Task* t = FindTask(x.src.task);
+  if (t == nullptr) return false;
+  const Graph& g = t->fragment;
+  std::string tensor = x.src.tensor;
+  // Back through ops that keep sparsity, within the task; bounded by the
+  // fragment's size (a malformed plan may hold a cycle).
+  for (size_t step = 0; step <= g.nodes.size(); ++step) {
+    const Node* producer = nullptr;
+    for (const Node& n : g.nodes) {
+      if (std::find(n.outputs.begin(), n.outputs.end(), tensor) !=
+          n.outputs.end()) {
+        producer = &n;
+        break;
+      }
+    }
+    if (producer == nullptr) return false;
+    const OpSchema* op = OpRegistry::Global().Find(producer->op);
+    if (op == nullptr) return false;
+    if (op->sparse_output()) return true;
+    if (!op->keeps_sparsity() || producer->inputs.empty()) return false;
+    tensor = producer->inputs[0];
+  }
+  return false;
 }
 
 const Task* Plan::FindTask(int id) const {

@@ -11,6 +11,7 @@
 
 #include "graph/graph.h"
 #include "plan/region.h"
+#include "util/status.h"
 
 namespace shoal {
 
@@ -127,6 +128,31 @@ struct BroadcastSettings {
   int64_t chunk_bytes = int64_t{32} << 10;
 };
 
+// How activations travel between devices (runtime/tensor_codec.h). f32
+// is exact; f16 and bf16 halve the bytes and round each value (to 11 and 8
+// significant bits), so a plan that uses them is not exact and `run
+// --check` judges it by WireTolerance. lz4 is lossless: a message whose
+// values are sparse enough is compressed before it is sent.
+enum class WireDtype { kF32, kF16, kBF16 };
+struct WireSettings {
+  WireDtype dtype = WireDtype::kF32;
+  bool lz4 = false;
+};
+// "f32", "f16", "bf16".
+std::string WireDtypeName(WireDtype d);
+StatusOr<WireDtype> ParseWireDtype(const std::string& name);
+int64_t WireDtypeBytes(WireDtype d);
+// The largest relative difference from the one-device output that `run
+// --check` accepts for a plan of this dtype: 1e-4 for f32 (the exactness
+// invariant); for f16 and bf16, a few roundings of each value's relative
+// precision (2^-11, 2^-8) carried through the layers after them.
+double WireTolerance(WireDtype d);
+// What lz4 makes of a sparse tensor on the wire, as a fraction of its
+// bytes: measured on the ReLU outputs of AlexNet and VGG16 (about half
+// their values zero: 0.47 to 0.65) and of the max pools after them (0.57
+// to 0.79). Plans price a sparse source's transfers at this fraction.
+constexpr double kSparseWireFraction = 0.62;
+
 struct Plan {
   int version = kPlanVersion;
   std::string strategy;
@@ -140,6 +166,7 @@ struct Plan {
   // (runtime/pixel_codec.h), and is priced so. Otherwise float32.
   bool input_pixels = false;
   BroadcastSettings broadcast;
+  WireSettings wire;
   Shape output_shape;
   std::string output_name;
   std::vector<Task> tasks;  // ids 0..n-1 in order; order is execution order
@@ -149,8 +176,14 @@ struct Plan {
 
   const Task* FindTask(int id) const;
   // Bytes transfer `x` puts on the wire: a byte a value for the model
-  // input of a plan whose input is pixels, kBytesPerElement otherwise.
+  // input of a plan whose input is pixels, else wire.dtype's bytes a
+  // value; with wire.lz4, a sparse source's at kSparseWireFraction.
   int64_t WireBytes(const Transfer& x) const;
+  // Whether transfer `x` carries values that are mostly zero: its source
+  // is the output of an op the registry calls SparseOutput (a ReLU),
+  // perhaps through ops that keep sparsity (a max pool, a reshape) in the
+  // same task.
+  bool SparseSource(const Transfer& x) const;
   // Device that runs task `id` for request number `request` (round robin
   // over replicas); the pseudo tasks map to the input/output devices.
   int DeviceOf(int task_id, int64_t request = 0) const;

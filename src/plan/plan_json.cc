@@ -133,6 +133,10 @@ json PlanToJson(const Plan& p) {
     j["broadcast"] = {{"fanout", p.broadcast.fanout},
                       {"chunk_bytes", p.broadcast.chunk_bytes}};
   }
+  if (p.wire.dtype != WireDtype::kF32 || p.wire.lz4) {
+    j["wire"] = {{"dtype", WireDtypeName(p.wire.dtype)},
+                 {"compression", p.wire.lz4 ? "lz4" : "none"}};
+  }
   j["output"] = {{"name", p.output_name},
                  {"shape", p.output_shape},
                  {"device", p.output_device}};
@@ -209,6 +213,17 @@ StatusOr<Plan> PlanFromJson(const json& j) {
       p.broadcast.fanout = j.at("broadcast").at("fanout").get<int>();
       p.broadcast.chunk_bytes =
           j.at("broadcast").at("chunk_bytes").get<int64_t>();
+    }
+    if (j.contains("wire")) {  // absent: float32, uncompressed
+      const json& w = j.at("wire");
+      ASSIGN_OR_RETURN(p.wire.dtype,
+                       ParseWireDtype(w.value("dtype", std::string("f32"))));
+      const std::string c = w.value("compression", std::string("none"));
+      if (c != "none" && c != "lz4") {
+        return InvalidArgument("plan's wire.compression '" + c +
+                               "' is not one of none, lz4");
+      }
+      p.wire.lz4 = c == "lz4";
     }
     p.output_name = j.at("output").at("name").get<std::string>();
     p.output_shape = j.at("output").at("shape").get<Shape>();

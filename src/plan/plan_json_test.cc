@@ -54,6 +54,51 @@ TEST(PlanJson, ImageInputRoundTripsAndPricesAByteAValue) {
   EXPECT_EQ(f32 - px, 3 * input_values);
 }
 
+// A plan's wire settings survive JSON; absent, activations are exact
+// float32. Prices: half the bytes for f16/bf16; with lz4, a ReLU's output
+// (through the pools after it) at kSparseWireFraction, anything else raw.
+TEST(PlanJson, WireSettingsRoundTripAndPriceTheBytes) {
+  Plan p = MakeLenetPlan("lop");
+  EXPECT_FALSE(PlanToJson(p).contains("wire"));
+  std::vector<int64_t> raw;
+  for (const auto& x : p.transfers) raw.push_back(p.WireBytes(x));
+  p.wire = WireSettings{WireDtype::kBF16, true};
+  auto back = PlanFromJson(PlanToJson(p));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->wire.dtype, WireDtype::kBF16);
+  EXPECT_TRUE(back->wire.lz4);
+  int sparse = 0, dense = 0;
+  for (size_t i = 0; i < p.transfers.size(); ++i) {
+    const Transfer& x = p.transfers[i];
+    const int64_t half = raw[i] / 2;
+    if (x.src.task == kModelInput) {
+      EXPECT_FALSE(back->SparseSource(x));
+    }
+    if (back->SparseSource(x)) {
+      sparse++;
+      EXPECT_EQ(back->WireBytes(x),
+                static_cast<int64_t>(half * kSparseWireFraction));
+    } else {
+      dense++;
+      EXPECT_EQ(back->WireBytes(x), half);
+    }
+  }
+  // lenet's lop: the conv parts end in their ReLU (and pool); the input
+  // and the last fc's parts (no ReLU) are dense.
+  EXPECT_GT(sparse, 0);
+  EXPECT_GT(dense, 0);
+  auto j = PlanToJson(p);
+  j["wire"]["dtype"] = "f8";
+  auto bad = PlanFromJson(j);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'f8'"), std::string::npos);
+  j["wire"]["dtype"] = "f16";
+  j["wire"]["compression"] = "gzip";
+  bad = PlanFromJson(j);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'gzip'"), std::string::npos);
+}
+
 TEST(PlanJson, RefusesOtherVersionsAndFormats) {
   auto j = PlanToJson(MakeLenetPlan("lop"));
   j["version"] = 99;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <map>
 
-#include "plan/broadcast.h"
 #include "graph/shape_check.h"
+#include "plan/broadcast.h"
 #include "plan/cover.h"
 
 namespace shoal {

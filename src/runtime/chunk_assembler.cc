@@ -3,21 +3,26 @@
 namespace shoal {
 
 StatusOr<std::optional<rpc::TensorMessage>> ChunkAssembler::Add(
-    const rpc::TensorMessage& m, int64_t expected_bytes, int64_t chunk_bytes,
+    const rpc::TensorMessage& m, WireSize size, int64_t chunk_bytes,
     Clock::time_point expiry) {
   const std::string what = "chunk at byte " + std::to_string(m.chunk_offset()) +
                            " of transfer " + std::to_string(m.transfer()) +
                            " of request " + m.request();
-  if (chunk_bytes <= 0 || m.total_bytes() != expected_bytes) {
+  const bool fits = size.exact
+                        ? m.total_bytes() == size.bytes
+                        : m.total_bytes() > 0 && m.total_bytes() < size.bytes;
+  if (chunk_bytes <= 0 || !fits) {
     return InvalidArgument(
-        what + ": the transfer holds " + std::to_string(expected_bytes) +
-        " bytes, the chunk says " + std::to_string(m.total_bytes()));
+        what + ": the transfer holds " + (size.exact ? "" : "less than ") +
+        std::to_string(size.bytes) + " bytes, the chunk says " +
+        std::to_string(m.total_bytes()));
   }
+  const int64_t expected_bytes = m.total_bytes();
   const int64_t offset = m.chunk_offset();
-  const int64_t size = static_cast<int64_t>(m.data().size());
+  const int64_t got = static_cast<int64_t>(m.data().size());
   if (offset < 0 || offset >= expected_bytes || offset % chunk_bytes != 0 ||
-      size != std::min(chunk_bytes, expected_bytes - offset)) {
-    return InvalidArgument(what + ": " + std::to_string(size) +
+      got != std::min(chunk_bytes, expected_bytes - offset)) {
+    return InvalidArgument(what + ": " + std::to_string(got) +
                            " bytes do not fit chunks of " +
                            std::to_string(chunk_bytes));
   }
@@ -40,9 +45,14 @@ StatusOr<std::optional<rpc::TensorMessage>> ChunkAssembler::Add(
     p.expiry = expiry;
     held_ += expected_bytes;
   }
+  if (static_cast<int64_t>(p.whole.data().size()) != expected_bytes ||
+      p.whole.compression() != m.compression() ||
+      p.whole.raw_bytes() != m.raw_bytes()) {
+    return InvalidArgument(what + " does not match the transfer's first chunk");
+  }
   if (p.have[index]) return InvalidArgument(what + " came twice");
   p.have[index] = true;
-  p.whole.mutable_data()->replace(offset, size, m.data());
+  p.whole.mutable_data()->replace(offset, got, m.data());
   if (--p.missing > 0) return std::optional<rpc::TensorMessage>();
   std::optional<rpc::TensorMessage> out(std::move(p.whole));
   held_ -= expected_bytes;

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/tensor_codec.h"
 #include "shoal.pb.h"
 #include "util/status.h"
 
@@ -23,12 +24,13 @@ class ChunkAssembler {
   using Clock = std::chrono::steady_clock;
 
   // Adds chunk `m` of transfer m.transfer() of request m.request(), whose
-  // whole is `expected_bytes` in chunks of `chunk_bytes`. Returns the
-  // whole message (m's header, every chunk's data) with the last chunk,
-  // nullopt before; an error for a chunk that does not fit (size, offset,
-  // total) or came twice. What is not complete by `expiry` is dropped.
+  // whole is `size.bytes` (exactly, or at most when it is compressed) in
+  // chunks of `chunk_bytes`. Returns the whole message (m's header, every
+  // chunk's data) with the last chunk, nullopt before; an error for a
+  // chunk that does not fit (size, offset, total) or came twice. What is
+  // not complete by `expiry` is dropped.
   StatusOr<std::optional<rpc::TensorMessage>> Add(const rpc::TensorMessage& m,
-                                                  int64_t expected_bytes,
+                                                  WireSize size,
                                                   int64_t chunk_bytes,
                                                   Clock::time_point expiry);
   // Drops what request `request` left incomplete (it failed).

@@ -32,12 +32,12 @@ TEST(ChunkAssembler, ReassemblesChunksInAnyOrder) {
   ChunkAssembler c;
   const auto expiry = Clock::now() + std::chrono::seconds(10);
   for (int i : {4, 0}) {  // hop a's chunks: the last, then the first
-    auto r = c.Add(sends[i].second, 2500, 1024, expiry);
+    auto r = c.Add(sends[i].second, WireSize{2500, true}, 1024, expiry);
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_FALSE(r->has_value());
   }
   EXPECT_EQ(c.held_bytes(), 2500);
-  auto r = c.Add(sends[2].second, 2500, 1024, expiry);
+  auto r = c.Add(sends[2].second, WireSize{2500, true}, 1024, expiry);
   ASSERT_TRUE(r.ok() && r->has_value());
   EXPECT_EQ((*r)->data(), bytes);
   EXPECT_EQ((*r)->transfer(), 4);
@@ -51,19 +51,19 @@ TEST(ChunkAssembler, RefusesWhatThePlanDoesNotSay) {
   ChunkAssembler c;
   const auto expiry = Clock::now() + std::chrono::seconds(10);
   // The transfer holds 4000 bytes in the plan: a 3000-byte whole is wrong.
-  auto r = c.Add(sends[0].second, 4000, 1024, expiry);
+  auto r = c.Add(sends[0].second, WireSize{4000, true}, 1024, expiry);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("holds 4000"), std::string::npos);
   // A chunk off the chunk grid, or of the wrong size.
   rpc::TensorMessage odd = sends[1].second;
   odd.set_chunk_offset(1000);
-  EXPECT_FALSE(c.Add(odd, 3000, 1024, expiry).ok());
+  EXPECT_FALSE(c.Add(odd, WireSize{3000, true}, 1024, expiry).ok());
   odd = sends[1].second;
   odd.mutable_data()->push_back('y');
-  EXPECT_FALSE(c.Add(odd, 3000, 1024, expiry).ok());
+  EXPECT_FALSE(c.Add(odd, WireSize{3000, true}, 1024, expiry).ok());
   // The same chunk twice.
-  ASSERT_TRUE(c.Add(sends[0].second, 3000, 1024, expiry).ok());
-  auto twice = c.Add(sends[0].second, 3000, 1024, expiry);
+  ASSERT_TRUE(c.Add(sends[0].second, WireSize{3000, true}, 1024, expiry).ok());
+  auto twice = c.Add(sends[0].second, WireSize{3000, true}, 1024, expiry);
   ASSERT_FALSE(twice.ok());
   EXPECT_NE(twice.status().message().find("twice"), std::string::npos);
   // A failed request's chunks are dropped.
@@ -75,12 +75,14 @@ TEST(ChunkAssembler, DropsWhatExpired) {
   const std::string bytes(3000, 'x');
   auto sends = ChunkedSends(Header(), {RelayHop{1, {4}, {}}}, bytes, 1024);
   ChunkAssembler c;
-  ASSERT_TRUE(c.Add(sends[0].second, 3000, 1024, Clock::now()).ok());
+  ASSERT_TRUE(
+      c.Add(sends[0].second, WireSize{3000, true}, 1024, Clock::now()).ok());
   EXPECT_EQ(c.held_bytes(), 3000);
   rpc::TensorMessage other = sends[0].second;
   other.set_request("r2");
-  ASSERT_TRUE(
-      c.Add(other, 3000, 1024, Clock::now() + std::chrono::seconds(10)).ok());
+  ASSERT_TRUE(c.Add(other, WireSize{3000, true}, 1024,
+                    Clock::now() + std::chrono::seconds(10))
+                  .ok());
   EXPECT_EQ(c.held_bytes(), 3000);  // r1's expired and went
 }
 

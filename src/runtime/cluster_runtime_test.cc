@@ -118,6 +118,74 @@ TEST(ClusterRuntime, BroadcastTreesAndChainsEqualOneDevice) {
   }
 }
 
+// Wire formats: lz4 is lossless and sends fewer bytes than the plan's raw
+// count where ReLU outputs travel; f16 and bf16 round each message's
+// values as the in-process run does, so the cluster agrees with `run
+// --local`, and with the one-device output within the dtype's tolerance.
+TEST(ClusterRuntime, WireDtypesAndCompression) {
+  LocalWorkers lc(4);
+  const Model m = Load("cifarnet");
+  const Tensor x =
+      RandomInput(m.graph.tensors.at(m.graph.inputs[0]).shape, kInputSeed);
+  const Tensor want = RunWholeOrFail(m, x);
+  for (const std::string strategy : {"lop", "lip", "fuse", "spatial"}) {
+    for (const WireSettings w : {WireSettings{WireDtype::kF32, true},
+                                 WireSettings{WireDtype::kF16, false},
+                                 WireSettings{WireDtype::kBF16, true}}) {
+      const std::string what =
+          strategy + " " + WireDtypeName(w.dtype) + (w.lz4 ? "+lz4" : "");
+      PlanOptions po;
+      po.strategy = strategy;
+      po.devices = testing::EqualDevices(4);
+      po.wire = w;
+      auto p = MakePlan(m.graph, po);
+      ASSERT_TRUE(p.ok()) << what << ": " << p.status().message();
+      auto c = Coordinator::Create(p.value(), lc.cluster, {});
+      ASSERT_TRUE(c.ok()) << c.status().message();
+      ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
+      ASSERT_TRUE(c.value()->Stats(/*reset=*/true).ok());
+      Tensor got;
+      Status s = c.value()->Run(x, &got, nullptr, 0);
+      ASSERT_TRUE(s.ok()) << what << ": " << s.message();
+      auto local = LocalRunner::Create(p.value(), m.weights, {});
+      ASSERT_TRUE(local.ok()) << local.status().message();
+      Tensor in_process;
+      ASSERT_TRUE((*local)->Run(x, &in_process, nullptr).ok());
+      if (w.dtype == WireDtype::kF32) {
+        EXPECT_LE(MaxRelDiff(got, want), 1e-4) << what;
+      } else {
+        EXPECT_LE(MaxRelDiff(got, want), WireTolerance(w.dtype)) << what;
+        EXPECT_GT(MaxRelDiff(got, want), 0) << what << ": not rounded?";
+      }
+      // Partial sums add up in arrival order on a worker: a last-bit
+      // difference can round a later value to its neighbour in f16/bf16, a
+      // few units of the dtype's precision at most.
+      const double same = w.dtype == WireDtype::kF32   ? 1e-4
+                          : w.dtype == WireDtype::kF16 ? 4.0 / 2048
+                                                       : 4.0 / 256;
+      EXPECT_LE(MaxRelDiff(got, in_process), same) << what;
+      auto stats = c.value()->Stats(/*reset=*/false);
+      ASSERT_TRUE(stats.ok()) << stats.status().message();
+      Plan plain = p.value();
+      plain.wire = WireSettings{};
+      const RunStats f32 = CountCommunication(plain, 0);
+      int64_t sent = 0, raw = 0;
+      for (int d = 1; d < 4; ++d) {  // device 0's input goes via the client
+        sent += (*stats)[d].bytes_sent;
+        raw += f32.bytes_sent[d];
+      }
+      if (w.dtype != WireDtype::kF32) raw /= 2;
+      if (w.lz4 && strategy != "lip") {
+        EXPECT_LT(sent, raw) << what;
+      } else if (w.lz4) {  // partial sums: dense, sent raw
+        EXPECT_LE(sent, raw) << what;
+      } else {
+        EXPECT_EQ(sent, raw) << what;
+      }
+    }
+  }
+}
+
 TEST(ClusterRuntime, Resnet18SmallInputSpatialAndPipeline) {
   LocalWorkers lc(4);
   const Model m = Load("resnet18", Shape{1, 3, 64, 64});

@@ -19,6 +19,7 @@
 #include "runtime/pixel_codec.h"
 #include "runtime/relay_messages.h"
 #include "runtime/rpc_guard.h"
+#include "runtime/tensor_codec.h"
 #include "runtime/wire.h"
 
 namespace shoal {
@@ -154,7 +155,7 @@ struct Coordinator::Impl final : public rpc::Worker::Service {
             return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                                 "model output part has the wrong shape");
           }
-          auto part = TensorFromBytes(shape, m->data());
+          auto part = TensorFromMessage(*m, shape);
           if (!part.ok()) return ToGrpc(part.status());
           std::lock_guard<std::mutex> lock(mu);
           auto it = pending.find(m->request());
@@ -605,7 +606,7 @@ Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
     msg.set_deployment(m.deployment[d]);
     for (int64_t v : part->shape) msg.add_shape(v);
     if (!EncodeInputPart(m.opts, x.src.region, *part, &msg)) {
-      TensorToBytes(*part, msg.mutable_data());
+      EncodeTensor(*part, p.wire, &msg);
     }
     sends.emplace_back(d, std::move(msg));
   }
@@ -624,7 +625,7 @@ Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
     header.set_deployment(m.deployment[p.input_device]);
     for (int64_t v : part->shape) header.add_shape(v);
     if (!EncodeInputPart(m.opts, x.src.region, *part, &header)) {
-      TensorToBytes(*part, header.mutable_data());
+      EncodeTensor(*part, p.wire, &header);
     }
     const std::string bytes = std::move(*header.mutable_data());
     header.clear_data();

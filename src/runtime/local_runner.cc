@@ -9,6 +9,7 @@
 #include "plan/broadcast.h"
 #include "plan/plan_verify.h"
 #include "plan/task_weights.h"
+#include "runtime/tensor_codec.h"
 
 namespace shoal {
 
@@ -29,6 +30,13 @@ void CountHop(const Plan& p, const WireHop& h, RunStats* s) {
   s->bytes_sent[h.from] += b;
   s->bytes_received[h.to] += b;
   s->elements_per_layer[x.layer] += n;
+}
+
+// Whether transfer `x` goes through a message on a cluster: the model input
+// (from the coordinator), the output (to it), and what crosses devices.
+bool CrossesWire(const Plan& p, const Transfer& x, int64_t request) {
+  return x.src.task == kModelInput || x.dst.task == kModelOutput ||
+         p.DeviceOf(x.src.task, request) != p.DeviceOf(x.dst.task, request);
 }
 
 RunStats EmptyStats(const Plan& p) {
@@ -110,9 +118,22 @@ Status LocalRunner::Run(const Tensor& input, Tensor* output, RunStats* stats,
     for (const auto& x : p.transfers) {
       if (x.src.task != task) continue;
       Mailbox& box = x.dst.task == kModelOutput ? out_box : boxes[x.dst.task];
-      Status st =
-          CopyRegion(*srcs.at(x.src.tensor), x.src.region,
-                     &box.inputs.at(x.dst.tensor), x.dst.region, x.merge);
+      const Tensor& from = *srcs.at(x.src.tensor);
+      Status st;
+      if (p.wire.dtype != WireDtype::kF32 && CrossesWire(p, x, request)) {
+        // Rounded as the wire dtype carries it, so that this run computes
+        // what the workers compute.
+        auto part = ExtractRegion(from, x.src.region);
+        st = part.status();
+        if (part.ok()) {
+          RoundToWireDtype(p.wire.dtype, &*part);
+          st = CopyRegion(*part, Region::Full(part->shape),
+                          &box.inputs.at(x.dst.tensor), x.dst.region, x.merge);
+        }
+      } else {
+        st = CopyRegion(from, x.src.region, &box.inputs.at(x.dst.tensor),
+                        x.dst.region, x.merge);
+      }
       if (!st.ok() && failure.ok()) failure = st;
       box.pending--;
     }

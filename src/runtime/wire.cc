@@ -2,8 +2,6 @@
 
 #include <cstring>
 
-#include "runtime/pixel_codec.h"
-
 namespace shoal {
 
 grpc::Status CheckProtocol(uint32_t got, const std::string& who) {
@@ -53,22 +51,6 @@ StatusOr<Tensor> TensorFromBytes(const std::vector<int64_t>& shape,
   Tensor t(Shape(shape.begin(), shape.end()));
   std::memcpy(t.data.data(), bytes.data(), bytes.size());
   return t;
-}
-
-StatusOr<Tensor> TensorFromMessage(const rpc::TensorMessage& m,
-                                   const std::vector<int64_t>& shape) {
-  switch (m.encoding()) {
-    case rpc::TensorMessage::FLOAT32:
-      return TensorFromBytes(shape, m.data());
-    case rpc::TensorMessage::PIXELS:
-      return DecodePixels(
-          shape, m.data(),
-          std::vector<float>(m.pixel_mean().begin(), m.pixel_mean().end()),
-          std::vector<float>(m.pixel_std().begin(), m.pixel_std().end()));
-    default:
-      return InvalidArgument("tensor message in an unknown encoding " +
-                             std::to_string(m.encoding()));
-  }
 }
 
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,

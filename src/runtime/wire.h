@@ -19,7 +19,7 @@
 namespace shoal {
 
 // Bump with any incompatible change of proto/shoal.proto.
-constexpr uint32_t kProtocolVersion = 2;
+constexpr uint32_t kProtocolVersion = 3;
 // gRPC's default 4 MiB is too small for one activation of a large layer.
 constexpr int64_t kDefaultMaxMessageBytes = int64_t{256} << 20;
 // Weights are streamed in chunks of this size.
@@ -36,9 +36,6 @@ void TensorToBytes(const Tensor& t, std::string* out);
 // Checks the byte count against the shape.
 StatusOr<Tensor> TensorFromBytes(const std::vector<int64_t>& shape,
                                  const std::string& bytes);
-// A message's tensor, whatever its encoding (float32 or pixels).
-StatusOr<Tensor> TensorFromMessage(const rpc::TensorMessage& m,
-                                   const std::vector<int64_t>& shape);
 
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
                                            int64_t max_message_bytes);

@@ -23,6 +23,7 @@
 #include "runtime/profiling.h"
 #include "runtime/relay_messages.h"
 #include "runtime/rpc_guard.h"
+#include "runtime/tensor_codec.h"
 #include "runtime/trace.h"
 #include "runtime/wire.h"
 
@@ -595,9 +596,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
       const rpc::TensorMessage* whole = m;
       std::optional<rpc::TensorMessage> assembled;
       if (m->total_bytes() > 0) {
-        const int64_t per =
-            m->encoding() == rpc::TensorMessage::PIXELS ? 1 : kBytesPerElement;
-        auto r = chunks.Add(*m, x.src.region.elements() * per,
+        auto r = chunks.Add(*m, WireSizeOf(*m, x.src.region.elements()),
                             p.broadcast.chunk_bytes, meta.expiry);
         if (!r.ok()) return ToGrpc(r.status().WithContext(Who()));
         if (!r->has_value()) return grpc::Status::OK;
@@ -934,7 +933,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
       header.set_reply_to(rd.meta.reply_to);
       header.set_deployment(d.plan_id);
       for (int64_t v : part->shape) header.add_shape(v);
-      TensorToBytes(*part, header.mutable_data());
+      EncodeTensor(*part, d.plan.wire, &header);
       QueueSends(
           rd.dep, rd.meta,
           RelayHops(d.plan, g, d.device, rd.meta.seq, d.plan.broadcast.fanout),
@@ -969,7 +968,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
       o.msg.set_transfer(xi);
       o.msg.set_deployment(d.plan_id);
       for (int64_t v : part->shape) o.msg.add_shape(v);
-      TensorToBytes(*part, o.msg.mutable_data());
+      EncodeTensor(*part, d.plan.wire, &o.msg);
       std::lock_guard<std::mutex> lock(out_mu);
       unsent++;
       out_queue.push_back(std::move(o));
