@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "graph/cost.h"
-#include "graph/op_registry.h"
+#include "graph/sparsity.h"
 
 namespace shoal {
 
@@ -51,28 +51,7 @@ int64_t Plan::WireBytes(const Transfer& x) const {
 
 bool Plan::SparseSource(const Transfer& x) const {
   const Task* t = FindTask(x.src.task);
-  if (t == nullptr) return false;
-  const Graph& g = t->fragment;
-  std::string tensor = x.src.tensor;
-  // Back through ops that keep sparsity, within the task; bounded by the
-  // fragment's size (a malformed plan may hold a cycle).
-  for (size_t step = 0; step <= g.nodes.size(); ++step) {
-    const Node* producer = nullptr;
-    for (const Node& n : g.nodes) {
-      if (std::find(n.outputs.begin(), n.outputs.end(), tensor) !=
-          n.outputs.end()) {
-        producer = &n;
-        break;
-      }
-    }
-    if (producer == nullptr) return false;
-    const OpSchema* op = OpRegistry::Global().Find(producer->op);
-    if (op == nullptr) return false;
-    if (op->sparse_output()) return true;
-    if (!op->keeps_sparsity() || producer->inputs.empty()) return false;
-    tensor = producer->inputs[0];
-  }
-  return false;
+  return t != nullptr && IsSparseTensor(t->fragment, x.src.tensor);
 }
 
 const Task* Plan::FindTask(int id) const {

@@ -267,6 +267,7 @@ StatusOr<Plan> PlanProcedure1(const Graph& g, const PlanOptions& in) {
   ASSIGN_OR_RETURN(PlanOptions opts, AutoOptions(in));
   ASSIGN_OR_RETURN(std::vector<PlanUnit> units, MakeUnits(g));
   UnitPricer pr(g, units, *opts.latency, opts.hub);
+  pr.SetWire(opts.wire, opts.input_pixels);
   std::string memo;
   ASSIGN_OR_RETURN(Plan p,
                    Procedure1Plan(g, opts, units, pr, opts.objective, &memo));
@@ -285,6 +286,7 @@ StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
   const int N = static_cast<int>(opts.devices.size());
   ASSIGN_OR_RETURN(std::vector<PlanUnit> units, MakeUnits(g));
   UnitPricer pr(g, units, *model, opts.hub);
+  pr.SetWire(opts.wire, opts.input_pixels);
 
   std::vector<Candidate> cands;
   auto consider = [&](const std::string& name, StatusOr<Plan> p) {

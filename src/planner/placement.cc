@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "graph/sparsity.h"
 #include "partition/spatial_split.h"
 #include "partition/split_counts.h"
 #include "plan/deal.h"
@@ -109,6 +110,19 @@ UnitPricer::UnitPricer(const Graph& g, const std::vector<PlanUnit>& units,
       hub_(hub),
       reserved_(m.cluster().devices.size(), 0) {}
 
+void UnitPricer::SetWire(const WireSettings& wire, bool input_pixels) {
+  wire_ = wire;
+  input_pixels_ = input_pixels;
+}
+
+int64_t UnitPricer::OutputWireBytes(const PlanUnit& u, int64_t bytes) const {
+  double b = static_cast<double>(bytes) *
+             static_cast<double>(WireDtypeBytes(wire_.dtype)) /
+             kBytesPerElement;
+  if (wire_.lz4 && IsSparseTensor(g_, u.output)) b *= kSparseWireFraction;
+  return static_cast<int64_t>(b);
+}
+
 int64_t UnitPricer::Capacity(int d) const {
   const int64_t mem = m_.cluster().devices[d].memory_bytes;
   if (mem <= 0) return 0;
@@ -203,8 +217,11 @@ Load UnitPricer::Price(int ui, const Placement& p) const {
         const int d = p.devices[i];
         double s = Seconds(d, Scaled(u.costs[0], f[i], f[i], f[i], 1));
         l.busy[d] += s;
-        // Partial sums go to the hub, which adds them up.
-        const double send = m_.TransferSeconds(d, hub_, u.head_output_bytes);
+        // Partial sums (dense) go to the hub, which adds them up.
+        const double send = m_.TransferSeconds(d, hub_,
+                                               u.head_output_bytes *
+                                                   WireDtypeBytes(wire_.dtype) /
+                                                   kBytesPerElement);
         l.busy[d] += send;
         l.weights[d] += std::llround(u.weight_bytes * f[i]);
         slowest = std::max(slowest, s + send);
@@ -334,16 +351,26 @@ std::vector<Piece> Need(const UnitPricer& pr, const PlanUnit& u,
 void AddSends(const UnitPricer& pr, const std::vector<Piece>& have,
               const std::vector<Piece>& need, int64_t bytes, bool paired,
               Load* l) {
+  // A device's messages leave together (a worker sends from several
+  // threads): their bytes queue on its link, their latencies overlap, so a
+  // source pays the bytes of all and the latency of one.
+  std::map<int, double> bytes_from, latency_of;
   for (const auto& r : need) {
     for (const auto& h : have) {
       if (h.dev == r.dev) continue;
       if (paired && h.prob < 1) continue;  // same replicas, same request
       const double part = Overlap(h, r);
       if (part <= 0) continue;
-      const int64_t b = std::llround(part * double(bytes));
-      l->busy[h.dev] +=
-          h.prob * r.prob * pr.model().TransferSeconds(h.dev, r.dev, b);
+      const double p = h.prob * r.prob;
+      bytes_from[h.dev] += p * part * double(bytes);
+      latency_of[h.dev] = std::max(latency_of[h.dev], p);
     }
+  }
+  for (const auto& [src, b] : bytes_from) {
+    // dst -1: any other device; a link is priced by its source's.
+    const double latency = pr.model().TransferSeconds(src, -1, 0);
+    const double all = pr.model().TransferSeconds(src, -1, std::llround(b));
+    l->busy[src] += latency_of[src] * latency + (all - latency);
   }
 }
 
@@ -369,15 +396,18 @@ Load UnitPricer::Transition(int ui, const Placement* prev,
                           p.form == Form::kReplicate &&
                           prev->devices == p.devices;
       AddSends(*this, Layout(*this, units_[ui - 1], *prev), need,
-               units_[ui - 1].output_bytes, paired, &l);
+               OutputWireBytes(units_[ui - 1], units_[ui - 1].output_bytes),
+               paired, &l);
     }
   } else {
     // The model input, or inputs from further back: priced as if they came
     // from the hub (the MILP sees consecutive units only).
     for (const auto& in : u.inputs) {
-      AddSends(*this, hub, need,
-               NumElements(g_.tensors.at(in).shape) * kBytesPerElement, false,
-               &l);
+      const bool pixels = input_pixels_ && in == g_.inputs[0];
+      const int64_t per =
+          pixels ? 1 : WireDtypeBytes(wire_.dtype);  // an image: a byte
+      AddSends(*this, hub, need, NumElements(g_.tensors.at(in).shape) * per,
+               false, &l);
     }
   }
   SecondsFromBusy(&l);
@@ -389,7 +419,7 @@ Load UnitPricer::Finish(const Placement& last) const {
   if (last.form == Form::kWhole) return l;
   const PlanUnit& u = units_.back();
   AddSends(*this, Layout(*this, u, last), {Piece{hub_, Axis::kAll, 0, 1, 1}},
-           u.output_bytes, false, &l);
+           OutputWireBytes(u, u.output_bytes), false, &l);
   SecondsFromBusy(&l);
   return l;
 }

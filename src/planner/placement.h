@@ -64,6 +64,12 @@ class UnitPricer {
   // Whether `p` can follow `prev` at all (fuse2 needs fuse1 on its group).
   bool Compatible(const Placement& prev, const Placement& p) const;
 
+  // How tensors travel (PlanOptions::wire, input_pixels): transfers are
+  // priced at their wire bytes, as Plan::WireBytes prices the plan built.
+  void SetWire(const WireSettings& wire, bool input_pixels);
+  // Bytes on the wire of `bytes` of unit u's output as float32.
+  int64_t OutputWireBytes(const PlanUnit& u, int64_t bytes) const;
+
   const LatencyModel& model() const { return m_; }
   int hub() const { return hub_; }
   const std::vector<PlanUnit>& units() const { return units_; }
@@ -88,6 +94,8 @@ class UnitPricer {
   const LatencyModel& m_;
   int hub_;
   std::vector<int64_t> reserved_;  // per device; copies plan apart
+  WireSettings wire_;
+  bool input_pixels_ = false;
 };
 
 // Sum of loads: the latency estimate is the sum of seconds; the busiest

@@ -103,6 +103,42 @@ TEST(Procedure1, SplitsALayerThatFitsNoDevice) {
   EXPECT_TRUE(CheckPlanMemory(r.plan, m.graph).ok());
 }
 
+// The model input sent from the hub to strips on 8 devices: the hub's
+// messages leave together, so it pays one link latency and the bytes of
+// all (not seven latencies); an image input is a byte a value; with LZ4 a
+// ReLU's output is priced at kSparseWireFraction, and f16 at half.
+TEST(Placements, TransitionsPayOneLatencyAndTheWireBytes) {
+  LoadOptions lo;
+  lo.fuse_batchnorm = true;
+  const Model m = LoadModel("alexnet", lo).value();
+  const double bw = 62e6, lat = 9e-3;
+  const Cluster c = MakeCluster(std::vector<double>(8, 1.0), 0, bw, lat);
+  auto units = MakeUnits(m.graph).value();
+  const LatencyModel lm = LatencyModel::FromCluster(c);
+  UnitPricer pr(m.graph, units, lm, 0);
+  const Placement strips{Form::kSpatial, {0, 1, 2, 3, 4, 5, 6, 7}};
+  const double floats = pr.Transition(0, nullptr, strips).seconds;
+  // 7/8 of 224x224x3 floats (and halos) through one 62 Mbit/s link.
+  const double bytes_s = 7.0 / 8 * 224 * 224 * 3 * 4 * 8 / bw;
+  EXPECT_GT(floats, lat + bytes_s);
+  EXPECT_LT(floats, 2 * lat + 1.2 * bytes_s);
+  pr.SetWire(WireSettings{}, /*input_pixels=*/true);
+  const double pixels = pr.Transition(0, nullptr, strips).seconds;
+  EXPECT_NEAR(pixels - lat, (floats - lat) / 4, 1e-3);
+
+  // Unit 0 (conv, ReLU, max pool) whole on the hub, then strips: its
+  // output is sparse.
+  const Placement hub{Form::kWhole, {0}};
+  pr.SetWire(WireSettings{}, false);
+  const double f32 = pr.Transition(1, &hub, strips).seconds - lat;
+  pr.SetWire(WireSettings{WireDtype::kF32, true}, false);
+  const double lz4 = pr.Transition(1, &hub, strips).seconds - lat;
+  pr.SetWire(WireSettings{WireDtype::kF16, false}, false);
+  const double f16 = pr.Transition(1, &hub, strips).seconds - lat;
+  EXPECT_NEAR(lz4, f32 * kSparseWireFraction, 1e-4);
+  EXPECT_NEAR(f16, f32 / 2, 1e-4);
+}
+
 TEST(Placements, AUnitWholeMustFitWhileItsWeightIsReordered) {
   // 1 MiB of weights on 1.5 MiB devices: under the memory, but once more
   // while reordered it needs 2 MiB, which CheckPlanMemory refuses; the

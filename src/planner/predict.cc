@@ -76,44 +76,10 @@ class Predictor {
     return m_.RecvCpuSeconds(d, Bytes(x));
   }
 
-  // One request on an idle cluster of unlimited devices.
-  double Latency(int64_t r) const {
-    const size_t nd = p_.devices.size();
-    // link_free[nd]: the coordinator's, which sends the model input with
-    // the input device's link (as the simulator has it).
-    std::vector<double> device_free(nd, 0), link_free(nd + 1, 0);
-    std::vector<double> arrival(p_.transfers.size(), 0);
-    double done = 0;
-    auto send = [&](int src_task, double ready) {
-      double sent = ready;  // the sender serialises one after another
-      for (size_t i : outgoing_[src_task < 0 ? p_.tasks.size() : src_task]) {
-        const Transfer& x = p_.transfers[i];
-        const int s = Dev(x.src.task, r), d = Dev(x.dst.task, r);
-        sent += SendCpu(x, s, d);
-        double t = sent;
-        if (s != d) {
-          double& free = link_free[src_task == kModelInput ? nd : s];
-          t = std::max(t, free) + m_.TransferSeconds(s, d, Bytes(x));
-          free = t;
-        }
-        arrival[i] = t + RecvCpu(x, s, d);
-        if (x.dst.task == kModelOutput) done = std::max(done, t);
-      }
-    };
-    send(kModelInput, 0);
-    for (const auto& t : p_.tasks) {
-      const int d = Dev(t.id, r);
-      double start = device_free[d];
-      for (size_t i : incoming_[t.id]) start = std::max(start, arrival[i]);
-      const double finish = start + secs_[t.id].at(d);
-      device_free[d] = finish;
-      send(t.id, finish);
-    }
-    return done;
-  }
-
-  // Under quotas: the mean over requests sent one after another, each
-  // meeting the devices' periods at another point.
+  // The simulator's mean over requests sent one after another: it sends
+  // as the runtime does (several sender threads whose latencies overlap,
+  // bytes queued on the link, broadcast trees), and under quotas each
+  // request meets the devices' periods at another point.
   StatusOr<double> SimulatedLatency(int64_t requests) const {
     SimOptions o;
     o.requests = static_cast<int>(requests);
@@ -168,12 +134,9 @@ class Predictor {
     bool limited = false;
     for (size_t d = 0; d < nd; ++d) limited |= Limited(static_cast<int>(d));
     const int64_t nl = std::min<int64_t>(period, kLatencyRequests);
-    if (limited) {
-      ASSIGN_OR_RETURN(pr.latency_s,
-                       SimulatedLatency(std::max<int64_t>(nl, kQuotaRequests)));
-    } else {
-      for (int64_t r = 0; r < nl; ++r) pr.latency_s += Latency(r) / double(nl);
-    }
+    ASSIGN_OR_RETURN(
+        pr.latency_s,
+        SimulatedLatency(limited ? std::max<int64_t>(nl, kQuotaRequests) : nl));
     double busiest = 0;
     for (size_t d = 0; d < nd; ++d) {
       const double b = std::max(pr.compute_s[d], pr.send_s[d]);

@@ -1,10 +1,9 @@
-// Predicted latency and throughput of a Plan on a cluster: a critical-path
-// evaluation of its tasks and transfers on the shared LatencyModel. Each
-// device runs its tasks in id order; each device's uplink sends one message
-// at a time; a message costs its ends the CPU the profile measured. Under
-// a CPU quota (emulated devices) that CPU takes the device's quota like
-// compute, and the latency is the simulator's (sim/simulator.h): when a
-// message's CPU costs its device time depends on what else runs there.
+// Predicted latency and throughput of a Plan on a cluster, on the shared
+// LatencyModel. The latency is the simulator's (sim/simulator.h), which
+// sends as the runtime does: several messages in flight from a device,
+// their bytes queued on its link, broadcast trees, a message's CPU at its
+// ends (under a CPU quota taking the device's quota like compute). The
+// throughput is the busiest device's compute or uplink time per request.
 #ifndef SHOAL_PLANNER_PREDICT_H_
 #define SHOAL_PLANNER_PREDICT_H_
 
