@@ -5,6 +5,7 @@
 // classifier and what follows.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "lcp/find_classifier.h"
 #include "partition/plan_builder.h"
@@ -24,6 +25,39 @@ int BranchOf(const std::string& name) {
     k = k * 10 + (name[i] - '0');
   }
   return k;
+}
+
+// The fc layer that reads the concat of the branches' outputs, split by
+// input features (lip) over the branches' devices in the concat's order:
+// each part is one branch's activations, which stay on its device (the
+// builder does not gather a concat of tensors on several devices), so the
+// hub no longer receives them all and runs the whole layer; the partial
+// sums go to it instead. Only where each branch has a device of its own
+// (else a part would span two branches). Returns the layer, or "".
+std::string SplitClassifier(const Graph& g, const std::vector<int>& branch_of,
+                            const std::vector<int>& device_of,
+                            BuildRequest* r) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& concat = g.nodes[i];
+    if (branch_of[i] >= 0 || concat.op != "Concat") continue;
+    std::vector<int> group;
+    std::set<int> seen;
+    for (const auto& in : concat.inputs) {
+      const int p = g.ProducerIndex(in);
+      const int k = p < 0 ? -1 : branch_of[p];
+      if (k < 0 || !seen.insert(device_of[k]).second) return "";
+      group.push_back(device_of[k]);
+    }
+    const auto readers = g.ConsumerIndices(concat.outputs[0]);
+    if (group.size() < 2 || readers.size() != 1) return "";
+    const Node& fc = g.nodes[readers[0]];
+    if (fc.op != "Gemm" || !IsSplittableLayer(g, fc)) return "";
+    r->layers[fc.name] =
+        LayerChoice{Scheme::kLip, "LCP: split along the branches", group};
+    r->placement.erase(fc.name);
+    return fc.name;
+  }
+  return "";
 }
 
 }  // namespace
@@ -72,6 +106,7 @@ StatusOr<Plan> PlanLcp(const Graph& g, const PlanOptions& opts) {
     const int k = branch_of[i];
     r.placement[g.nodes[i].name] = {k < 0 ? opts.hub : device_of[k]};
   }
+  const std::string classifier = SplitClassifier(g, branch_of, device_of, &r);
   ASSIGN_OR_RETURN(Plan p, BuildPlan(r));
   for (auto& t : p.tasks) t.scheme = "lcp";
   for (int k = 0; k < branches; ++k) {
@@ -83,8 +118,16 @@ StatusOr<Plan> PlanLcp(const Graph& g, const PlanOptions& opts) {
   }
   p.decisions.push_back(LayerDecision{
       "classifier", "lcp",
-      "concat of the pre-final activations and the classifier on the hub " +
-          opts.devices[opts.hub].name + note});
+      classifier.empty()
+          ? "concat of the pre-final activations and the classifier on the "
+            "hub " +
+                opts.devices[opts.hub].name + note
+          : "the fc layer that reads the branches' concat, " + classifier +
+                ","
+                " split by input features along the branches: each device "
+                "multiplies its own branch's activations, and only partial "
+                "sums travel" +
+                note});
   return p;
 }
 

@@ -47,19 +47,34 @@ TEST(LcpStrategy, EqualsTheBranchedModelOnOneDevice) {
   }
 }
 
-TEST(LcpStrategy, OneBranchPerDeviceHubRunsTheClassifier) {
+// One branch per device, and the classifier's fc split by input features
+// along the branches: each device multiplies its own branch's activations
+// where they are, and only the partial sums travel.
+TEST(LcpStrategy, OneBranchPerDeviceAndTheClassifierAlongThem) {
   const Model m = Branched("lenet5", 4);
   testing::PlanRunResult r;
   ASSERT_TRUE(RunPlanExact(m, "lcp", EqualDevices(5), &r));
   std::set<int> used;
   for (int k = 0; k < 4; ++k) used.insert(*DevicesOf(r.plan, k).begin());
   EXPECT_EQ(used, (std::set<int>{1, 2, 3, 4}));  // the hub, 0, has none
-  // The input to 4 devices, 4 pre-final activations of 21 features back.
-  EXPECT_EQ(r.stats.elements_total, 4 * 28 * 28 + 4 * 21);
-  // Fewer devices: two branches each.
+  std::set<int> classifier;
+  for (const auto& t : r.plan.tasks) {
+    if (t.scheme == "lcp" && t.name.find("/lip@") != std::string::npos) {
+      classifier.insert(t.devices.begin(), t.devices.end());
+    }
+  }
+  EXPECT_EQ(classifier, used);
+  // The input to 4 devices, and 4 partial sums of the 10 outputs back
+  // (not 4 pre-final activations of 21 features).
+  EXPECT_EQ(r.stats.elements_total, 4 * 28 * 28 + 4 * 10);
+  // Fewer devices: two branches each, and the classifier on the hub.
   ASSERT_TRUE(RunPlanExact(m, "lcp", EqualDevices(2), &r));
   EXPECT_EQ(DevicesOf(r.plan, 0), DevicesOf(r.plan, 2));
   EXPECT_NE(DevicesOf(r.plan, 0), DevicesOf(r.plan, 1));
+  EXPECT_NE(r.plan.decisions.back().reason.find("on the hub"),
+            std::string::npos)
+      << r.plan.decisions.back().reason;
+  EXPECT_EQ(r.stats.elements_total, 28 * 28 + 2 * 21);
 }
 
 // The hub's own branch is a task of its own, which waits for the input

@@ -20,6 +20,9 @@ namespace {
 struct Holder {
   int task;
   Region region;  // of the full tensor
+  // The name the holder task has for it, when not the tensor's own: the
+  // input of a concat whose output lives in the places of its inputs.
+  std::string tensor;
 };
 struct Dist {
   enum Kind { kWhole, kParts, kPartials } kind = kWhole;
@@ -289,9 +292,9 @@ class Builder {
         return Internal("partial sums of " + tensor + " read in part");
       }
       for (const auto& h : d.holders) {
-        plan_.transfers.push_back(Transfer{Endpoint{h.task, tensor, h.region},
-                                           Endpoint{task, tensor, want},
-                                           Merge::kSum, layer});
+        plan_.transfers.push_back(
+            Transfer{Endpoint{h.task, NameIn(h, tensor), h.region},
+                     Endpoint{task, tensor, want}, Merge::kSum, layer});
       }
       RETURN_IF_ERROR(
           plan_.tasks[task].fragment.AddInput(tensor, want.extent()));
@@ -319,10 +322,10 @@ class Builder {
       // A whole holder feeds everything; stop after it.
       covered += cut->elements();
       remote |= h.task >= 0 && DeviceOfTask(h.task) != dev;
-      plan_.transfers.push_back(
-          Transfer{Endpoint{h.task, tensor, cut->RelativeTo(h.region)},
-                   Endpoint{task, tensor, cut->RelativeTo(want)}, Merge::kCopy,
-                   d.kind == Dist::kWhole ? consumer_layer : layer});
+      plan_.transfers.push_back(Transfer{
+          Endpoint{h.task, NameIn(h, tensor), cut->RelativeTo(h.region)},
+          Endpoint{task, tensor, cut->RelativeTo(want)}, Merge::kCopy,
+          d.kind == Dist::kWhole ? consumer_layer : layer});
       if (d.kind == Dist::kWhole) break;
     }
     if (covered != want.elements()) {
@@ -332,6 +335,60 @@ class Builder {
     if (remote && single)
       received_[{tensor, dev}].push_back(Holder{task, want});
     return plan_.tasks[task].fragment.AddInput(tensor, want.extent());
+  }
+
+  static const std::string& NameIn(const Holder& h, const std::string& t) {
+    return h.tensor.empty() ? t : h.tensor;
+  }
+
+  // A concat whose inputs live on several devices is not gathered to run:
+  // its output is where its inputs are, each input's holders its parts
+  // (offset along the axis), and a reader takes its region straight from
+  // them. LCP's branch outputs stay on their devices, so the classifier,
+  // split by input features along the branches, reads nothing remote.
+  StatusOr<bool> PlaceConcatOfParts(const Node& n) {
+    if (n.op != "Concat" || n.outputs.size() != 1 || n.inputs.empty() ||
+        !n.attrs.Has("axis")) {
+      return false;
+    }
+    const Shape& shape = ShapeOf(n.outputs[0]);
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    int64_t axis = n.attrs.GetInt("axis");
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return false;
+    Dist out{Dist::kParts, {}, ""};
+    std::set<int> devices;
+    int64_t offset = 0;
+    for (const auto& in : n.inputs) {
+      auto it = dist_.find(in);
+      if (in.empty() || g_.tensors.at(in).is_weight() || it == dist_.end() ||
+          it->second.kind == Dist::kPartials) {
+        return false;
+      }
+      for (const auto& h : it->second.holders) {
+        if (h.task < 0 || plan_.tasks[h.task].devices.size() != 1) {
+          return false;
+        }
+        Holder moved{h.task, h.region, NameIn(h, in)};
+        moved.region.begin[axis] += offset;
+        moved.region.end[axis] += offset;
+        out.holders.push_back(std::move(moved));
+        devices.insert(DeviceOfTask(h.task));
+        if (it->second.kind == Dist::kWhole) break;  // one holder has it all
+      }
+      if (out.layer.empty()) out.layer = it->second.layer;
+      offset += ShapeOf(in)[axis];
+    }
+    if (devices.size() < 2) return false;  // one device: the node is as good
+    if (out.layer.empty()) out.layer = n.name;
+    dist_[n.outputs[0]] = std::move(out);
+    placed_.insert(n.name);
+    notes_[n.name] = LayerDecision{
+        n.name, "parts",
+        "a concat of tensors on " + std::to_string(devices.size()) +
+            " devices: its readers take their regions from where the inputs "
+            "are, without gathering them"};
+    return true;
   }
 
   // Whether tensor `name` is computed inside task t (not received), so its
@@ -401,6 +458,10 @@ class Builder {
   Status PlaceWhole(const Node& n, const std::vector<int>& devices) {
     ASSIGN_OR_RETURN(bool along, PlaceAlongParts(n));
     if (along) return Status::Ok();
+    if (devices.size() == 1) {
+      ASSIGN_OR_RETURN(bool spread, PlaceConcatOfParts(n));
+      if (spread) return Status::Ok();
+    }
     // Partial sums read off the input device are merged on it first: the
     // merge task must come before its reader, which it would not if Need
     // created it after the reader's task.
@@ -652,7 +713,7 @@ class Builder {
     const std::string layer = d.layer;
     for (const auto& h : d.holders) {
       plan_.transfers.push_back(Transfer{
-          Endpoint{h.task, plan_.output_name,
+          Endpoint{h.task, NameIn(h, plan_.output_name),
                    d.kind == Dist::kPartials ? Region::Full(plan_.output_shape)
                                              : Region::Full(h.region.extent())},
           Endpoint{kModelOutput, plan_.output_name, h.region},

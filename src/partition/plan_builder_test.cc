@@ -45,5 +45,57 @@ TEST(PlanBuilder, PartialSumsReadOffTheInputDeviceAreMergedFirst) {
   }
 }
 
+// Two convs on two devices, their concat (on the hub), then a conv: with
+// `last`, the concat is the model output instead.
+Model TwoBranchesConcat(bool last) {
+  GraphBuilder b(last ? "concat-out" : "concat-conv");
+  const std::string x = b.Input("x", {1, 3, 8, 8});
+  std::string y = b.Concat(
+      {b.Relu(b.Conv("a", x, 4, 3, 1, 1)), b.Relu(b.Conv("b", x, 6, 3, 1, 1))},
+      1);
+  if (!last) y = b.Conv("c", y, 5, 1, 1, 0);
+  Model m;
+  m.graph = b.Finish({y}).value();
+  m.weights = RandomWeights(m.graph, 12);
+  return m;
+}
+
+// A concat of tensors on several devices is not gathered to run: its
+// readers take their regions where the inputs are (the LCP classifier's
+// input), and the plan stays exact, the concat being the output too.
+TEST(PlanBuilder, AConcatOfTensorsOnSeveralDevicesIsNotGathered) {
+  for (bool last : {false, true}) {
+    const Model m = TwoBranchesConcat(last);
+    PlanOptions po;
+    po.strategy = "mixed";
+    po.devices = testing::EqualDevices(3);
+    BuildRequest r = BaseRequest(m.graph, po);
+    for (const auto& n : m.graph.nodes) {
+      const bool a = n.name == "a" || (n.op == "Relu" && n.inputs[0] == "a");
+      const bool b = n.name == "b" || (n.op == "Relu" && n.inputs[0] == "b");
+      r.placement[n.name] = {a ? 1 : b ? 2 : 0};
+    }
+    auto p = BuildPlan(r);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    for (const auto& t : p->tasks) {
+      for (const auto& n : t.fragment.nodes) {
+        EXPECT_NE(n.op, "Concat") << t.name;
+      }
+    }
+    // Each branch's output goes once, straight to its reader.
+    int from_branches = 0;
+    for (const auto& x : p->transfers) {
+      if (x.src.task >= 0 && p->tasks[x.src.task].devices[0] != 0) {
+        from_branches++;
+        EXPECT_TRUE(x.dst.task == kModelOutput ||
+                    p->tasks[x.dst.task].devices[0] == 0);
+      }
+    }
+    EXPECT_EQ(from_branches, 2);
+    EXPECT_TRUE(testing::CheckPlanExact(m, std::move(p).value(), nullptr))
+        << (last ? "concat as the output" : "concat then conv");
+  }
+}
+
 }  // namespace
 }  // namespace shoal
