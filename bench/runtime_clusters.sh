@@ -49,14 +49,12 @@ bench_plan() {
   local out
   if ! out=$("$shoal" bench --plan "$2" --cluster "$1" --requests "$REQUESTS" --json --timeout-ms 300000 2> "$work/err"); then
     echo "- $(tail -c 300 "$work/err" | tr '\n' ' ')"; return; fi
-  python3 -c 'import json, sys; print("%.0f" % json.load(sys.stdin)["latency_ms"]["median"])' <<< "$out"
+  python3 -c 'import json, sys; j = json.load(sys.stdin); print("%.0f %.0f" % (j["latency_ms"]["median"], j["bytes_per_request"]))' <<< "$out"
 }
 
-# plan_stats PLAN -> "wire_bytes max_weight_bytes": tensor bytes between
-# devices per request (the input device's sends included) as `shoal run`
-# counts them, and the most weight bytes one device holds (the worker keeps
-# one copy of a slice that several of its tasks read).
-plan_stats() {
+# plan_weights PLAN -> the most weight bytes one device holds (the worker
+# keeps one copy of a slice that several of its tasks read).
+plan_weights() {
   python3 -c '
 import json, sys
 p = json.load(open(sys.argv[1]))
@@ -64,18 +62,12 @@ def n(r):
     k = 1
     for b, e in zip(r["begin"], r["end"]): k *= e - b
     return k
-dev = {t["id"]: t["devices"][0] for t in p["tasks"]}
-dev[-1] = p["input"]["device"]; dev[-2] = p["output"]["device"]
-px = p["input"].get("pixels", False)  # the input as 8-bit pixels
-wire = sum((1 if px and x["src"]["task"] == -1 else 4) * n(x["src"]["region"])
-           for x in p["transfers"]
-           if dev[x["src"]["task"]] != dev[x["dst"]["task"]])
 per = {}
 for t in p["tasks"]:
     for w in t["weights"]:
         key = (w["source"], tuple(w["region"]["begin"]), tuple(w["region"]["end"]))
         for d in set(t["devices"]): per.setdefault(d, {})[key] = 4 * n(w["region"])
-print(wire, max(sum(v.values()) for v in per.values()) if per else 0)' "$1"
+print(max(sum(v.values()) for v in per.values()) if per else 0)' "$1"
 }
 
 # plan_and_bench CLUSTER MODEL STRATEGY [BRANCHES] -> "ms wire weights", or
@@ -94,7 +86,7 @@ plan_and_bench() {
   ms=$(bench_plan "$c" "$p")
   down "$c"
   if [[ $ms == -* ]]; then echo "$ms"; return; fi
-  echo "$ms $(plan_stats "$p")"
+  echo "$ms $(plan_weights "$p")"
 }
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -104,7 +96,7 @@ echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 echo "Command: bash bench/runtime_clusters.sh (MODE=$MODE MODELS='$MODELS' SIZES='$SIZES' STRATEGIES='$STRATEGIES' LCP='$LCP' REQUESTS=$REQUESTS PIXELS=$PIXELS)"
 echo
 echo "Latency: median of $REQUESTS requests after a warm-up (shoal bench), one request in flight."
-echo "Wire: tensor bytes between devices per request, the input device's sends included (as \`shoal run\` counts them). Weights: the most any one device holds."
+echo "Wire: tensor bytes the devices sent per request as the workers measured them (\`shoal bench\`: relays of broadcast trees included, LZ4-compressed messages at their compressed size; the coordinator's sends of the input counted on the input device). Weights: the most any one device holds."
 echo
 
 # One device: the same Pi-3 emulation with 2 GiB: VGG16 whole needs 944 MiB
