@@ -108,6 +108,40 @@ std::string Num(double v) {
 
 bool Alive(pid_t pid) { return pid > 0 && kill(pid, 0) == 0; }
 
+// The command line of process `pid`, its arguments; empty when it is gone
+// or unreadable.
+std::vector<std::string> CommandLine(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline",
+                  std::ios::binary);
+  std::vector<std::string> args;
+  for (std::string a; std::getline(f, a, '\0');) args.push_back(a);
+  return args;
+}
+
+// Whether `pid` is the worker `cluster up` started for device `name`: a
+// pidfile outlives its process, and the kernel hands its number to the
+// next process that asks, which `cluster down` must not signal.
+bool OurWorker(pid_t pid, const std::string& name) {
+  if (!Alive(pid)) return false;
+  const auto args = CommandLine(pid);
+  bool worker = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    worker |= args[i] == "worker";
+    if (worker && args[i] == "--name" && i + 1 < args.size() &&
+        args[i + 1] == name) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string Quoted(const std::vector<std::string>& args) {
+  std::string s;
+  for (const auto& a : args) s += (s.empty() ? "" : " ") + a;
+  if (s.size() > 80) s = s.substr(0, 77) + "...";
+  return "'" + s + "'";
+}
+
 pid_t ReadPid(const std::string& path) {
   std::ifstream f(path);
   pid_t p = 0;
@@ -197,7 +231,7 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
                                "' needs a port");
       }
       nd.push_back({d.name, hp.host, d.link.bandwidth_bps});
-      any_running |= Alive(ReadPid(state + "/" + d.name + ".pid"));
+      any_running |= OurWorker(ReadPid(state + "/" + d.name + ".pid"), d.name);
     }
     const std::string tag = ClusterTag(file);
     const std::string marker = state + "/netns";
@@ -235,7 +269,7 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
     }
     const size_t index = &d - c.devices.data();
     const std::string pidfile = state + "/" + d.name + ".pid";
-    if (Alive(ReadPid(pidfile))) {
+    if (OurWorker(ReadPid(pidfile), d.name)) {
       rep.pid = ReadPid(pidfile);
       rep.already_running = true;
       out << "  " << d.name << ": already running (pid " << rep.pid << ")\n";
@@ -386,7 +420,11 @@ Status ClusterDown(const std::string& file, std::ostream& out, bool purge) {
   for (const auto& d : c.devices) {
     const std::string pidfile = state + "/" + d.name + ".pid";
     const pid_t pid = ReadPid(pidfile);
-    if (Alive(pid)) {
+    if (Alive(pid) && !OurWorker(pid, d.name)) {
+      out << d.name << ": pid " << pid << " in " << pidfile
+          << " is no longer its worker (it runs " << Quoted(CommandLine(pid))
+          << "); left alone\n";
+    } else if (Alive(pid)) {
       kill(pid, SIGTERM);
       for (int i = 0; i < 50 && Alive(pid); ++i) {
         waitpid(pid, nullptr, WNOHANG);
