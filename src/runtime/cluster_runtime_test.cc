@@ -15,6 +15,7 @@
 #include "models/load_model.h"
 #include "partition/plan_test_util.h"
 #include "partition/strategy.h"
+#include "plan/plan_json.h"
 #include "runtime/coordinator.h"
 #include "runtime/local_runner.h"
 #include "runtime/runtime_test_util.h"
@@ -385,6 +386,82 @@ TEST(ClusterRuntime, DeadWorkerFailsTheRequestNamingItAndRestartRecovers) {
   Status s2 = c.value()->Run(x, &got, nullptr, 2);
   EXPECT_TRUE(s2.ok()) << s2.message();
   EXPECT_LE(MaxRelDiff(got, RunWholeOrFail(m, x)), 1e-4);
+}
+
+// A peer that opens mailboxes for many requests with a few bytes each (a
+// mailbox is its task's whole input) is refused once the inputs held would
+// pass half the memory budget; when those requests expire, the worker
+// serves again.
+TEST(ClusterRuntime, MailboxesOfRequestsInFlightAreBounded) {
+  constexpr int64_t kBudget = 1 << 20;
+  LocalWorkers lc(2, kBudget);
+  LoadOptions lo;
+  lo.with_weights = true;
+  lo.fuse_batchnorm = true;
+  const Model m = LoadModel("lenet5", lo).value();
+  PlanOptions po;
+  po.strategy = "lop";
+  po.devices = testing::EqualDevices(2);
+  auto p = MakePlan(m.graph, po);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  auto c = Coordinator::Create(p.value(), lc.cluster, {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
+  // A transfer into a task on device 1 from the model input.
+  int xi = -1;
+  for (size_t i = 0; i < p->transfers.size(); ++i) {
+    const Transfer& x = p->transfers[i];
+    if (x.src.task == kModelInput && x.dst.task >= 0 &&
+        p->DeviceOf(x.dst.task) == 1) {
+      xi = static_cast<int>(i);
+    }
+  }
+  ASSERT_GE(xi, 0);
+  const Transfer& x = p->transfers[xi];
+  const std::string addr = lc.cluster.devices[1].address;
+  rpc::HealthReply hr;
+  ASSERT_TRUE(testing::Health(addr, &hr).ok());
+  auto stub = rpc::Worker::NewStub(MakeChannel(addr, 1 << 30));
+  // The deployment's id as the coordinator makes it: the plan and the
+  // devices' addresses.
+  std::string plan_id = PlanToJson(p.value()).dump();
+  for (const auto& d : lc.cluster.devices) plan_id += "|" + d.address;
+  plan_id = HashString(plan_id);
+  int refused_at = -1;
+  std::string why;
+  for (int i = 0; i < 300 && refused_at < 0; ++i) {
+    rpc::TensorMessage msg;
+    msg.set_protocol(kProtocolVersion);
+    msg.set_request("flood-" + std::to_string(i));
+    msg.set_seq(0);
+    msg.set_reply_to("127.0.0.1:1");
+    msg.set_timeout_ms(1500);
+    msg.set_transfer(xi);
+    msg.set_deployment(plan_id);
+    for (int64_t v : x.dst.region.extent()) msg.add_shape(v);
+    TensorToBytes(Tensor(x.dst.region.extent()), msg.mutable_data());
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(3000));
+    rpc::Ack ack;
+    grpc::Status s = stub->Send(&ctx, msg, &ack);
+    if (!s.ok()) {
+      refused_at = i;
+      why = s.error_message();
+    }
+  }
+  ASSERT_GT(refused_at, 0) << "a flood of mailboxes was never refused: " << why;
+  EXPECT_NE(why.find("of inputs for requests in flight"), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("dev1"), std::string::npos) << why;
+  EXPECT_TRUE(testing::Health(addr, &hr).ok());
+  // After the flood's requests expire, requests run again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1700));
+  const Tensor in =
+      RandomInput(m.graph.tensors.at(m.graph.inputs[0]).shape, kInputSeed);
+  Tensor got;
+  Status s = c.value()->Run(in, &got, nullptr, 1);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_LE(MaxRelDiff(got, RunWholeOrFail(m, in)), 1e-4);
 }
 
 TEST(ClusterRuntime, GarbageAndOversizedMessagesLeaveTheWorkerUp) {

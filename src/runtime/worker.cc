@@ -76,6 +76,7 @@ struct Mailbox {
   std::map<std::string, Tensor> inputs;
   int pending = 0;
   Clock::time_point first;
+  int64_t bytes = 0;  // of `inputs`
 };
 
 struct RequestState {
@@ -83,7 +84,16 @@ struct RequestState {
   std::map<int, Mailbox> boxes;
   std::set<int> done;
   int my_tasks = 0;
+  int64_t held = 0;  // bytes of its mailboxes
 };
+
+// What requests in flight may hold in mailboxes: one message opens a
+// mailbox as large as its task's whole input, so without a bound a peer
+// could make a worker allocate gigabytes with a few bytes each. At most
+// this many requests at once, and half the memory budget (4 GiB without
+// one) for their inputs.
+constexpr size_t kMaxRequestsInFlight = 256;
+constexpr int64_t kUnbudgetedMailboxBytes = int64_t{4} << 30;
 
 struct Ready {
   std::shared_ptr<Deployment> dep;
@@ -142,6 +152,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
   // (DeployRequest.keep_previous) until Release or the next Deploy.
   std::shared_ptr<Deployment> prev;
   std::map<std::string, RequestState> requests;
+  int64_t mailbox_bytes = 0;  // the sum of every request's `held`
   std::priority_queue<Ready> ready;
   // Statistics since the last reset.
   std::map<int, TaskCounters> counters;
@@ -427,6 +438,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
       } else {
         prev.reset();
         requests.clear();
+        mailbox_bytes = 0;
       }
       dep = std::move(d).value();
       counters.clear();
@@ -481,7 +493,18 @@ struct Worker::Impl final : public rpc::Worker::Service {
     const Transfer& x = p.transfers[xi];
     const auto now = Clock::now();
     for (auto it = requests.begin(); it != requests.end();) {
-      it = it->second.meta.expiry < now ? requests.erase(it) : std::next(it);
+      if (it->second.meta.expiry < now) {
+        mailbox_bytes -= it->second.held;
+        it = requests.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (!requests.count(meta.id) && requests.size() >= kMaxRequestsInFlight) {
+      return FailedPrecondition(
+          opts.name + " has " + std::to_string(requests.size()) +
+          " requests in flight, the most it takes; request " + meta.id +
+          " is refused");
     }
     auto [it, fresh] = requests.try_emplace(meta.id);
     RequestState& r = it->second;
@@ -500,8 +523,27 @@ struct Worker::Impl final : public rpc::Worker::Service {
     Mailbox& box = bit->second;
     const Task& t = p.tasks[task];
     if (new_box) {
+      int64_t bytes = 0;
+      for (const auto& in : t.fragment.inputs) {
+        bytes +=
+            NumElements(t.fragment.tensors.at(in).shape) * kBytesPerElement;
+      }
+      const int64_t cap = opts.memory_bytes > 0 ? opts.memory_bytes / 2
+                                                : kUnbudgetedMailboxBytes;
+      if (mailbox_bytes + bytes > cap) {
+        r.boxes.erase(bit);
+        if (r.boxes.empty() && r.done.empty()) requests.erase(it);
+        return FailedPrecondition(
+            opts.name + " holds " + MiB(mailbox_bytes) +
+            " of inputs for requests in flight; task " + t.name +
+            " of request " + meta.id + " would take " + MiB(bytes) +
+            " more, over its " + MiB(cap) + " (half its memory budget)");
+      }
       box.pending = d->incoming[task];
       box.first = now;
+      box.bytes = bytes;
+      r.held += bytes;
+      mailbox_bytes += bytes;
       for (const auto& in : t.fragment.inputs) {
         box.inputs[in] = Tensor(t.fragment.tensors.at(in).shape);
       }
@@ -523,6 +565,8 @@ struct Worker::Impl final : public rpc::Worker::Service {
     }
     counters[task].wait_ms +=
         std::chrono::duration<double, std::milli>(now - box.first).count();
+    r.held -= box.bytes;
+    mailbox_bytes -= box.bytes;
     r.boxes.erase(bit);
     r.done.insert(task);
     if (static_cast<int>(r.done.size()) == r.my_tasks) requests.erase(it);
@@ -678,7 +722,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
       if (auto s = CheckProtocol(m->protocol(), Who()); !s.ok()) return s;
       chunks.Drop(m->request());
       std::lock_guard<std::mutex> lock(mu);
-      requests.erase(m->request());
+      DropRequestLocked(m->request());
       return grpc::Status::OK;
     });
   }
@@ -832,12 +876,19 @@ struct Worker::Impl final : public rpc::Worker::Service {
     return s.get();
   }
 
+  void DropRequestLocked(const std::string& id) {
+    auto it = requests.find(id);
+    if (it == requests.end()) return;
+    mailbox_bytes -= it->second.held;
+    requests.erase(it);
+  }
+
   // Tells the coordinator that a request failed here; best effort.
   void Fail(const RequestMeta& meta, const std::string& error) {
     {
       std::lock_guard<std::mutex> lock(mu);
       failed++;
-      requests.erase(meta.id);
+      DropRequestLocked(meta.id);
     }
     chunks.Drop(meta.id);
     if (meta.reply_to.empty()) return;
