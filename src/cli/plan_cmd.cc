@@ -16,16 +16,6 @@
 namespace shoal {
 namespace {
 
-// A link below 1 Gbit/s (Wi-Fi, a shaped emulation): there LZ4, which
-// compresses at a few hundred MB/s even on a Pi 3, costs less time than the
-// bytes it saves. Unshaped links (loopback, --devices N) are left alone.
-bool HasSlowLink(const Cluster& c) {
-  for (const auto& d : c.devices) {
-    if (d.link.bandwidth_bps > 0 && d.link.bandwidth_bps < 1e9) return true;
-  }
-  return false;
-}
-
 struct PlanArgs {
   std::string model, strategy = "auto", out, dot, input_shape;
   std::string objective = "latency", profile;

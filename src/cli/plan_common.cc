@@ -66,6 +66,13 @@ StatusOr<std::vector<PlanDevice>> DeviceFlags::Resolve() const {
   return c.PlanDevices();
 }
 
+bool HasSlowLink(const Cluster& c) {
+  for (const auto& d : c.devices) {
+    if (d.link.bandwidth_bps > 0 && d.link.bandwidth_bps < 1e9) return true;
+  }
+  return false;
+}
+
 StatusOr<Model> LoadPlanModel(const ModelRef& ref, bool with_weights) {
   LoadOptions lo;
   if (!ref.input_shape.empty()) lo.input_shape = ref.input_shape;

@@ -25,6 +25,12 @@ struct DeviceFlags {
   StatusOr<Cluster> ResolveCluster() const;
 };
 
+// Whether a device's link is below 1 Gbit/s (Wi-Fi, a shaped emulation):
+// there LZ4, which compresses at a few hundred MB/s even on a Pi 3, costs
+// less time than the bytes it saves; `--wire-compression auto` uses it
+// then. Unshaped links (loopback, --devices N) are left alone.
+bool HasSlowLink(const Cluster& c);
+
 // Plans are made and run on the BN-folded graph of the model.
 StatusOr<Model> LoadPlanModel(const ModelRef& ref, bool with_weights);
 
