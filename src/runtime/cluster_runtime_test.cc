@@ -12,9 +12,11 @@
 
 #include "graph/random_input.h"
 #include "graph/tensor_diff.h"
+#include "models/builder.h"
 #include "models/load_model.h"
 #include "partition/plan_test_util.h"
 #include "partition/strategy.h"
+#include "plan/graph_json.h"
 #include "plan/plan_json.h"
 #include "runtime/coordinator.h"
 #include "runtime/local_runner.h"
@@ -462,6 +464,58 @@ TEST(ClusterRuntime, MailboxesOfRequestsInFlightAreBounded) {
   Status s = c.value()->Run(in, &got, nullptr, 1);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_LE(MaxRelDiff(got, RunWholeOrFail(m, in)), 1e-4);
+}
+
+// Profile and ProbeLink allocate what the caller names: a graph's weights
+// and activations, a probe message. Over the worker's budget they are
+// refused, naming it; within it they run.
+TEST(ClusterRuntime, ProfileAndProbeSizesCountAgainstTheBudget) {
+  constexpr int64_t kBudget = 8 << 20;
+  LocalWorkers lc(1, kBudget);
+  const std::string addr = lc.cluster.devices[0].address;
+  auto stub = rpc::Worker::NewStub(MakeChannel(addr, 1 << 30));
+  auto profile = [&](int64_t filters, rpc::ProfileReply* rep) {
+    GraphBuilder b("probe");
+    const std::string y =
+        b.Conv("c", b.Input("x", {1, 64, 8, 8}), filters, 3, 1, 1);
+    rpc::ProfileRequest req;
+    req.set_protocol(kProtocolVersion);
+    req.set_graph_json(GraphToJson(b.Finish({y}).value()).dump());
+    req.set_min_runs(1);
+    req.set_max_seconds(2);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(10000));
+    return stub->Profile(&ctx, req, rep);
+  };
+  rpc::ProfileReply rep;
+  // 4096 filters: 9 MiB of weights, over the 8 MiB budget.
+  grpc::Status s = profile(4096, &rep);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(s.error_message().find("refuses to profile"), std::string::npos)
+      << s.error_message();
+  EXPECT_NE(s.error_message().find("dev0"), std::string::npos);
+  s = profile(16, &rep);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_GE(rep.runs(), 1);
+
+  auto probe = [&](int64_t bytes) {
+    rpc::LinkProbeRequest req;
+    req.set_protocol(kProtocolVersion);
+    req.set_target(addr);
+    req.set_bytes(bytes);
+    req.set_count(1);
+    req.set_timeout_ms(3000);
+    rpc::LinkProbeReply r;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(10000));
+    return stub->ProbeLink(&ctx, req, &r);
+  };
+  s = probe(4 << 20);  // over a quarter of 8 MiB
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(s.error_message().find("link probe"), std::string::npos)
+      << s.error_message();
+  s = probe(64 << 10);
+  EXPECT_TRUE(s.ok()) << s.error_message();
 }
 
 TEST(ClusterRuntime, GarbageAndOversizedMessagesLeaveTheWorkerUp) {

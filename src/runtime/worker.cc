@@ -797,6 +797,21 @@ struct Worker::Impl final : public rpc::Worker::Service {
         g = InvalidArgument(std::string("graph is not JSON: ") + e.what());
       }
       if (!g.ok()) return ToGrpc(g.status().WithContext(Who()));
+      // The graph's weights (random, made here) and activations count
+      // against the budget like a deployment's: a caller could otherwise
+      // name a graph of any size.
+      int64_t need = PeakActivationBytes(*g);
+      for (const auto& [name, t] : g->tensors) {
+        if (t.is_weight()) need += NumElements(t.shape) * kBytesPerElement;
+      }
+      if (opts.memory_bytes > 0 && need > opts.memory_bytes) {
+        return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                            Who() + " refuses to profile a graph that needs " +
+                                MiB(need) +
+                                " (weights and activations); its memory "
+                                "budget is " +
+                                MiB(opts.memory_bytes));
+      }
       TimingOptions o;
       o.seed = req->seed();
       o.min_runs = std::max(1, req->min_runs());
@@ -835,6 +850,15 @@ struct Worker::Impl final : public rpc::Worker::Service {
           req->count() > 100 || req->timeout_ms() <= 0) {
         return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                             Who() + ": link probe out of range");
+      }
+      // One probe message is held (and gRPC copies it once more while it
+      // sends): at most a quarter of the budget.
+      if (opts.memory_bytes > 0 && req->bytes() > opts.memory_bytes / 4) {
+        return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                            Who() + " refuses a link probe of " +
+                                MiB(req->bytes()) +
+                                " a message: a quarter of its memory budget (" +
+                                MiB(opts.memory_bytes / 4) + ") at most");
       }
       rpc::SinkMessage m;
       m.set_protocol(kProtocolVersion);
