@@ -354,7 +354,9 @@ void AddSends(const UnitPricer& pr, const std::vector<Piece>& have,
   // A device's messages leave together (a worker sends from several
   // threads): their bytes queue on its link, their latencies overlap, so a
   // source pays the bytes of all and the latency of one.
-  std::map<int, double> bytes_from, latency_of;
+  // weight_of: the largest share of requests any of a source's sends is
+  // made for (replicas send for a share of them), which weighs its latency.
+  std::map<int, double> bytes_from, weight_of;
   for (const auto& r : need) {
     for (const auto& h : have) {
       if (h.dev == r.dev) continue;
@@ -363,14 +365,14 @@ void AddSends(const UnitPricer& pr, const std::vector<Piece>& have,
       if (part <= 0) continue;
       const double p = h.prob * r.prob;
       bytes_from[h.dev] += p * part * double(bytes);
-      latency_of[h.dev] = std::max(latency_of[h.dev], p);
+      weight_of[h.dev] = std::max(weight_of[h.dev], p);
     }
   }
   for (const auto& [src, b] : bytes_from) {
     // dst -1: any other device; a link is priced by its source's.
     const double latency = pr.model().TransferSeconds(src, -1, 0);
     const double all = pr.model().TransferSeconds(src, -1, std::llround(b));
-    l->busy[src] += latency_of[src] * latency + (all - latency);
+    l->busy[src] += weight_of[src] * latency + (all - latency);
   }
 }
 

@@ -1026,9 +1026,16 @@ struct Worker::Impl final : public rpc::Worker::Service {
                          ? -1
                          : d.plan.DeviceOf(x.dst.task, rd.meta.seq);
       if (to == d.device) {
-        std::lock_guard<std::mutex> lock(mu);
-        Status s = DeliverLocked(rd.dep, rd.meta, xi, *part);
-        if (!s.ok()) failed++;
+        Status s;
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          s = DeliverLocked(rd.dep, rd.meta, xi, *part);
+        }
+        if (!s.ok()) {  // the request fails now, not at its deadline
+          Fail(rd.meta, "task " + t.name + " on " + opts.name +
+                            " could not pass on its output: " + s.message());
+          return;
+        }
         continue;
       }
       Outgoing o;
