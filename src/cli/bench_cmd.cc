@@ -19,13 +19,14 @@
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
 #include "runtime/coordinator.h"
+#include "runtime/timeline_svg.h"
 #include "runtime/trace.h"
 
 namespace shoal {
 namespace {
 
 struct BenchArgs {
-  std::string plan, cluster, trace, advertise;
+  std::string plan, cluster, trace, timeline, advertise;
   int requests = 20, concurrency = 1;
   int64_t timeout_ms = 60000;
   bool json = false, tasks = false;
@@ -110,7 +111,8 @@ Status RunBench(const BenchArgs& a) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
   if (lat.empty()) return first_error.WithContext("every request failed");
-  ASSIGN_OR_RETURN(auto ds, coord->Stats(false, !a.trace.empty()));
+  const bool want_spans = !a.trace.empty() || !a.timeline.empty();
+  ASSIGN_OR_RETURN(auto ds, coord->Stats(false, want_spans));
   // Workers count what they send and receive; the coordinator's own part
   // (input scatter, output gather) is added so that the bytes equal the
   // plan's counted bytes.
@@ -161,16 +163,20 @@ Status RunBench(const BenchArgs& a) {
   // The trace after the report: a trace file that cannot be written fails
   // the command without losing the measurement.
   Status traced;
-  if (!a.trace.empty()) {
+  if (want_spans) {
     int64_t dropped = 0;
     for (const auto& d : ds) {
       spans.insert(spans.end(), d.timeline.begin(), d.timeline.end());
       dropped += d.timeline_dropped;
     }
-    traced = WriteTrace(a.trace, p, spans);
+    if (!a.trace.empty()) traced = WriteTrace(a.trace, p, spans);
+    if (traced.ok() && !a.timeline.empty()) {
+      traced = WriteTimelineSvg(a.timeline, p, spans,
+                                "measured: " + a.plan + " on " + a.cluster);
+    }
     if (traced.ok() && dropped > 0) {
       std::cerr << "warning: the workers kept the first spans only; " << dropped
-                << " more are not in " << a.trace << "\n";
+                << " more are not in the trace\n";
     }
   }
   if (failed) {
@@ -201,6 +207,9 @@ void AddBenchCommand(CLI::App* app) {
   cmd->add_option("--trace", a->trace,
                   "Write each request's spans on every device (task runs, "
                   "messages) to this file, Chrome trace-event JSON");
+  cmd->add_option("--timeline", a->timeline,
+                  "Draw the request of median latency as an SVG Gantt chart "
+                  "(per device: compute, waits, messages) in this file");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunBench(*a))); });
 }
 

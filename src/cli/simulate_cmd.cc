@@ -7,13 +7,14 @@
 #include "cli/bench_report.h"
 #include "cli/commands.h"
 #include "plan/plan_json.h"
+#include "runtime/timeline_svg.h"
 #include "sim/simulator.h"
 
 namespace shoal {
 namespace {
 
 struct SimulateArgs {
-  std::string plan, cluster, profile, trace;
+  std::string plan, cluster, profile, trace, timeline;
   int requests = 20, concurrency = 1;
   bool json = false, no_cpu_quota = false, tasks = false;
   uint64_t seed = 1;
@@ -38,9 +39,15 @@ Status RunSimulate(const SimulateArgs& a) {
   so.concurrency = a.concurrency;
   so.cpu_quota = !a.no_cpu_quota;
   so.seed = a.seed;
-  so.trace = !a.trace.empty();
+  so.trace = !a.trace.empty() || !a.timeline.empty();
   ASSIGN_OR_RETURN(SimResult res, Simulate(p, m, so));
-  if (so.trace) RETURN_IF_ERROR(WriteTrace(a.trace, p, res.spans));
+  if (!a.trace.empty()) RETURN_IF_ERROR(WriteTrace(a.trace, p, res.spans));
+  if (!a.timeline.empty()) {
+    RETURN_IF_ERROR(
+        WriteTimelineSvg(a.timeline, p, res.spans,
+                         "predicted: " + a.plan + " on " + a.cluster +
+                             (a.profile.empty() ? "" : " with " + a.profile)));
+  }
   BenchReport r;
   r.plan = a.plan;
   r.cluster = a.cluster;
@@ -110,6 +117,9 @@ void AddSimulateCommand(CLI::App* app) {
   cmd->add_option("--trace", a->trace,
                   "Write each request's predicted spans (task runs, "
                   "messages) to this file, as shoal bench --trace does");
+  cmd->add_option("--timeline", a->timeline,
+                  "Draw the predicted request of median latency as an SVG "
+                  "Gantt chart in this file, as shoal bench --timeline does");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunSimulate(*a))); });
 }
 

@@ -35,6 +35,7 @@ using Clock = std::chrono::steady_clock;
 // Enough that chunks of a broadcast (plan/broadcast.h), each waiting out
 // the link's latency in its sender, keep the link busy while this device
 // also forwards chunks and sends its own outputs.
+// The simulator models as many (SimOptions::sender_threads).
 constexpr int kSenderThreads = 8;
 constexpr int kQueueHistogramBins = 17;  // 0..15, and 16 or more
 constexpr int64_t kMaxTimeoutMs = 3600 * 1000;
