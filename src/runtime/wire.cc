@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "runtime/peer_auth.h"
 #include "runtime/pixel_codec.h"
 
 namespace shoal {
@@ -72,7 +73,9 @@ StatusOr<Tensor> TensorFromMessage(const rpc::TensorMessage& m,
 }
 
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
-                                           int64_t max_message_bytes) {
+                                           int64_t max_message_bytes,
+                                           const TlsIdentity* tls,
+                                           TlsRole server_role) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
   args.SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
@@ -88,8 +91,8 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 5000);
   // Unique per channel: each stub gets its own TCP connection.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
-                                   args);
+  SetServerRole(&args, tls, server_role);
+  return grpc::CreateCustomChannel(address, ChannelCredentialsFor(tls), args);
 }
 
 void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes) {
