@@ -421,6 +421,9 @@ Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
       grpc::ClientContext ctx;
       ctx.set_deadline(DeadlineIn(5000));
       grpc::Status s = m.stubs[d]->ProbeLink(&ctx, pq, &pr);
+      if (s.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+        return FromGrpc(s, m.DeviceName(d));  // not a matter of addresses
+      }
       if (!s.ok()) {
         return Unavailable(
             m.DeviceName(d) + " cannot reach this coordinator at " +

@@ -108,7 +108,6 @@ std::string TlsHint(const grpc::Status& s, bool tls_on) {
   }
   if (!tls_on && (m.find("Socket closed") != std::string::npos ||
                   m.find("Connection reset") != std::string::npos ||
-                  m.find("failed to connect") != std::string::npos ||
                   m.find("Broken pipe") != std::string::npos)) {
     return " (if it uses TLS, this end needs certificates of its cluster CA: "
            "the cluster file's tls block or --tls-ca/--tls-cert/--tls-key; "

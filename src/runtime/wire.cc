@@ -115,6 +115,10 @@ Status FromGrpc(const grpc::Status& s, const std::string& context) {
       break;
     case grpc::StatusCode::FAILED_PRECONDITION:
     case grpc::StatusCode::RESOURCE_EXHAUSTED:
+    // A certificate without the right role (runtime/peer_auth.h): the
+    // caller's set-up, not a fault of the callee.
+    case grpc::StatusCode::PERMISSION_DENIED:
+    case grpc::StatusCode::UNAUTHENTICATED:
       c = Code::kFailedPrecondition;
       break;
     case grpc::StatusCode::INVALID_ARGUMENT:
