@@ -10,6 +10,7 @@ BUILD_PKGS=(
   build-essential cmake pkg-config ninja-build ccache
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libssl-dev
   libonnx-dev
   libtorch-dev libopenblas0-pthread zlib1g-dev
   libglpk-dev coinor-libcbc-dev
@@ -25,6 +26,7 @@ WORKER_PKGS=(
   build-essential cmake pkg-config ninja-build ccache
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libssl-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev liblz4-dev
 )
 

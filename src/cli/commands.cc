@@ -62,6 +62,25 @@ void AddAdvertiseOption(CLI::App* cmd, std::string* advertise) {
       "on its route to the first device)");
 }
 
+void AddTlsOptions(CLI::App* cmd, TlsPaths* paths, const std::string& whose) {
+  cmd->add_option("--tls-ca", paths->ca,
+                  "The cluster CA's certificate (PEM): mutual TLS with peers "
+                  "holding certificates it signed (docs/security.md)");
+  cmd->add_option(
+      "--tls-cert", paths->cert,
+      "This " + whose + "'s certificate (PEM, from shoal certs issue)");
+  cmd->add_option("--tls-key", paths->key,
+                  "This " + whose + "'s private key (PEM, mode 0600)");
+}
+
+StatusOr<std::shared_ptr<const TlsIdentity>> LoadTlsFlags(
+    const TlsPaths& paths) {
+  if (!paths.any()) return std::shared_ptr<const TlsIdentity>();
+  auto id = LoadTlsIdentity(paths);
+  if (!id.ok()) return id.status().WithContext("--tls-ca/--tls-cert/--tls-key");
+  return id;
+}
+
 StatusOr<std::optional<Shape>> ParseInputShapeFlag(const std::string& text) {
   if (text.empty()) return std::optional<Shape>();
   Shape s;

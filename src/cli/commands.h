@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "graph/shape.h"
+#include "security/tls_identity.h"
 #include "util/status.h"
 
 namespace shoal {
@@ -26,6 +27,7 @@ void AddProfileCommand(CLI::App* app);
 void AddSimulateCommand(CLI::App* app);
 void AddLcpCommand(CLI::App* app);
 void AddServeCommand(CLI::App* app);  // serve and infer-remote
+void AddCertsCommand(CLI::App* app);
 
 // Prints "shoal: error: ..." for a failed status and returns the exit code
 // (0 on success). Subcommand callbacks end with `throw CommandExit(code)`.
@@ -43,6 +45,14 @@ int RunCommandLine(CLI::App* app, const std::function<void()>& parse);
 // --advertise HOST[:PORT] of a command that coordinates workers (run,
 // bench, serve, profile): where the workers reach this process.
 void AddAdvertiseOption(CLI::App* cmd, std::string* advertise);
+
+// --tls-ca, --tls-cert, --tls-key of a command that talks gRPC without a
+// cluster file (worker, infer-remote); `whose` says whose certificate.
+void AddTlsOptions(CLI::App* cmd, TlsPaths* paths, const std::string& whose);
+// The identity the flags name (null when none is given), checked; errors
+// name the flag's file.
+StatusOr<std::shared_ptr<const TlsIdentity>> LoadTlsFlags(
+    const TlsPaths& paths);
 
 // Parses "1,3,224,224" for --input-shape; empty text gives nullopt.
 StatusOr<std::optional<Shape>> ParseInputShapeFlag(const std::string& text);

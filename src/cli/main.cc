@@ -26,5 +26,6 @@ int main(int argc, char** argv) {
   shoal::AddSimulateCommand(&app);
   shoal::AddLcpCommand(&app);
   shoal::AddServeCommand(&app);
+  shoal::AddCertsCommand(&app);
   return shoal::RunCommandLine(&app, [&] { app.parse(argc, argv); });
 }

@@ -93,6 +93,7 @@ struct RemoteArgs {
   int requests = 1, concurrency = 1;
   double interval_ms = 0;
   bool status = false, json = false;
+  TlsPaths tls;
 };
 
 nlohmann::json StatusJson(const rpc::ServeStatusReply& s) {
@@ -166,7 +167,8 @@ Status RunRemote(const RemoteArgs& a) {
     return InvalidArgument(
         "--requests, --concurrency and --timeout-ms must be >= 1");
   }
-  ServeClient client(a.server);
+  ASSIGN_OR_RETURN(auto tls, LoadTlsFlags(a.tls));
+  ServeClient client(a.server, 0, tls.get());
   if (a.status) {
     ASSIGN_OR_RETURN(auto s, client.GetStatus(a.timeout_ms));
     if (a.json) {
@@ -342,6 +344,7 @@ void AddServeCommand(CLI::App* app) {
   CLI::App* rc = app->add_subcommand(
       "infer-remote", "Send inference requests to a `shoal serve` server");
   rc->add_option("--server", r->server, "HOST:PORT of shoal serve")->required();
+  AddTlsOptions(rc, &r->tls, "client (a coordinator certificate)");
   rc->add_option("--input", r->input, "Input tensor (.npy, float32)");
   rc->add_option("--random-seed", r->random_seed,
                  "Seeded normal random input when no --input (default 1)");

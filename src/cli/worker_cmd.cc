@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "runtime/peer_auth.h"
 #include "runtime/worker.h"
 
 namespace shoal {
@@ -19,6 +20,7 @@ struct WorkerArgs {
               cache_size = "4GiB";
   int threads = 0;  // 0: the machine's cores
   double cpu_fraction = 0;
+  TlsPaths tls;
 };
 
 // The user's cache (XDG), or the system's for a service without a home.
@@ -57,6 +59,23 @@ Status RunWorker(const WorkerArgs& a) {
   ASSIGN_OR_RETURN(o.backend, ParseBackend(a.backend));
   o.cache_dir = a.cache_dir.empty() ? DefaultCacheDir() : a.cache_dir;
   ASSIGN_OR_RETURN(o.cache_max_bytes, ParseBytes(a.cache_size));
+  ASSIGN_OR_RETURN(o.tls, LoadTlsFlags(a.tls));
+  if (o.tls && o.tls->role != TlsRole::kDevice) {
+    return InvalidArgument("--tls-cert " + a.tls.cert + " has the " +
+                           RoleName(o.tls->role) +
+                           " role; a worker shows a device certificate "
+                           "(shoal certs issue NAME --role device)");
+  }
+  if (!o.tls && !IsLoopbackListen(o.listen)) {
+    // Plaintext beyond this machine: whoever reaches the port can deploy,
+    // read and redirect (docs/security.md).
+    std::cerr << "shoal worker: warning: listening on " << o.listen
+              << " without TLS: any host that reaches this port can deploy "
+                 "plans and weights to it, read its results and make it send "
+                 "data elsewhere; give --tls-ca, --tls-cert and "
+                 "--tls-key (docs/security.md)"
+              << std::endl;
+  }
   // Signals go to one waiting thread, which shuts the server down cleanly.
   sigset_t set;
   sigemptyset(&set);
@@ -74,6 +93,8 @@ Status RunWorker(const WorkerArgs& a) {
                     ? "compute paced to " + std::to_string(o.cpu_fraction) +
                           " of a host core, "
                     : std::string())
+            << (o.tls ? "mutual TLS as " + o.tls->name + ", "
+                      : std::string("plaintext, "))
             << "link "
             << (o.link.bandwidth_bps > 0
                     ? std::to_string(o.link.bandwidth_bps / 1e6) + " Mbit/s"
@@ -124,6 +145,7 @@ void AddWorkerCommand(CLI::App* app) {
                   "Where weights are kept between deployments, by content "
                   "hash (default $XDG_CACHE_HOME/shoal/weights or "
                   "~/.cache/shoal/weights)");
+  AddTlsOptions(cmd, &a->tls, "device");
   cmd->add_option("--cache-size", a->cache_size,
                   "Weights no deployment uses are removed beyond this size "
                   "(default 4GiB)");

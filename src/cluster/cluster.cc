@@ -4,7 +4,9 @@
 
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -83,6 +85,49 @@ bool SplitNumber(const std::string& text, double* value, std::string* unit) {
   *unit = text.substr(i);
   while (!unit->empty() && unit->front() == ' ') unit->erase(0, 1);
   return std::isfinite(*value) && *value >= 0;
+}
+
+// The keys of a `tls` map, each a non-empty string; any other key is an
+// error (a misspelt `cert` would otherwise leave TLS half set up).
+Status ReadTlsMap(const YAML::Node& y, const std::string& where,
+                  const std::vector<std::string>& allowed,
+                  std::map<std::string, std::string>* out) {
+  if (!y.IsMap()) {
+    return InvalidArgument(where + ": tls must be a map like {dir: certs}");
+  }
+  for (const auto& kv : y) {
+    const std::string k = kv.first.as<std::string>();
+    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      return InvalidArgument(where + ": tls has an unknown key '" + k +
+                             "' (known: " + list + ")");
+    }
+    const std::string v = kv.second.as<std::string>();
+    if (v.empty()) return InvalidArgument(where + ": tls " + k + " is empty");
+    (*out)[k] = v;
+  }
+  return Status::Ok();
+}
+
+// The cluster's `tls` block: a directory of `shoal certs` files, or the
+// coordinator's three files named one by one.
+Status ParseClusterTls(const YAML::Node& y, const std::string& origin,
+                       Cluster* c) {
+  std::map<std::string, std::string> m;
+  RETURN_IF_ERROR(ReadTlsMap(y, origin, {"dir", "ca", "cert", "key"}, &m));
+  c->tls_dir = m["dir"];
+  if (!c->tls_dir.empty()) {
+    c->tls = IssuedPaths(c->tls_dir, "coordinator");
+  }
+  if (m.count("ca")) c->tls.ca = m["ca"];
+  if (m.count("cert")) c->tls.cert = m["cert"];
+  if (m.count("key")) c->tls.key = m["key"];
+  if (c->tls.ca.empty() || c->tls.cert.empty() || c->tls.key.empty()) {
+    return InvalidArgument(origin +
+                           ": tls needs dir, or all of ca, cert and key");
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -166,6 +211,9 @@ StatusOr<Cluster> ParseCluster(const std::string& text,
     if (!devs || !devs.IsSequence() || devs.size() == 0) {
       return InvalidArgument(origin + ": needs a non-empty 'devices' list");
     }
+    if (const YAML::Node& t = root["tls"]) {
+      RETURN_IF_ERROR(ParseClusterTls(t, origin, &c));
+    }
     std::set<std::string> names, addresses;
     for (size_t i = 0; i < devs.size(); ++i) {
       const YAML::Node& y = devs[i];
@@ -203,6 +251,20 @@ StatusOr<Cluster> ParseCluster(const std::string& text,
         if (y["system_cpu"]) d.system_cpu = y["system_cpu"].as<double>();
         RETURN_IF_ERROR(
             CheckDeviceNumbers(d).WithContext(where + " (" + d.name + ")"));
+        if (!c.tls_dir.empty()) d.tls = IssuedPaths(c.tls_dir, d.name);
+        if (const YAML::Node& t = y["tls"]) {
+          if (!c.tls.any()) {
+            return InvalidArgument(where + " (" + d.name +
+                                   "): tls of a device needs the cluster's "
+                                   "tls block (the CA)");
+          }
+          std::map<std::string, std::string> m;
+          RETURN_IF_ERROR(
+              ReadTlsMap(t, where + " (" + d.name + ")", {"cert", "key"}, &m));
+          if (m.count("cert")) d.tls.cert = m["cert"];
+          if (m.count("key")) d.tls.key = m["key"];
+        }
+        if (d.tls.any()) d.tls.ca = c.tls.ca;
         if (const YAML::Node& l = y["link"]) {
           if (l["bandwidth"]) {
             auto bw = ParseBitRate(l["bandwidth"].as<std::string>());
@@ -239,7 +301,23 @@ StatusOr<Cluster> LoadCluster(const std::string& path) {
   if (!f) return NotFound("cannot open cluster file " + path);
   std::stringstream ss;
   ss << f.rdbuf();
-  return ParseCluster(ss.str(), "cluster file " + path);
+  ASSIGN_OR_RETURN(Cluster c, ParseCluster(ss.str(), "cluster file " + path));
+  // Files named in the cluster file are where it is, not where shoal runs.
+  const std::filesystem::path base = std::filesystem::path(path).parent_path();
+  auto resolve = [&](std::string* p) {
+    if (!p->empty() && std::filesystem::path(*p).is_relative()) {
+      *p = (base / *p).lexically_normal().string();
+    }
+  };
+  auto resolve_all = [&](TlsPaths* t) {
+    resolve(&t->ca);
+    resolve(&t->cert);
+    resolve(&t->key);
+  };
+  resolve_all(&c.tls);
+  resolve(&c.tls_dir);
+  for (auto& d : c.devices) resolve_all(&d.tls);
+  return c;
 }
 
 }  // namespace shoal

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "plan/plan.h"
+#include "security/tls_paths.h"
 #include "util/status.h"
 
 namespace shoal {
@@ -38,10 +39,20 @@ struct DeviceSpec {
   // The quota `cluster up` applies: system_cpu, at least cpu.
   double QuotaCpu() const { return std::max(cpu, system_cpu); }
   Link link;
+  // `cluster up` with TLS: the certificate and key its worker shows (and
+  // the cluster CA, from the cluster's block); empty: plaintext.
+  TlsPaths tls;
 };
 
 struct Cluster {
   std::vector<DeviceSpec> devices;
+  // The `tls` block (docs/security.md): what the coordinator (run, bench,
+  // serve, profile) loads to reach the workers over mutual TLS; empty:
+  // plaintext. Relative paths are resolved against the file's directory.
+  TlsPaths tls;
+  // `tls: {dir: ...}`: where `cluster up` keeps the CA and issues what is
+  // missing; "" when the files are named one by one.
+  std::string tls_dir;
   std::vector<PlanDevice> PlanDevices() const;
 };
 

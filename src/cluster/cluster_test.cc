@@ -1,6 +1,10 @@
 #include "cluster/cluster.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace shoal {
 namespace {
@@ -51,6 +55,52 @@ TEST(ParseCluster, SystemCpuIsAtLeastCpuInTheQuota) {
     EXPECT_NE(e.status().message().find("device 0"), std::string::npos)
         << e.status().message();
   }
+}
+
+// The tls block: a certs directory gives the coordinator's files and each
+// device's, relative to the cluster file; files named one by one override.
+TEST(LoadCluster, TlsPathsAreRelativeToTheFile) {
+  char tmpl[] = "/tmp/shoal-cluster-tls-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string path = dir + "/c.yaml";
+  std::ofstream(path) << R"(tls: {dir: certs, key: /etc/k.key}
+devices:
+  - {name: a, address: 127.0.0.1:1}
+  - {name: b, address: 127.0.0.1:2, tls: {cert: b2.crt}}
+)";
+  auto c = LoadCluster(path);
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->tls_dir, dir + "/certs");
+  EXPECT_EQ(c->tls.ca, dir + "/certs/ca.crt");
+  EXPECT_EQ(c->tls.cert, dir + "/certs/coordinator.crt");
+  EXPECT_EQ(c->tls.key, "/etc/k.key");
+  EXPECT_EQ(c->devices[0].tls.cert, dir + "/certs/a.crt");
+  EXPECT_EQ(c->devices[0].tls.key, dir + "/certs/a.key");
+  EXPECT_EQ(c->devices[0].tls.ca, dir + "/certs/ca.crt");
+  EXPECT_EQ(c->devices[1].tls.cert, dir + "/b2.crt");
+}
+
+TEST(ParseCluster, BadTlsBlocksAreRefused) {
+  auto typo = ParseCluster(
+      "tls: {dir: certs, crt: x}\ndevices:\n  - {name: a}\n", "test");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("'crt'"), std::string::npos)
+      << typo.status().message();
+  auto partial =
+      ParseCluster("tls: {ca: ca.crt}\ndevices:\n  - {name: a}\n", "test");
+  ASSERT_FALSE(partial.ok());
+  EXPECT_NE(partial.status().message().find("ca, cert and key"),
+            std::string::npos);
+  auto device_only = ParseCluster(
+      "devices:\n  - {name: a, tls: {cert: a.crt, key: a.key}}\n", "test");
+  ASSERT_FALSE(device_only.ok());
+  EXPECT_NE(device_only.status().message().find("(a)"), std::string::npos)
+      << device_only.status().message();
+  auto plain = ParseCluster("devices:\n  - {name: a}\n", "test");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->tls.any());
+  EXPECT_FALSE(plain->devices[0].tls.any());
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "emulate/netns.h"
 #include "runtime/net_address.h"
 #include "runtime/wire.h"
+#include "security/certs.h"
 #include "sim/cpu_quota.h"
 #include "sim/latency_model.h"
 
@@ -152,8 +153,9 @@ pid_t ReadPid(const std::string& path) {
 // Whether the worker we started `since` answers on `address`. A worker that
 // has been up for longer is someone else's on the same port (ours failed to
 // bind), so it does not count.
-bool Healthy(const std::string& address, Clock::time_point since) {
-  auto stub = rpc::Worker::NewStub(MakeChannel(address, 1 << 20));
+bool Healthy(const std::string& address, Clock::time_point since,
+             const TlsIdentity* tls) {
+  auto stub = rpc::Worker::NewStub(MakeChannel(address, 1 << 20, tls));
   rpc::HealthRequest req;
   req.set_protocol(kProtocolVersion);
   rpc::HealthReply rep;
@@ -164,6 +166,39 @@ bool Healthy(const std::string& address, Clock::time_point since) {
                         Clock::now() - since)
                         .count();
   return rep.uptime_ms() <= ours + 50;
+}
+
+// `tls: {dir: ...}`: the CA, the coordinator's certificate and each
+// device's, made where missing, so that a TLS cluster is one command.
+Status IssueMissingCerts(const Cluster& c, std::ostream& out) {
+  const std::string& dir = c.tls_dir;
+  const bool have_cert = fs::exists(CaCertPath(dir)),
+             have_key = fs::exists(CaKeyPath(dir));
+  if (have_cert != have_key) {
+    return FailedPrecondition(
+        (have_cert ? CaKeyPath(dir) : CaCertPath(dir)) +
+        " is missing while its pair is there: restore it, or remove both to "
+        "make a new CA (every certificate of " +
+        dir +
+        " would then need "
+        "issuing again)");
+  }
+  if (!have_cert) {
+    RETURN_IF_ERROR(InitCa(dir).status());
+    out << "tls: made a cluster CA in " << dir << "\n";
+  }
+  std::vector<std::pair<std::string, TlsRole>> names = {
+      {"coordinator", TlsRole::kCoordinator}};
+  for (const auto& d : c.devices) names.push_back({d.name, TlsRole::kDevice});
+  for (const auto& [name, role] : names) {
+    const TlsPaths p = IssuedPaths(dir, name);
+    if (fs::exists(p.cert) || fs::exists(p.key)) continue;
+    IssueOptions o;
+    o.role = role;
+    RETURN_IF_ERROR(IssueCert(dir, name, o).status());
+    out << "tls: issued " << p.cert << " (" << RoleName(role) << ")\n";
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -189,6 +224,32 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
   }
   const std::string state = ClusterStateDir(file);
   fs::create_directories(state);
+  // With TLS, the workers get their certificates, and this process checks
+  // that they came up with the coordinator's.
+  if (!c.tls_dir.empty()) RETURN_IF_ERROR(IssueMissingCerts(c, out));
+  std::shared_ptr<const TlsIdentity> tls;
+  if (c.tls.any()) {
+    auto id = LoadTlsIdentity(c.tls);
+    if (!id.ok()) return id.status().WithContext("the tls block of " + file);
+    tls = std::move(id).value();
+    for (const auto& d : c.devices) {
+      if (d.tls.cert.empty() || d.tls.key.empty()) {
+        return InvalidArgument(
+            file + ": device " + d.name +
+            " has no certificate: with a tls block of ca, cert and key, "
+            "cluster up needs each device's own (tls: {cert: ..., key: ...}), "
+            "or use tls: {dir: ...}");
+      }
+      auto dev = LoadTlsIdentity(d.tls);
+      if (!dev.ok()) return dev.status().WithContext("device " + d.name);
+      if (dev.value()->role != TlsRole::kDevice) {
+        return InvalidArgument("device " + d.name + "'s certificate " +
+                               d.tls.cert + " has the " +
+                               RoleName(dev.value()->role) +
+                               " role; a worker needs a device certificate");
+      }
+    }
+  }
   // Devices that give a speed but no cpu run at that speed on this host.
   bool calibrate = false;
   for (const auto& d : c.devices) calibrate |= d.cpu_from_speed;
@@ -342,6 +403,14 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
       args.push_back("--link-latency");
       args.push_back(std::to_string(d.link.latency_s) + "s");
     }
+    if (tls) {
+      for (const auto& [flag, path] : {std::pair{"--tls-ca", d.tls.ca},
+                                       std::pair{"--tls-cert", d.tls.cert},
+                                       std::pair{"--tls-key", d.tls.key}}) {
+        args.push_back(flag);
+        args.push_back(fs::absolute(path).string());
+      }
+    }
     const std::string log = state + "/" + d.name + ".log";
     const auto spawned = Clock::now();
     pid_t pid = fork();
@@ -385,7 +454,7 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
     for (int i = 0; i < 100 && !up; ++i) {
       int st = 0;
       if (waitpid(pid, &st, WNOHANG) == pid) break;
-      up = Healthy(d.address, spawned);
+      up = Healthy(d.address, spawned, tls.get());
       if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     if (!up) {

@@ -16,6 +16,7 @@
 #include "plan/task_weights.h"
 #include "runtime/link_shaper.h"
 #include "runtime/net_address.h"
+#include "runtime/peer_auth.h"
 #include "runtime/pixel_codec.h"
 #include "runtime/relay_messages.h"
 #include "runtime/rpc_guard.h"
@@ -124,21 +125,32 @@ struct Coordinator::Impl final : public rpc::Worker::Service {
     return first_error;
   }
 
-  grpc::Status Health(grpc::ServerContext*, const rpc::HealthRequest*,
+  const TlsIdentity* tls() const { return opts.tls.get(); }
+
+  grpc::Status Health(grpc::ServerContext* ctx, const rpc::HealthRequest*,
                       rpc::HealthReply* rep) override {
-    return GuardRpc(std::string("the coordinator"), "Health",
-                    [&]() -> grpc::Status {
-                      rep->set_protocol(kProtocolVersion);
-                      rep->set_name("coordinator");
-                      return grpc::Status::OK;
-                    });
+    return GuardRpc(
+        std::string("the coordinator"), "Health", [&]() -> grpc::Status {
+          if (auto s = RequireMember(*ctx, tls(), "the coordinator", "Health");
+              !s.ok()) {
+            return s;
+          }
+          rep->set_protocol(kProtocolVersion);
+          rep->set_name("coordinator");
+          return grpc::Status::OK;
+        });
   }
 
   // A part of the model output, from a worker.
-  grpc::Status Send(grpc::ServerContext*, const rpc::TensorMessage* m,
+  grpc::Status Send(grpc::ServerContext* ctx, const rpc::TensorMessage* m,
                     rpc::Ack*) override {
     return GuardRpc(
         std::string("the coordinator"), "Send", [&]() -> grpc::Status {
+          if (auto s = RequireRole(*ctx, tls(), TlsRole::kDevice,
+                                   "the coordinator", "Send");
+              !s.ok()) {
+            return s;
+          }
           if (auto s = CheckProtocol(m->protocol(), "the coordinator");
               !s.ok()) {
             return s;
@@ -172,18 +184,27 @@ struct Coordinator::Impl final : public rpc::Worker::Service {
   }
 
   // Deploy's reachability check: each worker sends one empty message here.
-  grpc::Status Sink(grpc::ServerContext*, const rpc::SinkMessage* m,
+  grpc::Status Sink(grpc::ServerContext* ctx, const rpc::SinkMessage* m,
                     rpc::Ack*) override {
-    return GuardRpc(std::string("the coordinator"), "Sink",
-                    [&]() -> grpc::Status {
-                      return CheckProtocol(m->protocol(), "the coordinator");
-                    });
+    return GuardRpc(
+        std::string("the coordinator"), "Sink", [&]() -> grpc::Status {
+          if (auto s = RequireMember(*ctx, tls(), "the coordinator", "Sink");
+              !s.ok()) {
+            return s;
+          }
+          return CheckProtocol(m->protocol(), "the coordinator");
+        });
   }
 
-  grpc::Status Abort(grpc::ServerContext*, const rpc::AbortMessage* m,
+  grpc::Status Abort(grpc::ServerContext* ctx, const rpc::AbortMessage* m,
                      rpc::Ack*) override {
     return GuardRpc(
         std::string("the coordinator"), "Abort", [&]() -> grpc::Status {
+          if (auto s = RequireRole(*ctx, tls(), TlsRole::kDevice,
+                                   "the coordinator", "Abort");
+              !s.ok()) {
+            return s;
+          }
           std::lock_guard<std::mutex> lock(mu);
           auto it = pending.find(m->request());
           if (it != pending.end() && it->second->error.ok()) {
@@ -206,7 +227,8 @@ struct Coordinator::Impl final : public rpc::Worker::Service {
       grpc::Status s = stubs[d]->Health(&ctx, req, &rep);
       if (!s.ok()) {
         down += (down.empty() ? "" : "; ") + DeviceName(d) +
-                " does not answer: " + s.error_message();
+                " does not answer: " + s.error_message() +
+                TlsHint(s, tls() != nullptr);
       }
     }
     return down;
@@ -234,6 +256,9 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   impl->plan = plan;
   impl->plan_json = PlanToJson(plan).dump();
   impl->opts = opts;
+  if (!impl->opts.tls && cluster.tls.any()) {
+    ASSIGN_OR_RETURN(impl->opts.tls, LoadTlsIdentity(cluster.tls));
+  }
   if (opts.max_message_bytes > 0) impl->max_msg = opts.max_message_bytes;
   // Plan devices are matched to cluster devices by name, or by position
   // when the plan was made for --devices N.
@@ -254,8 +279,8 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
       return InvalidArgument("cluster device " + d.name + " has no address");
     }
     impl->devs.push_back(d);
-    impl->stubs.push_back(
-        rpc::Worker::NewStub(MakeChannel(d.address, impl->max_msg)));
+    impl->stubs.push_back(rpc::Worker::NewStub(
+        MakeChannel(d.address, impl->max_msg, impl->tls())));
   }
   impl->deployment.assign(plan.devices.size(), "");
   impl->input_link =
@@ -271,7 +296,7 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   grpc::ServerBuilder b;
   int port = 0;
   const std::string listen = JoinHostPort(ep.listen_host, ep.port);
-  b.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  b.AddListeningPort(listen, ServerCredentialsFor(impl->tls()), &port);
   ConfigureServer(&b, impl->max_msg);
   b.RegisterService(impl.get());
   impl->server = b.BuildAndStart();
@@ -297,7 +322,10 @@ Status Coordinator::CheckHealth() {
     grpc::ClientContext ctx;
     ctx.set_deadline(DeadlineIn(3000));
     grpc::Status s = m.stubs[d]->Health(&ctx, req, &rep);
-    if (!s.ok()) return FromGrpc(s, m.DeviceName(d) + " does not answer");
+    if (!s.ok()) {
+      return FromGrpc(s, m.DeviceName(d) + " does not answer" +
+                             TlsHint(s, m.tls() != nullptr));
+    }
     if (rep.protocol() != kProtocolVersion) {
       return FailedPrecondition(
           m.DeviceName(d) + " speaks shoal protocol version " +
@@ -369,7 +397,10 @@ Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
       grpc::Status retry = m.stubs[d]->Health(&ctx, hq, &hr);
       if (retry.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) s = retry;
     }
-    if (!s.ok()) return FromGrpc(s, m.DeviceName(d) + " does not answer");
+    if (!s.ok()) {
+      return FromGrpc(s, m.DeviceName(d) + " does not answer" +
+                             TlsHint(s, m.tls() != nullptr));
+    }
     if (hr.protocol() != kProtocolVersion) {
       return FailedPrecondition(
           m.DeviceName(d) + " speaks shoal protocol version " +
@@ -383,6 +414,7 @@ Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
       rpc::LinkProbeRequest pq;
       pq.set_protocol(kProtocolVersion);
       pq.set_target(m.reply_to);
+      pq.set_target_coordinator(true);
       pq.set_bytes(0);
       pq.set_count(1);
       pq.set_timeout_ms(3000);
@@ -390,6 +422,9 @@ Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
       grpc::ClientContext ctx;
       ctx.set_deadline(DeadlineIn(5000));
       grpc::Status s = m.stubs[d]->ProbeLink(&ctx, pq, &pr);
+      if (s.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+        return FromGrpc(s, m.DeviceName(d));  // not a matter of addresses
+      }
       if (!s.ok()) {
         return Unavailable(
             m.DeviceName(d) + " cannot reach this coordinator at " +

@@ -17,6 +17,7 @@
 #include "plan/plan.h"
 #include "runtime/local_runner.h"
 #include "runtime/trace.h"
+#include "security/tls_identity.h"
 
 namespace shoal {
 
@@ -34,6 +35,9 @@ struct CoordinatorOptions {
   // that is exactly pixels travels as pixels, a quarter of the bytes
   // (runtime/pixel_codec.h); anything else as float32.
   std::optional<ImageNormalization> pixels;
+  // Mutual TLS to the workers and on the reply endpoint (docs/security.md);
+  // null: the cluster's `tls` block, loaded by Create, or plaintext.
+  std::shared_ptr<const TlsIdentity> tls;
 };
 
 struct DeployReport {

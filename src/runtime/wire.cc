@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "runtime/peer_auth.h"
+
 namespace shoal {
 
 grpc::Status CheckProtocol(uint32_t got, const std::string& who) {
@@ -54,7 +56,9 @@ StatusOr<Tensor> TensorFromBytes(const std::vector<int64_t>& shape,
 }
 
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
-                                           int64_t max_message_bytes) {
+                                           int64_t max_message_bytes,
+                                           const TlsIdentity* tls,
+                                           TlsRole server_role) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
   args.SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
@@ -70,8 +74,8 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 5000);
   // Unique per channel: each stub gets its own TCP connection.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
-                                   args);
+  SetServerRole(&args, tls, server_role);
+  return grpc::CreateCustomChannel(address, ChannelCredentialsFor(tls), args);
 }
 
 void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes) {
@@ -94,6 +98,10 @@ Status FromGrpc(const grpc::Status& s, const std::string& context) {
       break;
     case grpc::StatusCode::FAILED_PRECONDITION:
     case grpc::StatusCode::RESOURCE_EXHAUSTED:
+    // A certificate without the right role (runtime/peer_auth.h): the
+    // caller's set-up, not a fault of the callee.
+    case grpc::StatusCode::PERMISSION_DENIED:
+    case grpc::StatusCode::UNAUTHENTICATED:
       c = Code::kFailedPrecondition;
       break;
     case grpc::StatusCode::INVALID_ARGUMENT:

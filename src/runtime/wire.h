@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "graph/weights.h"
+#include "security/tls_identity.h"
 #include "shoal.grpc.pb.h"
 #include "util/content_hash.h"
 #include "util/status.h"
@@ -37,8 +38,11 @@ void TensorToBytes(const Tensor& t, std::string* out);
 StatusOr<Tensor> TensorFromBytes(const std::vector<int64_t>& shape,
                                  const std::string& bytes);
 
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
-                                           int64_t max_message_bytes);
+// With `tls`, the channel is mutual TLS and the server must show a
+// certificate of `server_role` (runtime/peer_auth.h); without, plaintext.
+std::shared_ptr<grpc::Channel> MakeChannel(
+    const std::string& address, int64_t max_message_bytes,
+    const TlsIdentity* tls = nullptr, TlsRole server_role = TlsRole::kDevice);
 void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes);
 
 Status FromGrpc(const grpc::Status& s, const std::string& context);

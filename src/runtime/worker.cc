@@ -20,6 +20,7 @@
 #include "runtime/chunk_assembler.h"
 #include "runtime/cpu_pacer.h"
 #include "runtime/link_shaper.h"
+#include "runtime/peer_auth.h"
 #include "runtime/profiling.h"
 #include "runtime/relay_messages.h"
 #include "runtime/rpc_guard.h"
@@ -182,11 +183,22 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   std::string Who() const { return "worker " + opts.name; }
 
+  // What a caller's certificate must show for each RPC (docs/security.md).
+  grpc::Status FromCoordinator(const grpc::ServerContext* ctx,
+                               const char* rpc) const {
+    return RequireRole(*ctx, opts.tls.get(), TlsRole::kCoordinator, Who(), rpc);
+  }
+  grpc::Status FromMember(const grpc::ServerContext* ctx,
+                          const char* rpc) const {
+    return RequireMember(*ctx, opts.tls.get(), Who(), rpc);
+  }
+
   // --- Health, blobs, deploy -------------------------------------------
 
-  grpc::Status Health(grpc::ServerContext*, const rpc::HealthRequest* req,
+  grpc::Status Health(grpc::ServerContext* ctx, const rpc::HealthRequest* req,
                       rpc::HealthReply* rep) override {
     return GuardRpc(Who(), "Health", [&]() -> grpc::Status {
+      if (auto s = FromMember(ctx, "Health"); !s.ok()) return s;
       // Health answers any version, so a coordinator can say what mismatched.
       rep->set_protocol(kProtocolVersion);
       rep->set_name(opts.name);
@@ -202,9 +214,11 @@ struct Worker::Impl final : public rpc::Worker::Service {
     });
   }
 
-  grpc::Status HaveBlobs(grpc::ServerContext*, const rpc::HaveBlobsRequest* req,
+  grpc::Status HaveBlobs(grpc::ServerContext* ctx,
+                         const rpc::HaveBlobsRequest* req,
                          rpc::HaveBlobsReply* rep) override {
     return GuardRpc(Who(), "HaveBlobs", [&]() -> grpc::Status {
+      if (auto s = FromCoordinator(ctx, "HaveBlobs"); !s.ok()) return s;
       if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
       for (const auto& h : req->hashes()) {
         if (!cache->Has(h)) rep->add_missing(h);
@@ -213,10 +227,11 @@ struct Worker::Impl final : public rpc::Worker::Service {
     });
   }
 
-  grpc::Status PutBlobs(grpc::ServerContext*,
+  grpc::Status PutBlobs(grpc::ServerContext* ctx,
                         grpc::ServerReader<rpc::BlobChunk>* reader,
                         rpc::PutBlobsReply* rep) override {
     return GuardRpc(Who(), "PutBlobs", [&]() -> grpc::Status {
+      if (auto s = FromCoordinator(ctx, "PutBlobs"); !s.ok()) return s;
       // Each blob streams to a file of the cache: in memory, one chunk.
       rpc::BlobChunk c;
       std::string hash;
@@ -379,7 +394,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
     }
     std::vector<std::shared_ptr<grpc::Channel>> channels;
     for (const auto& addr : d->peers) {
-      channels.push_back(MakeChannel(addr, max_msg));
+      channels.push_back(MakeChannel(addr, max_msg, opts.tls.get()));
       d->stubs.push_back(rpc::Worker::NewStub(channels.back()));
     }
     ConnectToReceivers(*d, channels);
@@ -408,9 +423,10 @@ struct Worker::Impl final : public rpc::Worker::Service {
     for (int dv : receivers) channels[dv]->WaitForConnected(deadline);
   }
 
-  grpc::Status Deploy(grpc::ServerContext*, const rpc::DeployRequest* req,
+  grpc::Status Deploy(grpc::ServerContext* ctx, const rpc::DeployRequest* req,
                       rpc::DeployReply* rep) override {
     return GuardRpc(Who(), "Deploy", [&]() -> grpc::Status {
+      if (auto s = FromCoordinator(ctx, "Deploy"); !s.ok()) return s;
       if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
       std::lock_guard<std::mutex> deploying(deploy_mu);
       int64_t held = 0;
@@ -461,9 +477,10 @@ struct Worker::Impl final : public rpc::Worker::Service {
     cache->Trim(keep, opts.cache_max_bytes);
   }
 
-  grpc::Status Release(grpc::ServerContext*, const rpc::ReleaseRequest* req,
+  grpc::Status Release(grpc::ServerContext* ctx, const rpc::ReleaseRequest* req,
                        rpc::ReleaseReply* rep) override {
     return GuardRpc(Who(), "Release", [&]() -> grpc::Status {
+      if (auto s = FromCoordinator(ctx, "Release"); !s.ok()) return s;
       if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
       std::lock_guard<std::mutex> deploying(deploy_mu);
       std::lock_guard<std::mutex> lock(mu);
@@ -577,9 +594,10 @@ struct Worker::Impl final : public rpc::Worker::Service {
     return Status::Ok();
   }
 
-  grpc::Status Send(grpc::ServerContext*, const rpc::TensorMessage* m,
+  grpc::Status Send(grpc::ServerContext* ctx, const rpc::TensorMessage* m,
                     rpc::Ack*) override {
     return GuardRpc(Who(), "Send", [&]() -> grpc::Status {
+      if (auto s = FromMember(ctx, "Send"); !s.ok()) return s;
       if (auto s = CheckProtocol(m->protocol(), Who()); !s.ok()) return s;
       std::shared_ptr<Deployment> d;
       {
@@ -717,9 +735,10 @@ struct Worker::Impl final : public rpc::Worker::Service {
     out_cv.notify_all();
   }
 
-  grpc::Status Abort(grpc::ServerContext*, const rpc::AbortMessage* m,
+  grpc::Status Abort(grpc::ServerContext* ctx, const rpc::AbortMessage* m,
                      rpc::Ack*) override {
     return GuardRpc(Who(), "Abort", [&]() -> grpc::Status {
+      if (auto s = FromMember(ctx, "Abort"); !s.ok()) return s;
       if (auto s = CheckProtocol(m->protocol(), Who()); !s.ok()) return s;
       chunks.Drop(m->request());
       std::lock_guard<std::mutex> lock(mu);
@@ -728,9 +747,10 @@ struct Worker::Impl final : public rpc::Worker::Service {
     });
   }
 
-  grpc::Status Stats(grpc::ServerContext*, const rpc::StatsRequest* req,
+  grpc::Status Stats(grpc::ServerContext* ctx, const rpc::StatsRequest* req,
                      rpc::StatsReply* rep) override {
     return GuardRpc(Who(), "Stats", [&]() -> grpc::Status {
+      if (auto s = FromCoordinator(ctx, "Stats"); !s.ok()) return s;
       if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
       if (req->timeline()) {
         // A request's answer reaches its caller before the sender here has
@@ -787,9 +807,10 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   // --- Profiling (shoal profile) -----------------------------------------
 
-  grpc::Status Profile(grpc::ServerContext*, const rpc::ProfileRequest* req,
+  grpc::Status Profile(grpc::ServerContext* ctx, const rpc::ProfileRequest* req,
                        rpc::ProfileReply* rep) override {
     return GuardRpc(Who(), "Profile", [&]() -> grpc::Status {
+      if (auto s = FromCoordinator(ctx, "Profile"); !s.ok()) return s;
       if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
       StatusOr<Graph> g = InvalidArgument("graph is not JSON");
       try {
@@ -843,9 +864,11 @@ struct Worker::Impl final : public rpc::Worker::Service {
     });
   }
 
-  grpc::Status ProbeLink(grpc::ServerContext*, const rpc::LinkProbeRequest* req,
+  grpc::Status ProbeLink(grpc::ServerContext* ctx,
+                         const rpc::LinkProbeRequest* req,
                          rpc::LinkProbeReply* rep) override {
     return GuardRpc(Who(), "ProbeLink", [&]() -> grpc::Status {
+      if (auto s = FromCoordinator(ctx, "ProbeLink"); !s.ok()) return s;
       if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
       if (req->bytes() < 0 || req->bytes() > max_msg || req->count() < 1 ||
           req->count() > 100 || req->timeout_ms() <= 0) {
@@ -864,7 +887,12 @@ struct Worker::Impl final : public rpc::Worker::Service {
       rpc::SinkMessage m;
       m.set_protocol(kProtocolVersion);
       m.mutable_data()->assign(req->bytes(), '\x5a');
-      auto stub = rpc::Worker::NewStub(MakeChannel(req->target(), max_msg));
+      // With TLS the target must prove it is a member of the cluster (of
+      // the role asked for) before a byte of the probe goes to it.
+      auto stub = rpc::Worker::NewStub(
+          MakeChannel(req->target(), max_msg, opts.tls.get(),
+                      req->target_coordinator() ? TlsRole::kCoordinator
+                                                : TlsRole::kDevice));
       const double cpu0 = CpuSeconds(true);
       for (int i = 0; i < req->count(); ++i) {
         const auto t0 = Clock::now();
@@ -885,9 +913,10 @@ struct Worker::Impl final : public rpc::Worker::Service {
     });
   }
 
-  grpc::Status Sink(grpc::ServerContext*, const rpc::SinkMessage* m,
+  grpc::Status Sink(grpc::ServerContext* ctx, const rpc::SinkMessage* m,
                     rpc::Ack*) override {
     return GuardRpc(Who(), "Sink", [&]() -> grpc::Status {
+      if (auto s = FromMember(ctx, "Sink"); !s.ok()) return s;
       return CheckProtocol(m->protocol(), Who());
     });
   }
@@ -897,7 +926,12 @@ struct Worker::Impl final : public rpc::Worker::Service {
   rpc::Worker::Stub* ReplyStub(const std::string& addr) {
     std::lock_guard<std::mutex> lock(out_mu);
     auto& s = reply_stubs[addr];
-    if (!s) s = rpc::Worker::NewStub(MakeChannel(addr, max_msg));
+    // With TLS, outputs and aborts go only to a coordinator of the cluster,
+    // whatever address a request names.
+    if (!s) {
+      s = rpc::Worker::NewStub(
+          MakeChannel(addr, max_msg, opts.tls.get(), TlsRole::kCoordinator));
+    }
     return s.get();
   }
 
@@ -1159,7 +1193,7 @@ StatusOr<std::unique_ptr<Worker>> Worker::Start(const WorkerOptions& opts) {
   auto impl = std::make_unique<Impl>(opts);
   ASSIGN_OR_RETURN(impl->cache, BlobCache::Open(opts.cache_dir));
   grpc::ServerBuilder b;
-  b.AddListeningPort(opts.listen, grpc::InsecureServerCredentials(),
+  b.AddListeningPort(opts.listen, ServerCredentialsFor(opts.tls.get()),
                      &impl->port);
   ConfigureServer(&b, impl->max_msg);
   b.RegisterService(impl.get());

@@ -12,6 +12,7 @@
 
 #include "cluster/cluster.h"
 #include "engine/executor.h"
+#include "security/tls_identity.h"
 #include "util/status.h"
 
 namespace shoal {
@@ -33,6 +34,10 @@ struct WorkerOptions {
   // Blobs no deployment holds are removed, least recently used first,
   // beyond this many bytes in the directory.
   int64_t cache_max_bytes = int64_t{4} << 30;
+  // Mutual TLS (docs/security.md): only callers with a certificate of the
+  // cluster CA connect; only a coordinator's may deploy, release, read or
+  // reset statistics, profile or probe. Null: plaintext, anyone may.
+  std::shared_ptr<const TlsIdentity> tls;
 };
 
 class Worker {

@@ -2,15 +2,19 @@
 
 #include <chrono>
 
+#include "runtime/peer_auth.h"
 #include "runtime/wire.h"
 
 namespace shoal {
 
-ServeClient::ServeClient(const std::string& address, int64_t max_message_bytes)
+ServeClient::ServeClient(const std::string& address, int64_t max_message_bytes,
+                         const TlsIdentity* tls)
     : address_(address),
+      tls_(tls != nullptr),
       stub_(rpc::Inference::NewStub(MakeChannel(
-          address, max_message_bytes > 0 ? max_message_bytes
-                                         : kDefaultMaxMessageBytes))) {}
+          address,
+          max_message_bytes > 0 ? max_message_bytes : kDefaultMaxMessageBytes,
+          tls, TlsRole::kCoordinator))) {}
 
 StatusOr<InferResult> ServeClient::Infer(const Tensor& input,
                                          int64_t timeout_ms,
@@ -28,7 +32,8 @@ StatusOr<InferResult> ServeClient::Infer(const Tensor& input,
   const double ms = std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - t0)
                         .count();
-  if (!s.ok()) return FromGrpc(s, "shoal serve at " + address_);
+  if (!s.ok())
+    return FromGrpc(s, "shoal serve at " + address_ + TlsHint(s, tls_));
   InferResult r;
   ASSIGN_OR_RETURN(r.output,
                    TensorFromBytes(std::vector<int64_t>(rep.shape().begin(),
@@ -49,7 +54,8 @@ StatusOr<rpc::ServeStatusReply> ServeClient::GetStatus(int64_t timeout_ms) {
   grpc::ClientContext ctx;
   ctx.set_deadline(DeadlineIn(timeout_ms));
   grpc::Status s = stub_->ServeStatus(&ctx, req, &rep);
-  if (!s.ok()) return FromGrpc(s, "shoal serve at " + address_);
+  if (!s.ok())
+    return FromGrpc(s, "shoal serve at " + address_ + TlsHint(s, tls_));
   return rep;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "graph/weights.h"
+#include "security/tls_identity.h"
 #include "shoal.grpc.pb.h"
 #include "util/status.h"
 
@@ -23,9 +24,11 @@ struct InferResult {
 
 class ServeClient {
  public:
-  // `max_message_bytes` 0: kDefaultMaxMessageBytes.
+  // `max_message_bytes` 0: kDefaultMaxMessageBytes. With `tls`, mutual TLS
+  // to a server whose certificate has the coordinator role.
   explicit ServeClient(const std::string& address,
-                       int64_t max_message_bytes = 0);
+                       int64_t max_message_bytes = 0,
+                       const TlsIdentity* tls = nullptr);
 
   // One inference within `timeout_ms` (the gRPC deadline of the call).
   StatusOr<InferResult> Infer(const Tensor& input, int64_t timeout_ms,
@@ -34,6 +37,7 @@ class ServeClient {
 
  private:
   std::string address_;
+  bool tls_ = false;
   std::unique_ptr<rpc::Inference::Stub> stub_;
 };
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 
+#include "runtime/peer_auth.h"
 #include "runtime/wire.h"
 
 namespace shoal {
@@ -21,10 +22,11 @@ const char* StateName(Member::State s) {
   return "?";
 }
 
-Member MakeMember(const DeviceSpec& d) {
+Member MakeMember(const DeviceSpec& d, std::shared_ptr<const TlsIdentity> tls) {
   Member m;
   m.spec = d;
-  m.stub = rpc::Worker::NewStub(MakeChannel(d.address, 1 << 20));
+  m.tls = std::move(tls);
+  m.stub = rpc::Worker::NewStub(MakeChannel(d.address, 1 << 20, m.tls.get()));
   return m;
 }
 
@@ -37,7 +39,7 @@ StatusOr<int64_t> MemberHealth(Member& m) {
   grpc::Status s = m.stub->Health(&ctx, req, &rep);
   if (!s.ok()) {
     return FromGrpc(s, "device " + m.spec.name + " (" + m.spec.address +
-                           ") does not answer");
+                           ") does not answer" + TlsHint(s, m.tls != nullptr));
   }
   if (rep.protocol() != kProtocolVersion) {
     return FailedPrecondition("device " + m.spec.name +
@@ -49,6 +51,7 @@ StatusOr<int64_t> MemberHealth(Member& m) {
 }
 
 void ReloadMembers(const std::string& cluster_file,
+                   std::shared_ptr<const TlsIdentity> tls,
                    std::vector<Member>* members, std::mutex& state_mu,
                    std::vector<std::string>* events,
                    std::vector<std::string>* log) {
@@ -85,7 +88,7 @@ void ReloadMembers(const std::string& cluster_file,
     if (!known) {
       log->push_back(cluster_file + " lists a new device " + d.name + " (" +
                      d.address + ")");
-      Member m = MakeMember(d);
+      Member m = MakeMember(d, tls);
       std::lock_guard<std::mutex> lock(state_mu);
       members->push_back(std::move(m));
     }
@@ -100,7 +103,8 @@ bool CheckMembers(std::vector<Member>* members, std::mutex& state_mu,
     // A channel backing off from a device that was down could take minutes
     // to try again: check a down device on a fresh one.
     if (m.state == Member::kDown) {
-      m.stub = rpc::Worker::NewStub(MakeChannel(m.spec.address, 1 << 20));
+      m.stub = rpc::Worker::NewStub(
+          MakeChannel(m.spec.address, 1 << 20, m.tls.get()));
     }
     auto up = MemberHealth(m);
     if (!up.ok() && m.state == Member::kServing) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cluster/cluster.h"
+#include "security/tls_identity.h"
 #include "shoal.grpc.pb.h"
 #include "util/status.h"
 
@@ -26,12 +27,13 @@ struct Member {
   int64_t uptime_ms = -1;
   std::string why;  // the last health error
   std::unique_ptr<rpc::Worker::Stub> stub;
+  std::shared_ptr<const TlsIdentity> tls;  // null: plaintext
 };
 
 const char* StateName(Member::State s);
 
 // A member for a device of the cluster file, down until it answers.
-Member MakeMember(const DeviceSpec& d);
+Member MakeMember(const DeviceSpec& d, std::shared_ptr<const TlsIdentity> tls);
 
 // One Health call (1 s deadline): the device's uptime, or why not.
 StatusOr<int64_t> MemberHealth(Member& m);
@@ -40,7 +42,9 @@ StatusOr<int64_t> MemberHealth(Member& m);
 // so), listed again they are down until they answer, new ones are added
 // (down until the next check; `log` says so). An unreadable file keeps the
 // members as they are and `log` says why.
+// New members dial with `tls` (the identity serve started with).
 void ReloadMembers(const std::string& cluster_file,
+                   std::shared_ptr<const TlsIdentity> tls,
                    std::vector<Member>* members, std::mutex& state_mu,
                    std::vector<std::string>* events,
                    std::vector<std::string>* log);

@@ -11,6 +11,7 @@
 
 #include "cli/plan_common.h"
 #include "plan/plan_json.h"
+#include "runtime/peer_auth.h"
 #include "runtime/rpc_guard.h"
 #include "runtime/wire.h"
 #include "serve/generation.h"
@@ -84,6 +85,10 @@ struct Server::Impl final : public rpc::Inference::Service {
   int64_t max_msg = kDefaultMaxMessageBytes;
   std::unique_ptr<grpc::Server> grpc_server;
   int port = 0;
+  // The cluster file's TLS identity (docs/security.md): to the workers, to
+  // the coordinators' reply endpoints and on the Inference service, where
+  // only coordinator certificates may ask. Null: plaintext.
+  std::shared_ptr<const TlsIdentity> tls;
 
   // Generations and counters.
   std::mutex mu;
@@ -146,6 +151,11 @@ struct Server::Impl final : public rpc::Inference::Service {
   grpc::Status Infer(grpc::ServerContext* ctx, const rpc::InferRequest* req,
                      rpc::InferReply* rep) override {
     return GuardRpc(std::string("shoal serve"), "Infer", [&]() -> grpc::Status {
+      if (auto s = RequireRole(*ctx, tls.get(), TlsRole::kCoordinator,
+                               "shoal serve", "Infer");
+          !s.ok()) {
+        return s;
+      }
       accepted++;
       const auto t0 = Clock::now();
       const int64_t seq = next_seq++;
@@ -228,11 +238,16 @@ struct Server::Impl final : public rpc::Inference::Service {
     });
   }
 
-  grpc::Status ServeStatus(grpc::ServerContext*,
+  grpc::Status ServeStatus(grpc::ServerContext* ctx,
                            const rpc::ServeStatusRequest* req,
                            rpc::ServeStatusReply* rep) override {
     return GuardRpc(
         std::string("shoal serve"), "ServeStatus", [&]() -> grpc::Status {
+          if (auto s = RequireRole(*ctx, tls.get(), TlsRole::kCoordinator,
+                                   "shoal serve", "ServeStatus");
+              !s.ok()) {
+            return s;
+          }
           if (auto s = CheckProtocol(req->protocol(), "shoal serve"); !s.ok()) {
             return s;
           }
@@ -313,7 +328,7 @@ struct Server::Impl final : public rpc::Inference::Service {
     if (reload_requested.exchange(false) || watch_due) {
       last_reload = Clock::now();
       std::vector<std::string> log;
-      ReloadMembers(opts.cluster_file, &members, mu, &events, &log);
+      ReloadMembers(opts.cluster_file, tls, &members, mu, &events, &log);
       for (const auto& line : log) Log("%s", line.c_str());
     }
     const bool broken = CheckMembers(&members, mu, &events);
@@ -547,6 +562,7 @@ struct Server::Impl final : public rpc::Inference::Service {
     co.max_message_bytes = opts.max_message_bytes;
     co.keep_previous = true;
     co.advertise = opts.advertise;
+    co.tls = tls;
     ASSIGN_OR_RETURN(auto coord, Coordinator::Create(choice.plan, cl, co));
     DeployReport dep;
     Status st = coord->Deploy(model.weights, &dep);
@@ -815,6 +831,13 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts) {
   m.window = LoadWindow(std::max(1, opts.window_ticks));
   m.strategy = opts.strategy.empty() ? DefaultServeStrategy() : opts.strategy;
   ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(opts.cluster_file));
+  if (cluster.tls.any()) {
+    auto tls = LoadTlsIdentity(cluster.tls);
+    if (!tls.ok()) {
+      return tls.status().WithContext("the tls block of " + opts.cluster_file);
+    }
+    m.tls = std::move(tls).value();
+  }
   if (cluster.devices.empty()) {
     return InvalidArgument("cluster " + opts.cluster_file + " has no devices");
   }
@@ -823,7 +846,7 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts) {
       return InvalidArgument("device " + d.name + " of " + opts.cluster_file +
                              " has no address");
     }
-    m.members.push_back(MakeMember(d));
+    m.members.push_back(MakeMember(d, m.tls));
   }
   ASSIGN_OR_RETURN(m.model, LoadPlanModel(opts.model, true));
   if (m.model.graph.inputs.size() != 1) {
@@ -852,7 +875,7 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts) {
     RETURN_IF_ERROR(m.ReplanLocked("start", m.Candidates(), true, 0, true));
   }
   grpc::ServerBuilder b;
-  b.AddListeningPort(opts.listen, grpc::InsecureServerCredentials(), &m.port);
+  b.AddListeningPort(opts.listen, ServerCredentialsFor(m.tls.get()), &m.port);
   ConfigureServer(&b, m.max_msg);
   b.RegisterService(&m);
   m.grpc_server = b.BuildAndStart();

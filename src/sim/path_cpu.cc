@@ -40,6 +40,7 @@ StatusOr<double> TimeRequests(const DeviceSpec& d, rpc::Worker::Stub* stub,
   co.timeout_ms = o.timeout_ms;
   co.deploy_timeout_ms = o.timeout_ms;
   co.advertise = o.advertise;
+  co.tls = o.tls;
   // A plan the worker already serves (`shoal serve`) stays beside this one
   // and is current again after the Release below.
   co.keep_previous = true;
@@ -88,8 +89,8 @@ StatusOr<PathCpu> MeasurePathCpu(const DeviceSpec& d, const PathCpuOptions& o) {
   if (o.bytes < 1024 || o.requests < 1) {
     return InvalidArgument("path CPU needs at least 1 KiB and 1 request");
   }
-  auto stub =
-      rpc::Worker::NewStub(MakeChannel(d.address, kDefaultMaxMessageBytes));
+  auto stub = rpc::Worker::NewStub(
+      MakeChannel(d.address, kDefaultMaxMessageBytes, o.tls.get()));
   // What the worker burns doing nothing (gRPC's timers and pollers), so
   // that it is not counted as the messages' CPU.
   ASSIGN_OR_RETURN(const double i0, WorkerProcessCpu(d, stub.get()));

@@ -11,17 +11,20 @@
 #define SHOAL_SIM_PATH_CPU_H_
 
 #include <cstdint>
+#include <memory>
 
 #include "cluster/cluster.h"
+#include "security/tls_identity.h"
 #include "util/status.h"
 
 namespace shoal {
 
 struct PathCpuOptions {
-  int64_t bytes = int64_t{1} << 20;  // of the large input / output
-  int requests = 30;                 // timed, per plan, after 2 warm-ups
-  int64_t timeout_ms = 300000;       // per request and per deploy
-  std::string advertise;             // CoordinatorOptions::advertise
+  int64_t bytes = int64_t{1} << 20;        // of the large input / output
+  int requests = 30;                       // timed, per plan, after 2 warm-ups
+  int64_t timeout_ms = 300000;             // per request and per deploy
+  std::string advertise;                   // CoordinatorOptions::advertise
+  std::shared_ptr<const TlsIdentity> tls;  // null: plaintext
 };
 
 struct PathCpu {

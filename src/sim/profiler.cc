@@ -7,6 +7,7 @@
 
 #include "plan/graph_json.h"
 #include "runtime/net_address.h"
+#include "runtime/peer_auth.h"
 #include "runtime/wire.h"
 #include "sim/fit.h"
 #include "sim/path_cpu.h"
@@ -159,12 +160,14 @@ struct ProbeResult {
   double sender_cpu_s = 0;  // over all the sends
 };
 
+// `target_coordinator`: the target is this process's sink, not a device.
 StatusOr<ProbeResult> Probe(const DeviceSpec& d, rpc::Worker::Stub* stub,
                             const std::string& target, int64_t bytes, int count,
-                            const ProfilerOptions& o) {
+                            const ProfilerOptions& o, bool target_coordinator) {
   rpc::LinkProbeRequest req;
   req.set_protocol(kProtocolVersion);
   req.set_target(target);
+  req.set_target_coordinator(target_coordinator);
   req.set_bytes(bytes);
   req.set_count(count);
   req.set_timeout_ms(o.rpc_timeout_ms);
@@ -202,7 +205,9 @@ StatusOr<MessageCpu> MeasureMessageCpu(const DeviceSpec& d,
       if (peer != nullptr) {
         ASSIGN_OR_RETURN(r0, WorkerProcessCpu(*peer, peer_stub));
       }
-      ASSIGN_OR_RETURN(ProbeResult p, Probe(d, stub, target, 64, counts[k], o));
+      ASSIGN_OR_RETURN(ProbeResult p,
+                       Probe(d, stub, target, 64, counts[k], o,
+                             /*target_coordinator=*/peer == nullptr));
       cpu[k] = p.sender_cpu_s;
       if (peer != nullptr) {
         ASSIGN_OR_RETURN(double r1, WorkerProcessCpu(*peer, peer_stub));
@@ -217,8 +222,12 @@ StatusOr<MessageCpu> MeasureMessageCpu(const DeviceSpec& d,
 
 // Receives the probes of a one-device cluster (it has no peer).
 struct SinkService final : public rpc::Worker::Service {
-  grpc::Status Sink(grpc::ServerContext*, const rpc::SinkMessage* m,
+  const TlsIdentity* tls = nullptr;
+  grpc::Status Sink(grpc::ServerContext* ctx, const rpc::SinkMessage* m,
                     rpc::Ack*) override {
+    if (auto s = RequireMember(*ctx, tls, "the profiler", "Sink"); !s.ok()) {
+      return s;
+    }
     return CheckProtocol(m->protocol(), "the profiler");
   }
 };
@@ -258,7 +267,11 @@ int ProfileStepsPerDevice(size_t variants, const ProfilerOptions& o) {
 
 StatusOr<Profile> ProfileCluster(const Cluster& c,
                                  const std::vector<LayerVariant>& variants,
-                                 const ProfilerOptions& o) {
+                                 const ProfilerOptions& opts) {
+  ProfilerOptions o = opts;
+  if (!o.tls && c.tls.any()) {
+    ASSIGN_OR_RETURN(o.tls, LoadTlsIdentity(c.tls));
+  }
   const size_t n = c.devices.size();
   if (n == 0) return InvalidArgument("the cluster has no devices");
   std::vector<std::unique_ptr<rpc::Worker::Stub>> stubs;
@@ -266,8 +279,8 @@ StatusOr<Profile> ProfileCluster(const Cluster& c,
     if (d.address.empty()) {
       return InvalidArgument("cluster device " + d.name + " has no address");
     }
-    stubs.push_back(
-        rpc::Worker::NewStub(MakeChannel(d.address, kDefaultMaxMessageBytes)));
+    stubs.push_back(rpc::Worker::NewStub(
+        MakeChannel(d.address, kDefaultMaxMessageBytes, o.tls.get())));
   }
   for (size_t i = 0; i < n; ++i) {
     RETURN_IF_ERROR(CheckDevice(c.devices[i], stubs[i].get()));
@@ -289,6 +302,7 @@ StatusOr<Profile> ProfileCluster(const Cluster& c,
   for (const auto& s : st) RETURN_IF_ERROR(s);
 
   SinkService sink;
+  sink.tls = o.tls.get();
   std::unique_ptr<grpc::Server> server;
   std::string sink_addr;
   if (n == 1) {
@@ -299,7 +313,7 @@ StatusOr<Profile> ProfileCluster(const Cluster& c,
     grpc::ServerBuilder b;
     int port = 0;
     const std::string listen = JoinHostPort(ep.listen_host, ep.port);
-    b.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+    b.AddListeningPort(listen, ServerCredentialsFor(o.tls.get()), &port);
     ConfigureServer(&b, kDefaultMaxMessageBytes);
     b.RegisterService(&sink);
     server = b.BuildAndStart();
@@ -312,10 +326,10 @@ StatusOr<Profile> ProfileCluster(const Cluster& c,
     const DeviceSpec& d = c.devices[i];
     const std::string target =
         n == 1 ? sink_addr : c.devices[(i + 1) % n].address;
-    ASSIGN_OR_RETURN(auto small,
-                     Probe(d, stubs[i].get(), target, 64, o.small_probes, o));
+    ASSIGN_OR_RETURN(auto small, Probe(d, stubs[i].get(), target, 64,
+                                       o.small_probes, o, n == 1));
     ASSIGN_OR_RETURN(auto large, Probe(d, stubs[i].get(), target, o.large_bytes,
-                                       o.large_probes, o));
+                                       o.large_probes, o, n == 1));
     const size_t peer = (i + 1) % n;
     MessageCpu mc;
     if (o.message_probes >= 2) {
@@ -344,6 +358,7 @@ StatusOr<Profile> ProfileCluster(const Cluster& c,
     PathCpuOptions po;
     po.timeout_ms = o.rpc_timeout_ms;
     po.advertise = o.advertise;
+    po.tls = o.tls;
     ASSIGN_OR_RETURN(PathCpu pc, MeasurePathCpu(c.devices[i], po));
     p.devices[i].recv_cpu_per_byte_s = pc.recv_per_byte_s;
     p.devices[i].send_cpu_per_byte_s = pc.send_per_byte_s;

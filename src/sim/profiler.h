@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cluster/cluster.h"
+#include "security/tls_identity.h"
 #include "sim/profile.h"
 #include "sim/profile_variants.h"
 #include "util/status.h"
@@ -53,6 +54,9 @@ struct ProfilerOptions {
   // path-CPU plans reply: CoordinatorOptions::advertise.
   std::string advertise;
   std::function<void(const ProfileProgress&)> progress;  // any thread
+  // Mutual TLS to the workers and on the lone device's probe endpoint;
+  // null: the cluster's `tls` block, loaded by ProfileCluster, or plaintext.
+  std::shared_ptr<const TlsIdentity> tls;
 };
 
 // A device's link from its probes: the seconds of each 64 B message and of

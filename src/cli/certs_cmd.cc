@@ -1,0 +1,84 @@
+// `shoal certs init DIR` and `shoal certs issue NAME --dir DIR`: a cluster's
+// own CA and the certificates its devices and coordinators show
+// (security/certs.h, docs/security.md).
+#include <iostream>
+
+#include "cli/commands.h"
+#include "security/certs.h"
+
+namespace shoal {
+
+namespace {
+
+struct IssueArgs {
+  std::string name, dir = "certs", role = "device";
+  std::vector<std::string> sans;
+  int days = 3650;
+};
+
+Status RunIssue(const IssueArgs& a) {
+  IssueOptions o;
+  ASSIGN_OR_RETURN(o.role, ParseRole(a.role));
+  o.sans = a.sans;
+  o.days = a.days;
+  ASSIGN_OR_RETURN(CertFiles f, IssueCert(a.dir, a.name, o));
+  std::cout << "issued " << a.name << " (" << RoleName(o.role)
+            << "): certificate " << f.cert << ", key " << f.key
+            << " (mode 0600), valid " << a.days << " days\n";
+  if (o.role == TlsRole::kDevice) {
+    std::cout << "on the device: shoal worker --tls-ca " << CaCertPath(a.dir)
+              << " --tls-cert " << f.cert << " --tls-key " << f.key << " ...\n";
+  } else {
+    std::cout << "in the cluster file: tls: {ca: " << CaCertPath(a.dir)
+              << ", cert: " << f.cert << ", key: " << f.key << "}\n";
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddCertsCommand(CLI::App* app) {
+  CLI::App* cmd = app->add_subcommand(
+      "certs", "Make a cluster CA and the certificates of its members");
+  cmd->require_subcommand(1);
+
+  auto dir = std::make_shared<std::string>();
+  auto ca_days = std::make_shared<int>(3650);
+  CLI::App* init = cmd->add_subcommand(
+      "init", "Make the cluster CA: DIR/ca.key (mode 0600) and DIR/ca.crt");
+  init->add_option("dir", *dir, "Directory for the CA (created, mode 0700)")
+      ->required();
+  init->add_option("--days", *ca_days, "Validity (default 3650)");
+  init->callback([dir, ca_days] {
+    auto f = InitCa(*dir, *ca_days);
+    if (f.ok()) {
+      std::cout << "made a cluster CA: certificate " << f->cert << ", key "
+                << f->key << " (mode 0600; keep it off the devices)\n"
+                << "next: shoal certs issue NAME --dir " << *dir
+                << " [--role coordinator]\n";
+    }
+    throw CommandExit(ReportStatus(f.status()));
+  });
+
+  auto a = std::make_shared<IssueArgs>();
+  CLI::App* issue = cmd->add_subcommand(
+      "issue", "Issue NAME.key and NAME.crt, signed by the CA in --dir");
+  issue
+      ->add_option("name", a->name,
+                   "Device or coordinator name (letters, digits, - _ .)")
+      ->required();
+  issue->add_option("--dir", a->dir, "The CA's directory (default certs)");
+  issue
+      ->add_option("--role", a->role,
+                   "device (a worker: may take tensors from peers) or "
+                   "coordinator (may deploy, probe, read statistics); "
+                   "default device")
+      ->check(CLI::IsMember({"device", "coordinator"}));
+  issue->add_option("--san", a->sans,
+                    "Also name this IP address or host name in the "
+                    "certificate, for other tools (repeatable)");
+  issue->add_option("--days", a->days, "Validity (default 3650)");
+  issue->callback([a] { throw CommandExit(ReportStatus(RunIssue(*a))); });
+}
+
+}  // namespace shoal

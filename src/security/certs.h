@@ -1,0 +1,43 @@
+// `shoal certs`: a cluster's own certificate authority. `init` makes the CA
+// (an EC P-256 key and a self-signed certificate); `issue` makes a key and a
+// certificate for one device or coordinator, signed by it, with its role in
+// the certificate (security/tls_identity.h). Files are PEM in one
+// directory: ca.crt, ca.key, NAME.crt, NAME.key; keys mode 0600.
+#ifndef SHOAL_SECURITY_CERTS_H_
+#define SHOAL_SECURITY_CERTS_H_
+
+#include <string>
+#include <vector>
+
+#include "security/tls_identity.h"
+#include "security/tls_paths.h"
+#include "util/status.h"
+
+namespace shoal {
+
+struct CertFiles {
+  std::string cert, key;
+};
+
+std::string CaCertPath(const std::string& dir);
+std::string CaKeyPath(const std::string& dir);
+
+// Creates `dir` (mode 0700) if needed; refuses to replace a CA there.
+StatusOr<CertFiles> InitCa(const std::string& dir, int days = 3650);
+
+struct IssueOptions {
+  TlsRole role = TlsRole::kDevice;
+  // Extra subjectAltNames (IP addresses or DNS names) for other tools that
+  // check host names; shoal itself verifies the role name.
+  std::vector<std::string> sans;
+  int days = 3650;
+};
+
+// Issues NAME.key and NAME.crt from the CA in `dir`; refuses to replace
+// existing files.
+StatusOr<CertFiles> IssueCert(const std::string& dir, const std::string& name,
+                              const IssueOptions& opts);
+
+}  // namespace shoal
+
+#endif  // SHOAL_SECURITY_CERTS_H_
