@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "shoal 0.1.0");
   shoal::AddZooCommand(&app);
+  shoal::AddOpsCommand(&app);
   shoal::AddAnalyzeCommand(&app);
   shoal::AddInferCommand(&app);
   shoal::AddDemoCommand(&app);

@@ -44,12 +44,19 @@ Status OpSchema::InferShapes(const Node& node, const InputShapes& in,
   }
   for (int i = 0; i < min_inputs_; ++i) {
     if (!in.Has(i)) {
-      return ShapeError(node, "required input " + std::to_string(i) + " is absent");
+      return ShapeError(node,
+                        "required input " + std::to_string(i) + " is absent");
     }
   }
   out->assign(node.outputs.size(), Shape{});
   if (!infer_) return Internal("op '" + name_ + "' has no shape function");
   return infer_(node, in, out);
+}
+
+const SplitFacts& SplitFactsOf(const std::string& op) {
+  static const SplitFacts kNone;
+  const OpSchema* s = OpRegistry::Global().Find(op);
+  return s == nullptr ? kNone : s->split();
 }
 
 Status ShapeError(const Node& node, const std::string& what) {

@@ -34,6 +34,32 @@ using InferFn = std::function<Status(const Node&, const InputShapes&,
 using WorkFn = std::function<OpWork(const Node&, const InputShapes&,
                                     const std::vector<Shape>& outputs)>;
 
+// How a node of the op may be divided over devices. The partitioners and
+// docs/operators.md read these facts; no other code lists ops by name for
+// them. An op with none set is kept whole on one device.
+struct SplitFacts {
+  // Elementwise: any region of the output from the same region of the inputs.
+  bool any_axis = false;
+  // A layer with a weight: by its output channels (LOP, channel splitting) or
+  // its input channels (LIP, filter splitting; partial sums are added).
+  bool by_weight = false;
+  // Channel c of the output reads only channel c of the input and no weight:
+  // travels with a channel split of its producer.
+  bool per_channel = false;
+  // Spatial tiles, each reading its window's halo of the input.
+  bool spatial_halo = false;
+  // Only relabels the layout (Flatten, Reshape): travels with a split of its
+  // producer when the split axis keeps its order.
+  bool relayout = false;
+  // Along any axis the op does not reduce (Softmax, LayerNormalization,
+  // ReduceMean): each part normalises or reduces whole rows.
+  bool non_reduced = false;
+  bool any() const {
+    return any_axis || by_weight || per_channel || spatial_halo || relayout ||
+           non_reduced;
+  }
+};
+
 class OpSchema {
  public:
   explicit OpSchema(std::string name) : name_(std::move(name)) {}
@@ -71,6 +97,33 @@ class OpSchema {
   // input with the output's shape; one that broadcasts is read whole).
   OpSchema& Elementwise() {
     elementwise_ = true;
+    split_.any_axis = true;
+    return *this;
+  }
+  OpSchema& SplitByWeight() {
+    split_.by_weight = true;
+    return *this;
+  }
+  OpSchema& SplitPerChannel() {
+    split_.per_channel = true;
+    return *this;
+  }
+  OpSchema& SplitSpatially() {
+    split_.spatial_halo = true;
+    return *this;
+  }
+  OpSchema& SplitAsRelayout() {
+    split_.relayout = true;
+    return *this;
+  }
+  OpSchema& SplitOffReducedAxes() {
+    split_.non_reduced = true;
+    return *this;
+  }
+  // What the op computes and its input and output shapes, in a line
+  // (docs/operators.md).
+  OpSchema& Doc(std::string text) {
+    doc_ = std::move(text);
     return *this;
   }
 
@@ -98,6 +151,8 @@ class OpSchema {
   int max_outputs() const { return max_outputs_; }
   const std::set<std::string>& attrs() const { return attrs_; }
   bool elementwise() const { return elementwise_; }
+  const SplitFacts& split() const { return split_; }
+  const std::string& doc() const { return doc_; }
   bool IsParamInput(int index) const { return !non_param_inputs_.count(index); }
 
   Status InferShapes(const Node& node, const InputShapes& in,
@@ -115,6 +170,8 @@ class OpSchema {
   std::set<int> non_param_inputs_;
   bool elementwise_ = false;
   bool sparse_output_ = false, keeps_sparsity_ = false;
+  SplitFacts split_;
+  std::string doc_;
   InferFn infer_;
   WorkFn work_;
 };
@@ -135,6 +192,9 @@ class OpRegistry {
 #define SHOAL_REGISTER_OP(op_name)                               \
   static ::shoal::OpSchema& SHOAL_CONCAT(shoal_op_, __COUNTER__) \
       [[maybe_unused]] = ::shoal::OpRegistry::Global().Register(op_name)
+
+// The split facts of `op`; none for an unregistered op.
+const SplitFacts& SplitFactsOf(const std::string& op);
 
 // Error helper for shape inference: names the node and its op.
 Status ShapeError(const Node& node, const std::string& what);

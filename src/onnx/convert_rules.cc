@@ -232,6 +232,12 @@ Status Cast(ConvertCtx* c) {
 
 }  // namespace
 
+const std::map<std::string, std::string>& ImportedAs() {
+  static const auto* m = new std::map<std::string, std::string>{
+      {"Squeeze", "Reshape"}, {"Unsqueeze", "Reshape"}, {"Cast", "Identity"}};
+  return *m;
+}
+
 const ConvertRule* FindConvertRule(const std::string& op) {
   static const auto* rules = new std::map<std::string, ConvertRule>{
       {"Reshape", Reshape},

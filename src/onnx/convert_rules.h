@@ -6,6 +6,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -46,6 +47,10 @@ using ConvertRule = std::function<Status(ConvertCtx*)>;
 
 // The rule for `op`, or nullptr when the generic conversion suffices.
 const ConvertRule* FindConvertRule(const std::string& op);
+
+// ONNX ops whose conversion yields another shoal op (Squeeze -> Reshape),
+// for docs/operators.md.
+const std::map<std::string, std::string>& ImportedAs();
 
 }  // namespace shoal
 

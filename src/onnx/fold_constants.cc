@@ -163,6 +163,12 @@ Status FoldCtx::Error(const std::string& what) const {
 
 bool IsFoldableOp(const std::string& op) { return Rules().count(op) != 0; }
 
+std::vector<std::string> FoldableOps() {
+  std::vector<std::string> out;
+  for (const auto& [op, fn] : Rules()) out.push_back(op);
+  return out;
+}
+
 bool FoldNeedsValue(const std::string& op, int i) {
   return !((op == "Shape" || op == "Size") && i == 0);
 }

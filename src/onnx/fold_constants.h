@@ -25,6 +25,8 @@ struct FoldInput {
 
 // True when `op` has a folding rule.
 bool IsFoldableOp(const std::string& op);
+// Every op IsFoldableOp accepts, sorted.
+std::vector<std::string> FoldableOps();
 
 // Whether folding `op` needs the value of input `i` (Shape and Size need
 // only its shape).

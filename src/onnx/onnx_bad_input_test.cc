@@ -80,7 +80,7 @@ TEST(OnnxBadInput, MissingFile) {
 }
 
 TEST(OnnxBadInput, UnknownOp) {
-  for (const char* op : {"FooBar", "Resize", "Upsample"}) {
+  for (const char* op : {"FooBar", "Upsample", "NonMaxSuppression"}) {
     onnx::ModelProto m = NewModel({"1", "3", "4", "4"});
     AddNode(&m, "Relu", {"x"}, {"r"});
     AddNode(&m, op, {"r"}, {"y"}, "mystery_node");
@@ -94,6 +94,31 @@ TEST(OnnxBadInput, UnknownOp) {
          {std::string(op), std::string("mystery_node"), path})
       EXPECT_TRUE(Mentions(g.status(), part)) << g.status().message();
   }
+}
+
+// All unsupported ops in one error, each with its count and first node,
+// in the order the graph first uses them.
+TEST(OnnxBadInput, EveryUnsupportedOpAtOnce) {
+  onnx::ModelProto m = NewModel({"1", "3", "4", "4"});
+  AddNode(&m, "FooBar", {"x"}, {"a"}, "foo_1");
+  AddNode(&m, "Relu", {"a"}, {"b"}, "relu");
+  AddNode(&m, "Upsample", {"b"}, {"c"}, "up_1");
+  AddNode(&m, "FooBar", {"c"}, {"d"}, "foo_2");
+  AddNode(&m, "Relu", {"d"}, {"e"}, "custom")->set_domain("com.example");
+  AddNode(&m, "FooBar", {"e"}, {"y"}, "foo_3");
+  AddOutput(&m, "y");
+  auto g = ImportOnnxModel(m, "many.onnx", ".", OnnxImportOptions{});
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), Code::kUnsupported);
+  const std::string& msg = g.status().message();
+  EXPECT_TRUE(Mentions(g.status(), "3 unsupported operators")) << msg;
+  EXPECT_TRUE(Mentions(g.status(), "'FooBar' (3 nodes, first 'foo_1')")) << msg;
+  EXPECT_TRUE(Mentions(g.status(), "'Upsample' (1 node, first 'up_1')")) << msg;
+  EXPECT_TRUE(
+      Mentions(g.status(), "'com.example::Relu' (1 node, first 'custom')"))
+      << msg;
+  EXPECT_LT(msg.find("FooBar"), msg.find("Upsample")) << msg;
+  EXPECT_TRUE(Mentions(g.status(), "many.onnx")) << msg;
 }
 
 TEST(OnnxBadInput, CustomDomainOp) {

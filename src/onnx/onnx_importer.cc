@@ -6,6 +6,7 @@
 #include "onnx/fold_constants.h"
 #include "onnx/input_shapes.h"
 #include "onnx/onnx_tensor.h"
+#include "onnx/unsupported_ops.h"
 
 namespace shoal {
 
@@ -40,6 +41,7 @@ Status OnnxImporter::Run(Model* m) {
   const onnx::GraphProto& g = model_.graph();
   m_->graph.name = g.name().empty() ? "onnx_model" : g.name();
   RETURN_IF_ERROR(ReadOpset());
+  RETURN_IF_ERROR(UnsupportedOpsError(FindUnsupportedOps(g)));
   for (const auto& n : g.node())
     for (const auto& in : n.input()) read_.insert(in);
   for (const auto& o : g.output()) read_.insert(o.name());

@@ -9,15 +9,39 @@ Status SameShape(const Node&, const InputShapes& in, std::vector<Shape>* out) {
   return Status::Ok();
 }
 
-SHOAL_REGISTER_OP("Relu").Elementwise().SparseOutput().Infer(SameShape);
-SHOAL_REGISTER_OP("LeakyRelu").Attr("alpha").Elementwise().Infer(SameShape);
+constexpr char kSameShape[] = "any shape -> the same shape";
+
+SHOAL_REGISTER_OP("Relu")
+    .Doc(kSameShape)
+    .Elementwise()
+    .SparseOutput()
+    .Infer(SameShape);
+SHOAL_REGISTER_OP("LeakyRelu")
+    .Doc(kSameShape)
+    .Attr("alpha")
+    .Elementwise()
+    .Infer(SameShape);
 // Clip's bounds are attributes in shoal (ONNX opset >= 11 inputs are folded).
-SHOAL_REGISTER_OP("Clip").Attr("min").Attr("max").Elementwise().Infer(SameShape);
-SHOAL_REGISTER_OP("Sigmoid").Elementwise().Infer(SameShape);
-SHOAL_REGISTER_OP("HardSwish").Elementwise().Infer(SameShape);
-SHOAL_REGISTER_OP("Identity").Elementwise().KeepsSparsity().Infer(SameShape);
+SHOAL_REGISTER_OP("Clip")
+    .Doc(kSameShape)
+    .Attr("min")
+    .Attr("max")
+    .Elementwise()
+    .Infer(SameShape);
+SHOAL_REGISTER_OP("Sigmoid").Doc(kSameShape).Elementwise().Infer(SameShape);
+SHOAL_REGISTER_OP("HardSwish").Doc(kSameShape).Elementwise().Infer(SameShape);
+SHOAL_REGISTER_OP("Identity")
+    .Doc(kSameShape)
+    .Elementwise()
+    .KeepsSparsity()
+    .Infer(SameShape);
 // Dropout is the identity at inference; `ratio` is kept for training.
-SHOAL_REGISTER_OP("Dropout").Attr("ratio").Attr("seed").Elementwise().Infer(SameShape);
+SHOAL_REGISTER_OP("Dropout")
+    .Doc(kSameShape)
+    .Attr("ratio")
+    .Attr("seed")
+    .Elementwise()
+    .Infer(SameShape);
 
 Status InferSoftmax(const Node& node, const InputShapes& in,
                     std::vector<Shape>* out) {
@@ -31,7 +55,11 @@ Status InferSoftmax(const Node& node, const InputShapes& in,
   return Status::Ok();
 }
 
-SHOAL_REGISTER_OP("Softmax").Attr("axis").Infer(InferSoftmax);
+SHOAL_REGISTER_OP("Softmax")
+    .Doc("any shape -> the same shape, normalised along `axis` (any axis)")
+    .SplitOffReducedAxes()
+    .Attr("axis")
+    .Infer(InferSoftmax);
 
 }  // namespace
 }  // namespace shoal

@@ -23,10 +23,28 @@ Status InferBroadcast(const Node& node, const InputShapes& in,
   return Status::Ok();
 }
 
-SHOAL_REGISTER_OP("Add").Inputs(2, 2).Elementwise().Infer(InferBroadcast);
-SHOAL_REGISTER_OP("Sub").Inputs(2, 2).Elementwise().Infer(InferBroadcast);
-SHOAL_REGISTER_OP("Mul").Inputs(2, 2).Elementwise().Infer(InferBroadcast);
-SHOAL_REGISTER_OP("Div").Inputs(2, 2).Elementwise().Infer(InferBroadcast);
+constexpr char kBroadcastDoc[] = "A, B -> numpy broadcast of A and B";
+
+SHOAL_REGISTER_OP("Add")
+    .Doc(kBroadcastDoc)
+    .Inputs(2, 2)
+    .Elementwise()
+    .Infer(InferBroadcast);
+SHOAL_REGISTER_OP("Sub")
+    .Doc(kBroadcastDoc)
+    .Inputs(2, 2)
+    .Elementwise()
+    .Infer(InferBroadcast);
+SHOAL_REGISTER_OP("Mul")
+    .Doc(kBroadcastDoc)
+    .Inputs(2, 2)
+    .Elementwise()
+    .Infer(InferBroadcast);
+SHOAL_REGISTER_OP("Div")
+    .Doc(kBroadcastDoc)
+    .Inputs(2, 2)
+    .Elementwise()
+    .Infer(InferBroadcast);
 
 }  // namespace
 }  // namespace shoal

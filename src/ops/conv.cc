@@ -11,8 +11,9 @@ Status InferConv(const Node& node, const InputShapes& in,
   const Shape& x = in[0];
   const Shape& w = in[1];
   if (x.size() < 3 || x.size() > 5) {
-    return ShapeError(node, "input must be 3-D to 5-D (N, C, spatial...), got " +
-                                ShapeToString(x));
+    return ShapeError(
+        node,
+        "input must be 3-D to 5-D (N, C, spatial...), got " + ShapeToString(x));
   }
   if (w.size() != x.size()) {
     return ShapeError(node, "weight " + ShapeToString(w) +
@@ -20,10 +21,9 @@ Status InferConv(const Node& node, const InputShapes& in,
   }
   const int64_t group = node.attrs.GetInt("group", 1);
   if (group <= 0 || x[1] % group != 0 || w[0] % group != 0) {
-    return ShapeError(node, "group " + std::to_string(group) +
-                                " does not divide channels " +
-                                std::to_string(x[1]) + " -> " +
-                                std::to_string(w[0]));
+    return ShapeError(
+        node, "group " + std::to_string(group) + " does not divide channels " +
+                  std::to_string(x[1]) + " -> " + std::to_string(w[0]));
   }
   if (w[1] * group != x[1]) {
     return ShapeError(node, "input has " + std::to_string(x[1]) +
@@ -41,8 +41,8 @@ Status InferConv(const Node& node, const InputShapes& in,
                                  std::vector<int64_t>(w.begin() + 2, w.end())));
   if (node.attrs.Has("kernel_shape") &&
       geo.kernel != std::vector<int64_t>(w.begin() + 2, w.end())) {
-    return ShapeError(node, "kernel_shape does not match the weight " +
-                                ShapeToString(w));
+    return ShapeError(
+        node, "kernel_shape does not match the weight " + ShapeToString(w));
   }
   Shape y = {x[0], w[0]};
   for (int64_t d : geo.OutputSpatial(spatial)) y.push_back(d);
@@ -60,9 +60,18 @@ OpWork ConvWork(const Node&, const InputShapes& in,
 }
 
 SHOAL_REGISTER_OP("Conv")
+    .Doc(
+        "X [N, C, spatial...], W [M, C/group, kernel...], optional B [M] -> "
+        "[N, M, out spatial...]; 1 to 3 spatial axes, grouped and depthwise")
+    .SplitByWeight()
+    .SplitSpatially()
     .Inputs(2, 3)
-    .Attr("kernel_shape").Attr("strides").Attr("pads").Attr("dilations")
-    .Attr("group").Attr("auto_pad")
+    .Attr("kernel_shape")
+    .Attr("strides")
+    .Attr("pads")
+    .Attr("dilations")
+    .Attr("group")
+    .Attr("auto_pad")
     .Infer(InferConv)
     .Work(ConvWork);
 

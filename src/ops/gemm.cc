@@ -45,8 +45,15 @@ OpWork GemmWork(const Node& node, const InputShapes& in,
 }
 
 SHOAL_REGISTER_OP("Gemm")
+    .Doc(
+        "A [M, K] (or [K, M], transA), B [K, N] (or [N, K], transB), "
+        "optional C broadcast to [M, N] -> [M, N]")
+    .SplitByWeight()
     .Inputs(2, 3)
-    .Attr("alpha").Attr("beta").Attr("transA").Attr("transB")
+    .Attr("alpha")
+    .Attr("beta")
+    .Attr("transA")
+    .Attr("transB")
     .Infer(InferGemm)
     .Work(GemmWork);
 
@@ -54,7 +61,8 @@ SHOAL_REGISTER_OP("Gemm")
 Status InferMatMul(const Node& node, const InputShapes& in,
                    std::vector<Shape>* out) {
   Shape a = in[0], b = in[1];
-  if (a.empty() || b.empty()) return ShapeError(node, "operands must not be scalars");
+  if (a.empty() || b.empty())
+    return ShapeError(node, "operands must not be scalars");
   const bool a1 = a.size() == 1, b1 = b.size() == 1;
   if (a1) a.insert(a.begin(), 1);
   if (b1) b.push_back(1);
@@ -71,9 +79,9 @@ Status InferMatMul(const Node& node, const InputShapes& in,
     int64_t da = i + ba.size() >= r ? ba[i + ba.size() - r] : 1;
     int64_t db = i + bb.size() >= r ? bb[i + bb.size() - r] : 1;
     if (da != db && da != 1 && db != 1) {
-      return ShapeError(node, "batch dimensions do not broadcast: " +
-                                  ShapeToString(in[0]) + " x " +
-                                  ShapeToString(in[1]));
+      return ShapeError(
+          node, "batch dimensions do not broadcast: " + ShapeToString(in[0]) +
+                    " x " + ShapeToString(in[1]));
     }
     batch[i] = std::max(da, db);
   }
@@ -91,7 +99,16 @@ OpWork MatMulWork(const Node&, const InputShapes& in,
   return OpWork{NumElements(out[0]) * k};
 }
 
-SHOAL_REGISTER_OP("MatMul").Inputs(2, 2).Infer(InferMatMul).Work(MatMulWork);
+// A MatMul by a constant 2-D weight becomes a Gemm on import (a dense layer,
+// split as one); what stays a MatMul multiplies two activations and is kept
+// whole.
+SHOAL_REGISTER_OP("MatMul")
+    .Doc(
+        "numpy matmul: A [..., M, K], B [..., K, N] -> [batch..., M, N], "
+        "batch axes broadcast, 1-D operands promoted")
+    .Inputs(2, 2)
+    .Infer(InferMatMul)
+    .Work(MatMulWork);
 
 }  // namespace
 }  // namespace shoal

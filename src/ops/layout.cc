@@ -37,7 +37,11 @@ Status InferConcat(const Node& node, const InputShapes& in,
   return Status::Ok();
 }
 
-SHOAL_REGISTER_OP("Concat").Inputs(1, 1 << 20).Attr("axis").Infer(InferConcat);
+SHOAL_REGISTER_OP("Concat")
+    .Doc("inputs equal off `axis` -> their concatenation along `axis`")
+    .Inputs(1, 1 << 20)
+    .Attr("axis")
+    .Infer(InferConcat);
 
 Status InferFlatten(const Node& node, const InputShapes& in,
                     std::vector<Shape>* out) {
@@ -52,7 +56,12 @@ Status InferFlatten(const Node& node, const InputShapes& in,
   return Status::Ok();
 }
 
-SHOAL_REGISTER_OP("Flatten").Attr("axis").KeepsSparsity().Infer(InferFlatten);
+SHOAL_REGISTER_OP("Flatten")
+    .Doc("[d0, ..., dr-1] -> [d0 * ... * d(axis-1), d(axis) * ... * dr-1]")
+    .SplitAsRelayout()
+    .KeepsSparsity()
+    .Attr("axis")
+    .Infer(InferFlatten);
 
 // `shape`: 0 copies the input extent, -1 is inferred (ONNX, allowzero=0).
 Status InferReshape(const Node& node, const InputShapes& in,
@@ -64,7 +73,8 @@ Status InferReshape(const Node& node, const InputShapes& in,
   int64_t known = 1;
   for (size_t i = 0; i < y.size(); ++i) {
     if (y[i] == 0) {
-      if (i >= x.size()) return ShapeError(node, "0 refers past the input rank");
+      if (i >= x.size())
+        return ShapeError(node, "0 refers past the input rank");
       y[i] = x[i];
     }
     if (y[i] == -1) {
@@ -92,7 +102,12 @@ Status InferReshape(const Node& node, const InputShapes& in,
   return Status::Ok();
 }
 
-SHOAL_REGISTER_OP("Reshape").Attr("shape").KeepsSparsity().Infer(InferReshape);
+SHOAL_REGISTER_OP("Reshape")
+    .Doc("any shape -> `shape` (constant; 0 copies, -1 inferred)")
+    .SplitAsRelayout()
+    .KeepsSparsity()
+    .Attr("shape")
+    .Infer(InferReshape);
 
 Status InferTranspose(const Node& node, const InputShapes& in,
                       std::vector<Shape>* out) {
@@ -102,11 +117,13 @@ Status InferTranspose(const Node& node, const InputShapes& in,
     perm.resize(x.size());
     std::iota(perm.rbegin(), perm.rend(), 0);
   }
-  if (perm.size() != x.size()) return ShapeError(node, "perm has the wrong length");
+  if (perm.size() != x.size())
+    return ShapeError(node, "perm has the wrong length");
   std::vector<bool> seen(x.size(), false);
   Shape y(x.size());
   for (size_t i = 0; i < perm.size(); ++i) {
-    if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(x.size()) || seen[perm[i]]) {
+    if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(x.size()) ||
+        seen[perm[i]]) {
       return ShapeError(node, "perm is not a permutation");
     }
     seen[perm[i]] = true;
@@ -116,7 +133,11 @@ Status InferTranspose(const Node& node, const InputShapes& in,
   return Status::Ok();
 }
 
-SHOAL_REGISTER_OP("Transpose").Attr("perm").KeepsSparsity().Infer(InferTranspose);
+SHOAL_REGISTER_OP("Transpose")
+    .Doc("any rank -> the axes permuted by `perm` (reversed if absent)")
+    .KeepsSparsity()
+    .Attr("perm")
+    .Infer(InferTranspose);
 
 }  // namespace
 
@@ -165,7 +186,11 @@ Status InferSlice(const Node& node, const InputShapes& in,
 }
 
 SHOAL_REGISTER_OP("Slice")
-    .Attr("starts").Attr("ends").Attr("axes").Attr("steps")
+    .Doc("any shape -> the constant starts/ends/axes/steps region")
+    .Attr("starts")
+    .Attr("ends")
+    .Attr("axes")
+    .Attr("steps")
     .Infer(InferSlice);
 
 Status InferSplit(const Node& node, const InputShapes& in,
@@ -186,8 +211,8 @@ Status InferSplit(const Node& node, const InputShapes& in,
   }
   if (split.size() != n ||
       std::accumulate(split.begin(), split.end(), int64_t{0}) != x[axis]) {
-    return ShapeError(node, "split sizes do not add up to " +
-                                std::to_string(x[axis]));
+    return ShapeError(
+        node, "split sizes do not add up to " + std::to_string(x[axis]));
   }
   for (size_t i = 0; i < n; ++i) {
     (*out)[i] = x;
@@ -196,7 +221,12 @@ Status InferSplit(const Node& node, const InputShapes& in,
   return Status::Ok();
 }
 
-SHOAL_REGISTER_OP("Split").Outputs(1, 1 << 16).Attr("axis").Attr("split").Infer(InferSplit);
+SHOAL_REGISTER_OP("Split")
+    .Doc("any shape -> parts along `axis` (sizes `split`, or equal)")
+    .Outputs(1, 1 << 16)
+    .Attr("axis")
+    .Attr("split")
+    .Infer(InferSplit);
 
 // pads: [x1_begin, x2_begin, ..., x1_end, x2_end, ...] over all axes.
 Status InferPad(const Node& node, const InputShapes& in,
@@ -217,7 +247,12 @@ Status InferPad(const Node& node, const InputShapes& in,
   return Status::Ok();
 }
 
-SHOAL_REGISTER_OP("Pad").Attr("pads").Attr("mode").Attr("value").Infer(InferPad);
+SHOAL_REGISTER_OP("Pad")
+    .Doc("any shape -> padded by constant `pads`; constant, reflect, edge")
+    .Attr("pads")
+    .Attr("mode")
+    .Attr("value")
+    .Infer(InferPad);
 
 // YOLOv2's reorg: [N, C, H, W] -> [N, C*b*b, H/b, W/b] (ONNX SpaceToDepth).
 Status InferSpaceToDepth(const Node& node, const InputShapes& in,
@@ -233,7 +268,10 @@ Status InferSpaceToDepth(const Node& node, const InputShapes& in,
   return Status::Ok();
 }
 
-SHOAL_REGISTER_OP("SpaceToDepth").Attr("blocksize").Infer(InferSpaceToDepth);
+SHOAL_REGISTER_OP("SpaceToDepth")
+    .Doc("[N, C, H, W] -> [N, C*b*b, H/b, W/b]")
+    .Attr("blocksize")
+    .Infer(InferSpaceToDepth);
 
 Status InferReduceMean(const Node& node, const InputShapes& in,
                        std::vector<Shape>* out) {
@@ -253,14 +291,23 @@ Status InferReduceMean(const Node& node, const InputShapes& in,
   const bool keep = node.attrs.GetInt("keepdims", 1) != 0;
   Shape y;
   for (int64_t i = 0; i < r; ++i) {
-    if (!reduce[i]) y.push_back(x[i]);
-    else if (keep) y.push_back(1);
+    if (!reduce[i])
+      y.push_back(x[i]);
+    else if (keep)
+      y.push_back(1);
   }
   (*out)[0] = y;
   return Status::Ok();
 }
 
-SHOAL_REGISTER_OP("ReduceMean").Attr("axes").Attr("keepdims").Infer(InferReduceMean);
+SHOAL_REGISTER_OP("ReduceMean")
+    .Doc(
+        "any shape -> the mean over `axes` (all if absent), kept as 1 "
+        "with keepdims")
+    .SplitOffReducedAxes()
+    .Attr("axes")
+    .Attr("keepdims")
+    .Infer(InferReduceMean);
 
 }  // namespace
 }  // namespace shoal

@@ -23,24 +23,35 @@ Status InferBatchNorm(const Node& node, const InputShapes& in,
 }
 
 // Inputs: X, scale, B, mean, var. Mean and var are statistics, not params.
+// Kept whole when it survives import (it is folded into the conv before it
+// when there is one): splitting it would need its weights sliced.
 SHOAL_REGISTER_OP("BatchNormalization")
+    .Doc("X [N, C, ...], scale, B, mean, var [C] -> X's shape (inference)")
     .Inputs(5, 5)
-    .Attr("epsilon").Attr("momentum").Attr("training_mode")
+    .Attr("epsilon")
+    .Attr("momentum")
+    .Attr("training_mode")
     .NonParamInput(3)
     .NonParamInput(4)
     .Infer(InferBatchNorm);
 
 Status InferLrn(const Node& node, const InputShapes& in,
                 std::vector<Shape>* out) {
-  if (in[0].size() < 3) return ShapeError(node, "input must be N, C, spatial...");
-  if (node.attrs.GetInt("size", 0) <= 0) return ShapeError(node, "size must be positive");
+  if (in[0].size() < 3)
+    return ShapeError(node, "input must be N, C, spatial...");
+  if (node.attrs.GetInt("size", 0) <= 0)
+    return ShapeError(node, "size must be positive");
   (*out)[0] = in[0];
   return Status::Ok();
 }
 
 SHOAL_REGISTER_OP("LRN")
+    .Doc("[N, C, spatial...] -> the same shape; across `size` channels")
     .Inputs(1, 1)
-    .Attr("alpha").Attr("beta").Attr("bias").Attr("size")
+    .Attr("alpha")
+    .Attr("beta")
+    .Attr("bias")
+    .Attr("size")
     .Infer(InferLrn);
 
 }  // namespace

@@ -9,7 +9,8 @@ Status InferPool(const Node& node, const InputShapes& in,
                  std::vector<Shape>* out) {
   const Shape& x = in[0];
   if (x.size() < 3 || x.size() > 5) {
-    return ShapeError(node, "input must be 3-D to 5-D, got " + ShapeToString(x));
+    return ShapeError(node,
+                      "input must be 3-D to 5-D, got " + ShapeToString(x));
   }
   if (!node.attrs.Has("kernel_shape")) {
     return ShapeError(node, "kernel_shape is required");
@@ -31,23 +32,39 @@ Status InferPool(const Node& node, const InputShapes& in,
 }
 
 SHOAL_REGISTER_OP("MaxPool")
+    .Doc("[N, C, spatial...] -> [N, C, out spatial...]; 1 to 3 spatial axes")
+    .SplitPerChannel()
+    .SplitSpatially()
     .Inputs(1, 1)
-    .Attr("kernel_shape").Attr("strides").Attr("pads").Attr("dilations")
-    .Attr("ceil_mode").Attr("auto_pad").Attr("storage_order")
+    .Attr("kernel_shape")
+    .Attr("strides")
+    .Attr("pads")
+    .Attr("dilations")
+    .Attr("ceil_mode")
+    .Attr("auto_pad")
+    .Attr("storage_order")
     .KeepsSparsity()  // of a ReLU's output: a window of zeros stays zero
     .Infer(InferPool);
 
 SHOAL_REGISTER_OP("AveragePool")
+    .Doc("[N, C, spatial...] -> [N, C, out spatial...]; 1 to 3 spatial axes")
+    .SplitPerChannel()
+    .SplitSpatially()
     .Inputs(1, 1)
-    .Attr("kernel_shape").Attr("strides").Attr("pads").Attr("ceil_mode")
-    .Attr("auto_pad").Attr("count_include_pad")
+    .Attr("kernel_shape")
+    .Attr("strides")
+    .Attr("pads")
+    .Attr("ceil_mode")
+    .Attr("auto_pad")
+    .Attr("count_include_pad")
     .Infer(InferPool);
 
 Status InferGlobalPool(const Node& node, const InputShapes& in,
                        std::vector<Shape>* out) {
   const Shape& x = in[0];
   if (x.size() < 3) {
-    return ShapeError(node, "input must have spatial axes, got " + ShapeToString(x));
+    return ShapeError(node,
+                      "input must have spatial axes, got " + ShapeToString(x));
   }
   Shape y(x.size(), 1);
   y[0] = x[0];
@@ -56,8 +73,16 @@ Status InferGlobalPool(const Node& node, const InputShapes& in,
   return Status::Ok();
 }
 
-SHOAL_REGISTER_OP("GlobalAveragePool").Inputs(1, 1).Infer(InferGlobalPool);
-SHOAL_REGISTER_OP("GlobalMaxPool").Inputs(1, 1).Infer(InferGlobalPool);
+SHOAL_REGISTER_OP("GlobalAveragePool")
+    .Doc("[N, C, spatial...] -> [N, C, 1...]")
+    .SplitPerChannel()
+    .Inputs(1, 1)
+    .Infer(InferGlobalPool);
+SHOAL_REGISTER_OP("GlobalMaxPool")
+    .Doc("[N, C, spatial...] -> [N, C, 1...]")
+    .SplitPerChannel()
+    .Inputs(1, 1)
+    .Infer(InferGlobalPool);
 
 }  // namespace
 }  // namespace shoal

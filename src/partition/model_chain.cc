@@ -11,12 +11,8 @@ namespace shoal {
 namespace {
 
 bool KeepsChannels(const Node& n) {
-  static const std::set<std::string> kOps = {
-      "MaxPool",       "AveragePool", "GlobalAveragePool",
-      "GlobalMaxPool", "Flatten",     "Reshape"};
-  if (kOps.count(n.op)) return true;
-  const OpSchema* s = OpRegistry::Global().Find(n.op);
-  return s != nullptr && s->elementwise() && n.inputs.size() == 1;
+  const SplitFacts& f = SplitFactsOf(n.op);
+  return f.per_channel || f.relayout || (f.any_axis && n.inputs.size() == 1);
 }
 
 }  // namespace
@@ -47,7 +43,7 @@ int64_t InputUnits(const Graph& g, const Node& n) {
     const int p = g.ProducerIndex(cur);
     if (p < 0) break;
     const Node& prod = g.nodes[p];
-    const bool passes = prod.op == "Flatten" || prod.op == "Reshape" ||
+    const bool passes = SplitFactsOf(prod.op).relayout ||
                         (KeepsChannels(prod) && prod.inputs.size() == 1);
     if (!passes || g.ConsumerIndices(prod.outputs[0]).size() != 1) break;
     cur = prod.inputs[0];
@@ -65,7 +61,7 @@ std::string SplitOutputEnd(const Graph& g, const Node& n) {
     if (!KeepsChannels(c)) break;
     const Shape& from = g.tensors.at(cur).shape;
     const Shape& to = g.tensors.at(c.outputs[0]).shape;
-    if (c.op != "Flatten" && c.op != "Reshape" &&
+    if (!SplitFactsOf(c.op).relayout &&
         (from.size() != to.size() || c.inputs.size() != 1)) {
       break;
     }

@@ -39,11 +39,8 @@ bool IsInputSplit(Scheme s) {
 
 // Ops that act on each channel alone, so they can run on a channel slice.
 bool ChannelLocal(const Node& n) {
-  static const std::set<std::string> kPools = {
-      "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
-  if (kPools.count(n.op)) return true;
-  const OpSchema* s = OpRegistry::Global().Find(n.op);
-  return s != nullptr && s->elementwise() && n.inputs.size() == 1;
+  const SplitFacts& f = SplitFactsOf(n.op);
+  return f.per_channel || (f.any_axis && n.inputs.size() == 1);
 }
 
 class Builder {
@@ -510,7 +507,7 @@ class Builder {
       const Shape& to = ShapeOf(c.outputs[0]);
       std::vector<Region> next;
       for (const auto& r : *regions) {
-        if (c.op == "Flatten" || c.op == "Reshape") {
+        if (SplitFactsOf(c.op).relayout) {
           auto m = MapThroughReshape(r, from, to);
           if (!m) break;
           next.push_back(*m);

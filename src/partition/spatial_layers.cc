@@ -11,6 +11,7 @@
 #include <set>
 
 #include "graph/cost.h"
+#include "graph/op_registry.h"
 #include "partition/plan_builder.h"
 #include "partition/spatial_split.h"
 #include "partition/strategy.h"
@@ -54,7 +55,7 @@ StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
   Status last_why = Status::Ok();
   for (const auto& n : g.nodes) {
     if (used.count(n.name)) continue;
-    if (n.op != "Conv" && n.op != "MaxPool" && n.op != "AveragePool") continue;
+    if (!SplitFactsOf(n.op).spatial_halo) continue;
     std::vector<const Node*> chain = {&n};
     const std::vector<int> group = ChainGroup(g, n, opts.devices);
     const std::vector<double> shares = GroupShares(group, opts.devices);

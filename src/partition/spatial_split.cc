@@ -10,9 +10,7 @@ namespace shoal {
 
 namespace {
 
-bool IsWindowOp(const std::string& op) {
-  return op == "Conv" || op == "MaxPool" || op == "AveragePool";
-}
+bool IsWindowOp(const std::string& op) { return SplitFactsOf(op).spatial_halo; }
 
 const Shape& ShapeOf(const Graph& g, const std::string& t) {
   return g.tensors.at(t).shape;

@@ -2,6 +2,7 @@
 // (output splitting for lop/channel, input splitting for lip/filter); the
 // collaborative-execution paper's channel and filter splitting name the conv
 // forms, and split fc layers by output and input like its dense methods.
+#include "graph/op_registry.h"
 #include "partition/layer_split.h"
 #include "partition/model_chain.h"
 #include "partition/plan_builder.h"
@@ -17,7 +18,7 @@ StatusOr<Plan> PlanLayerSplits(const Graph& g, const PlanOptions& opts) {
   int split = 0;
   std::string first_small;
   for (const auto& n : g.nodes) {
-    if (n.op != "Conv" && n.op != "Gemm") continue;
+    if (!SplitFactsOf(n.op).by_weight) continue;
     Status why = CheckSplittable(g, n);
     if (!why.ok()) {
       r.layers[n.name] = LayerChoice{Scheme::kWhole, why.message()};

@@ -14,11 +14,8 @@ namespace {
 
 // Ops the plan builder lets travel with an output split (plan_builder.cc).
 bool Travels(const Node& n) {
-  static const std::set<std::string> kPools = {
-      "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
-  if (kPools.count(n.op) || n.op == "Flatten" || n.op == "Reshape") return true;
-  const OpSchema* s = OpRegistry::Global().Find(n.op);
-  return s != nullptr && s->elementwise() && n.inputs.size() == 1;
+  const SplitFacts& f = SplitFactsOf(n.op);
+  return f.per_channel || f.relayout || (f.any_axis && n.inputs.size() == 1);
 }
 
 std::vector<std::string> DataInputs(const Graph& g, const Node& n) {
@@ -61,10 +58,10 @@ StatusOr<std::vector<PlanUnit>> MakeUnits(const Graph& g) {
     u.inputs = ins;
     u.reads_previous =
         !units.empty() && ins.size() == 1 && ins[0] == units.back().output;
-    u.splittable = (n.op == "Conv" || n.op == "Gemm") &&
-                   IsSplittableLayer(g, n) && ins.size() == 1;
+    u.splittable = SplitFactsOf(n.op).by_weight && IsSplittableLayer(g, n) &&
+                   ins.size() == 1;
     u.tileable = CheckTileable(g, n).ok() && ins.size() == 1 &&
-                 (n.op == "Conv" || n.op == "MaxPool" || n.op == "AveragePool");
+                 SplitFactsOf(n.op).spatial_halo;
     if (u.splittable) {
       u.out_units = OutputSplitSize(g, n);
       u.in_units = InputUnits(g, n);
