@@ -476,7 +476,7 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
         << (d.link.latency_s > 0 ? " + " + Num(d.link.latency_s * 1e3) +
                                        " ms (shaped by the worker's transport)"
                                  : std::string())
-        << "\n";
+        << (tls ? "; mutual TLS as " + d.tls.cert : std::string()) << "\n";
     reports.push_back(rep);
   }
   return reports;
