@@ -1,0 +1,68 @@
+// The oneDNN kernels of the activation, Pow and LayerNormalization ops:
+// each runs as a oneDNN step (no reference fallback) and agrees with the
+// reference kernel.
+#include <gtest/gtest.h>
+
+#include "engine/backend_compare.h"
+#include "graph/shape_inference.h"
+
+namespace shoal {
+namespace {
+
+// x -> Abs -> op (so that Sqrt and Pow see non-negative data).
+Graph OneOp(const std::string& op, const Shape& x, Attrs attrs = {},
+            const std::vector<Shape>& weights = {}) {
+  Graph g;
+  g.name = op;
+  EXPECT_TRUE(g.AddInput("x", x).ok());
+  EXPECT_TRUE(g.AddNode({"abs", "Abs", {"x"}, {"a"}, {}}).ok());
+  std::vector<std::string> in = {"a"};
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const std::string w = "w" + std::to_string(i);
+    EXPECT_TRUE(g.AddWeight(w, weights[i]).ok());
+    in.push_back(w);
+  }
+  EXPECT_TRUE(g.AddNode({"op", op, in, {"y"}, std::move(attrs)}).ok());
+  g.outputs = {"y"};
+  Status s = InferShapes(&g);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return g;
+}
+
+void ExpectAllOneDnn(const Graph& g) {
+  ExpectBackendsAgree(g, 7);
+  ExecutorStats st;
+  RunWith(g, RandomWeights(g, 7), Backend::kOneDnn,
+          {RandomInput(g.FindTensor("x")->shape, 7)}, &st);
+  EXPECT_EQ(st.reference_steps, 0) << g.name;
+}
+
+TEST(OneDnnOps, Activations) {
+  for (const char* op : {"HardSigmoid", "Sqrt", "Exp", "Tanh", "Neg"}) {
+    ExpectAllOneDnn(OneOp(op, {1, 6, 5, 7}));
+  }
+  Attrs hs;
+  hs.Set("alpha", 1.f / 6);
+  hs.Set("beta", 0.5f);
+  ExpectAllOneDnn(OneOp("HardSigmoid", {2, 9}, hs));
+}
+
+TEST(OneDnnOps, PowByAScalar) {
+  ExpectAllOneDnn(OneOp("Pow", {1, 4, 6}, {}, {Shape{}}));
+  // An exponent per element is the reference kernel's.
+  Graph g = OneOp("Pow", {1, 4, 6}, {}, {Shape{6}});
+  ExpectBackendsAgree(g, 7);
+}
+
+TEST(OneDnnOps, LayerNormalization) {
+  ExpectAllOneDnn(OneOp("LayerNormalization", {1, 7, 16}, {}, {{16}, {16}}));
+  Attrs a;
+  a.Set("axis", int64_t{1});
+  a.Set("epsilon", 1e-3f);
+  ExpectAllOneDnn(OneOp("LayerNormalization", {2, 5, 6}, a, {{5, 6}}));
+  // Scale broadcast over the normalised axes.
+  ExpectAllOneDnn(OneOp("LayerNormalization", {2, 5, 6}, a, {{1, 6}, {5, 1}}));
+}
+
+}  // namespace
+}  // namespace shoal
