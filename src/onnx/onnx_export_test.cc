@@ -7,6 +7,7 @@
 
 #include <set>
 
+#include "graph/matmul_to_gemm.h"
 #include "graph/op_registry.h"
 #include "graph/shape_inference.h"
 #include "models/zoo.h"
@@ -151,6 +152,7 @@ TEST(OnnxExport, AllOpsRoundTripWithWeights) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   Graph want = m.graph;
   EXPECT_EQ(DropIdentityOps(&want), 2);  // Identity and Dropout
+  EXPECT_EQ(MatMulToGemm(&want), 1);     // import reads it as a dense layer
   onnx_test::ExpectSameGraph(back->graph, want);
   for (const auto& [name, t] : m.weights)
     EXPECT_EQ(back->weights.at(name).data, t.data) << name;

@@ -49,6 +49,9 @@ TempDir* OpsTorch::dir_ = nullptr;
 std::string* OpsTorch::output_ = nullptr;
 int OpsTorch::rc_ = 0;
 
+// The same exports, for tests that are not one per model.
+class OpsTorchDense : public OpsTorch {};
+
 TEST_P(OpsTorch, InferMatchesPyTorchOnBothBackends) {
   const std::string tag = GetParam();
   const std::string model = dir_->File(tag + ".onnx");
@@ -68,6 +71,43 @@ TEST_P(OpsTorch, InferMatchesPyTorchOnBothBackends) {
     ASSERT_TRUE(got.ok()) << got.status().ToString();
     EXPECT_EQ(got->shape, want->shape) << backend;
     EXPECT_LE(MaxRelDiff(*got, *want), 1e-4) << tag << " " << backend;
+  }
+}
+
+// Bias-free nn.Linear layers arrive as MatMul by a constant weight: every
+// strategy splits them as it splits Gemm fc layers, and the distributed run
+// equals the single-device run.
+TEST_F(OpsTorchDense, MatMulByAWeightIsSplitByEveryStrategy) {
+  const std::string model = dir_->File("dense_13_run.onnx");
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"lop", "lop"},    {"lip", "lip"},    {"channel", "lop"},
+      {"filter", "lip"}, {"fuse", "fuse1"}, {"fuse-ilp", ""},
+      {"auto", ""}};
+  for (const auto& [strategy, scheme] : want) {
+    SCOPED_TRACE(strategy);
+    const std::string plan = dir_->File("dense." + strategy + ".json");
+    std::string out;
+    ASSERT_EQ(onnx_test::RunCommand(std::string(SHOAL_BINARY) + " plan " +
+                                        model + " --devices 3 --strategy " +
+                                        strategy + " -o " + plan,
+                                    &out),
+              0)
+        << out;
+    // The first layer is a split dense layer (named as torch named it).
+    const size_t at = out.find("  /fc1/MatMul: ");
+    ASSERT_NE(at, std::string::npos) << out;
+    const std::string why = out.substr(at, out.find('\n', at) - at);
+    EXPECT_EQ(why.find(": whole"), std::string::npos) << why;
+    if (!scheme.empty()) {
+      EXPECT_NE(why.find(": " + scheme + " "), std::string::npos) << why;
+    }
+    out.clear();
+    EXPECT_EQ(onnx_test::RunCommand(std::string(SHOAL_BINARY) + " run --plan " +
+                                        plan + " --local --check",
+                                    &out),
+              0)
+        << out;
+    EXPECT_NE(out.find("(ok)"), std::string::npos) << out;
   }
 }
 
