@@ -223,12 +223,27 @@ def randomise_bn(model):
             m.running_var.data = torch.rand(c, generator=g) + 0.5
 
 
+def randomise_zero_init(model):
+    """Layers torchvision initialises to zero (vit's classifier head) would
+    make every output 0 and the comparison vacuous; LayerNorm's unit scale
+    and zero shift would leave its affine part untested."""
+    g = torch.Generator().manual_seed(3)
+    for m in model.modules():
+        if isinstance(m, (nn.Linear, nn.Conv2d)) and not m.weight.detach().any():
+            m.weight.data = torch.randn(m.weight.shape, generator=g) * 0.02
+        if isinstance(m, nn.LayerNorm) and m.elementwise_affine:
+            n = m.weight.numel()
+            m.weight.data = (torch.rand(n, generator=g) + 0.5).reshape(m.weight.shape)
+            m.bias.data = (torch.rand(n, generator=g) - 0.5).reshape(m.bias.shape)
+
+
 def export(outdir, spec):
     parts = spec.split(":")
     name, opset, flags = parts[0], int(parts[1]), set(parts[2:])
     tag = spec.replace(":", "_")
     model, shape = build(name)
     randomise_bn(model)
+    randomise_zero_init(model)
     model.eval()
 
     macs = []
