@@ -64,5 +64,24 @@ TEST(OneDnnOps, LayerNormalization) {
   ExpectAllOneDnn(OneOp("LayerNormalization", {2, 5, 6}, a, {{1, 6}, {5, 1}}));
 }
 
+// Attention's MatMul of two activations (batch axes broadcast) and a MatMul
+// by a 3-D weight run on oneDNN's matmul.
+TEST(OneDnnOps, MatMul) {
+  Graph g;
+  g.name = "matmul";
+  ASSERT_TRUE(g.AddInput("x", {2, 3, 7, 8}).ok());
+  ASSERT_TRUE(g.AddInput("k", {3, 8, 7}).ok());
+  ASSERT_TRUE(g.AddWeight("w", {3, 7, 5}).ok());
+  ASSERT_TRUE(g.AddNode({"qk", "MatMul", {"x", "k"}, {"s"}, {}}).ok());
+  ASSERT_TRUE(g.AddNode({"sw", "MatMul", {"s", "w"}, {"y"}, {}}).ok());
+  g.outputs = {"y"};
+  ASSERT_TRUE(InferShapes(&g).ok());
+  ExpectBackendsAgree(g, 3);
+  ExecutorStats st;
+  RunWith(g, RandomWeights(g, 3), Backend::kOneDnn,
+          {RandomInput({2, 3, 7, 8}, 3), RandomInput({3, 8, 7}, 4)}, &st);
+  EXPECT_EQ(st.reference_steps, 0);
+}
+
 }  // namespace
 }  // namespace shoal
