@@ -64,6 +64,15 @@ TEST(OneDnnOps, LayerNormalization) {
   ExpectAllOneDnn(OneOp("LayerNormalization", {2, 5, 6}, a, {{1, 6}, {5, 1}}));
 }
 
+TEST(OneDnnOps, ReduceMean) {
+  Attrs some;
+  some.Set("axes", std::vector<int64_t>{1, -1});
+  some.Set("keepdims", int64_t{0});
+  ExpectAllOneDnn(OneOp("ReduceMean", {2, 5, 4, 6}, some));
+  Attrs all;
+  ExpectAllOneDnn(OneOp("ReduceMean", {3, 7}, all));
+}
+
 // Attention's MatMul of two activations (batch axes broadcast) and a MatMul
 // by a 3-D weight run on oneDNN's matmul.
 TEST(OneDnnOps, MatMul) {
