@@ -41,6 +41,9 @@ const std::vector<std::string> kSpecs = {
     "efficientnet_b0:13:run:plan",
     "lraspp_mobilenet_v3_large:17:run:plan",
     "vit_b_16:17:run:plan",
+    "convnext_tiny:17:run:plan",
+    "deeplabv3_mobilenet_v3_large:17:run:plan",
+    "fcn_resnet50:17:run:plan",
 };
 
 std::string Tag(std::string spec) {
