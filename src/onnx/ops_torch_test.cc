@@ -111,6 +111,39 @@ TEST_F(OpsTorchDense, MatMulByAWeightIsSplitByEveryStrategy) {
   }
 }
 
+// Linear layers over token rows ([1, tokens, features]) are dense layers
+// split by columns (lop) or input features (lip); attention's MatMuls of two
+// activations stay whole.
+TEST_F(OpsTorchDense, TokenRowsAreSplitAndAttentionKeptWhole) {
+  const std::string model = dir_->File("tokens_17_run.onnx");
+  for (const char* strategy : {"lop", "lip"}) {
+    SCOPED_TRACE(strategy);
+    const std::string plan =
+        dir_->File(std::string("tokens.") + strategy + ".json");
+    std::string out;
+    ASSERT_EQ(onnx_test::RunCommand(std::string(SHOAL_BINARY) + " plan " +
+                                        model + " --devices 3 --strategy " +
+                                        strategy + " -o " + plan,
+                                    &out),
+              0)
+        << out;
+    for (const char* layer : {"/q/MatMul", "/k/MatMul"}) {
+      EXPECT_NE(out.find(std::string("  ") + layer + ": " + strategy + " "),
+                std::string::npos)
+          << layer << "\n"
+          << out;
+    }
+    EXPECT_NE(out.find("  /MatMul: whole"), std::string::npos) << out;
+    out.clear();
+    EXPECT_EQ(onnx_test::RunCommand(std::string(SHOAL_BINARY) + " run --plan " +
+                                        plan + " --local --check",
+                                    &out),
+              0)
+        << out;
+    EXPECT_NE(out.find("(ok)"), std::string::npos) << out;
+  }
+}
+
 std::vector<std::string> Tags() {
   std::vector<std::string> out;
   for (const char* n : kNets)
