@@ -73,6 +73,26 @@ TEST(OneDnnOps, ReduceMean) {
   ExpectAllOneDnn(OneOp("ReduceMean", {3, 7}, all));
 }
 
+// Linear Resize by sizes and by scales runs on oneDNN's resampling and
+// agrees with the reference; nearest is the reference kernel's.
+TEST(OneDnnOps, ResizeLinear) {
+  for (const char* ct : {"half_pixel", "pytorch_half_pixel"}) {
+    Attrs by_size;
+    by_size.Set("mode", std::string("linear"));
+    by_size.Set("coordinate_transformation_mode", std::string(ct));
+    by_size.Set("sizes", std::vector<int64_t>{1, 3, 11, 13});
+    ExpectAllOneDnn(OneOp("Resize", {1, 3, 5, 7}, by_size));
+    Attrs by_scale = by_size;
+    by_scale.Erase("sizes");
+    by_scale.Set("scales", std::vector<float>{1.f, 1.f, 2.f, 3.f});
+    ExpectAllOneDnn(OneOp("Resize", {1, 3, 5, 7}, by_scale));
+  }
+  Attrs nearest;
+  nearest.Set("mode", std::string("nearest"));
+  nearest.Set("sizes", std::vector<int64_t>{1, 3, 10, 14});
+  ExpectBackendsAgree(OneOp("Resize", {1, 3, 5, 7}, nearest), 7);
+}
+
 // Attention's MatMul of two activations (batch axes broadcast) and a MatMul
 // by a 3-D weight run on oneDNN's matmul.
 TEST(OneDnnOps, MatMul) {
