@@ -1,7 +1,8 @@
 // `shoal infer` (the binary, as a user runs it) against PyTorch: torchvision
 // models with random weights are exported to ONNX at test time, run by
 // PyTorch (eval, no_grad) and by `shoal infer --input --output` on the same
-// .npy input, and must agree within 1e-4 of the output's largest magnitude.
+// .npy input, and must agree within 1e-4 of the output's largest magnitude;
+// some are also planned (auto, 4 devices) and run distributed.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -21,10 +22,28 @@ using onnx_test::TempDir;
 // SPEC as test/py/export_torchvision.py takes it. "bn" keeps the
 // BatchNormalization nodes torch would otherwise fold, so the engine's own
 // BN folding is checked against PyTorch too.
+// "plan" (ignored by the script) also plans the model with `auto` on 4
+// devices and runs the plan locally against the single-device run.
 const std::vector<std::string> kSpecs = {
-    "resnet18:13:run",      "resnet18:13:bn:run", "mobilenet_v2:13:run",
-    "alexnet:13:run",       "vgg16:13:run",       "googlenet:13:run",
-    "squeezenet1_1:13:run",
+    "resnet18:13:run",
+    "resnet18:13:bn:run",
+    "mobilenet_v2:13:run",
+    "alexnet:13:run",
+    "vgg16:13:run",
+    "googlenet:13:run",
+    "squeezenet1_1:13:run:plan",
+    // The models docs/models.md lists as covered by the ops of
+    // docs/operators.md: HardSigmoid/HardSwish, Sigmoid gates, Resize,
+    // LayerNormalization, Erf, Gather, attention's MatMul and Softmax.
+    "mobilenet_v3_small:13:run:plan",
+    "mobilenet_v3_small:17:run",
+    "mobilenet_v3_large:17:run:plan",
+    "efficientnet_b0:13:run:plan",
+    "lraspp_mobilenet_v3_large:17:run:plan",
+    "vit_b_16:17:run:plan",
+    "convnext_tiny:17:run:plan",
+    "deeplabv3_mobilenet_v3_large:17:run:plan",
+    "fcn_resnet50:17:run:plan",
 };
 
 std::string Tag(std::string spec) {
@@ -67,6 +86,23 @@ TEST_P(InferTorch, CliMatchesPyTorch) {
   ASSERT_TRUE(want.ok()) << want.status().ToString();
   EXPECT_EQ(got->shape, want->shape);
   EXPECT_LE(MaxRelDiff(*got, *want), 1e-4) << spec;
+  if (spec.find(":plan") != std::string::npos) {
+    const std::string plan = dir_->File(tag + ".plan.json");
+    out.clear();
+    ASSERT_EQ(RunCommand(std::string(SHOAL_BINARY) + " plan " + model +
+                             " --strategy auto --devices 4 -o " + plan,
+                         &out),
+              0)
+        << out;
+    out.clear();
+    EXPECT_EQ(RunCommand(std::string(SHOAL_BINARY) + " run --plan " + plan +
+                             " --local --check",
+                         &out),
+              0)
+        << out;
+    EXPECT_NE(out.find("(ok)"), std::string::npos) << out;
+    std::filesystem::remove(plan);
+  }
   std::filesystem::remove(model);
 }
 

@@ -64,16 +64,16 @@ TEST(ExecutorTest, ReferenceBackendKeepsBatchNormAndItsWeights) {
   EXPECT_EQ((*ex)->stats().retained_weight_bytes, bytes);
 }
 
-// A weight only a reference kernel reads (MatMul has no oneDNN step) stays;
+// A weight only a reference kernel reads (Where has no oneDNN step) stays;
 // the conv's weight, copied by oneDNN, goes.
 TEST(ExecutorTest, OneDnnRetainsOnlyWeightsReferenceStepsRead) {
   Graph g;
   g.name = "mixed";
   ASSERT_TRUE(g.AddInput("x", {1, 3, 8, 8}).ok());
   ASSERT_TRUE(g.AddWeight("c.w", {4, 3, 3, 3}).ok());
-  ASSERT_TRUE(g.AddWeight("m.w", {6, 5}).ok());
+  ASSERT_TRUE(g.AddWeight("m.w", {6, 6}).ok());
   ASSERT_TRUE(g.AddNode({"c", "Conv", {"x", "c.w"}, {"y"}, {}}).ok());
-  ASSERT_TRUE(g.AddNode({"m", "MatMul", {"y", "m.w"}, {"z"}, {}}).ok());
+  ASSERT_TRUE(g.AddNode({"m", "Where", {"m.w", "y", "y"}, {"z"}, {}}).ok());
   g.outputs = {"z"};
   Status s = InferShapes(&g);
   ASSERT_TRUE(s.ok()) << s.ToString();
@@ -81,7 +81,7 @@ TEST(ExecutorTest, OneDnnRetainsOnlyWeightsReferenceStepsRead) {
   ExpectBackendsAgree(g, 4);
   RunWith(g, RandomWeights(g, 4), Backend::kOneDnn,
           {RandomInput({1, 3, 8, 8}, 4)}, &st);
-  EXPECT_EQ(st.retained_weight_bytes, 6 * 5 * 4);
+  EXPECT_EQ(st.retained_weight_bytes, 6 * 6 * 4);
   EXPECT_EQ(st.reference_steps, 1);
 }
 

@@ -230,6 +230,77 @@ Status Cast(ConvertCtx* c) {
   return Status::Ok();
 }
 
+// Constant indices become attributes; their shape decides the output rank.
+Status Gather(ConvertCtx* c) {
+  ASSIGN_OR_RETURN(const ConstValue* v, c->env->Constant(1));
+  if (!v) {
+    return c->Unsupported("indices (input '" + c->node.input(1) +
+                          "') are computed at run time; shoal needs them "
+                          "constant");
+  }
+  c->out->attrs.Set("indices", v->ToInts());
+  c->out->attrs.Set("indices_shape", std::vector<int64_t>(v->shape));
+  c->DropInput(1);
+  return Status::Ok();
+}
+
+Status Expand(ConvertCtx* c) {
+  bool given = false;
+  ASSIGN_OR_RETURN(auto shape, c->ConstInts(1, "shape", &given));
+  if (!given) return InvalidArgument("Expand has no shape input");
+  c->out->attrs.Set("shape", shape);
+  c->DropInput(1);
+  return Status::Ok();
+}
+
+// Scales or sizes become attributes with one entry per input axis (opset
+// 18's `axes` spelt out); roi matters only to tf_crop_and_resize, which
+// the op refuses.
+Status Resize(ConvertCtx* c) {
+  const int scales_at = c->opset < 11 ? 1 : 2, sizes_at = 3;
+  std::vector<float> scales;
+  if (c->HasInput(scales_at)) {
+    ASSIGN_OR_RETURN(const ConstValue* v, c->env->Constant(scales_at));
+    if (!v) return c->Unsupported("scales computed at run time");
+    scales = v->ToFloats();
+  }
+  std::vector<int64_t> sizes;
+  if (c->HasInput(sizes_at)) {
+    ASSIGN_OR_RETURN(sizes, c->ConstInts(sizes_at, "sizes"));
+  }
+  const Shape* x = c->env->ShapeOf(0);
+  if (!x) return c->Unsupported("an input of unknown shape");
+  const int64_t r = static_cast<int64_t>(x->size());
+  const auto* axes_attr = c->Take("axes");
+  if (const auto* p = c->Take("keep_aspect_ratio_policy");
+      p && p->s() != "stretch" && !sizes.empty()) {
+    return c->Unsupported("keep_aspect_ratio_policy '" + p->s() + "'");
+  }
+  if (axes_attr) {
+    std::vector<float> full_scales(scales.empty() ? 0 : r, 1.f);
+    std::vector<int64_t> full_sizes(sizes.empty() ? 0 : r);
+    for (int64_t i = 0; i < static_cast<int64_t>(full_sizes.size()); ++i)
+      full_sizes[i] = (*x)[i];
+    for (int i = 0; i < axes_attr->ints_size(); ++i) {
+      const int64_t a = NormalizeAxis(axes_attr->ints(i), r);
+      if (a < 0) return InvalidArgument("Resize: axis out of range");
+      if (!scales.empty() && i < static_cast<int>(scales.size()))
+        full_scales[a] = scales[i];
+      if (!sizes.empty() && i < static_cast<int>(sizes.size()))
+        full_sizes[a] = sizes[i];
+    }
+    scales = full_scales;
+    sizes = full_sizes;
+  }
+  if (!sizes.empty()) {
+    c->out->attrs.Set("sizes", sizes);
+  } else if (!scales.empty()) {
+    c->out->attrs.Set("scales", scales);
+  }
+  for (int i = 1; i <= 3; ++i) c->DropInput(i);
+  return Status::Ok();
+}
+
 }  // namespace
 
 const std::map<std::string, std::string>& ImportedAs() {
@@ -252,6 +323,9 @@ const ConvertRule* FindConvertRule(const std::string& op) {
       {"Squeeze", SqueezeOrUnsqueeze},
       {"Unsqueeze", SqueezeOrUnsqueeze},
       {"Cast", Cast},
+      {"Gather", Gather},
+      {"Expand", Expand},
+      {"Resize", Resize},
   };
   auto it = rules->find(op);
   return it == rules->end() ? nullptr : &it->second;

@@ -10,24 +10,37 @@ namespace shoal {
 namespace {
 
 // A shoal attribute that opset 13 takes as input `index`.
+enum class AttrKind { kInts, kScalarFloat, kFloats };
+
 struct AttrInput {
   const char* attr;
   int index;
-  bool scalar_float;  // else a 1-D int64 tensor
+  AttrKind kind;
+  // The attribute holding the tensor's shape (Gather's indices_shape); it is
+  // not written as an attribute. nullptr: a 1-D tensor (or a scalar).
+  const char* shape_attr = nullptr;
 };
 
 const std::map<std::string, std::vector<AttrInput>>& AttrInputs() {
   static const auto* table = new std::map<std::string, std::vector<AttrInput>>{
-      {"Reshape", {{"shape", 1, false}}},
+      {"Reshape", {{"shape", 1, AttrKind::kInts}}},
       {"Slice",
-       {{"starts", 1, false},
-        {"ends", 2, false},
-        {"axes", 3, false},
-        {"steps", 4, false}}},
-      {"Pad", {{"pads", 1, false}, {"value", 2, true}}},
-      {"Clip", {{"min", 1, true}, {"max", 2, true}}},
-      {"Split", {{"split", 1, false}}},
-      {"Dropout", {{"ratio", 1, true}}},
+       {{"starts", 1, AttrKind::kInts},
+        {"ends", 2, AttrKind::kInts},
+        {"axes", 3, AttrKind::kInts},
+        {"steps", 4, AttrKind::kInts}}},
+      {"Pad",
+       {{"pads", 1, AttrKind::kInts}, {"value", 2, AttrKind::kScalarFloat}}},
+      {"Clip",
+       {{"min", 1, AttrKind::kScalarFloat},
+        {"max", 2, AttrKind::kScalarFloat}}},
+      {"Split", {{"split", 1, AttrKind::kInts}}},
+      {"Dropout", {{"ratio", 1, AttrKind::kScalarFloat}}},
+      {"Expand", {{"shape", 1, AttrKind::kInts}}},
+      {"Gather", {{"indices", 1, AttrKind::kInts, "indices_shape"}}},
+      // Resize's roi (input 1) stays absent.
+      {"Resize",
+       {{"scales", 2, AttrKind::kFloats}, {"sizes", 3, AttrKind::kInts}}},
   };
   return *table;
 }
@@ -55,6 +68,7 @@ Status ExportNode(const Node& n, onnx::GraphProto* graph,
     for (const AttrInput& ai : it->second) {
       if (!n.attrs.Has(ai.attr)) continue;
       as_inputs.insert(ai.attr);
+      if (ai.shape_attr) as_inputs.insert(ai.shape_attr);
       if (n.inputs.size() != 1) {
         return InvalidArgument("node '" + n.name + "' (" + n.op +
                                ") must have one data input, has " +
@@ -62,11 +76,18 @@ Status ExportNode(const Node& n, onnx::GraphProto* graph,
       }
       std::string name = FreshName(n.name + "." + ai.attr, taken);
       onnx::TensorProto* t = graph->add_initializer();
-      if (ai.scalar_float) {
+      if (ai.kind == AttrKind::kScalarFloat) {
         float v = n.attrs.GetFloat(ai.attr);
         EncodeFloatTensor(name, {}, &v, t);
+      } else if (ai.kind == AttrKind::kFloats) {
+        const std::vector<float> v = n.attrs.GetFloats(ai.attr);
+        EncodeFloatTensor(name, {static_cast<int64_t>(v.size())}, v.data(), t);
       } else {
         EncodeInt64Tensor(name, n.attrs.GetInts(ai.attr), t);
+        if (ai.shape_attr) {
+          t->clear_dims();
+          for (int64_t d : n.attrs.GetInts(ai.shape_attr)) t->add_dims(d);
+        }
       }
       // Absent optional inputs before this one are "" in ONNX.
       while (p->input_size() < ai.index) p->add_input("");

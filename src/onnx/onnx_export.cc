@@ -25,17 +25,48 @@ void SetValueInfo(const std::string& name, const Shape& shape,
   for (int64_t d : shape) s->add_dim()->set_dim_value(d);
 }
 
+// ONNX's Where takes a BOOL condition; shoal's is f32 (nonzero is true).
+void EncodeBoolTensor(const std::string& name, const Shape& shape,
+                      const float* data, onnx::TensorProto* t) {
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::BOOL);
+  for (int64_t d : shape) t->add_dims(d);
+  std::string bytes(NumElements(shape), '\0');
+  for (size_t i = 0; data && i < bytes.size(); ++i) bytes[i] = data[i] != 0.f;
+  t->set_raw_data(bytes);
+}
+
 // Weights as initializers, in order of first use.
 Status AddInitializers(const Model& model, onnx::GraphProto* graph) {
   const Graph& g = model.graph;
+  std::set<std::string> conditions;
+  for (const auto& n : g.nodes) {
+    if (n.op != "Where") continue;
+    const TensorInfo* c = g.FindTensor(n.inputs[0]);
+    if (!c->is_weight()) {
+      return Unsupported("node '" + n.name +
+                         "' (Where): a condition computed at run time has "
+                         "no ONNX form in shoal's f32 graphs");
+    }
+    conditions.insert(n.inputs[0]);
+  }
   std::set<std::string> done;
   for (const auto& n : g.nodes) {
-    for (const auto& in : n.inputs) {
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const std::string& in = n.inputs[i];
       const TensorInfo* t = in.empty() ? nullptr : g.FindTensor(in);
       if (!t || !t->is_weight() || !done.insert(in).second) continue;
       const float* data = nullptr;
       if (model.has_weights()) data = model.weights.at(in).data.data();
-      EncodeFloatTensor(in, t->shape, data, graph->add_initializer());
+      if (conditions.count(in)) {
+        if (n.op != "Where" || i != 0) {
+          return Unsupported("weight '" + in +
+                             "' is both a Where condition and a number");
+        }
+        EncodeBoolTensor(in, t->shape, data, graph->add_initializer());
+      } else {
+        EncodeFloatTensor(in, t->shape, data, graph->add_initializer());
+      }
     }
   }
   return Status::Ok();
@@ -52,7 +83,9 @@ Status ModelToOnnx(const Model& model, onnx::ModelProto* out) {
   out->set_producer_name("shoal");
   int64_t opset = kOpset;
   for (const auto& n : g.nodes)
-    if (n.op == "HardSwish") opset = 14;  // HardSwish is new in opset 14
+    if (n.op == "HardSwish") opset = std::max<int64_t>(opset, 14);
+  for (const auto& n : g.nodes)  // LayerNormalization is new in opset 17
+    if (n.op == "LayerNormalization") opset = 17;
   auto* op = out->add_opset_import();
   op->set_domain("");
   op->set_version(opset);

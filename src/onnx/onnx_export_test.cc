@@ -7,6 +7,7 @@
 
 #include <set>
 
+#include "graph/matmul_to_gemm.h"
 #include "graph/op_registry.h"
 #include "graph/shape_inference.h"
 #include "models/zoo.h"
@@ -98,10 +99,38 @@ Model AllOpsModel() {
   x = op("dropout", "Dropout", {x}, attrs({{"ratio", 0.3f}}));
   x = op("sum", "Add", {rm, x});
   x = op("softmax", "Softmax", {x}, attrs({{"axis", int64_t{-1}}}));
+  // The ops of the torchvision models: x is [1, 10] here.
+  x = op("hsig", "HardSigmoid", {x}, attrs({{"alpha", 0.3f}}));
+  x = op("abs", "Abs", {x});
+  x = op("sqrt", "Sqrt", {x});
+  x = op("neg", "Neg", {x});
+  x = op("exp", "Exp", {x});
+  x = op("tanh", "Tanh", {x});
+  x = op("erf", "Erf", {x});
+  x = op("pow", "Pow", {x, w("pow.exponent", {})});
+  x = op("where", "Where",
+         {w("where.cond", {1, 10}), x, w("where.else", {10})});
+  x = op("expand", "Expand", {x}, attrs({{"shape", I{3, 1, 10}}}));
+  x = op("ln", "LayerNormalization",
+         {x, w("ln.scale", {10}), w("ln.bias", {10})},
+         attrs({{"axis", int64_t{-1}}, {"epsilon", 1e-3f}}));
+  x = op("gather", "Gather", {x},
+         attrs({{"axis", int64_t{0}},
+                {"indices", I{2, 0}},
+                {"indices_shape", I{2}}}));
+  x = op("resize", "Resize", {x},
+         attrs({{"mode", std::string("linear")},
+                {"coordinate_transformation_mode",
+                 std::string("pytorch_half_pixel")},
+                {"sizes", I{2, 3, 20}}}));
   g.outputs = {x};
   Status st = InferShapes(&g);
   EXPECT_TRUE(st.ok()) << st.ToString();
   m.weights = RandomWeights(g, 3);
+  // A condition is 0 or 1 (ONNX writes it as BOOL).
+  auto& cond = m.weights.at("where.cond").data;
+  for (size_t i = 0; i < cond.size(); ++i)
+    cond[i] = static_cast<float>(i % 3 == 0);
   return m;
 }
 
@@ -123,6 +152,7 @@ TEST(OnnxExport, AllOpsRoundTripWithWeights) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   Graph want = m.graph;
   EXPECT_EQ(DropIdentityOps(&want), 2);  // Identity and Dropout
+  EXPECT_EQ(MatMulToGemm(&want), 1);     // import reads it as a dense layer
   onnx_test::ExpectSameGraph(back->graph, want);
   for (const auto& [name, t] : m.weights)
     EXPECT_EQ(back->weights.at(name).data, t.data) << name;

@@ -30,6 +30,20 @@ SHOAL_REGISTER_OP("Clip")
     .Infer(SameShape);
 SHOAL_REGISTER_OP("Sigmoid").Doc(kSameShape).Elementwise().Infer(SameShape);
 SHOAL_REGISTER_OP("HardSwish").Doc(kSameShape).Elementwise().Infer(SameShape);
+// ONNX HardSigmoid: max(0, min(1, alpha * x + beta)).
+SHOAL_REGISTER_OP("HardSigmoid")
+    .Doc(kSameShape)
+    .Attr("alpha")
+    .Attr("beta")
+    .Elementwise()
+    .Infer(SameShape);
+SHOAL_REGISTER_OP("Abs").Doc(kSameShape).Elementwise().Infer(SameShape);
+SHOAL_REGISTER_OP("Neg").Doc(kSameShape).Elementwise().Infer(SameShape);
+SHOAL_REGISTER_OP("Exp").Doc(kSameShape).Elementwise().Infer(SameShape);
+SHOAL_REGISTER_OP("Tanh").Doc(kSameShape).Elementwise().Infer(SameShape);
+SHOAL_REGISTER_OP("Erf").Doc(kSameShape).Elementwise().Infer(SameShape);
+SHOAL_REGISTER_OP("Sqrt").Doc(kSameShape).Elementwise().Infer(SameShape);
+
 SHOAL_REGISTER_OP("Identity")
     .Doc(kSameShape)
     .Elementwise()

@@ -1,4 +1,4 @@
-// BatchNormalization (inference form) and LRN.
+// BatchNormalization (inference form), LayerNormalization and LRN.
 #include "graph/op_registry.h"
 
 namespace shoal {
@@ -34,6 +34,49 @@ SHOAL_REGISTER_OP("BatchNormalization")
     .NonParamInput(3)
     .NonParamInput(4)
     .Infer(InferBatchNorm);
+
+// Normalises over axes [axis, rank); Scale (and B) have those axes' shape.
+Status InferLayerNorm(const Node& node, const InputShapes& in,
+                      std::vector<Shape>* out) {
+  const Shape& x = in[0];
+  const int64_t r = static_cast<int64_t>(x.size());
+  const int64_t a = node.attrs.GetInt("axis", -1);
+  if (a < -r || a >= r) {
+    return ShapeError(node, "axis " + std::to_string(a) +
+                                " is out of range for " + ShapeToString(x));
+  }
+  const int64_t axis = a < 0 ? a + r : a;
+  const Shape inner(x.begin() + axis, x.end());
+  for (size_t i = 1; i < in.size(); ++i) {
+    if (!in.Has(i)) continue;
+    const Shape& p = in[i];
+    // Scale and B broadcast to the normalised axes.
+    bool ok = p.size() <= inner.size();
+    for (size_t k = 0; ok && k < p.size(); ++k) {
+      const int64_t d = inner[inner.size() - p.size() + k];
+      ok = p[k] == d || p[k] == 1;
+    }
+    if (!ok) {
+      return ShapeError(node, std::string(i == 1 ? "Scale " : "B ") +
+                                  ShapeToString(p) + " does not broadcast to " +
+                                  ShapeToString(inner));
+    }
+  }
+  (*out)[0] = x;
+  return Status::Ok();
+}
+
+// Inference form: the optional Mean and InvStdDev outputs are not computed.
+SHOAL_REGISTER_OP("LayerNormalization")
+    .Doc(
+        "X [d0, ..., dr-1], Scale and optional B [d(axis), ..., dr-1] -> "
+        "X's shape, normalised over axes axis.. (any axis)")
+    .SplitOffReducedAxes()
+    .Inputs(2, 3)
+    .Attr("axis")
+    .Attr("epsilon")
+    .Attr("stash_type")
+    .Infer(InferLayerNorm);
 
 Status InferLrn(const Node& node, const InputShapes& in,
                 std::vector<Shape>* out) {

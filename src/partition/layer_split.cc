@@ -41,11 +41,13 @@ Status CheckSplittable(const Graph& g, const Node& n) {
     if (b == nullptr || !b->is_weight()) {
       return Unsupported("layer " + n.name + " multiplies two activations");
     }
+    // Rows (tokens) split like one row: each keeps all its rows and a
+    // share of the columns.
     const Shape& a = ShapeOf(g, n.inputs[0]);
-    if (n.attrs.GetInt("transA", 0) != 0 || a.size() != 2 || a[0] != 1) {
+    if (n.attrs.GetInt("transA", 0) != 0 || a.size() != 2) {
       return Unsupported("layer " + n.name +
                          " is a Gemm whose input is not "
-                         "a [1, K] row");
+                         "[M, K] rows");
     }
     if (HasBias(n)) {
       const TensorInfo* c = g.FindTensor(n.inputs[2]);

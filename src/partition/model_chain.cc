@@ -33,6 +33,8 @@ bool ReadsDirectly(const Graph& g, const Node& from, const Node& to) {
 int64_t InputUnits(const Graph& g, const Node& n) {
   const Shape& in = g.tensors.at(n.inputs[0]).shape;
   if (n.op == "Conv") return in[1];
+  // Rows of tokens: the input channels are the columns.
+  if (in.size() != 2 || in[0] != 1) return in.back();
   // Walk back through reshapes and elementwise ops to a feature map.
   std::string cur = n.inputs[0];
   for (int guard = 0; guard < 64; ++guard) {
@@ -82,7 +84,9 @@ StatusOr<std::vector<ChainLayer>> ModelChain(const Graph& g) {
     l.K = NumElements(g.tensors.at(n.outputs[0]).shape);
     l.Q = c.weight_elements;
     l.R = c.macs;
-    if (n.op == "Conv") l.k_units = g.tensors.at(n.outputs[0]).shape[1];
+    const Shape& out = g.tensors.at(n.outputs[0]).shape;
+    // A Gemm over several rows splits by columns, each `rows` elements.
+    if (n.op == "Conv" || (out.size() == 2 && out[0] > 1)) l.k_units = out[1];
     const int64_t mu = InputUnits(g, n);
     if (mu != l.M) l.m_units = mu;
     const int64_t sent = NumElements(g.tensors.at(SplitOutputEnd(g, n)).shape);

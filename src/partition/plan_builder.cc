@@ -493,9 +493,10 @@ class Builder {
   // Consumers that ride along with an output split: channel-local ops and
   // reshapes, each reading only the previous one's output. `regions` (the
   // parts of the layer's output) become the parts of the last one's output.
-  std::vector<const Node*> Followers(const Node& n,
-                                     std::vector<Region>* regions,
-                                     std::string* last) {
+  // `steps` (optional) gets each follower's output parts.
+  std::vector<const Node*> Followers(
+      const Node& n, std::vector<Region>* regions, std::string* last,
+      std::vector<std::vector<Region>>* steps = nullptr) {
     std::vector<const Node*> out;
     std::string cur = n.outputs[0];
     while (cur != plan_.output_name) {
@@ -525,6 +526,7 @@ class Builder {
       }
       if (next.size() != regions->size()) break;
       *regions = std::move(next);
+      if (steps) steps->push_back(*regions);
       out.push_back(&c);
       cur = c.outputs[0];
     }
@@ -564,7 +566,9 @@ class Builder {
       }
       std::vector<Region> final_regions = regions;
       std::string final_tensor;
-      auto followers = Followers(n, &final_regions, &final_tensor);
+      std::vector<std::vector<Region>> follower_parts;
+      auto followers =
+          Followers(n, &final_regions, &final_tensor, &follower_parts);
       Dist out{Dist::kParts, {}, n.name};
       for (int d = 0; d < G; ++d) {
         const int t = NewTask(
@@ -573,9 +577,19 @@ class Builder {
         RETURN_IF_ERROR(Need(t, in, parts[d].in_region, n.name));
         RETURN_IF_ERROR(AddWeights(t, parts[d].weights));
         RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(parts[d].node));
-        for (const Node* f : followers) {
+        for (size_t k = 0; k < followers.size(); ++k) {
+          const Node* f = followers[k];
           RETURN_IF_ERROR(AddWholeWeights(t, *f));
-          RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(*f));
+          Node part = *f;
+          // A Reshape of a part yields the part's extents, not the whole's.
+          if (part.op == "Reshape") {
+            const Region& r = follower_parts[k][d];
+            std::vector<int64_t> extents(r.rank());
+            for (int a = 0; a < r.rank(); ++a)
+              extents[a] = r.end[a] - r.begin[a];
+            part.attrs.Set("shape", extents);
+          }
+          RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(part));
         }
         out.holders.push_back(Holder{t, final_regions[d]});
       }

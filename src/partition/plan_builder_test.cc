@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "graph/shape_inference.h"
 #include "models/builder.h"
 #include "models/zoo.h"
 #include "partition/plan_test_util.h"
@@ -95,6 +96,57 @@ TEST(PlanBuilder, AConcatOfTensorsOnSeveralDevicesIsNotGathered) {
     EXPECT_TRUE(testing::CheckPlanExact(m, std::move(p).value(), nullptr))
         << (last ? "concat as the output" : "concat then conv");
   }
+}
+
+// A conv whose output is reshaped to tokens (vit's patch embedding), then a
+// dense layer over the token rows (a MatMul by a weight, imported as Gemm
+// with reshapes): the Reshape travelling with the conv's channel split
+// reshapes each part to the part's extents, and the rows Gemm is split by
+// columns; every strategy is exact or says why it does not apply.
+Model PatchesThenTokens() {
+  Model m;
+  Graph& g = m.graph;
+  g.name = "patches";
+  EXPECT_TRUE(g.AddInput("x", {1, 3, 8, 8}).ok());
+  EXPECT_TRUE(g.AddWeight("cw", {8, 3, 2, 2}).ok());
+  EXPECT_TRUE(g.AddWeight("fw", {8, 6}).ok());
+  Attrs conv;
+  conv.Set("kernel_shape", std::vector<int64_t>{2, 2});
+  conv.Set("strides", std::vector<int64_t>{2, 2});
+  Attrs to3, rows, back, perm;
+  to3.Set("shape", std::vector<int64_t>{1, 8, 16});
+  perm.Set("perm", std::vector<int64_t>{0, 2, 1});
+  rows.Set("shape", std::vector<int64_t>{16, 8});
+  back.Set("shape", std::vector<int64_t>{1, 16, 6});
+  EXPECT_TRUE(g.AddNode({"patch", "Conv", {"x", "cw"}, {"p"}, conv}).ok());
+  EXPECT_TRUE(g.AddNode({"flat", "Reshape", {"p"}, {"f"}, to3}).ok());
+  EXPECT_TRUE(g.AddNode({"tok", "Transpose", {"f"}, {"t"}, perm}).ok());
+  EXPECT_TRUE(g.AddNode({"rows", "Reshape", {"t"}, {"r"}, rows}).ok());
+  EXPECT_TRUE(g.AddNode({"fc", "Gemm", {"r", "fw"}, {"y"}, {}}).ok());
+  EXPECT_TRUE(g.AddNode({"unrows", "Reshape", {"y"}, {"z"}, back}).ok());
+  g.outputs = {"z"};
+  Status s = InferShapes(&g);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  m.weights = RandomWeights(g, 9);
+  return m;
+}
+
+TEST(PlanBuilder, ReshapedConvPartsAndTokenRowsSplit) {
+  const Model m = PatchesThenTokens();
+  for (const char* strategy : {"lop", "lip"}) {
+    PlanOptions po;
+    po.strategy = strategy;
+    po.devices = testing::EqualDevices(3);
+    auto p = MakePlan(m.graph, po);
+    ASSERT_TRUE(p.ok()) << strategy << ": " << p.status().message();
+    int fc_tasks = 0;
+    for (const auto& t : p->tasks)
+      for (const auto& n : t.fragment.nodes) fc_tasks += n.name == "fc";
+    EXPECT_EQ(fc_tasks, 3) << strategy;
+    EXPECT_TRUE(testing::CheckPlanExact(m, std::move(p).value(), nullptr))
+        << strategy;
+  }
+  testing::ExpectEveryStrategyExact(m, {{1, 1}, {1, 2, 1}});
 }
 
 }  // namespace

@@ -79,7 +79,123 @@ class OpsNet(nn.Module):
         return torch.softmax(self.fc(y), dim=-1)
 
 
-CUSTOM = {"shapes": (ShapesNet, (1, 3, 16, 16)), "ops": (OpsNet, (1, 4, 8, 8))}
+class HardNet(nn.Module):
+    """HardSigmoid and HardSwish (at opset 13 HardSwish is HardSigmoid * x)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+
+    def forward(self, x):
+        y = self.conv(x) * 4.0
+        return F.hardswish(y) + F.hardsigmoid(y)
+
+
+class GeluNet(nn.Module):
+    """GELU (exported in its Erf form), Erf itself, Sqrt, Pow, Abs, Neg, Exp,
+    Tanh."""
+
+    def forward(self, x):
+        y = F.gelu(x * 3.0) + torch.erf(x) - torch.exp(-x) * torch.tanh(x)
+        return y + torch.sqrt(x.abs() + 0.5) + torch.pow(x, 2) + x ** 3
+
+
+class LayerNormNet(nn.Module):
+    """LayerNorm over the last axis and over the last two (a Softmax over a
+    middle axis between); at opset 13 it is ReduceMean, Pow, Sqrt, Div."""
+
+    def __init__(self):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(16)
+        self.ln2 = nn.LayerNorm([5, 16])
+        with torch.no_grad():
+            for ln in (self.ln1, self.ln2):
+                ln.weight.uniform_(0.5, 1.5)
+                ln.bias.uniform_(-0.5, 0.5)
+
+    def forward(self, x):
+        y = self.ln1(x)
+        return self.ln2(torch.softmax(y, dim=1) * 10.0)
+
+
+class SelectNet(nn.Module):
+    """Where with a constant mask, Expand, Gather with constant indices (a
+    scalar and a list), Transpose, ReduceMean over several axes, Softmax on
+    axis 0 and 2."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mask", torch.rand(1, 4, 6, 8) > 0.5)
+
+    def forward(self, x):
+        y = torch.where(self.mask, x, x * -2.0)
+        first = y[:, 0]                                   # Gather, scalar index
+        picked = y[:, [3, 1]]                             # Gather, index list
+        e = first.unsqueeze(1).expand(1, 3, 6, 8)         # Expand
+        t = torch.cat([picked, e], 1).permute(0, 2, 3, 1)  # Transpose
+        m = t.mean(dim=(1, 3), keepdim=True)              # ReduceMean
+        return torch.softmax(t, dim=2) + torch.softmax(m, dim=0) + m
+
+
+class ResizeNet(nn.Module):
+    """Resize as segmentation heads use it: bilinear to a size, nearest by a
+    scale factor, bilinear with align_corners."""
+
+    def forward(self, x):
+        a = F.interpolate(x, size=(11, 13), mode="bilinear", align_corners=False)
+        b = F.interpolate(x, scale_factor=2, mode="nearest")
+        c = F.interpolate(x, size=(11, 13), mode="bilinear", align_corners=True)
+        return torch.cat([a, F.interpolate(b, size=(11, 13), mode="nearest"), c], 1)
+
+
+class DenseNet(nn.Module):
+    """Bias-free Linear layers (exported as MatMul by a constant weight) and
+    one with a bias (Gemm)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 96, bias=False)
+        self.fc2 = nn.Linear(96, 48, bias=False)
+        self.fc3 = nn.Linear(48, 10)
+
+    def forward(self, x):
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
+class TokensNet(nn.Module):
+    """Linear on [1, tokens, features] (MatMul + Add) and attention's MatMul
+    of two activations."""
+
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(16, 16)
+        self.k = nn.Linear(16, 16, bias=False)
+
+    def forward(self, x):
+        q, k = self.q(x), self.k(x)
+        a = torch.softmax(q @ k.transpose(1, 2) / 4.0, dim=-1)
+        return a @ x
+
+
+CUSTOM = {"shapes": (ShapesNet, (1, 3, 16, 16)), "ops": (OpsNet, (1, 4, 8, 8)),
+          "hard": (HardNet, (1, 3, 8, 8)), "gelu": (GeluNet, (1, 5, 16)),
+          "layernorm": (LayerNormNet, (1, 5, 16)),
+          "select": (SelectNet, (1, 4, 6, 8)), "resize": (ResizeNet, (1, 3, 5, 7)),
+          "dense": (DenseNet, (1, 64)), "tokens": (TokensNet, (1, 7, 16))}
+
+SEGMENTATION = ("lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large",
+                "fcn_resnet50")
+
+
+class OutOnly(nn.Module):
+    """Segmentation models return a dict; the export takes its "out"."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
 
 
 def build(name):
@@ -87,6 +203,9 @@ def build(name):
     if name in CUSTOM:
         cls, shape = CUSTOM[name]
         return cls(), shape
+    if name in SEGMENTATION:
+        seg = getattr(torchvision.models.segmentation, name)
+        return OutOnly(seg(weights=None, weights_backbone=None)), (1, 3, 224, 224)
     kwargs = {}
     if name == "googlenet":
         kwargs = dict(aux_logits=False, init_weights=True)
@@ -104,12 +223,27 @@ def randomise_bn(model):
             m.running_var.data = torch.rand(c, generator=g) + 0.5
 
 
+def randomise_zero_init(model):
+    """Layers torchvision initialises to zero (vit's classifier head) would
+    make every output 0 and the comparison vacuous; LayerNorm's unit scale
+    and zero shift would leave its affine part untested."""
+    g = torch.Generator().manual_seed(3)
+    for m in model.modules():
+        if isinstance(m, (nn.Linear, nn.Conv2d)) and not m.weight.detach().any():
+            m.weight.data = torch.randn(m.weight.shape, generator=g) * 0.02
+        if isinstance(m, nn.LayerNorm) and m.elementwise_affine:
+            n = m.weight.numel()
+            m.weight.data = (torch.rand(n, generator=g) + 0.5).reshape(m.weight.shape)
+            m.bias.data = (torch.rand(n, generator=g) - 0.5).reshape(m.bias.shape)
+
+
 def export(outdir, spec):
     parts = spec.split(":")
     name, opset, flags = parts[0], int(parts[1]), set(parts[2:])
     tag = spec.replace(":", "_")
     model, shape = build(name)
     randomise_bn(model)
+    randomise_zero_init(model)
     model.eval()
 
     macs = []

@@ -59,6 +59,54 @@ Status HardSwishKernel(const Node& node, const std::vector<ConstView>& in,
   });
 }
 
+// ONNX HardSigmoid: max(0, min(1, alpha * x + beta)).
+Status HardSigmoidKernel(const Node& node, const std::vector<ConstView>& in,
+                         const std::vector<MutView>& out) {
+  const double alpha = node.attrs.GetFloat("alpha", 0.2f);
+  const double beta = node.attrs.GetFloat("beta", 0.5f);
+  return Map(node, in, out, [=](float v) {
+    return static_cast<float>(std::clamp(alpha * v + beta, 0.0, 1.0));
+  });
+}
+
+Status ErfKernel(const Node& node, const std::vector<ConstView>& in,
+                 const std::vector<MutView>& out) {
+  return Map(node, in, out, [](float v) {
+    return static_cast<float>(std::erf(static_cast<double>(v)));
+  });
+}
+
+Status AbsKernel(const Node& node, const std::vector<ConstView>& in,
+                 const std::vector<MutView>& out) {
+  return Map(node, in, out, [](float v) { return std::fabs(v); });
+}
+
+Status NegKernel(const Node& node, const std::vector<ConstView>& in,
+                 const std::vector<MutView>& out) {
+  return Map(node, in, out, [](float v) { return -v; });
+}
+
+Status ExpKernel(const Node& node, const std::vector<ConstView>& in,
+                 const std::vector<MutView>& out) {
+  return Map(node, in, out, [](float v) {
+    return static_cast<float>(std::exp(static_cast<double>(v)));
+  });
+}
+
+Status TanhKernel(const Node& node, const std::vector<ConstView>& in,
+                  const std::vector<MutView>& out) {
+  return Map(node, in, out, [](float v) {
+    return static_cast<float>(std::tanh(static_cast<double>(v)));
+  });
+}
+
+Status SqrtKernel(const Node& node, const std::vector<ConstView>& in,
+                  const std::vector<MutView>& out) {
+  return Map(node, in, out, [](float v) {
+    return static_cast<float>(std::sqrt(static_cast<double>(v)));
+  });
+}
+
 // Identity; also Dropout, which is the identity at inference.
 Status CopyKernel(const Node& node, const std::vector<ConstView>& in,
                   const std::vector<MutView>& out) {
@@ -70,6 +118,13 @@ SHOAL_REGISTER_REF_KERNEL("LeakyRelu", LeakyReluKernel);
 SHOAL_REGISTER_REF_KERNEL("Clip", ClipKernel);
 SHOAL_REGISTER_REF_KERNEL("Sigmoid", SigmoidKernel);
 SHOAL_REGISTER_REF_KERNEL("HardSwish", HardSwishKernel);
+SHOAL_REGISTER_REF_KERNEL("HardSigmoid", HardSigmoidKernel);
+SHOAL_REGISTER_REF_KERNEL("Erf", ErfKernel);
+SHOAL_REGISTER_REF_KERNEL("Abs", AbsKernel);
+SHOAL_REGISTER_REF_KERNEL("Neg", NegKernel);
+SHOAL_REGISTER_REF_KERNEL("Exp", ExpKernel);
+SHOAL_REGISTER_REF_KERNEL("Tanh", TanhKernel);
+SHOAL_REGISTER_REF_KERNEL("Sqrt", SqrtKernel);
 SHOAL_REGISTER_REF_KERNEL("Identity", CopyKernel);
 SHOAL_REGISTER_REF_KERNEL("Dropout", CopyKernel);
 

@@ -1,0 +1,89 @@
+// MatMul by a weight becomes Gemm (with reshapes around it for more than two
+// axes) and computes the same; MatMuls of two activations stay.
+#include "graph/matmul_to_gemm.h"
+
+#include <gtest/gtest.h>
+
+#include "engine/backend_compare.h"
+#include "graph/shape_inference.h"
+#include "graph/verify.h"
+
+namespace shoal {
+namespace {
+
+Graph Dense(const Shape& x, const Shape& w) {
+  Graph g;
+  g.name = "dense";
+  EXPECT_TRUE(g.AddInput("x", x).ok());
+  EXPECT_TRUE(g.AddWeight("w", w).ok());
+  EXPECT_TRUE(g.AddNode({"fc", "MatMul", {"x", "w"}, {"y"}, {}}).ok());
+  EXPECT_TRUE(g.AddNode({"act", "Relu", {"y"}, {"z"}, {}}).ok());
+  g.outputs = {"z"};
+  Status s = InferShapes(&g);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return g;
+}
+
+// Same output on the reference backend, same weights and input.
+void ExpectSameResult(const Graph& before, const Graph& after) {
+  const WeightStore w = RandomWeights(before, 5);
+  const std::vector<Tensor> in = {
+      RandomInput(before.FindTensor("x")->shape, 5)};
+  auto a = RunWith(before, w, Backend::kReference, in);
+  auto b = RunWith(after, w, Backend::kReference, in);
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(a[0].shape, b[0].shape);
+  EXPECT_LE(MaxRelDiff(a[0], b[0]), 1e-6);
+}
+
+TEST(MatMulToGemm, RowTimesWeightIsAGemm) {
+  const Graph before = Dense({1, 64}, {64, 10});
+  Graph g = before;
+  EXPECT_EQ(MatMulToGemm(&g), 1);
+  ASSERT_EQ(g.nodes.size(), 2u);
+  EXPECT_EQ(g.nodes[0].name, "fc");
+  EXPECT_EQ(g.nodes[0].op, "Gemm");
+  EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"x", "w"}));
+  EXPECT_EQ(g.nodes[0].attrs.GetInt("transB", 0), 0);
+  EXPECT_TRUE(VerifyGraph(g).ok());
+  ExpectSameResult(before, g);
+}
+
+TEST(MatMulToGemm, TokensAreReshapedToRows) {
+  const Graph before = Dense({1, 7, 16}, {16, 12});
+  Graph g = before;
+  EXPECT_EQ(MatMulToGemm(&g), 1);
+  ASSERT_EQ(g.nodes.size(), 4u);
+  EXPECT_EQ(g.nodes[0].op, "Reshape");
+  EXPECT_EQ(g.nodes[1].op, "Gemm");
+  EXPECT_EQ(g.nodes[1].name, "fc");
+  EXPECT_EQ(g.nodes[2].op, "Reshape");
+  EXPECT_EQ(g.nodes[2].outputs[0], "y");
+  EXPECT_EQ(g.tensors.at(g.nodes[1].outputs[0]).shape, (Shape{7, 12}));
+  Status s = InferShapes(&g);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(g.tensors.at("y").shape, (Shape{1, 7, 12}));
+  EXPECT_TRUE(VerifyGraph(g).ok());
+  ExpectSameResult(before, g);
+}
+
+TEST(MatMulToGemm, TwoActivationsOrAVectorWeightStay) {
+  Graph g;
+  ASSERT_TRUE(g.AddInput("x", {1, 4, 8}).ok());
+  ASSERT_TRUE(g.AddWeight("v", {8}).ok());
+  ASSERT_TRUE(g.AddNode({"t", "Transpose", {"x"}, {"xt"}, {}}).ok());
+  ASSERT_TRUE(g.AddNode({"att", "MatMul", {"x", "xt"}, {"a"}, {}}).ok());
+  ASSERT_TRUE(g.AddNode({"vec", "MatMul", {"x", "v"}, {"b"}, {}}).ok());
+  g.outputs = {"a", "b"};
+  Attrs perm;
+  perm.Set("perm", std::vector<int64_t>{0, 2, 1});
+  g.nodes[0].attrs = perm;
+  ASSERT_TRUE(InferShapes(&g).ok());
+  EXPECT_EQ(MatMulToGemm(&g), 0);
+  EXPECT_EQ(g.nodes[1].op, "MatMul");
+  EXPECT_EQ(g.nodes[2].op, "MatMul");
+}
+
+}  // namespace
+}  // namespace shoal
