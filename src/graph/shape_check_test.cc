@@ -15,8 +15,9 @@ TEST(CheckedElements, CountsOrdinaryShapes) {
 
 TEST(CheckedElements, RefusesOverflowNegativesAndHugeRanks) {
   const int64_t big = int64_t{1} << 62;
-  for (const Shape& s : {Shape{big, big}, Shape{big, 4}, Shape{1 << 20, 1 << 17},
-                         Shape{(int64_t{1} << 36) + 1}}) {
+  for (const Shape& s :
+       {Shape{big, big}, Shape{big, 4}, Shape{1 << 20, 1 << 17},
+        Shape{(int64_t{1} << 36) + 1}}) {
     auto n = CheckedElements(s, "input 'x'");
     ASSERT_FALSE(n.ok()) << ShapeToString(s);
     EXPECT_NE(n.status().message().find("input 'x'"), std::string::npos);

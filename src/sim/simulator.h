@@ -26,8 +26,8 @@ struct SimOptions {
   bool cpu_quota = true;
   // Messages a device sends at once (the worker's sender threads).
   int sender_threads = 8;  // as a worker has (runtime/worker.cc)
-  uint64_t seed = 1;   // phases of the devices' quota periods
-  bool trace = false;  // record SimResult::spans
+  uint64_t seed = 1;       // phases of the devices' quota periods
+  bool trace = false;      // record SimResult::spans
 };
 
 struct SimTaskResult {
