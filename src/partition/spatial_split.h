@@ -43,6 +43,11 @@ StatusOr<std::vector<Tile>> TileChain(const Graph& g,
                                       const std::vector<const Node*>& nodes,
                                       const std::vector<double>& shares);
 
+// The strip of output rows [out_begin, out_end) of the chain: the rows it
+// reads and the nodes with that strip's padding.
+StatusOr<Tile> TileRows(const Graph& g, const std::vector<const Node*>& nodes,
+                        int64_t out_begin, int64_t out_end);
+
 // Rows all strips read from the chain's input, over the input's rows: 1.0
 // when the halos cost nothing.
 StatusOr<double> ChainReadFactor(const Graph& g,
