@@ -695,8 +695,8 @@ class Builder {
       std::pair<int64_t, int64_t> run = rows[i];
       for (++i; i < rows.size() && rows[i].first <= run.second; ++i)
         run.second = std::max(run.second, rows[i].second);
-      const int64_t overlap =
-          std::min(run.second, want.end[2]) - std::max(run.first, want.begin[2]);
+      const int64_t overlap = std::min(run.second, want.end[2]) -
+                              std::max(run.first, want.begin[2]);
       if (overlap > 0 && overlap > best.second - best.first) best = run;
     }
     return best;
@@ -768,10 +768,10 @@ class Builder {
       std::vector<std::pair<std::string, Tile>> parts;
       ASSIGN_OR_RETURN(parts, OverlapParts(nodes, group[dev], tiles[dev]));
       for (auto& [suffix, tile] : parts) {
-        const int t = NewTask(nodes.front()->name + "/spatial" + suffix + "@" +
-                                  std::to_string(group[dev]),
-                              {group[dev]}, nodes.front()->name,
-                              Scheme::kSpatial);
+        const int t =
+            NewTask(nodes.front()->name + "/spatial" + suffix + "@" +
+                        std::to_string(group[dev]),
+                    {group[dev]}, nodes.front()->name, Scheme::kSpatial);
         RETURN_IF_ERROR(Need(t, in, tile.in_region, nodes.front()->name));
         for (const Node& tn : tile.nodes) {
           RETURN_IF_ERROR(AddWholeWeights(t, tn));
