@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "graph/cost.h"
 #include "graph/op_registry.h"
 #include "graph/shape_inference.h"
 #include "graph/verify.h"
@@ -29,6 +30,9 @@ struct Dist {
   std::vector<Holder> holders;
   std::string layer;  // the split layer that produced parts/partials
 };
+
+// A strip cut for halo overlap may do at most this much of its uncut work.
+constexpr double kMaxOverlapRecompute = 1.1;
 
 bool IsOutputSplit(Scheme s) {
   return s == Scheme::kLop || s == Scheme::kChannel || s == Scheme::kFuse1;
@@ -299,10 +303,18 @@ class Builder {
       return Status::Ok();
     }
     // A device that already received this part for another of its tasks
-    // forwards that copy locally instead of receiving it twice.
+    // forwards that copy locally instead of receiving it twice; but not
+    // when its own tasks hold all of it: then the forward would only make
+    // this task wait for the other (a strip's interior for its edge).
     const bool single = plan_.tasks[task].devices.size() == 1;
-    for (const auto& h :
-         single ? received_[{tensor, dev}] : std::vector<Holder>{}) {
+    int64_t own = 0;
+    for (const auto& h : d.holders) {
+      if (h.task < 0 || DeviceOfTask(h.task) != dev) continue;
+      if (auto cut = Intersect(h.region, want)) own += cut->elements();
+    }
+    const bool held_here = d.kind == Dist::kParts && own == want.elements();
+    for (const auto& h : single && !held_here ? received_[{tensor, dev}]
+                                              : std::vector<Holder>{}) {
       if (h.task < task && Contains(h.region, want)) {
         plan_.transfers.push_back(
             Transfer{Endpoint{h.task, tensor, want.RelativeTo(h.region)},
@@ -732,6 +744,9 @@ class Builder {
       --bottom;
     }
     if (top >= bottom) return whole;
+    // Each part recomputes the rows of the chain's inner layers that its
+    // neighbour part also needs; past a tenth more work the strip is
+    // better off waiting for its halo (a deep chain on a thin strip).
     std::vector<std::pair<std::string, Tile>> parts;
     if (top > b) {
       ASSIGN_OR_RETURN(Tile t, TileRows(g_, nodes, b, top));
@@ -743,6 +758,17 @@ class Builder {
     }
     ASSIGN_OR_RETURN(Tile mid, TileRows(g_, nodes, top, bottom));
     parts.push_back({"", std::move(mid)});
+    double whole_work = 0, split_work = 0;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      ASSIGN_OR_RETURN(NodeCost c, ComputeNodeCost(g_, *nodes[i]));
+      const int64_t rows = ShapeOf(nodes[i]->outputs[0])[2];
+      const double per_row = double(c.macs + c.output_elements) /
+                             double(std::max<int64_t>(1, rows));
+      whole_work += per_row * double(tile.rows[i]);
+      for (const auto& part : parts)
+        split_work += per_row * double(part.second.rows[i]);
+    }
+    if (split_work > kMaxOverlapRecompute * whole_work) return whole;
     return parts;
   }
 

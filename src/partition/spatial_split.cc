@@ -105,9 +105,11 @@ StatusOr<Tile> TileRows(const Graph& g, const std::vector<const Node*>& nodes,
   int64_t b = out_begin, e = out_end;
   t.out_region = Region::Slice(out_shape, 2, b, e);
   t.nodes.resize(nodes.size());
+  t.rows.resize(nodes.size());
   // Walk back from the last layer: rows needed at each layer's input.
   for (int i = static_cast<int>(nodes.size()) - 1; i >= 0; --i) {
     Node n = *nodes[i];
+    t.rows[i] = e - b;
     if (IsWindowOp(n.op)) {
       ASSIGN_OR_RETURN(WindowGeometry geo, Geometry(g, n));
       const size_t r = geo.kernel.size();

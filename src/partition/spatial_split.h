@@ -32,9 +32,10 @@ StripInput InputRowsFor(const Window1D& w, int64_t out_begin, int64_t out_end);
 Status CheckTileable(const Graph& g, const Node& n);
 
 struct Tile {
-  std::vector<Node> nodes;  // the chain with strip-local padding
-  Region in_region;         // of the chain's input
-  Region out_region;        // of the chain's output
+  std::vector<Node> nodes;    // the chain with strip-local padding
+  Region in_region;           // of the chain's input
+  Region out_region;          // of the chain's output
+  std::vector<int64_t> rows;  // output rows each node of the chain computes
 };
 
 // Strips of the chain `nodes` (each reading the previous one's output), one
