@@ -201,11 +201,14 @@ TEST(Strategies, SpatialStripsComputeTheirInteriorWhileTheHaloTravels) {
         const std::vector<int>& ids = parts[std::make_pair(layer, d)];
         EXPECT_EQ(ids.size(), overlap ? 1 + edges : 1) << layer << "@" << d;
         if (!overlap) continue;
-        // The last part is the interior: it reads only its own device.
+        // The last part is the interior: it reads only what its own device
+        // computed for the layer before, not what an edge part received.
         const int interior = ids.back();
         for (const auto& x : r.plan.transfers) {
           if (x.dst.task == interior && x.src.task >= 0) {
             EXPECT_EQ(r.plan.DeviceOf(x.src.task, 0), d) << layer << "@" << d;
+            EXPECT_NE(r.plan.tasks[x.src.task].layer, layer)
+                << layer << "@" << d << " waits for its own edge";
           }
         }
       }
