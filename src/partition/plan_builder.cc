@@ -41,12 +41,6 @@ bool IsInputSplit(Scheme s) {
   return s == Scheme::kLip || s == Scheme::kFilter || s == Scheme::kFuse2;
 }
 
-// Ops that act on each channel alone, so they can run on a channel slice.
-bool ChannelLocal(const Node& n) {
-  const SplitFacts& f = SplitFactsOf(n.op);
-  return f.per_channel || (f.any_axis && n.inputs.size() == 1);
-}
-
 class Builder {
  public:
   explicit Builder(const BuildRequest& r) : req_(r), g_(*r.graph) {}
@@ -524,7 +518,7 @@ class Builder {
           auto m = MapThroughReshape(r, from, to);
           if (!m) break;
           next.push_back(*m);
-        } else if (ChannelLocal(c) && from.size() == to.size() &&
+        } else if (ActsPerChannel(c) && from.size() == to.size() &&
                    from.size() >= 2) {
           // Same channels; pooling changes only the spatial extents.
           Region o = Region::Full(to);
