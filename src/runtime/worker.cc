@@ -449,18 +449,28 @@ struct Worker::Impl final : public rpc::Worker::Service {
       }
       auto d = Build(*req, rep, held);
       if (!d.ok()) return ToGrpc(d.status().WithContext(Who()));
-      std::lock_guard<std::mutex> lock(mu);
-      if (req->keep_previous() && dep) {
-        prev = std::move(dep);  // its requests in flight go on
-      } else {
-        prev.reset();
-        requests.clear();
-        mailbox_bytes = 0;
+      std::vector<RequestMeta> dropped;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (req->keep_previous() && dep) {
+          prev = std::move(dep);  // its requests in flight go on
+        } else {
+          prev.reset();
+          for (const auto& [id, r] : requests) dropped.push_back(r.meta);
+          requests.clear();
+          mailbox_bytes = 0;
+        }
+        dep = std::move(d).value();
+        counters.clear();
+        timeline.clear();
+        PruneBlobsLocked();
       }
-      dep = std::move(d).value();
-      counters.clear();
-      timeline.clear();
-      PruneBlobsLocked();
+      // Their coordinators would otherwise wait for them until the deadline.
+      for (const auto& meta : dropped) {
+        chunks.Drop(meta.id);
+        SendAbort(meta, "request " + meta.id + " was dropped: " + opts.name +
+                            " was given another plan");
+      }
       return grpc::Status::OK;
     });
   }
@@ -950,6 +960,10 @@ struct Worker::Impl final : public rpc::Worker::Service {
       DropRequestLocked(meta.id);
     }
     chunks.Drop(meta.id);
+    SendAbort(meta, error);
+  }
+
+  void SendAbort(const RequestMeta& meta, const std::string& error) {
     if (meta.reply_to.empty()) return;
     rpc::AbortMessage a;
     a.set_protocol(kProtocolVersion);
