@@ -427,6 +427,24 @@ TEST(WorkerProcesses, BenchStopsAtAKilledWorkerWithAPartialReport) {
   if (!HasFailure()) std::filesystem::remove_all(dir);
 }
 
+// gRPC would share a port between two servers (SO_REUSEPORT); shoal turns
+// that off, so a second worker on a taken port fails to start, saying so.
+TEST(WorkerProcesses, SecondWorkerOnATakenPortRefusesToStart) {
+  auto w = WorkerProcess::Start("first", 0);
+  ASSERT_TRUE(w);
+  std::string out;
+  const int rc = testing::Shell(
+      "timeout 20 " + ShoalBinary() + " worker --listen " + w->address() +
+          " --name second --cache-dir " + ::testing::TempDir() +
+          "/second-worker-" + std::to_string(getpid()),
+      &out);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("worker second cannot listen on " + w->address()),
+            std::string::npos)
+      << out;
+  EXPECT_TRUE(w->Alive());
+}
+
 TEST(WorkerProcesses, GarbageAndOversizedMessagesLeaveTheWorkerUp) {
   auto w = WorkerProcess::Start("victim", 0, {"--max-message", "2MiB"});
   ASSERT_TRUE(w);
