@@ -20,7 +20,7 @@
 #   REQUESTS=2000 KILL_EVERY=200 WRITE=0 bash bench/soak.sh
 #
 # Env: BUILD_DIR (default build), MODEL (lenet5), STRATEGY (pipeline),
-# REQUESTS (10000), KILL_EVERY (300), DOWN_S (1), CONCURRENCY (4),
+# REQUESTS (10000), KILL_EVERY (100), DOWN_S (1), CONCURRENCY (4),
 # LATENCY (link latency of each device, 5ms), PORT_BASE (7700), WRITE (1).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,7 +30,7 @@ shoal=$BUILD_DIR/shoal
 MODEL=${MODEL:-lenet5}
 STRATEGY=${STRATEGY:-pipeline}
 REQUESTS=${REQUESTS:-10000}
-KILL_EVERY=${KILL_EVERY:-300}
+KILL_EVERY=${KILL_EVERY:-100}
 DOWN_S=${DOWN_S:-1}
 CONCURRENCY=${CONCURRENCY:-4}
 LATENCY=${LATENCY:-5ms}
@@ -170,11 +170,15 @@ for name in ["serve", "dev0", "dev1", "dev2"]:
 # The reading, from the figures.
 def grew(name):
     v = rss.get(name, [])
-    return f"{v[0][2]:.1f} -> {v[-1][2]:.1f} MiB (max {max(x[2] for x in v):.1f})" if v else "not sampled"
+    if not v:
+        return "not sampled"
+    mid = min(v, key=lambda x: abs(x[0] - v[-1][0] / 2))
+    return (f"{v[0][2]:.1f} -> {v[-1][2]:.1f} MiB, {v[-1][2] - mid[2]:+.1f} over "
+            f"the second half (max {max(x[2] for x in v):.1f})")
 lost = len(rows) - len(ok)
 print()
 print(f"Reading: {lost} of {len(rows)} requests lost, {dup} duplicated, {wrong} wrong "
-      f"across {kills} kills. {retried} requests were retried: those in flight on "
+      f"across {kills} kills (one every {len(rows) // max(kills, 1)} requests). {retried} requests were retried: those in flight on "
       f"a killed worker fail within about a second (its connection drops) and "
       f"serve retries them on a plan without it; the restarted worker rejoins "
       f"at a later re-plan ({replans} in all). RSS over the run: serve {grew('serve')}, "
