@@ -1,8 +1,10 @@
+cmake_minimum_required(VERSION 3.25)
 # Turns files into a C++ source holding their bytes, for the dashboard of
 # `shoal serve` (src/serve/dashboard_assets.h).
-# cmake -DOUTPUT=out.cc "-DFILES=a;b;..." -P embed_files.cmake
+# cmake -DOUTPUT=out.cc "-DFILES=a|b|..." -P embed_files.cmake
 # Each file is named by its base name; two files of the same base name are
 # an error.
+string(REPLACE "|" ";" FILES "${FILES}")
 set(body "")
 set(table "")
 set(names "")
