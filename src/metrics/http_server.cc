@@ -111,6 +111,13 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   s.set_keep_alive_timeout(std::max<time_t>(1, opts.io_timeout_ms / 1000));
   s.set_keep_alive_max_count(100);
   s.set_payload_max_length(static_cast<size_t>(opts.max_body_bytes));
+  // httplib's default sets SO_REUSEPORT, with which a second server binds
+  // a port already served and the two share its connections: a taken port
+  // must be an error. SO_REUSEADDR alone lets a restart bind at once.
+  s.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   for (auto& [path, handler] : routes) {
     s.Get(path, [h = handler](const httplib::Request&, httplib::Response& res) {
       HttpReply r;

@@ -54,7 +54,7 @@ nlohmann::json DashboardJson(const DashboardState& s) {
   nlohmann::json buckets = nlohmann::json::array();
   for (const auto& [le, count] : s.latency_buckets) {
     // JSON has no infinity: the last bucket's bound is null.
-    buckets.push_back({{"le_s", std::isinf(le) ? nlohmann::json() : le},
+    buckets.push_back({{"le_s", std::isinf(le) ? nlohmann::json() : nlohmann::json(le)},
                        {"count", count}});
   }
   nlohmann::json history = nlohmann::json::array();

@@ -174,7 +174,7 @@ class Prometheus {
   // The value of an instant query that yields one number; NaN if none.
   double Query(const std::string& promql) {
     const std::string body =
-        Get(port_, "/api/v1/query?query=" + httplib::detail::encode_url(promql));
+        Get(port_, "/api/v1/query?query=" + httplib::detail::encode_query_param(promql));
     auto j = nlohmann::json::parse(body, nullptr, false);
     if (j.is_discarded() || j["status"] != "success") return std::nan("");
     const auto& r = j["data"]["result"];
