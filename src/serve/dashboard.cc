@@ -32,10 +32,20 @@ nlohmann::json PlanPictureJson(const Plan& plan) {
   j["output_device"] = plan.output_device;
   j["tasks"] = nlohmann::json::array();
   for (const auto& t : plan.tasks) {
+    // The layers it computes: its fragment's nodes (a pipeline stage holds
+    // many), the first kMaxLayers of them; "nodes" says how many in all.
+    constexpr size_t kMaxLayers = 64;
+    std::vector<std::string> layers;
+    for (const auto& n : t.fragment.nodes) {
+      if (layers.size() == kMaxLayers) break;
+      layers.push_back(n.name);
+    }
     j["tasks"].push_back({{"name", t.name},
                           {"layer", t.layer},
                           {"scheme", t.scheme},
-                          {"devices", t.Replicas()}});
+                          {"devices", t.Replicas()},
+                          {"layers", layers},
+                          {"nodes", t.fragment.nodes.size()}});
   }
   j["links"] = nlohmann::json::array();
   for (const auto& l : TrafficPerLink(plan)) {

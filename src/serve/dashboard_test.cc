@@ -75,9 +75,14 @@ TEST(Dashboard, StatusJsonHasThePlanAndLatency) {
   EXPECT_EQ(plan["devices"][2], "pi2");
   EXPECT_EQ(plan["tasks"].size(), choice->plan.tasks.size());
   std::set<int> used;
+  size_t layers = 0;
   for (const auto& t : plan["tasks"]) {
     for (int dv : t["devices"]) used.insert(dv);
+    EXPECT_EQ(t["layers"].size(), t["nodes"].get<size_t>());
+    layers += t["layers"].size();
   }
+  // Every layer of the model is on some device.
+  EXPECT_GE(layers, model->graph.nodes.size());
   EXPECT_EQ(used.size(), 3u);  // a pipeline over three uses all three
   int64_t bytes = 0;
   for (const auto& l : plan["links"]) bytes += l["bytes"].get<int64_t>();

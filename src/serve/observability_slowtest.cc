@@ -76,8 +76,12 @@ std::string Get(int port, const std::string& path, int* status = nullptr) {
 class Observability : public ::testing::Test {
  protected:
   void SetUp() override {
+    // A directory of its own per test: a log left by another would give
+    // the port of a process gone.
     dir_ = fs::temp_directory_path() /
-           ("shoal-observability-" + std::to_string(getpid()));
+           ("shoal-observability-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
     fs::create_directories(dir_);
     std::ofstream cluster(dir_ + "/cluster.yaml");
     cluster << "devices:\n";
@@ -261,7 +265,9 @@ TEST_F(Observability, PrometheusScrapesWhatRan) {
   // Between devices: what one sent to another is what that one received
   // from it, on every link of the plan, and nothing elsewhere.
   std::set<std::pair<int, int>> links;
-  for (const auto& l : plan["links"]) links.insert({l["from"], l["to"]});
+  for (const auto& l : plan["links"]) {
+    links.insert({l["from"].get<int>(), l["to"].get<int>()});
+  }
   ASSERT_FALSE(links.empty());
   for (int from = 0; from < kDevices; ++from) {
     for (int to = 0; to < kDevices; ++to) {

@@ -72,9 +72,14 @@ function drawPlan(s) {
     svg.setAttribute('viewBox', '0 0 10 10');
     return;
   }
+  // Each device's layers, task by task (a replicated task on each replica).
   const perDevice = p.devices.map(() => []);
   for (const t of p.tasks) {
-    for (const d of t.devices) perDevice[d].push(t.layer || t.name);
+    const layers = t.layers.length ? t.layers : [t.name];
+    for (const d of t.devices) {
+      for (const l of layers) perDevice[d].push(l);
+      for (let k = layers.length; k < t.nodes; k++) perDevice[d].push('');
+    }
   }
   const maxRows = 12;
   const colW = 200, gap = 90, rowH = 16, top = 30;
@@ -213,8 +218,10 @@ function drawCharts(s) {
   const history = chart('history-chart', {
     type: 'line',
     data: {labels: [], datasets: [
-      {label: 'p50 ms', data: [], borderColor: '#4f8bd6', pointRadius: 0, spanGaps: false},
-      {label: 'p95 ms', data: [], borderColor: '#d64f6f', pointRadius: 0, spanGaps: false},
+      {label: 'p50 ms', data: [], borderColor: '#4f8bd6', backgroundColor: '#4f8bd6',
+       pointRadius: 2, spanGaps: false},
+      {label: 'p95 ms', data: [], borderColor: '#d64f6f', backgroundColor: '#d64f6f',
+       pointRadius: 2, spanGaps: false},
       {label: 'requests/s', data: [], borderColor: '#8c959f', pointRadius: 0,
        yAxisID: 'r', borderDash: [4, 3]}]},
     options: {scales: {y: {min: 0, title: {display: true, text: 'ms'}},
@@ -238,7 +245,11 @@ function draw(s) {
   setText('failed', s.failed);
   setText('retried', s.retried);
   setText('in-flight', s.in_flight);
-  setText('p50', ms(s.latency_ms_p50));
+  // The last second with requests in it, of those finished.
+  const busy = s.latency.history.filter(p => p.count > 0);
+  const last = busy.length ? busy[busy.length - 1] : null;
+  setText('p50', last ? ms(last.p50_ms) : '-');
+  setText('p95', last ? ms(last.p95_ms) : '-');
   setText('uptime', duration(s.uptime_s));
   drawCluster(s);
   drawPlan(s);
