@@ -165,7 +165,6 @@ struct TaskCounters {
 struct Worker::Impl final : public rpc::Worker::Service {
   WorkerOptions opts;
   WorkerMetrics metrics;
-  std::unique_ptr<HttpServer> metrics_http;
   int64_t max_msg = kDefaultMaxMessageBytes;
   LinkShaper shaper{Link{}};
   std::unique_ptr<grpc::Server> server;
@@ -203,6 +202,8 @@ struct Worker::Impl final : public rpc::Worker::Service {
   std::thread compute_thread;
   std::vector<std::thread> senders;
   std::mutex deploy_mu;  // one deployment at a time
+  // Last, so destroyed first: its page reads the members above.
+  std::unique_ptr<HttpServer> metrics_http;
 
   explicit Impl(const WorkerOptions& o) : opts(o), shaper(o.link) {
     if (o.max_message_bytes > 0) max_msg = o.max_message_bytes;

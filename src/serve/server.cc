@@ -112,7 +112,6 @@ struct Server::Impl final : public rpc::Inference::Service {
   ServeMetrics metrics;
   LatencyHistory history;
   const Clock::time_point started = Clock::now();
-  std::unique_ptr<HttpServer> metrics_http, dashboard_http;
 
   // The monitor: one tick or re-plan at a time.
   std::mutex monitor_mu;
@@ -132,6 +131,8 @@ struct Server::Impl final : public rpc::Inference::Service {
   std::mutex stop_mu;
   std::condition_variable stop_cv;
   bool monitor_stop = false;
+  // Last, so destroyed first: their pages read the members above.
+  std::unique_ptr<HttpServer> metrics_http, dashboard_http;
 
   // --- The Inference service ------------------------------------------------
 
@@ -944,6 +945,35 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts) {
   Log("model %s, cluster %s (%zu devices), strategy %s",
       opts.model.spec.c_str(), opts.cluster_file.c_str(),
       cluster.devices.size(), m.strategy.c_str());
+  // Before planning and deploying: an address that cannot be bound fails
+  // the start at once, not after the weights went out.
+  Impl* self = impl.get();
+  if (!opts.metrics_listen.empty()) {
+    auto http = HttpServer::Start(
+        opts.metrics_listen, "shoal serve --metrics",
+        {{"/metrics", [self] { return self->MetricsPage(); }}});
+    if (!http.ok()) {
+      m.Stop();
+      return http.status();
+    }
+    m.metrics_http = std::move(http).value();
+    Log("metrics on %s (port %d): GET /metrics", opts.metrics_listen.c_str(),
+        m.metrics_http->port());
+  }
+  if (!opts.dashboard_listen.empty()) {
+    auto http = HttpServer::Start(
+        opts.dashboard_listen, "shoal serve --dashboard",
+        DashboardRoutes([self] { return self->DashboardStatus(); }));
+    if (!http.ok()) {
+      m.Stop();
+      return http.status();
+    }
+    m.dashboard_http = std::move(http).value();
+    Log("dashboard on http://%s:%d/", opts.dashboard_listen
+                                          .substr(0, opts.dashboard_listen.rfind(':'))
+                                          .c_str(),
+        m.dashboard_http->port());
+  }
   {
     std::lock_guard<std::mutex> lock(m.monitor_mu);
     std::vector<std::string> events;
@@ -974,33 +1004,6 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts) {
   }
   Log("listening on %s (port %d); monitoring every %.1f s", opts.listen.c_str(),
       m.port, opts.monitor_interval_s);
-  Impl* self = impl.get();
-  if (!opts.metrics_listen.empty()) {
-    auto http = HttpServer::Start(
-        opts.metrics_listen, "shoal serve --metrics",
-        {{"/metrics", [self] { return self->MetricsPage(); }}});
-    if (!http.ok()) {
-      m.Stop();
-      return http.status();
-    }
-    m.metrics_http = std::move(http).value();
-    Log("metrics on %s (port %d): GET /metrics", opts.metrics_listen.c_str(),
-        m.metrics_http->port());
-  }
-  if (!opts.dashboard_listen.empty()) {
-    auto http = HttpServer::Start(
-        opts.dashboard_listen, "shoal serve --dashboard",
-        DashboardRoutes([self] { return self->DashboardStatus(); }));
-    if (!http.ok()) {
-      m.Stop();
-      return http.status();
-    }
-    m.dashboard_http = std::move(http).value();
-    Log("dashboard on http://%s:%d/", opts.dashboard_listen
-                                          .substr(0, opts.dashboard_listen.rfind(':'))
-                                          .c_str(),
-        m.dashboard_http->port());
-  }
   Impl* p = impl.get();
   m.monitor = std::thread([p] { p->MonitorLoop(); });
   return std::unique_ptr<Server>(new Server(std::move(impl)));
