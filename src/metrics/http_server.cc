@@ -135,7 +135,8 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   }
   s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.status == 404) {
-      res.set_content("no page " + req.path + "\n", "text/plain; charset=utf-8");
+      res.set_content("no page " + req.path + "\n",
+                      "text/plain; charset=utf-8");
     }
   });
   errno = 0;
@@ -149,8 +150,7 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   if (impl->port <= 0) {
     const int err = errno;
     std::string why =
-        err == EADDRINUSE
-            ? "the port is taken (another process listens on it)"
+        err == EADDRINUSE ? "the port is taken (another process listens on it)"
         : err == EADDRNOTAVAIL ? "the host is not an address of this machine"
         : err == EACCES        ? "permission denied (a port below 1024?)"
         : err != 0             ? std::strerror(err)

@@ -22,9 +22,8 @@ std::map<std::string, HttpHandler> Routes() {
              r.body = "hi\n";
              return r;
            }},
-          {"/broken", []() -> HttpReply {
-             throw std::runtime_error("no page today");
-           }}};
+          {"/broken",
+           []() -> HttpReply { throw std::runtime_error("no page today"); }}};
 }
 
 TEST(HttpServer, ServesRoutesAnd404) {
@@ -65,9 +64,10 @@ TEST(HttpServer, NamesATakenPort) {
   auto b = HttpServer::Start(addr, "shoal serve --metrics", Routes());
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.status().code(), Code::kUnavailable);
-  EXPECT_NE(b.status().message().find("shoal serve --metrics cannot listen on " +
-                                      addr + ": the port is taken"),
-            std::string::npos)
+  EXPECT_NE(
+      b.status().message().find("shoal serve --metrics cannot listen on " +
+                                addr + ": the port is taken"),
+      std::string::npos)
       << b.status().message();
 }
 
@@ -108,9 +108,9 @@ TEST(HttpServer, IdleConnectionsTimeOut) {
   httplib::Client c("127.0.0.1", (*s)->port());
   c.set_read_timeout(20);
   auto r = c.Get("/hello");
-  const double waited = std::chrono::duration<double>(
-                            std::chrono::steady_clock::now() - t0)
-                            .count();
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
   // Each silent connection is dropped after 0.3 s, two at a time.

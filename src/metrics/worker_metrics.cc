@@ -6,7 +6,7 @@ namespace shoal {
 
 namespace {
 constexpr const char* kErrorNames[] = {
-    "request_expired", "task_failed", "send_failed", "message_refused",
+    "request_expired", "task_failed",  "send_failed", "message_refused",
     "deploy_refused",  "unauthorized", "internal"};
 }  // namespace
 
@@ -19,18 +19,21 @@ WorkerMetrics::WorkerMetrics()
   auto& r = *registry_;
   task_seconds_ = &prometheus::BuildHistogram()
                        .Name("shoal_worker_task_seconds")
-                       .Help("Compute time of one task run, by the kind of "
-                             "its heaviest layer")
+                       .Help(
+                           "Compute time of one task run, by the kind of "
+                           "its heaviest layer")
                        .Register(r);
   sent_ = &prometheus::BuildCounter()
                .Name("shoal_worker_bytes_sent_total")
-               .Help("Tensor bytes sent to another device (peer) or to the "
-                     "coordinator (peer=\"coordinator\")")
+               .Help(
+                   "Tensor bytes sent to another device (peer) or to the "
+                   "coordinator (peer=\"coordinator\")")
                .Register(r);
   received_ = &prometheus::BuildCounter()
                    .Name("shoal_worker_bytes_received_total")
-                   .Help("Tensor bytes received, by the device that produced "
-                         "them")
+                   .Help(
+                       "Tensor bytes received, by the device that produced "
+                       "them")
                    .Register(r);
   busy_seconds_ = &prometheus::BuildCounter()
                        .Name("shoal_worker_busy_seconds_total")
@@ -41,23 +44,27 @@ WorkerMetrics::WorkerMetrics()
                      .Name("shoal_worker_errors_total")
                      .Help("Failures on this worker, by kind")
                      .Register(r);
-  for (int i = 0; i < 7; ++i) errors_[i] = &errors.Add({{"kind", kErrorNames[i]}});
+  for (int i = 0; i < 7; ++i)
+    errors_[i] = &errors.Add({{"kind", kErrorNames[i]}});
   deployments_ = &prometheus::BuildCounter()
                       .Name("shoal_worker_deployments_total")
-                      .Help("Plans deployed to this worker (a redeploy of the "
-                            "plan held is not counted)")
+                      .Help(
+                          "Plans deployed to this worker (a redeploy of the "
+                          "plan held is not counted)")
                       .Register(r)
                       .Add({});
   plan_info_ = &prometheus::BuildGauge()
                     .Name("shoal_worker_plan_info")
-                    .Help("The plan this worker runs (label plan_id), with "
-                          "value the number of its tasks here; absent when "
-                          "none is deployed")
+                    .Help(
+                        "The plan this worker runs (label plan_id), with "
+                        "value the number of its tasks here; absent when "
+                        "none is deployed")
                     .Register(r);
   ready_ = &prometheus::BuildGauge()
                 .Name("shoal_worker_ready_tasks")
-                .Help("Tasks whose inputs are all here, waiting for the "
-                      "compute thread")
+                .Help(
+                    "Tasks whose inputs are all here, waiting for the "
+                    "compute thread")
                 .Register(r)
                 .Add({});
   requests_ = &prometheus::BuildGauge()
@@ -77,9 +84,10 @@ WorkerMetrics::WorkerMetrics()
                  .Add({});
   in_use_ = &prometheus::BuildGauge()
                  .Name("shoal_worker_memory_in_use_bytes")
-                 .Help("Memory the deployments hold, by part: weights and "
-                       "activation arenas of the plans held, inputs of "
-                       "requests in flight (mailboxes)")
+                 .Help(
+                     "Memory the deployments hold, by part: weights and "
+                     "activation arenas of the plans held, inputs of "
+                     "requests in flight (mailboxes)")
                  .Register(r);
   weights_ = &in_use_->Add({{"part", "weights"}});
   activations_ = &in_use_->Add({{"part", "activations"}});

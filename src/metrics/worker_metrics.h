@@ -34,13 +34,13 @@ const char* WorkerErrorName(WorkerError e);
 
 // Read under the worker's lock when scraped.
 struct WorkerGauges {
-  int64_t ready_tasks = 0;        // inputs complete, waiting for compute
-  int64_t requests_in_flight = 0; // requests with an open mailbox here
-  int64_t send_queue = 0;         // messages queued or being sent
+  int64_t ready_tasks = 0;          // inputs complete, waiting for compute
+  int64_t requests_in_flight = 0;   // requests with an open mailbox here
+  int64_t send_queue = 0;           // messages queued or being sent
   int64_t memory_budget_bytes = 0;  // 0: unlimited
-  int64_t weight_bytes = 0;       // deployments held (current and draining)
+  int64_t weight_bytes = 0;         // deployments held (current and draining)
   int64_t activation_bytes = 0;
-  int64_t mailbox_bytes = 0;      // inputs of requests in flight
+  int64_t mailbox_bytes = 0;  // inputs of requests in flight
 };
 
 class WorkerMetrics {

@@ -37,8 +37,8 @@ TEST(WorkerMetrics, ExpositionText) {
   EXPECT_TRUE(Has(t, "shoal_worker_bytes_sent_total{peer=\"coordinator\"} 40"));
   EXPECT_TRUE(Has(t, "shoal_worker_bytes_received_total{peer=\"dev0\"} 999"));
   EXPECT_TRUE(Has(t, "# TYPE shoal_worker_task_seconds histogram"));
-  EXPECT_TRUE(
-      Has(t, "shoal_worker_task_seconds_bucket{kind=\"Conv\",le=\"0.0025\"} 0"));
+  EXPECT_TRUE(Has(
+      t, "shoal_worker_task_seconds_bucket{kind=\"Conv\",le=\"0.0025\"} 0"));
   EXPECT_TRUE(
       Has(t, "shoal_worker_task_seconds_bucket{kind=\"Conv\",le=\"0.005\"} 1"));
   EXPECT_TRUE(
@@ -56,10 +56,12 @@ TEST(WorkerMetrics, ExpositionText) {
   EXPECT_TRUE(Has(t, "shoal_worker_requests_in_flight 5"));
   EXPECT_TRUE(Has(t, "shoal_worker_send_queue_messages 1"));
   EXPECT_TRUE(Has(t, "shoal_worker_memory_budget_bytes 1073741824"));
-  EXPECT_TRUE(Has(t, "shoal_worker_memory_in_use_bytes{part=\"weights\"} 1000"));
+  EXPECT_TRUE(
+      Has(t, "shoal_worker_memory_in_use_bytes{part=\"weights\"} 1000"));
   EXPECT_TRUE(
       Has(t, "shoal_worker_memory_in_use_bytes{part=\"activations\"} 200"));
-  EXPECT_TRUE(Has(t, "shoal_worker_memory_in_use_bytes{part=\"mailboxes\"} 30"));
+  EXPECT_TRUE(
+      Has(t, "shoal_worker_memory_in_use_bytes{part=\"mailboxes\"} 30"));
 }
 
 TEST(WorkerMetrics, PlanInfoFollowsTheDeployment) {

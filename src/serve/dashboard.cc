@@ -64,8 +64,9 @@ nlohmann::json DashboardJson(const DashboardState& s) {
   nlohmann::json buckets = nlohmann::json::array();
   for (const auto& [le, count] : s.latency_buckets) {
     // JSON has no infinity: the last bucket's bound is null.
-    buckets.push_back({{"le_s", std::isinf(le) ? nlohmann::json() : nlohmann::json(le)},
-                       {"count", count}});
+    buckets.push_back(
+        {{"le_s", std::isinf(le) ? nlohmann::json() : nlohmann::json(le)},
+         {"count", count}});
   }
   nlohmann::json history = nlohmann::json::array();
   for (const auto& p : s.history) {
@@ -95,8 +96,8 @@ std::map<std::string, HttpHandler> DashboardRoutes(
   routes["/api/status"] = [status] {
     HttpReply r;
     r.content_type = "application/json";
-    r.body = status().dump(-1, ' ', false,
-                           nlohmann::json::error_handler_t::replace);
+    r.body =
+        status().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     return r;
   };
   return routes;

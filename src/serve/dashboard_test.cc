@@ -59,8 +59,8 @@ TEST(Dashboard, StatusJsonHasThePlanAndLatency) {
   d->set_utilisation(0.5);
   d->set_link_bandwidth_bps(62e6);
   st.plan = &choice->plan;
-  st.latency_buckets = {{0.01, 3}, {0.1, 7},
-                        {std::numeric_limits<double>::infinity(), 7}};
+  st.latency_buckets = {
+      {0.01, 3}, {0.1, 7}, {std::numeric_limits<double>::infinity(), 7}};
   st.history = {{100, 7, 5, 9, 11}};
   st.uptime_s = 12;
   const nlohmann::json j = DashboardJson(st);

@@ -15,8 +15,8 @@ namespace shoal {
 class LatencyHistory {
  public:
   struct Point {
-    int64_t unix_s = 0;  // the second it covers
-    int64_t count = 0;   // requests answered in it
+    int64_t unix_s = 0;                         // the second it covers
+    int64_t count = 0;                          // requests answered in it
     double p50_ms = 0, p95_ms = 0, max_ms = 0;  // 0 when count is 0
   };
   using Clock = std::chrono::system_clock;

@@ -93,8 +93,10 @@ class Observability : public ::testing::Test {
            "--threads", "1", "--cache-dir", dir_ + "/cache-" + name,
            "--metrics", "127.0.0.1:0"},
           log));
-      const int port = WaitForNumber(log, std::regex("listening on port (\\d+)"));
-      const int metrics = WaitForNumber(log, std::regex("metrics on port (\\d+)"));
+      const int port =
+          WaitForNumber(log, std::regex("listening on port (\\d+)"));
+      const int metrics =
+          WaitForNumber(log, std::regex("metrics on port (\\d+)"));
       ASSERT_GT(port, 0) << ReadFile(log);
       ASSERT_GT(metrics, 0) << ReadFile(log);
       worker_metrics_.push_back(metrics);
@@ -104,15 +106,17 @@ class Observability : public ::testing::Test {
     cluster.close();
     const std::string log = dir_ + "/serve.log";
     pids_.push_back(testing::SpawnLogged(
-        {ShoalBinary(), "serve", "--cluster", dir_ + "/cluster.yaml",
-         "--model", "lenet5", "--strategy", "pipeline", "--listen",
-         "127.0.0.1:0", "--metrics", "127.0.0.1:0", "--dashboard",
-         "127.0.0.1:0", "--monitor-interval", "0.5", "--log-every", "1",
-         "--no-rebalance"},
+        {ShoalBinary(), "serve", "--cluster", dir_ + "/cluster.yaml", "--model",
+         "lenet5", "--strategy", "pipeline", "--listen", "127.0.0.1:0",
+         "--metrics", "127.0.0.1:0", "--dashboard", "127.0.0.1:0",
+         "--monitor-interval", "0.5", "--log-every", "1", "--no-rebalance"},
         log));
-    serve_port_ = WaitForNumber(log, std::regex("listening on \\S+ \\(port (\\d+)\\)"));
-    serve_metrics_ = WaitForNumber(log, std::regex("metrics on \\S+ \\(port (\\d+)\\)"));
-    dashboard_ = WaitForNumber(log, std::regex("dashboard on http://[^:]+:(\\d+)/"));
+    serve_port_ =
+        WaitForNumber(log, std::regex("listening on \\S+ \\(port (\\d+)\\)"));
+    serve_metrics_ =
+        WaitForNumber(log, std::regex("metrics on \\S+ \\(port (\\d+)\\)"));
+    dashboard_ =
+        WaitForNumber(log, std::regex("dashboard on http://[^:]+:(\\d+)/"));
     ASSERT_GT(serve_port_, 0) << ReadFile(log);
     ASSERT_GT(serve_metrics_, 0) << ReadFile(log);
     ASSERT_GT(dashboard_, 0) << ReadFile(log);
@@ -178,7 +182,8 @@ class Prometheus {
   // The value of an instant query that yields one number; NaN if none.
   double Query(const std::string& promql) {
     const std::string body =
-        Get(port_, "/api/v1/query?query=" + httplib::detail::encode_query_param(promql));
+        Get(port_, "/api/v1/query?query=" +
+                       httplib::detail::encode_query_param(promql));
     auto j = nlohmann::json::parse(body, nullptr, false);
     if (j.is_discarded() || j["status"] != "success") return std::nan("");
     const auto& r = j["data"]["result"];
@@ -194,7 +199,8 @@ class Prometheus {
 };
 
 TEST_F(Observability, PrometheusScrapesWhatRan) {
-  ASSERT_TRUE(fs::exists("/usr/bin/prometheus") && fs::exists("/usr/bin/promtool"))
+  ASSERT_TRUE(fs::exists("/usr/bin/prometheus") &&
+              fs::exists("/usr/bin/promtool"))
       << "needs Debian's prometheus (scripts/install-deps.sh --with-test-deps)";
   Send(kRequests);
   const nlohmann::json status = DashboardStatus();
@@ -212,8 +218,8 @@ TEST_F(Observability, PrometheusScrapesWhatRan) {
     const std::string file = dir_ + "/metrics-" + std::to_string(port) + ".txt";
     std::ofstream(file) << text;
     std::string out;
-    EXPECT_EQ(Shell("promtool check metrics < " + file, &out), 0)
-        << out << "\n" << text;
+    EXPECT_EQ(Shell("promtool check metrics < " + file, &out), 0) << out << "\n"
+                                                                  << text;
   }
 
   // Each worker target carries its device name, as docs/serve.md shows.
@@ -223,13 +229,14 @@ TEST_F(Observability, PrometheusScrapesWhatRan) {
       "  - job_name: shoal-worker\n"
       "    static_configs:\n";
   for (int i = 0; i < kDevices; ++i) {
-    config += "      - {targets: ['127.0.0.1:" +
-              std::to_string(worker_metrics_[i]) + "'], labels: {device: dev" +
-              std::to_string(i) + "}}\n";
+    config +=
+        "      - {targets: ['127.0.0.1:" + std::to_string(worker_metrics_[i]) +
+        "'], labels: {device: dev" + std::to_string(i) + "}}\n";
   }
-  config += "  - job_name: shoal-serve\n    static_configs:\n"
-            "      - targets: ['127.0.0.1:" +
-            std::to_string(serve_metrics_) + "']\n";
+  config +=
+      "  - job_name: shoal-serve\n    static_configs:\n"
+      "      - targets: ['127.0.0.1:" +
+      std::to_string(serve_metrics_) + "']\n";
   Prometheus prom(dir_, config);
   ASSERT_TRUE(prom.Ready()) << prom.log();
 
@@ -259,8 +266,9 @@ TEST_F(Observability, PrometheusScrapesWhatRan) {
   EXPECT_EQ(prom.Query("sum(shoal_worker_errors_total)"), 0);
   EXPECT_GT(prom.Query("sum(shoal_worker_busy_seconds_total)"), 0);
   // The model's output reaches the coordinator, from one device.
-  EXPECT_GT(prom.Query("sum(shoal_worker_bytes_sent_total{peer=\"coordinator\"})"),
-            0);
+  EXPECT_GT(
+      prom.Query("sum(shoal_worker_bytes_sent_total{peer=\"coordinator\"})"),
+      0);
 
   // Between devices: what one sent to another is what that one received
   // from it, on every link of the plan, and nothing elsewhere.
@@ -274,12 +282,12 @@ TEST_F(Observability, PrometheusScrapesWhatRan) {
       if (from == to) continue;
       const std::string a = "dev" + std::to_string(from);
       const std::string b = "dev" + std::to_string(to);
-      const double sent = prom.Query(
-          "sum(shoal_worker_bytes_sent_total{device=\"" + a + "\",peer=\"" + b +
-          "\"}) or vector(0)");
-      const double received = prom.Query(
-          "sum(shoal_worker_bytes_received_total{device=\"" + b +
-          "\",peer=\"" + a + "\"}) or vector(0)");
+      const double sent =
+          prom.Query("sum(shoal_worker_bytes_sent_total{device=\"" + a +
+                     "\",peer=\"" + b + "\"}) or vector(0)");
+      const double received =
+          prom.Query("sum(shoal_worker_bytes_received_total{device=\"" + b +
+                     "\",peer=\"" + a + "\"}) or vector(0)");
       EXPECT_EQ(sent, received) << a << " -> " << b;
       if (links.count({from, to})) {
         EXPECT_GT(sent, 0) << a << " -> " << b;
@@ -293,13 +301,13 @@ TEST_F(Observability, PrometheusScrapesWhatRan) {
 // Headless Chromium's DOM of the page after `budget_ms` of virtual time.
 std::string DumpDom(const std::string& url, const std::string& profile,
                     int budget_ms, const std::string& screenshot = "") {
-  std::string cmd = "/usr/bin/chromium --headless=new --no-sandbox "
-                    "--disable-gpu --no-first-run --user-data-dir=" +
-                    profile + " --virtual-time-budget=" +
-                    std::to_string(budget_ms);
+  std::string cmd =
+      "/usr/bin/chromium --headless=new --no-sandbox "
+      "--disable-gpu --no-first-run --user-data-dir=" +
+      profile + " --virtual-time-budget=" + std::to_string(budget_ms);
   if (!screenshot.empty()) {
-    cmd += " --window-size=1280,1500 --hide-scrollbars --screenshot=" +
-           screenshot;
+    cmd +=
+        " --window-size=1280,1500 --hide-scrollbars --screenshot=" + screenshot;
   } else {
     cmd += " --dump-dom";
   }

@@ -8,9 +8,8 @@ namespace shoal {
 
 namespace {
 
-constexpr const char* kOutcomes[] = {"answered", "invalid_input",
-                                     "deadline_exceeded", "unavailable",
-                                     "failed"};
+constexpr const char* kOutcomes[] = {
+    "answered", "invalid_input", "deadline_exceeded", "unavailable", "failed"};
 
 prometheus::Family<prometheus::Gauge>* DeviceGauge(prometheus::Registry& r,
                                                    const char* name,
@@ -40,8 +39,9 @@ ServeMetrics::ServeMetrics()
   auto& r = *registry_;
   latency_ = &prometheus::BuildHistogram()
                   .Name("shoal_serve_request_duration_seconds")
-                  .Help("Time from an Infer call's arrival to its answer, "
-                        "answered requests only (a retry included)")
+                  .Help(
+                      "Time from an Infer call's arrival to its answer, "
+                      "answered requests only (a retry included)")
                   .Register(r)
                   .Add({}, SecondsBuckets());
   requests_ = &prometheus::BuildCounter()
@@ -58,8 +58,9 @@ ServeMetrics::ServeMetrics()
                     .Add({});
   retried_ = &prometheus::BuildCounter()
                   .Name("shoal_serve_requests_retried_total")
-                  .Help("Requests retried once on a newer plan after a "
-                        "device failed them")
+                  .Help(
+                      "Requests retried once on a newer plan after a "
+                      "device failed them")
                   .Register(r)
                   .Add({});
   replans_ = &prometheus::BuildCounter()
@@ -68,8 +69,9 @@ ServeMetrics::ServeMetrics()
                   .Register(r);
   replan_failures_ = &prometheus::BuildCounter()
                           .Name("shoal_serve_replan_failures_total")
-                          .Help("Re-plans that could not be deployed (the "
-                                "previous plan kept serving)")
+                          .Help(
+                              "Re-plans that could not be deployed (the "
+                              "previous plan kept serving)")
                           .Register(r)
                           .Add({});
   generation_ = &prometheus::BuildGauge()

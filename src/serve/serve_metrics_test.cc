@@ -36,14 +36,17 @@ TEST(ServeMetrics, RequestsAndReplans) {
   m.Replanned("imbalance");
   m.ReplanFailed();
   const std::string t = m.Scrape(rpc::ServeStatusReply());
-  EXPECT_TRUE(Has(t, "shoal_serve_requests_total{outcome=\"answered\"} 2")) << t;
-  EXPECT_TRUE(Has(t, "shoal_serve_requests_total{outcome=\"invalid_input\"} 1"));
+  EXPECT_TRUE(Has(t, "shoal_serve_requests_total{outcome=\"answered\"} 2"))
+      << t;
+  EXPECT_TRUE(
+      Has(t, "shoal_serve_requests_total{outcome=\"invalid_input\"} 1"));
   EXPECT_TRUE(Has(t, "shoal_serve_requests_total{outcome=\"unavailable\"} 0"));
   EXPECT_TRUE(Has(t, "shoal_serve_requests_in_flight 1"));
   EXPECT_TRUE(Has(t, "shoal_serve_requests_retried_total 1"));
   // Only answered requests are timed.
   EXPECT_TRUE(Has(t, "shoal_serve_request_duration_seconds_count 2"));
-  EXPECT_TRUE(Has(t, "shoal_serve_request_duration_seconds_bucket{le=\"0.005\"} 1"));
+  EXPECT_TRUE(
+      Has(t, "shoal_serve_request_duration_seconds_bucket{le=\"0.005\"} 1"));
   EXPECT_TRUE(Has(t, "shoal_serve_replans_total{kind=\"start\"} 1"));
   EXPECT_TRUE(Has(t, "shoal_serve_replans_total{kind=\"imbalance\"} 2"));
   EXPECT_TRUE(Has(t, "shoal_serve_replan_failures_total 1"));
@@ -73,9 +76,12 @@ TEST(ServeMetrics, DeviceGaugesFollowTheStatus) {
   EXPECT_TRUE(Has(t, "shoal_serve_device_up{device=\"pi1\"} 1"));
   EXPECT_TRUE(Has(t, "shoal_serve_device_up{device=\"pi2\"} 0"));
   EXPECT_TRUE(Has(t, "shoal_serve_device_share{device=\"pi1\"} 1.5"));
-  EXPECT_TRUE(Has(t, "shoal_serve_device_predicted_seconds{device=\"pi1\"} 0.02"));
-  EXPECT_TRUE(Has(t, "shoal_serve_device_measured_seconds{device=\"pi1\"} 0.03"));
-  EXPECT_TRUE(Has(t, "shoal_serve_device_utilisation_ratio{device=\"pi1\"} 0.75"));
+  EXPECT_TRUE(
+      Has(t, "shoal_serve_device_predicted_seconds{device=\"pi1\"} 0.02"));
+  EXPECT_TRUE(
+      Has(t, "shoal_serve_device_measured_seconds{device=\"pi1\"} 0.03"));
+  EXPECT_TRUE(
+      Has(t, "shoal_serve_device_utilisation_ratio{device=\"pi1\"} 0.75"));
   EXPECT_TRUE(Has(t, "shoal_serve_device_queue_mean{device=\"pi1\"} 1.25"));
   // pi2 removed from the cluster file: its series go.
   s.mutable_devices()->RemoveLast();

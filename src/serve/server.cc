@@ -10,12 +10,12 @@
 #include <thread>
 
 #include "cli/plan_common.h"
+#include "metrics/exposition.h"
+#include "metrics/http_server.h"
 #include "plan/plan_json.h"
 #include "runtime/peer_auth.h"
 #include "runtime/rpc_guard.h"
 #include "runtime/wire.h"
-#include "metrics/exposition.h"
-#include "metrics/http_server.h"
 #include "serve/dashboard.h"
 #include "serve/generation.h"
 #include "serve/latency_history.h"
@@ -316,7 +316,8 @@ struct Server::Impl final : public rpc::Inference::Service {
         o->set_state("serving");
         o->set_link_bandwidth_bps(devs[d].link.bandwidth_bps);
         o->set_link_latency_s(devs[d].link.latency_s);
-        if (d < last_loads.size()) o->set_utilisation(last_loads[d].utilisation);
+        if (d < last_loads.size())
+          o->set_utilisation(last_loads[d].utilisation);
       }
     }
     for (const auto& m : members) {
@@ -450,8 +451,7 @@ struct Server::Impl final : public rpc::Inference::Service {
       measured = std::max(measured, loads[d].measured_ms);
     }
     const int64_t before = next_generation;
-    Status s =
-        ReplanLocked("imbalance", imb.why, devs, false, measured, false);
+    Status s = ReplanLocked("imbalance", imb.why, devs, false, measured, false);
     if (!s.ok()) Log("re-plan failed: %s", s.message().c_str());
     if (next_generation != before) {
       last_move[who] = {direction, Clock::now()};
@@ -969,9 +969,9 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts) {
       return http.status();
     }
     m.dashboard_http = std::move(http).value();
-    Log("dashboard on http://%s:%d/", opts.dashboard_listen
-                                          .substr(0, opts.dashboard_listen.rfind(':'))
-                                          .c_str(),
+    Log("dashboard on http://%s:%d/",
+        opts.dashboard_listen.substr(0, opts.dashboard_listen.rfind(':'))
+            .c_str(),
         m.dashboard_http->port());
   }
   {
