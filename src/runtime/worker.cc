@@ -258,65 +258,64 @@ struct Worker::Impl final : public rpc::Worker::Service {
   grpc::Status PutBlobs(grpc::ServerContext* ctx,
                         grpc::ServerReader<rpc::BlobChunk>* reader,
                         rpc::PutBlobsReply* rep) override {
-    return Counted(
-        WorkerError::kDeployRefused,
-        GuardRpc(Who(), "PutBlobs", [&]() -> grpc::Status {
-          if (auto s = FromCoordinator(ctx, "PutBlobs"); !s.ok()) return s;
-          // Each blob streams to a file of the cache: in memory, one chunk.
-          rpc::BlobChunk c;
-          std::string hash;
-          std::unique_ptr<BlobCache::Writer> writer;
-          int64_t total = -1, got = 0;
-          const int64_t cap =
-              opts.memory_bytes > 0 ? opts.memory_bytes : (int64_t{16} << 30);
-          auto finish = [&]() -> grpc::Status {
-            if (Status s = writer->Commit(); !s.ok()) return ToGrpc(s);
-            writer.reset();
-            rep->set_blobs(rep->blobs() + 1);
-            rep->set_bytes(rep->bytes() + total);
-            hash.clear();
-            total = -1;
-            return grpc::Status::OK;
-          };
-          while (reader->Read(&c)) {
-            if (auto s = CheckProtocol(c.protocol(), Who()); !s.ok()) return s;
-            if (total < 0) {
-              if (c.total_bytes() > cap) {
-                return grpc::Status(
-                    grpc::StatusCode::FAILED_PRECONDITION,
-                    Who() + " refuses the deployment: one weight blob takes " +
-                        MiB(c.total_bytes()) + " but its memory budget is " +
-                        MiB(cap));
-              }
-              if (c.hash().empty() || c.total_bytes() < 0 ||
-                  c.total_bytes() % 4 != 0) {
-                return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                    Who() + ": a blob of " +
-                                        std::to_string(c.total_bytes()) +
-                                        " bytes is invalid");
-              }
-              auto w = cache->Begin(c.hash(), c.total_bytes());
-              if (!w.ok()) return ToGrpc(w.status().WithContext(Who()));
-              writer = std::move(w).value();
-              hash = c.hash();
-              total = c.total_bytes();
-              got = 0;
-            } else if (!c.hash().empty() && c.hash() != hash) {
-              return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                  "blob " + hash + " is incomplete");
-            }
-            if (Status s = writer->Append(c.data()); !s.ok()) return ToGrpc(s);
-            got += c.data().size();
-            if (got == total) {
-              if (auto s = finish(); !s.ok()) return s;
-            }
+    const grpc::Status st = GuardRpc(Who(), "PutBlobs", [&]() -> grpc::Status {
+      if (auto s = FromCoordinator(ctx, "PutBlobs"); !s.ok()) return s;
+      // Each blob streams to a file of the cache: in memory, one chunk.
+      rpc::BlobChunk c;
+      std::string hash;
+      std::unique_ptr<BlobCache::Writer> writer;
+      int64_t total = -1, got = 0;
+      const int64_t cap =
+          opts.memory_bytes > 0 ? opts.memory_bytes : (int64_t{16} << 30);
+      auto finish = [&]() -> grpc::Status {
+        if (Status s = writer->Commit(); !s.ok()) return ToGrpc(s);
+        writer.reset();
+        rep->set_blobs(rep->blobs() + 1);
+        rep->set_bytes(rep->bytes() + total);
+        hash.clear();
+        total = -1;
+        return grpc::Status::OK;
+      };
+      while (reader->Read(&c)) {
+        if (auto s = CheckProtocol(c.protocol(), Who()); !s.ok()) return s;
+        if (total < 0) {
+          if (c.total_bytes() > cap) {
+            return grpc::Status(
+                grpc::StatusCode::FAILED_PRECONDITION,
+                Who() + " refuses the deployment: one weight blob takes " +
+                    MiB(c.total_bytes()) + " but its memory budget is " +
+                    MiB(cap));
           }
-          if (total >= 0) {
+          if (c.hash().empty() || c.total_bytes() < 0 ||
+              c.total_bytes() % 4 != 0) {
             return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                "blob " + hash + " is incomplete");
+                                Who() + ": a blob of " +
+                                    std::to_string(c.total_bytes()) +
+                                    " bytes is invalid");
           }
-          return grpc::Status::OK;
-        }));
+          auto w = cache->Begin(c.hash(), c.total_bytes());
+          if (!w.ok()) return ToGrpc(w.status().WithContext(Who()));
+          writer = std::move(w).value();
+          hash = c.hash();
+          total = c.total_bytes();
+          got = 0;
+        } else if (!c.hash().empty() && c.hash() != hash) {
+          return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                              "blob " + hash + " is incomplete");
+        }
+        if (Status s = writer->Append(c.data()); !s.ok()) return ToGrpc(s);
+        got += c.data().size();
+        if (got == total) {
+          if (auto s = finish(); !s.ok()) return s;
+        }
+      }
+      if (total >= 0) {
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            "blob " + hash + " is incomplete");
+      }
+      return grpc::Status::OK;
+    });
+    return Counted(WorkerError::kDeployRefused, st);
   }
 
   // `held`: bytes of a previous deployment kept alongside this one.
@@ -466,49 +465,46 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   grpc::Status Deploy(grpc::ServerContext* ctx, const rpc::DeployRequest* req,
                       rpc::DeployReply* rep) override {
-    return Counted(WorkerError::kDeployRefused,
-                   GuardRpc(Who(), "Deploy", [&]() -> grpc::Status {
-                     if (auto s = FromCoordinator(ctx, "Deploy"); !s.ok())
-                       return s;
-                     if (auto s = CheckProtocol(req->protocol(), Who());
-                         !s.ok())
-                       return s;
-                     std::lock_guard<std::mutex> deploying(deploy_mu);
-                     int64_t held = 0;
-                     {
-                       std::lock_guard<std::mutex> lock(mu);
-                       if (dep && dep->id == req->deployment()) {
-                         if (!req->keep_previous() && prev) {
-                           prev.reset();
-                           PruneBlobsLocked();
-                         }
-                         rep->set_reused(true);
-                         rep->set_weight_bytes(dep->weight_bytes);
-                         rep->set_activation_bytes(dep->activation_bytes);
-                         rep->set_budget_bytes(opts.memory_bytes);
-                         return grpc::Status::OK;
-                       }
-                       if (req->keep_previous() && dep) {
-                         held = dep->weight_bytes + dep->activation_bytes;
-                       }
-                     }
-                     auto d = Build(*req, rep, held);
-                     if (!d.ok()) return ToGrpc(d.status().WithContext(Who()));
-                     std::lock_guard<std::mutex> lock(mu);
-                     if (req->keep_previous() && dep) {
-                       prev = std::move(dep);  // its requests in flight go on
-                     } else {
-                       prev.reset();
-                       requests.clear();
-                       mailbox_bytes = 0;
-                     }
-                     dep = std::move(d).value();
-                     counters.clear();
-                     timeline.clear();
-                     metrics.Deployed(dep->plan_id, dep->tasks_here);
-                     PruneBlobsLocked();
-                     return grpc::Status::OK;
-                   }));
+    const grpc::Status st = GuardRpc(Who(), "Deploy", [&]() -> grpc::Status {
+      if (auto s = FromCoordinator(ctx, "Deploy"); !s.ok()) return s;
+      if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
+      std::lock_guard<std::mutex> deploying(deploy_mu);
+      int64_t held = 0;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (dep && dep->id == req->deployment()) {
+          if (!req->keep_previous() && prev) {
+            prev.reset();
+            PruneBlobsLocked();
+          }
+          rep->set_reused(true);
+          rep->set_weight_bytes(dep->weight_bytes);
+          rep->set_activation_bytes(dep->activation_bytes);
+          rep->set_budget_bytes(opts.memory_bytes);
+          return grpc::Status::OK;
+        }
+        if (req->keep_previous() && dep) {
+          held = dep->weight_bytes + dep->activation_bytes;
+        }
+      }
+      auto d = Build(*req, rep, held);
+      if (!d.ok()) return ToGrpc(d.status().WithContext(Who()));
+      std::lock_guard<std::mutex> lock(mu);
+      if (req->keep_previous() && dep) {
+        prev = std::move(dep);  // its requests in flight go on
+      } else {
+        prev.reset();
+        requests.clear();
+        mailbox_bytes = 0;
+      }
+      dep = std::move(d).value();
+      counters.clear();
+      timeline.clear();
+      metrics.Deployed(dep->plan_id, dep->tasks_here);
+      PruneBlobsLocked();
+      return grpc::Status::OK;
+    });
+    return Counted(WorkerError::kDeployRefused, st);
   }
 
   // Keeps the blobs of the deployments held, and others up to the cache's
@@ -643,91 +639,88 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   grpc::Status Send(grpc::ServerContext* ctx, const rpc::TensorMessage* m,
                     rpc::Ack*) override {
-    return Counted(
-        WorkerError::kMessageRefused,
-        GuardRpc(Who(), "Send", [&]() -> grpc::Status {
-          if (auto s = FromMember(ctx, "Send"); !s.ok()) return s;
-          if (auto s = CheckProtocol(m->protocol(), Who()); !s.ok()) return s;
-          std::shared_ptr<Deployment> d;
-          {
-            std::lock_guard<std::mutex> lock(mu);
-            if (!dep && !prev) {
-              return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                                  Who() + " has no deployment");
-            }
-            for (const auto& x : {dep, prev}) {
-              if (x && x->plan_id == m->deployment()) d = x;
-            }
-            if (!d) {
-              return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                                  Who() + " holds another plan (" +
-                                      (dep ? dep->plan_id : prev->plan_id) +
-                                      "); deploy the plan again");
-            }
-          }
-          const Plan& p = d->plan;
-          const int xi = m->transfer();
-          if (xi < 0 || xi >= static_cast<int>(p.transfers.size()) ||
-              p.transfers[xi].dst.task < 0 || m->seq() < 0 ||
-              p.DeviceOf(p.transfers[xi].dst.task, m->seq()) != d->device ||
-              m->timeout_ms() <= 0 || m->timeout_ms() > kMaxTimeoutMs ||
-              m->request().empty()) {
-            return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                Who() + ": transfer " + std::to_string(xi) +
-                                    " of request " + m->request() +
-                                    " is not for this device");
-          }
-          const Transfer& x = p.transfers[xi];
-          std::vector<int64_t> shape(m->shape().begin(), m->shape().end());
-          if (shape != x.dst.region.extent()) {
-            return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                Who() + ": transfer " + std::to_string(xi) +
-                                    " has the wrong shape");
-          }
-          // A broadcast: the transfers this device delivers, and those it
-          // passes on (each chunk as soon as it is here).
-          std::vector<int> local{xi}, onward;
-          if (auto s = SplitRelay(*d, *m, &local, &onward); !s.ok()) {
-            return ToGrpc(s.WithContext(Who()));
-          }
-          RequestMeta meta{
-              m->request(), m->seq(), m->reply_to(),
-              Clock::now() + std::chrono::milliseconds(m->timeout_ms())};
-          if (!onward.empty()) {
-            QueueSends(
-                d, meta,
-                RelayHops(p, onward, d->device, m->seq(), p.broadcast.fanout),
-                *m,
-                /*readdress_only=*/true);
-          }
-          {
-            std::lock_guard<std::mutex> lock(mu);
-            const int from = p.DeviceOf(x.src.task, m->seq());
-            if (from != d->device) {
-              bytes_received += m->data().size();
-              if (from >= 0)
-                d->received_from[from]->Increment(m->data().size());
-            }
-          }
-          const rpc::TensorMessage* whole = m;
-          std::optional<rpc::TensorMessage> assembled;
-          if (m->total_bytes() > 0) {
-            auto r = chunks.Add(*m, WireSizeOf(*m, x.src.region.elements()),
-                                p.broadcast.chunk_bytes, meta.expiry);
-            if (!r.ok()) return ToGrpc(r.status().WithContext(Who()));
-            if (!r->has_value()) return grpc::Status::OK;
-            assembled = std::move(r).value();
-            whole = &*assembled;
-          }
-          auto part = TensorFromMessage(*whole, shape);
-          if (!part.ok()) return ToGrpc(part.status().WithContext(Who()));
-          std::lock_guard<std::mutex> lock(mu);
-          for (int t : local) {
-            Status s = DeliverLocked(d, meta, t, *part);
-            if (!s.ok()) return ToGrpc(s.WithContext(Who()));
-          }
-          return grpc::Status::OK;
-        }));
+    const grpc::Status st = GuardRpc(Who(), "Send", [&]() -> grpc::Status {
+      if (auto s = FromMember(ctx, "Send"); !s.ok()) return s;
+      if (auto s = CheckProtocol(m->protocol(), Who()); !s.ok()) return s;
+      std::shared_ptr<Deployment> d;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!dep && !prev) {
+          return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                              Who() + " has no deployment");
+        }
+        for (const auto& x : {dep, prev}) {
+          if (x && x->plan_id == m->deployment()) d = x;
+        }
+        if (!d) {
+          return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                              Who() + " holds another plan (" +
+                                  (dep ? dep->plan_id : prev->plan_id) +
+                                  "); deploy the plan again");
+        }
+      }
+      const Plan& p = d->plan;
+      const int xi = m->transfer();
+      if (xi < 0 || xi >= static_cast<int>(p.transfers.size()) ||
+          p.transfers[xi].dst.task < 0 || m->seq() < 0 ||
+          p.DeviceOf(p.transfers[xi].dst.task, m->seq()) != d->device ||
+          m->timeout_ms() <= 0 || m->timeout_ms() > kMaxTimeoutMs ||
+          m->request().empty()) {
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            Who() + ": transfer " + std::to_string(xi) +
+                                " of request " + m->request() +
+                                " is not for this device");
+      }
+      const Transfer& x = p.transfers[xi];
+      std::vector<int64_t> shape(m->shape().begin(), m->shape().end());
+      if (shape != x.dst.region.extent()) {
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            Who() + ": transfer " + std::to_string(xi) +
+                                " has the wrong shape");
+      }
+      // A broadcast: the transfers this device delivers, and those it
+      // passes on (each chunk as soon as it is here).
+      std::vector<int> local{xi}, onward;
+      if (auto s = SplitRelay(*d, *m, &local, &onward); !s.ok()) {
+        return ToGrpc(s.WithContext(Who()));
+      }
+      RequestMeta meta{
+          m->request(), m->seq(), m->reply_to(),
+          Clock::now() + std::chrono::milliseconds(m->timeout_ms())};
+      if (!onward.empty()) {
+        QueueSends(
+            d, meta,
+            RelayHops(p, onward, d->device, m->seq(), p.broadcast.fanout), *m,
+            /*readdress_only=*/true);
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        const int from = p.DeviceOf(x.src.task, m->seq());
+        if (from != d->device) {
+          bytes_received += m->data().size();
+          if (from >= 0) d->received_from[from]->Increment(m->data().size());
+        }
+      }
+      const rpc::TensorMessage* whole = m;
+      std::optional<rpc::TensorMessage> assembled;
+      if (m->total_bytes() > 0) {
+        auto r = chunks.Add(*m, WireSizeOf(*m, x.src.region.elements()),
+                            p.broadcast.chunk_bytes, meta.expiry);
+        if (!r.ok()) return ToGrpc(r.status().WithContext(Who()));
+        if (!r->has_value()) return grpc::Status::OK;
+        assembled = std::move(r).value();
+        whole = &*assembled;
+      }
+      auto part = TensorFromMessage(*whole, shape);
+      if (!part.ok()) return ToGrpc(part.status().WithContext(Who()));
+      std::lock_guard<std::mutex> lock(mu);
+      for (int t : local) {
+        Status s = DeliverLocked(d, meta, t, *part);
+        if (!s.ok()) return ToGrpc(s.WithContext(Who()));
+      }
+      return grpc::Status::OK;
+    });
+    return Counted(WorkerError::kMessageRefused, st);
   }
 
   // Counts an RPC's failure on shoal_worker_errors_total: a caller without
