@@ -17,10 +17,14 @@ BUILD_PKGS=(
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libstb-dev liblz4-dev
+  libcpp-httplib-dev prometheus-cpp-dev libjs-chart.js
   dataset-fashion-mnist
 )
 # The independent oracle of the tests: PyTorch and ONNX from Debian.
-TEST_PKGS=(python3-torch python3-torchvision python3-onnx python3-numpy)
+# A real Prometheus scrapes the metrics endpoints and headless Chromium loads
+# the dashboard (src/metrics/prometheus_slowtest.cc, src/serve/dashboard_slowtest.cc).
+TEST_PKGS=(python3-torch python3-torchvision python3-onnx python3-numpy
+           prometheus chromium)
 
 WORKER_PKGS=(
   build-essential cmake pkg-config ninja-build ccache
@@ -28,6 +32,7 @@ WORKER_PKGS=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libssl-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev liblz4-dev
+  libcpp-httplib-dev prometheus-cpp-dev
 )
 
 want=("${BUILD_PKGS[@]}")

@@ -21,6 +21,7 @@
 #include "serve/client.h"
 #include "serve/monitor.h"
 #include "serve/server.h"
+#include "serve/status_json.h"
 
 namespace shoal {
 namespace {
@@ -97,49 +98,6 @@ struct RemoteArgs {
   TlsPaths tls;
 };
 
-nlohmann::json StatusJson(const rpc::ServeStatusReply& s) {
-  nlohmann::json j;
-  j["model"] = s.model();
-  j["generation"] = s.generation();
-  j["strategy"] = s.strategy();
-  j["accepted"] = s.accepted();
-  j["answered"] = s.answered();
-  j["failed"] = s.failed();
-  j["retried"] = s.retried();
-  j["in_flight"] = s.in_flight();
-  j["latency_ms_p50"] = s.latency_ms_p50();
-  j["input_shape"] =
-      std::vector<int64_t>(s.input_shape().begin(), s.input_shape().end());
-  j["devices"] = nlohmann::json::array();
-  for (const auto& d : s.devices()) {
-    j["devices"].push_back({{"name", d.name()},
-                            {"address", d.address()},
-                            {"share", d.share()},
-                            {"predicted_ms", d.predicted_ms()},
-                            {"measured_ms", d.measured_ms()},
-                            {"queue_mean", d.queue_mean()},
-                            {"state", d.state()}});
-  }
-  j["replans"] = nlohmann::json::array();
-  for (const auto& r : s.replans()) {
-    j["replans"].push_back(
-        {{"generation", r.generation()},
-         {"reason", r.reason()},
-         {"strategy", r.strategy()},
-         {"devices",
-          std::vector<std::string>(r.devices().begin(), r.devices().end())},
-         {"old_shares",
-          std::vector<double>(r.old_shares().begin(), r.old_shares().end())},
-         {"new_shares",
-          std::vector<double>(r.new_shares().begin(), r.new_shares().end())},
-         {"predicted_ms", r.predicted_ms()},
-         {"measured_ms", r.measured_ms()},
-         {"switch_ms", r.switch_ms()},
-         {"unix_ms", r.unix_ms()}});
-  }
-  return j;
-}
-
 void PrintStatus(const rpc::ServeStatusReply& s) {
   std::cout << "model " << s.model() << ", generation " << s.generation()
             << " (" << s.strategy() << "): " << s.accepted() << " accepted, "
@@ -147,14 +105,16 @@ void PrintStatus(const rpc::ServeStatusReply& s) {
             << s.retried() << " retried, " << s.in_flight()
             << " in flight; median latency " << std::fixed
             << std::setprecision(1) << s.latency_ms_p50() << " ms\n";
-  std::cout << "  device        state     share  predicted  measured  queue\n";
+  std::cout << "  device        state     share  predicted  measured  queue  "
+               "busy\n";
   for (const auto& d : s.devices()) {
     std::cout << "  " << std::left << std::setw(13) << d.name() << " "
               << std::setw(8) << d.state() << std::right << std::setw(7)
               << std::setprecision(2) << d.share() << std::setw(9)
               << std::setprecision(1) << d.predicted_ms() << "ms"
               << std::setw(8) << d.measured_ms() << "ms" << std::setw(7)
-              << d.queue_mean() << "\n";
+              << d.queue_mean() << std::setw(5) << std::setprecision(0)
+              << 100 * d.utilisation() << "%\n";
   }
   for (const auto& r : s.replans()) {
     std::cout << "  generation " << r.generation() << " (" << r.strategy()
@@ -348,6 +308,11 @@ void AddServeCommand(CLI::App* app) {
                   "Largest gRPC message (default 256MiB)");
   cmd->add_option("--log-every", a->o.log_every_s,
                   "Seconds between summary lines (default 5)");
+  cmd->add_option("--metrics", a->o.metrics_listen,
+                  "HOST:PORT to serve Prometheus metrics on (GET /metrics; "
+                  "default: none)");
+  cmd->add_option("--dashboard", a->o.dashboard_listen,
+                  "HOST:PORT to serve the web dashboard on (default: none)");
   cmd->add_flag("--no-rebalance", a->no_rebalance,
                 "Monitor and log, but re-plan only when devices leave or join");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunServe(*a))); });

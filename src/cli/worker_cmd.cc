@@ -17,7 +17,7 @@ namespace {
 struct WorkerArgs {
   std::string listen = "127.0.0.1:7000", name, memory = "0", bandwidth, latency,
               max_message = "256MiB", backend = "onednn", cache_dir,
-              cache_size = "4GiB";
+              cache_size = "4GiB", metrics;
   int threads = 0;  // 0: the machine's cores
   double cpu_fraction = 0;
   TlsPaths tls;
@@ -60,6 +60,7 @@ Status RunWorker(const WorkerArgs& a) {
   o.cache_dir = a.cache_dir.empty() ? DefaultCacheDir() : a.cache_dir;
   ASSIGN_OR_RETURN(o.cache_max_bytes, ParseBytes(a.cache_size));
   ASSIGN_OR_RETURN(o.tls, LoadTlsFlags(a.tls));
+  o.metrics_listen = a.metrics;
   if (o.tls && o.tls->role != TlsRole::kDevice) {
     return InvalidArgument("--tls-cert " + a.tls.cert + " has the " +
                            RoleName(o.tls->role) +
@@ -103,6 +104,10 @@ Status RunWorker(const WorkerArgs& a) {
                     ? " + " + std::to_string(o.link.latency_s * 1e3) + " ms"
                     : std::string())
             << ")" << std::endl;
+  if (w->metrics_port() > 0) {
+    std::cout << "worker " << o.name << " metrics on port " << w->metrics_port()
+              << " (GET /metrics)" << std::endl;
+  }
   Worker* wp = w.get();
   std::thread waiter([wp, set] {
     int sig = 0;
@@ -149,6 +154,9 @@ void AddWorkerCommand(CLI::App* app) {
   cmd->add_option("--cache-size", a->cache_size,
                   "Weights no deployment uses are removed beyond this size "
                   "(default 4GiB)");
+  cmd->add_option("--metrics", a->metrics,
+                  "HOST:PORT to serve Prometheus metrics on (GET /metrics; "
+                  "default: none)");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunWorker(*a))); });
 }
 

@@ -11,6 +11,9 @@
 #include <thread>
 
 #include "graph/cost.h"
+#include "metrics/exposition.h"
+#include "metrics/http_server.h"
+#include "metrics/worker_metrics.h"
 #include "plan/broadcast.h"
 #include "plan/graph_json.h"
 #include "plan/plan_cost.h"
@@ -66,7 +69,29 @@ struct Deployment {
   std::vector<std::unique_ptr<rpc::Worker::Stub>> stubs;  // per device
   int64_t weight_bytes = 0, activation_bytes = 0;
   std::set<std::string> blob_hashes;  // the cached blobs it reads
+  int tasks_here = 0;
+  // Metric handles, resolved once here so that the task loop and the
+  // senders only add to atomics (metrics/worker_metrics.h).
+  std::vector<prometheus::Histogram*> task_seconds;  // per task; null: not mine
+  std::vector<prometheus::Counter*> sent_to, received_from;  // per device
+  prometheus::Counter* sent_to_coordinator = nullptr;
 };
+
+// The op of a fragment's node with the most multiply-accumulates (its
+// first node when none has any): what a task is, for the compute-time
+// histogram's `kind` label, without a series per task of every plan.
+std::string TaskKind(const Graph& g) {
+  std::string kind = g.nodes.empty() ? "none" : g.nodes.front().op;
+  int64_t most = 0;
+  for (const auto& n : g.nodes) {
+    auto c = ComputeNodeCost(g, n);
+    if (c.ok() && c->macs > most) {
+      most = c->macs;
+      kind = n.op;
+    }
+  }
+  return kind;
+}
 
 struct RequestMeta {
   std::string id;
@@ -140,6 +165,7 @@ struct TaskCounters {
 
 struct Worker::Impl final : public rpc::Worker::Service {
   WorkerOptions opts;
+  WorkerMetrics metrics;
   int64_t max_msg = kDefaultMaxMessageBytes;
   LinkShaper shaper{Link{}};
   std::unique_ptr<grpc::Server> server;
@@ -185,6 +211,8 @@ struct Worker::Impl final : public rpc::Worker::Service {
   std::thread compute_thread;
   std::vector<std::thread> senders;
   std::mutex deploy_mu;  // one deployment at a time
+  // Last, so destroyed first: its page reads the members above.
+  std::unique_ptr<HttpServer> metrics_http;
 
   explicit Impl(const WorkerOptions& o) : opts(o), shaper(o.link) {
     if (o.max_message_bytes > 0) max_msg = o.max_message_bytes;
@@ -239,7 +267,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
   grpc::Status PutBlobs(grpc::ServerContext* ctx,
                         grpc::ServerReader<rpc::BlobChunk>* reader,
                         rpc::PutBlobsReply* rep) override {
-    return GuardRpc(Who(), "PutBlobs", [&]() -> grpc::Status {
+    const grpc::Status st = GuardRpc(Who(), "PutBlobs", [&]() -> grpc::Status {
       if (auto s = FromCoordinator(ctx, "PutBlobs"); !s.ok()) return s;
       // Each blob streams to a file of the cache: in memory, one chunk.
       rpc::BlobChunk c;
@@ -296,6 +324,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
       }
       return grpc::Status::OK;
     });
+    return Counted(WorkerError::kDeployRefused, st);
   }
 
   // `held`: bytes of a previous deployment kept alongside this one.
@@ -360,6 +389,17 @@ struct Worker::Impl final : public rpc::Worker::Service {
       }
     }
     d->blob_hashes = used;
+    d->task_seconds.assign(n, nullptr);
+    for (const auto& t : p.tasks) {
+      if (!d->mine[t.id]) continue;
+      d->tasks_here++;
+      d->task_seconds[t.id] = metrics.TaskSeconds(TaskKind(t.fragment));
+    }
+    for (const auto& dv : p.devices) {
+      d->sent_to.push_back(metrics.BytesSent(dv.name));
+      d->received_from.push_back(metrics.BytesReceived(dv.name));
+    }
+    d->sent_to_coordinator = metrics.BytesSent("coordinator");
     const int64_t need = DeviceWeightMemory(d->weight_bytes, largest_weight) +
                          d->activation_bytes + held;
     rep->set_weight_bytes(d->weight_bytes);
@@ -434,7 +474,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   grpc::Status Deploy(grpc::ServerContext* ctx, const rpc::DeployRequest* req,
                       rpc::DeployReply* rep) override {
-    return GuardRpc(Who(), "Deploy", [&]() -> grpc::Status {
+    const grpc::Status st = GuardRpc(Who(), "Deploy", [&]() -> grpc::Status {
       if (auto s = FromCoordinator(ctx, "Deploy"); !s.ok()) return s;
       if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
       std::lock_guard<std::mutex> deploying(deploy_mu);
@@ -472,6 +512,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
         dep = std::move(d).value();
         counters.clear();
         timeline.clear();
+        metrics.Deployed(dep->plan_id, dep->tasks_here);
         PruneBlobsLocked();
       }
       // Their coordinators would otherwise wait for them until the deadline.
@@ -482,6 +523,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
       }
       return grpc::Status::OK;
     });
+    return Counted(WorkerError::kDeployRefused, st);
   }
 
   // Keeps the blobs of the deployments held, and others up to the cache's
@@ -514,6 +556,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
         counters.clear();
         timeline.clear();
         rep->set_released(true);
+        metrics.PlanNow(dep ? dep->plan_id : "", dep ? dep->tasks_here : 0);
       }
       PruneBlobsLocked();
       return grpc::Status::OK;
@@ -615,7 +658,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   grpc::Status Send(grpc::ServerContext* ctx, const rpc::TensorMessage* m,
                     rpc::Ack*) override {
-    return GuardRpc(Who(), "Send", [&]() -> grpc::Status {
+    const grpc::Status st = GuardRpc(Who(), "Send", [&]() -> grpc::Status {
       if (auto s = FromMember(ctx, "Send"); !s.ok()) return s;
       if (auto s = CheckProtocol(m->protocol(), Who()); !s.ok()) return s;
       std::shared_ptr<Deployment> d;
@@ -671,8 +714,10 @@ struct Worker::Impl final : public rpc::Worker::Service {
       }
       {
         std::lock_guard<std::mutex> lock(mu);
-        if (p.DeviceOf(x.src.task, m->seq()) != d->device) {
+        const int from = p.DeviceOf(x.src.task, m->seq());
+        if (from != d->device) {
           bytes_received += m->data().size();
+          if (from >= 0) d->received_from[from]->Increment(m->data().size());
         }
       }
       const rpc::TensorMessage* whole = m;
@@ -694,6 +739,22 @@ struct Worker::Impl final : public rpc::Worker::Service {
       }
       return grpc::Status::OK;
     });
+    return Counted(WorkerError::kMessageRefused, st);
+  }
+
+  // Counts an RPC's failure on shoal_worker_errors_total: a caller without
+  // the certificate it needs as unauthorized, a caught exception as
+  // internal, any other as `kind`.
+  grpc::Status Counted(WorkerError kind, grpc::Status s) {
+    if (s.ok()) return s;
+    if (s.error_code() == grpc::StatusCode::PERMISSION_DENIED ||
+        s.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+      kind = WorkerError::kUnauthorized;
+    } else if (s.error_code() == grpc::StatusCode::INTERNAL) {
+      kind = WorkerError::kInternal;
+    }
+    metrics.Error(kind);
+    return s;
   }
 
   // Splits message m's relay list into the transfers this device delivers
@@ -971,7 +1032,9 @@ struct Worker::Impl final : public rpc::Worker::Service {
   }
 
   // Tells the coordinator that a request failed here; best effort.
-  void Fail(const RequestMeta& meta, const std::string& error) {
+  void Fail(const RequestMeta& meta, WorkerError kind,
+            const std::string& error) {
+    metrics.Error(kind);
     {
       std::lock_guard<std::mutex> lock(mu);
       failed++;
@@ -1010,9 +1073,9 @@ struct Worker::Impl final : public rpc::Worker::Service {
       try {
         RunReady(rd);
       } catch (const std::exception& e) {
-        Fail(rd.meta, "task " + rd.dep->plan.tasks[rd.task].name + " on " +
-                          opts.name +
-                          " failed on an unexpected condition: " + e.what());
+        Fail(rd.meta, WorkerError::kInternal,
+             "task " + rd.dep->plan.tasks[rd.task].name + " on " + opts.name +
+                 " failed on an unexpected condition: " + e.what());
       }
     }
   }
@@ -1020,8 +1083,9 @@ struct Worker::Impl final : public rpc::Worker::Service {
   // Runs one task whose inputs are all here and sends its outputs on.
   void RunReady(Ready& rd) {
     if (Clock::now() > rd.meta.expiry) {
-      Fail(rd.meta, "request " + rd.meta.id + " expired before task " +
-                        rd.dep->plan.tasks[rd.task].name + " could run");
+      Fail(rd.meta, WorkerError::kRequestExpired,
+           "request " + rd.meta.id + " expired before task " +
+               rd.dep->plan.tasks[rd.task].name + " could run");
       return;
     }
     const Deployment& d = *rd.dep;
@@ -1033,6 +1097,10 @@ struct Worker::Impl final : public rpc::Worker::Service {
         d.exec[rd.task] ? d.exec[rd.task]->Run(rd.inputs, &outs) : Status::Ok();
     PaceCompute(opts.cpu_fraction, t0, CpuSeconds(opts.threads > 1) - cpu0);
     const double ms = MsSince(t0);
+    if (d.task_seconds[rd.task] != nullptr) {
+      d.task_seconds[rd.task]->Observe(ms / 1e3);
+    }
+    metrics.busy_seconds().Increment(ms / 1e3);
     {
       std::lock_guard<std::mutex> lock(mu);
       if (rd.dep == dep) {  // a draining previous plan's tasks differ
@@ -1044,7 +1112,8 @@ struct Worker::Impl final : public rpc::Worker::Service {
       busy_ms += ms;
     }
     if (!st.ok()) {
-      Fail(rd.meta, "task " + t.name + " failed: " + st.message());
+      Fail(rd.meta, WorkerError::kTaskFailed,
+           "task " + t.name + " failed: " + st.message());
       return;
     }
     std::map<std::string, const Tensor*> srcs;
@@ -1063,7 +1132,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
       const Transfer& x = d.plan.transfers[g.front()];
       auto part = ExtractRegion(*srcs.at(x.src.tensor), x.src.region);
       if (!part.ok()) {
-        Fail(rd.meta, part.status().message());
+        Fail(rd.meta, WorkerError::kInternal, part.status().message());
         sent = false;
         break;
       }
@@ -1086,7 +1155,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
       const Transfer& x = d.plan.transfers[xi];
       auto part = ExtractRegion(*srcs.at(x.src.tensor), x.src.region);
       if (!part.ok()) {
-        Fail(rd.meta, part.status().message());
+        Fail(rd.meta, WorkerError::kInternal, part.status().message());
         break;
       }
       const int to = x.dst.task == kModelOutput
@@ -1099,8 +1168,9 @@ struct Worker::Impl final : public rpc::Worker::Service {
           s = DeliverLocked(rd.dep, rd.meta, xi, *part);
         }
         if (!s.ok()) {  // the request fails now, not at its deadline
-          Fail(rd.meta, "task " + t.name + " on " + opts.name +
-                            " could not pass on its output: " + s.message());
+          Fail(rd.meta, WorkerError::kMessageRefused,
+               "task " + t.name + " on " + opts.name +
+                   " could not pass on its output: " + s.message());
           return;
         }
         continue;
@@ -1138,8 +1208,9 @@ struct Worker::Impl final : public rpc::Worker::Service {
       try {
         SendOne(o);
       } catch (const std::exception& e) {
-        Fail(o.meta, "sending a tensor from " + opts.name +
-                         " failed on an unexpected condition: " + e.what());
+        Fail(o.meta, WorkerError::kInternal,
+             "sending a tensor from " + opts.name +
+                 " failed on an unexpected condition: " + e.what());
       }
     }
   }
@@ -1161,7 +1232,8 @@ struct Worker::Impl final : public rpc::Worker::Service {
                              o.meta.expiry - Clock::now())
                              .count();
     if (left <= 0) {
-      Fail(o.meta, "request " + o.meta.id + " expired on " + opts.name);
+      Fail(o.meta, WorkerError::kRequestExpired,
+           "request " + o.meta.id + " expired on " + opts.name);
       return;
     }
     o.msg.set_timeout_ms(left);
@@ -1176,14 +1248,17 @@ struct Worker::Impl final : public rpc::Worker::Service {
     if (o.dst_device < 0) reply = ReplyStub(o.meta.reply_to);
     rpc::Worker::Stub* stub =
         o.dst_device < 0 ? reply.get() : d.stubs[o.dst_device].get();
+    (o.dst_device < 0 ? d.sent_to_coordinator : d.sent_to[o.dst_device])
+        ->Increment(bytes);
     grpc::Status s = SendTensor(stub, o.msg, left);
     if (!s.ok()) {
       const std::string who =
           o.dst_device < 0 ? "the coordinator (" + o.meta.reply_to + ")"
                            : "device " + d.plan.devices[o.dst_device].name +
                                  " (" + d.peers[o.dst_device] + ")";
-      Fail(o.meta, who + " did not take a tensor from " + opts.name + ": " +
-                       s.error_message());
+      Fail(o.meta, WorkerError::kSendFailed,
+           who + " did not take a tensor from " + opts.name + ": " +
+               s.error_message());
       return;
     }
     std::lock_guard<std::mutex> lock(mu);
@@ -1203,7 +1278,30 @@ struct Worker::Impl final : public rpc::Worker::Service {
     timeline.push_back(Span{seq, task, transfer, ready, start, end});
   }
 
+  // GET /metrics: the counters as they stand, and the gauges read now.
+  HttpReply MetricsPage() {
+    WorkerGauges g;
+    g.send_queue = unsent.load();
+    g.memory_budget_bytes = opts.memory_bytes;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      g.ready_tasks = static_cast<int64_t>(ready.size());
+      g.requests_in_flight = static_cast<int64_t>(requests.size());
+      g.mailbox_bytes = mailbox_bytes;
+      for (const auto* d : {dep.get(), prev.get()}) {
+        if (d == nullptr) continue;
+        g.weight_bytes += d->weight_bytes;
+        g.activation_bytes += d->activation_bytes;
+      }
+    }
+    HttpReply r;
+    r.content_type = kExpositionContentType;
+    r.body = metrics.Scrape(g);
+    return r;
+  }
+
   void Stop() {
+    metrics_http.reset();  // its pages read what is stopped below
     {
       std::lock_guard<std::mutex> a(mu);
       std::lock_guard<std::mutex> b(out_mu);
@@ -1239,6 +1337,16 @@ StatusOr<std::unique_ptr<Worker>> Worker::Start(const WorkerOptions& opts) {
                        "not an address of this machine?)");
   }
   Impl* p = impl.get();
+  if (!opts.metrics_listen.empty()) {
+    auto http = HttpServer::Start(
+        opts.metrics_listen, "worker " + opts.name + " --metrics",
+        {{"/metrics", [p] { return p->MetricsPage(); }}});
+    if (!http.ok()) {
+      impl->Stop();
+      return http.status();
+    }
+    impl->metrics_http = std::move(http).value();
+  }
   impl->compute_thread = std::thread([p] { p->ComputeLoop(); });
   for (int i = 0; i < kSenderThreads; ++i) {
     impl->senders.emplace_back([p] { p->SenderLoop(); });
@@ -1247,6 +1355,10 @@ StatusOr<std::unique_ptr<Worker>> Worker::Start(const WorkerOptions& opts) {
 }
 
 int Worker::port() const { return impl_->port; }
+
+int Worker::metrics_port() const {
+  return impl_->metrics_http ? impl_->metrics_http->port() : 0;
+}
 
 void Worker::Wait() { impl_->server->Wait(); }
 

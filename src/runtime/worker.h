@@ -38,6 +38,9 @@ struct WorkerOptions {
   // cluster CA connect; only a coordinator's may deploy, release, read or
   // reset statistics, profile or probe. Null: plaintext, anyone may.
   std::shared_ptr<const TlsIdentity> tls;
+  // HOST:PORT of the Prometheus endpoint (GET /metrics, docs/serve.md);
+  // "": none. Port 0: any free port (Worker::metrics_port()).
+  std::string metrics_listen;
 };
 
 class Worker {
@@ -47,6 +50,7 @@ class Worker {
   ~Worker();  // stops serving
 
   int port() const;
+  int metrics_port() const;  // 0: no metrics endpoint
   // Blocks until Shutdown() (from another thread or a signal handler's
   // helper thread).
   void Wait();

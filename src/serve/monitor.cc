@@ -54,6 +54,13 @@ std::vector<DeviceLoad> LoadWindow::Loads(
       }
     }
     out[d].queue_mean = observed > 0 ? queued / observed : 0;
+    double busy = 0, elapsed = 0;
+    for (const auto& tick : window_) {
+      if (d >= tick.size()) continue;
+      busy += tick[d].busy_ms;
+      elapsed += tick[d].elapsed_ms;
+    }
+    out[d].utilisation = elapsed > 0 ? std::min(1.0, busy / elapsed) : 0;
     double measured = 0;
     int64_t fewest = -1;
     for (const auto& t : plan.tasks) {

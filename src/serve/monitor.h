@@ -24,6 +24,7 @@ struct DeviceLoad {
   double measured_ms = 0;   // compute per request measured (0: no data)
   int64_t samples = 0;      // fewest runs of any of its tasks in the window
   double queue_mean = 0;    // tasks ready when one became ready, mean
+  double utilisation = 0;   // compute busy over wall time in the window
 };
 
 // Compute per request of each plan device predicted by the shared cost

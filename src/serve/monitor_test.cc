@@ -170,3 +170,31 @@ TEST(Monitor, Median) {
 
 }  // namespace
 }  // namespace shoal
+
+namespace shoal {
+namespace {
+
+// Utilisation: compute busy over wall time, summed over the window's ticks.
+TEST(LoadWindow, Utilisation) {
+  const Plan p = PipelinePlan(2);
+  LoadWindow w(2);
+  auto tick = Tick(p, {1, 1}, 3);
+  tick[0].busy_ms = 250;
+  tick[0].elapsed_ms = 1000;
+  tick[1].busy_ms = 0;
+  tick[1].elapsed_ms = 1000;
+  w.Add(tick);
+  tick[0].busy_ms = 750;
+  w.Add(tick);
+  const auto loads = w.Loads(p, {1, 1});
+  EXPECT_DOUBLE_EQ(loads[0].utilisation, 0.5);
+  EXPECT_DOUBLE_EQ(loads[1].utilisation, 0);
+  // Busy beyond the wall time (clocks read apart) is capped at 1.
+  tick[1].busy_ms = 1500;
+  w.Add(tick);
+  w.Add(tick);
+  EXPECT_DOUBLE_EQ(w.Loads(p, {1, 1})[1].utilisation, 1);
+}
+
+}  // namespace
+}  // namespace shoal

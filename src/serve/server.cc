@@ -10,13 +10,18 @@
 #include <thread>
 
 #include "cli/plan_common.h"
+#include "metrics/exposition.h"
+#include "metrics/http_server.h"
 #include "plan/plan_json.h"
 #include "runtime/peer_auth.h"
 #include "runtime/rpc_guard.h"
 #include "runtime/wire.h"
+#include "serve/dashboard.h"
 #include "serve/generation.h"
+#include "serve/latency_history.h"
 #include "serve/membership.h"
 #include "serve/monitor.h"
+#include "serve/serve_metrics.h"
 #include "shoal.grpc.pb.h"
 
 namespace shoal {
@@ -102,6 +107,11 @@ struct Server::Impl final : public rpc::Inference::Service {
   double last_p50 = 0;
   std::atomic<int64_t> next_seq{0}, accepted{0}, answered{0}, failed{0},
       retried{0};
+  // Prometheus series and the dashboard (serve/serve_metrics.h,
+  // serve/dashboard.h), each on its own HTTP server when asked for.
+  ServeMetrics metrics;
+  LatencyHistory history;
+  const Clock::time_point started = Clock::now();
 
   // The monitor: one tick or re-plan at a time.
   std::mutex monitor_mu;
@@ -121,6 +131,8 @@ struct Server::Impl final : public rpc::Inference::Service {
   std::mutex stop_mu;
   std::condition_variable stop_cv;
   bool monitor_stop = false;
+  // Last, so destroyed first: their pages read the members above.
+  std::unique_ptr<HttpServer> metrics_http, dashboard_http;
 
   // --- The Inference service ------------------------------------------------
 
@@ -159,7 +171,17 @@ struct Server::Impl final : public rpc::Inference::Service {
       accepted++;
       const auto t0 = Clock::now();
       const int64_t seq = next_seq++;
+      // However the call ends (an exception caught by GuardRpc included),
+      // it is counted once, by the status it ended with.
+      struct Ended {
+        ServeMetrics& m;
+        Clock::time_point t0;
+        Status s = Internal("ended on an unexpected condition");
+        ~Ended() { m.RequestEnded(s, MsSince(t0) / 1e3); }
+      } ended{metrics, t0};
+      metrics.RequestStarted();
       auto fail = [&](const Status& s) {
+        ended.s = s;
         failed++;
         Log("request %lld%s%s failed: %s", static_cast<long long>(seq),
             req->client_id().empty() ? "" : " from ", req->client_id().c_str(),
@@ -167,6 +189,7 @@ struct Server::Impl final : public rpc::Inference::Service {
         return ToGrpc(s);
       };
       if (auto s = CheckProtocol(req->protocol(), "shoal serve"); !s.ok()) {
+        ended.s = InvalidArgument(s.error_message());
         failed++;
         return s;
       }
@@ -211,6 +234,8 @@ struct Server::Impl final : public rpc::Inference::Service {
           rep->set_request(seq);
           const double ms = MsSince(t0);
           rep->set_latency_ms(ms);
+          ended.s = Status::Ok();
+          history.Add(ms);
           std::lock_guard<std::mutex> lock(mu);
           latencies.push_back(ms);
           return grpc::Status::OK;
@@ -226,7 +251,10 @@ struct Server::Impl final : public rpc::Inference::Service {
         }
         const int tries = superseded ? 3 : 2;
         if (attempt >= tries || !Retryable(s) || MsUntil(expiry) <= 0) break;
-        if (attempt == 1) retried++;  // requests retried, not retries
+        if (attempt == 1) {  // requests retried, not retries
+          retried++;
+          metrics.Retried();
+        }
         Log("request %lld failed on generation %lld (%s); checking the "
             "devices, "
             "then retrying it",
@@ -286,6 +314,10 @@ struct Server::Impl final : public rpc::Inference::Service {
           o->set_queue_mean(last_loads[d].queue_mean);
         }
         o->set_state("serving");
+        o->set_link_bandwidth_bps(devs[d].link.bandwidth_bps);
+        o->set_link_latency_s(devs[d].link.latency_s);
+        if (d < last_loads.size())
+          o->set_utilisation(last_loads[d].utilisation);
       }
     }
     for (const auto& m : members) {
@@ -295,6 +327,8 @@ struct Server::Impl final : public rpc::Inference::Service {
       o->set_address(m.spec.address);
       o->set_share(m.spec.speed);
       o->set_state(StateName(m.state));
+      o->set_link_bandwidth_bps(m.spec.link.bandwidth_bps);
+      o->set_link_latency_s(m.spec.link.latency_s);
     }
     return r;
   }
@@ -355,7 +389,13 @@ struct Server::Impl final : public rpc::Inference::Service {
       const bool urgent = broken || !cur || events.size() > 0;
       if (!urgent && MsSince(last_failure) < opts.cooldown_s * 1e3) return;
       if (why.empty()) why = cur ? "the devices changed" : "no plan deployed";
-      Status s = ReplanLocked(why, Candidates(), broken || !cur, 0, false);
+      bool joined = false;
+      for (const auto& m : members) joined |= m.state == Member::kJoining;
+      const char* kind = broken   ? "device_lost"
+                         : joined ? "device_joined"
+                                  : "membership";
+      Status s =
+          ReplanLocked(kind, why, Candidates(), broken || !cur, 0, false);
       if (!s.ok()) {
         last_failure = Clock::now();
         Log("re-plan failed: %s", s.message().c_str());
@@ -412,7 +452,7 @@ struct Server::Impl final : public rpc::Inference::Service {
       measured = std::max(measured, loads[d].measured_ms);
     }
     const int64_t before = next_generation;
-    Status s = ReplanLocked(imb.why, devs, false, measured, false);
+    Status s = ReplanLocked("imbalance", imb.why, devs, false, measured, false);
     if (!s.ok()) Log("re-plan failed: %s", s.message().c_str());
     if (next_generation != before) {
       last_move[who] = {direction, Clock::now()};
@@ -539,8 +579,19 @@ struct Server::Impl final : public rpc::Inference::Service {
   // plan that runs the same tasks on the same devices, or that does not
   // predict `min_gain` better, is not deployed: the measured speeds are
   // adopted as the current plan's instead. Caller holds monitor_mu.
-  Status ReplanLocked(const std::string& reason, std::vector<DeviceSpec> devs,
-                      bool broken, double measured_ms, bool force) {
+  // `kind`: what caused it, for rpc::Replan.kind and the metrics.
+  Status ReplanLocked(const std::string& kind, const std::string& reason,
+                      std::vector<DeviceSpec> devs, bool broken,
+                      double measured_ms, bool force) {
+    Status s = ReplanOnceLocked(kind, reason, std::move(devs), broken,
+                                measured_ms, force);
+    if (!s.ok()) metrics.ReplanFailed();
+    return s;
+  }
+
+  Status ReplanOnceLocked(const std::string& kind, const std::string& reason,
+                          std::vector<DeviceSpec> devs, bool broken,
+                          double measured_ms, bool force) {
     const auto t0 = Clock::now();
     std::shared_ptr<Generation> cur;
     std::vector<DeviceLoad> loads_before;
@@ -666,6 +717,8 @@ struct Server::Impl final : public rpc::Inference::Service {
       rpc::Replan r;
       r.set_generation(gen->id());
       r.set_reason(reason);
+      r.set_kind(kind);
+      metrics.Replanned(kind);
       r.set_strategy(choice.strategy);
       for (const auto& d : devs) {
         r.add_devices(d.name);
@@ -791,7 +844,34 @@ struct Server::Impl final : public rpc::Inference::Service {
     }
   }
 
+  // GET /metrics of --metrics.
+  HttpReply MetricsPage() {
+    HttpReply r;
+    r.content_type = kExpositionContentType;
+    r.body = metrics.Scrape(Snapshot());
+    return r;
+  }
+
+  // GET /api/status of --dashboard.
+  nlohmann::json DashboardStatus() {
+    DashboardState st;
+    st.status = Snapshot();
+    std::shared_ptr<Generation> cur;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      cur = current;
+    }
+    if (cur) st.plan = &cur->plan();  // a generation's plan never changes
+    st.latency_buckets = metrics.LatencyBuckets();
+    st.history = history.Points();
+    st.uptime_s = MsSince(started) / 1e3;
+    return DashboardJson(st);
+  }
+
   void Stop() {
+    // Their pages read what is stopped below.
+    metrics_http.reset();
+    dashboard_http.reset();
     {
       std::lock_guard<std::mutex> lock(mu);
       if (stopping) return;
@@ -831,6 +911,14 @@ Server::~Server() { impl_->Stop(); }
 
 int Server::port() const { return impl_->port; }
 
+int Server::metrics_port() const {
+  return impl_->metrics_http ? impl_->metrics_http->port() : 0;
+}
+
+int Server::dashboard_port() const {
+  return impl_->dashboard_http ? impl_->dashboard_http->port() : 0;
+}
+
 void Server::Wait() {
   std::unique_lock<std::mutex> lock(impl_->mu);
   impl_->cv.wait(lock, [&] { return impl_->stopping; });
@@ -863,7 +951,7 @@ Status Server::Rebalance(const std::map<std::string, double>& speeds,
     for (const auto& d : devs) found |= d.name == name;
     if (!found) return InvalidArgument("no device " + name + " in the plan");
   }
-  return m.ReplanLocked(reason, devs, false, 0, true);
+  return m.ReplanLocked("manual", reason, devs, false, 0, true);
 }
 
 rpc::ServeStatusReply Server::Snapshot() { return impl_->Snapshot(); }
@@ -902,6 +990,35 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts) {
   Log("model %s, cluster %s (%zu devices), strategy %s",
       opts.model.spec.c_str(), opts.cluster_file.c_str(),
       cluster.devices.size(), m.strategy.c_str());
+  // Before planning and deploying: an address that cannot be bound fails
+  // the start at once, not after the weights went out.
+  Impl* self = impl.get();
+  if (!opts.metrics_listen.empty()) {
+    auto http = HttpServer::Start(
+        opts.metrics_listen, "shoal serve --metrics",
+        {{"/metrics", [self] { return self->MetricsPage(); }}});
+    if (!http.ok()) {
+      m.Stop();
+      return http.status();
+    }
+    m.metrics_http = std::move(http).value();
+    Log("metrics on %s (port %d): GET /metrics", opts.metrics_listen.c_str(),
+        m.metrics_http->port());
+  }
+  if (!opts.dashboard_listen.empty()) {
+    auto http = HttpServer::Start(
+        opts.dashboard_listen, "shoal serve --dashboard",
+        DashboardRoutes([self] { return self->DashboardStatus(); }));
+    if (!http.ok()) {
+      m.Stop();
+      return http.status();
+    }
+    m.dashboard_http = std::move(http).value();
+    Log("dashboard on http://%s:%d/",
+        opts.dashboard_listen.substr(0, opts.dashboard_listen.rfind(':'))
+            .c_str(),
+        m.dashboard_http->port());
+  }
   {
     std::lock_guard<std::mutex> lock(m.monitor_mu);
     std::vector<std::string> events;
@@ -917,7 +1034,8 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts) {
     if (!down.empty()) {
       Log("starting without the devices that do not answer%s", down.c_str());
     }
-    RETURN_IF_ERROR(m.ReplanLocked("start", m.Candidates(), true, 0, true));
+    RETURN_IF_ERROR(
+        m.ReplanLocked("start", "start", m.Candidates(), true, 0, true));
   }
   grpc::ServerBuilder b;
   b.AddListeningPort(opts.listen, ServerCredentialsFor(m.tls.get()), &m.port);

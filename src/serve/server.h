@@ -44,6 +44,10 @@ struct ServeOptions {
   int64_t max_message_bytes = 0;  // 0: kDefaultMaxMessageBytes
   bool rebalance = true;          // false: monitor and log, never re-plan
   double log_every_s = 5;         // a summary line this often
+  // HOST:PORT of the Prometheus endpoint (GET /metrics) and of the web
+  // dashboard (docs/serve.md); "": none. Port 0: any free port.
+  std::string metrics_listen;
+  std::string dashboard_listen;
 };
 
 class Server {
@@ -54,6 +58,8 @@ class Server {
   ~Server();
 
   int port() const;
+  int metrics_port() const;    // 0: no metrics endpoint
+  int dashboard_port() const;  // 0: no dashboard
   // Blocks until Shutdown().
   void Wait();
   // Stops taking requests, lets those running finish (a few seconds at
