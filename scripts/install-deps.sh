@@ -17,10 +17,14 @@ BUILD_PKGS=(
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libstb-dev liblz4-dev
+  libavahi-client-dev
   dataset-fashion-mnist
 )
-# The independent oracle of the tests: PyTorch and ONNX from Debian.
-TEST_PKGS=(python3-torch python3-torchvision python3-onnx python3-numpy)
+# The independent oracle of the tests: PyTorch and ONNX from Debian. The
+# discovery test runs its own avahi-daemon and D-Bus in a network namespace
+# (avahi-publish stands in for a worker of another version).
+TEST_PKGS=(python3-torch python3-torchvision python3-onnx python3-numpy
+           avahi-daemon avahi-utils dbus-daemon iproute2)
 
 WORKER_PKGS=(
   build-essential cmake pkg-config ninja-build ccache
@@ -28,6 +32,7 @@ WORKER_PKGS=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libssl-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev liblz4-dev
+  libavahi-client-dev
 )
 
 want=("${BUILD_PKGS[@]}")

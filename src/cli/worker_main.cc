@@ -8,11 +8,13 @@
 
 #include "cli/commands.h"
 #include "runtime/net_address.h"
+#include "util/version.h"
 
 int main(int argc, char** argv) {
   shoal::UseSystemResolver();  // `pi.local` through nsswitch and mDNS
   CLI::App app{"shoal-worker: the daemon a shoal device runs"};
-  app.set_version_flag("--version", "shoal 0.1.0");
+  app.set_version_flag("--version",
+                       std::string("shoal ") + shoal::kShoalVersion);
   shoal::AddWorkerCommand(&app);
   // The one command is the default: `shoal-worker --listen ...`.
   app.require_subcommand(0, 1);
