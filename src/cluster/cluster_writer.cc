@@ -3,6 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -16,20 +18,21 @@ std::string Shortest(double v) {
   return std::string(buf, r.ptr);
 }
 
-// `v` in the largest of `units` whose short number (at most `digits`
-// characters: "62.24", not "0.0013969838619232178"), read back and
-// multiplied as the parser does, gives `v` exactly; the unit of multiplier 1,
-// last, always does.
+// `v` in the largest of `units` it is at least 1 of, with up to 6 digits,
+// where that reads back (as the parser multiplies) within rounding: "62Mbit",
+// "8.83ms"; otherwise exactly, in the unit of multiplier 1 (last).
 std::string WithUnit(
-    double v, size_t digits,
-    std::initializer_list<std::pair<const char*, double>> units) {
+    double v, std::initializer_list<std::pair<const char*, double>> units) {
   for (const auto& [name, mult] : units) {
-    const std::string num = Shortest(v / mult);
-    if ((num.size() <= digits || mult == 1) && std::stod(num) * mult == v) {
-      return num + name;
+    if (v / mult < 1 && mult != 1) continue;
+    char num[32];
+    std::snprintf(num, sizeof(num), "%.6g", v / mult);
+    if (std::fabs(std::stod(num) * mult - v) <= 1e-12 * v) {
+      return num + std::string(name);
     }
+    break;
   }
-  return Shortest(v);
+  return Shortest(v) + std::data(units)[units.size() - 1].first;
 }
 
 void EmitTls(YAML::Emitter& out, const TlsPaths& t, bool device) {
@@ -90,20 +93,26 @@ void EmitDevice(YAML::Emitter& out, const DeviceSpec& d, const Cluster& c) {
 }  // namespace
 
 std::string FormatBytes(int64_t bytes) {
-  const double b = static_cast<double>(bytes);
-  return WithUnit(
-      b, 5,
-      {{"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"KiB", 1024.0}, {"", 1}});
+  // Whole units only: "1536MiB", not "1.5GiB".
+  for (const auto& [name, unit] :
+       {std::pair<const char*, int64_t>{"GiB", int64_t{1} << 30},
+        {"MiB", int64_t{1} << 20},
+        {"KiB", int64_t{1} << 10}}) {
+    if (bytes > 0 && bytes % unit == 0) {
+      return std::to_string(bytes / unit) + name;
+    }
+  }
+  return std::to_string(bytes);
 }
 
 std::string FormatBitRate(double bps) {
-  return WithUnit(bps, 7,
+  return WithUnit(bps,
                   {{"Gbit", 1e9}, {"Mbit", 1e6}, {"Kbit", 1e3}, {"bit", 1}});
 }
 
 std::string FormatDuration(double seconds) {
   if (seconds >= 1) return Shortest(seconds) + "s";
-  return WithUnit(seconds, 7, {{"ms", 1e-3}, {"us", 1e-6}, {"s", 1}});
+  return WithUnit(seconds, {{"ms", 1e-3}, {"us", 1e-6}, {"s", 1}});
 }
 
 std::string FormatCluster(const Cluster& c, const std::string& header) {

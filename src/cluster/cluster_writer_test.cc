@@ -24,8 +24,9 @@ void ExpectSameCluster(const Cluster& a, const Cluster& b) {
     EXPECT_EQ(x.cpu, y.cpu);
     EXPECT_EQ(x.cpu_from_speed, y.cpu_from_speed);
     EXPECT_EQ(x.system_cpu, y.system_cpu);
-    EXPECT_EQ(x.link.bandwidth_bps, y.link.bandwidth_bps);
-    EXPECT_EQ(x.link.latency_s, y.link.latency_s);
+    // Links read back within rounding: "8.83ms" is 8.83 x 1e-3.
+    EXPECT_DOUBLE_EQ(x.link.bandwidth_bps, y.link.bandwidth_bps);
+    EXPECT_DOUBLE_EQ(x.link.latency_s, y.link.latency_s);
     EXPECT_EQ(x.tls.ca, y.tls.ca);
     EXPECT_EQ(x.tls.cert, y.tls.cert);
     EXPECT_EQ(x.tls.key, y.tls.key);
@@ -110,15 +111,19 @@ TEST(FormatUnits, ReadableWhereExact) {
   EXPECT_EQ(FormatBitRate(1e9), "1Gbit");
   EXPECT_EQ(FormatDuration(9e-3), "9ms");
   EXPECT_EQ(FormatDuration(2), "2s");
-  for (double v : {62.24e6, 1234.5, 3e3}) {
+  EXPECT_EQ(FormatDuration(8.83e-3), "8.83ms");
+  EXPECT_EQ(FormatDuration(0.4e-3), "400us");
+  // No short form: every digit, in the base unit.
+  EXPECT_EQ(FormatBitRate(1234567.25), "1234567.25bit");
+  for (double v : {62.24e6, 1234.5, 3e3, 1234567.25}) {
     auto back = ParseBitRate(FormatBitRate(v));
-    ASSERT_TRUE(back.ok());
-    EXPECT_EQ(*back, v) << FormatBitRate(v);
+    ASSERT_TRUE(back.ok()) << FormatBitRate(v);
+    EXPECT_DOUBLE_EQ(*back, v) << FormatBitRate(v);
   }
-  for (double v : {8.83e-3, 0.4e-3, 1e-7, 0.1}) {
+  for (double v : {8.83e-3, 0.4e-3, 1e-7, 0.1, 1.0 / 3}) {
     auto back = ParseDuration(FormatDuration(v));
-    ASSERT_TRUE(back.ok());
-    EXPECT_EQ(*back, v) << FormatDuration(v);
+    ASSERT_TRUE(back.ok()) << FormatDuration(v);
+    EXPECT_DOUBLE_EQ(*back, v) << FormatDuration(v);
   }
 }
 
