@@ -58,15 +58,16 @@ void Check(ScannedWorker* w, const ScanOptions& o) {
     w->note = WhyNoAnswer(s, *w, o.answer_s);
     return;
   }
-  // Its answer over what a cache on the network may still hold.
-  w->advert.protocol = rep.protocol();
-  w->advert.memory_bytes = rep.memory_budget();
-  if (rep.threads() >= 1 && rep.threads() <= 1024)
-    w->advert.cores = rep.threads();
   if (rep.name() != w->advert.name) {
     w->note = "answers as '" + rep.name() + "', not as the '" + w->advert.name +
               "' it announces (another worker on its port?)";
     return;
+  }
+  // Its answer over what a cache on the network may still hold.
+  w->advert.protocol = rep.protocol();
+  w->advert.memory_bytes = rep.memory_budget();
+  if (rep.threads() >= 1 && rep.threads() <= 1024) {
+    w->advert.cores = rep.threads();
   }
   if (rep.protocol() != kProtocolVersion) return;  // noted by the caller
   w->usable = true;
