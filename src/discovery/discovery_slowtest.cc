@@ -16,6 +16,8 @@
 #include <thread>
 
 #include "cluster/cluster.h"
+#include "discovery/dns_sd.h"
+#include "discovery/worker_txt.h"
 #include "emulate/netns.h"
 #include "runtime/process_test_util.h"
 #include "runtime/wire.h"
@@ -311,6 +313,83 @@ TEST_F(Discovery, WithoutAvahiScanFailsSayingHowToStartItAndWorkersServe) {
   // Listed, and usable: it served all along.
   EXPECT_NE(out.find("pi-b  " + Ip(1) + ":7000"), std::string::npos) << out;
   EXPECT_NE(out.find("1 worker found, 1 usable"), std::string::npos) << out;
+}
+
+TEST_F(Discovery, TlsWorkersAreCheckedWithACoordinatorCertificate) {
+  StartAvahi(0);
+  StartAvahi(1);
+  const std::string certs = dir_ + "/certs";
+  std::string out;
+  for (const std::string& cmd :
+       {"certs init " + certs, "certs issue pi-a --dir " + certs,
+        "certs issue laptop --dir " + certs + " --role coordinator"}) {
+    ASSERT_EQ(Shell(ShoalBinary() + " " + cmd, &out), 0) << cmd << ": " << out;
+  }
+  StartWorker(0, "pi-a",
+              "--listen 0.0.0.0:7000 --tls-ca " + certs +
+                  "/ca.crt --tls-cert " + certs + "/pi-a.crt --tls-key " +
+                  certs + "/pi-a.key");
+  StartWorker(1, "pi-plain", "--listen 0.0.0.0:7000");
+  for (const char* w : {"pi-a", "pi-plain"}) {
+    EXPECT_TRUE(
+        WaitForLog(dir_ + "/" + w + ".log",
+                   "announcing " + std::string(w) + " on the network as", 10))
+        << ReadFile(dir_ + "/" + w + ".log");
+  }
+
+  // The record as announced, in its order, through the interface itself
+  // (this process browses through host 1's bus; the daemon is in host 1).
+  setenv("DBUS_SYSTEM_BUS_ADDRESS", ("unix:path=" + Bus(1)).c_str(), 1);
+  auto found = BrowseDnsSd(kShoalServiceType, 2);
+  unsetenv("DBUS_SYSTEM_BUS_ADDRESS");
+  ASSERT_TRUE(found.ok()) << found.status().message();
+  ASSERT_EQ(found->size(), 2u);
+  const DnsSdFound& a = (*found)[0];
+  EXPECT_EQ(a.instance, "pi-a");
+  EXPECT_EQ(a.address, Ip(0));
+  EXPECT_EQ(a.port, 7000);
+  EXPECT_EQ(a.host, "shoal-dsd-host0.local");
+  ASSERT_FALSE(a.txt.empty());
+  EXPECT_EQ(a.txt.front(), "txtvers=1");
+  EXPECT_EQ(a.txt.back(), "tls=on");
+
+  // Without the coordinator's certificate: listed, not usable.
+  EXPECT_EQ(Shell(On(1) + ShoalBinary() + " cluster scan --timeout 2", &out), 0)
+      << out;
+  EXPECT_NE(out.find("not usable: takes mutual TLS only: scan with --tls-ca"),
+            std::string::npos)
+      << out;
+  // With it: checked over TLS, written with the tls block; the plaintext
+  // worker is left out, as one cluster dials all its workers one way.
+  const std::string file = dir_ + "/tls.yaml";
+  const std::string tls = " --tls-ca " + certs + "/ca.crt --tls-cert " + certs +
+                          "/laptop.crt --tls-key " + certs + "/laptop.key";
+  EXPECT_EQ(Shell(On(1) + ShoalBinary() + " cluster scan --timeout 2 -o " +
+                      file + tls,
+                  &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("2 workers found, 1 usable"), std::string::npos) << out;
+  EXPECT_NE(out.find("not usable: plaintext, but this scan uses TLS"),
+            std::string::npos)
+      << out;
+  auto c = LoadCluster(file);
+  ASSERT_TRUE(c.ok()) << c.status().message() << "\n" << ReadFile(file);
+  ASSERT_EQ(c->devices.size(), 1u);
+  EXPECT_EQ(c->devices[0].name, "pi-a");
+  EXPECT_EQ(c->tls.cert, certs + "/laptop.crt");
+  const std::string plan = dir_ + "/lenet-pipe.json";
+  EXPECT_EQ(Shell(ShoalBinary() + " plan lenet5 --cluster " + file +
+                      " --strategy pipeline -o " + plan,
+                  &out),
+            0)
+      << out;
+  EXPECT_EQ(Shell(On(1) + ShoalBinary() + " run --plan " + plan +
+                      " --cluster " + file + " --check --timeout-ms 20000",
+                  &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("(ok)"), std::string::npos) << out;
 }
 
 }  // namespace
