@@ -8,10 +8,12 @@
 
 #include "cli/commands.h"
 #include "runtime/net_address.h"
+#include "runtime/process_setup.h"
 #include "util/version.h"
 
 int main(int argc, char** argv) {
   shoal::UseSystemResolver();  // `pi.local` through nsswitch and mDNS
+  shoal::SkipMutexDeadlockChecks();
   CLI::App app{"shoal-worker: the daemon a shoal device runs"};
   app.set_version_flag("--version",
                        std::string("shoal ") + shoal::kShoalVersion);
