@@ -18,13 +18,17 @@ BUILD_PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libstb-dev liblz4-dev
   libcpp-httplib-dev prometheus-cpp-dev libjs-chart.js
+  libavahi-client-dev
   dataset-fashion-mnist
 )
 # The independent oracle of the tests: PyTorch and ONNX from Debian.
 # A real Prometheus scrapes the metrics endpoints and headless Chromium loads
-# the dashboard (src/metrics/prometheus_slowtest.cc, src/serve/dashboard_slowtest.cc).
+# the dashboard (src/serve/observability_slowtest.cc). The discovery test
+# runs its own avahi-daemon and D-Bus in a network namespace (avahi-publish
+# stands in for a worker of another version).
 TEST_PKGS=(python3-torch python3-torchvision python3-onnx python3-numpy
-           prometheus chromium)
+           prometheus chromium
+           avahi-daemon avahi-utils dbus-daemon iproute2)
 
 WORKER_PKGS=(
   build-essential cmake pkg-config ninja-build ccache
@@ -32,7 +36,7 @@ WORKER_PKGS=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libssl-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev liblz4-dev
-  libcpp-httplib-dev prometheus-cpp-dev
+  libcpp-httplib-dev prometheus-cpp-dev libavahi-client-dev
 )
 
 want=("${BUILD_PKGS[@]}")

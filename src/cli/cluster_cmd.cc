@@ -1,6 +1,7 @@
 // `shoal cluster up|down FILE.yaml`: an emulated cluster on this machine
 // (emulate/emulated_cluster.h): one worker process per device, held to its
-// device's CPU share, memory and link.
+// device's CPU share, memory and link. `cluster scan` is in
+// cluster_scan_cmd.cc.
 #include <iostream>
 
 #include "cli/commands.h"
@@ -11,7 +12,9 @@ namespace shoal {
 void AddClusterCommand(CLI::App* app) {
   auto file = std::make_shared<std::string>();
   CLI::App* cmd = app->add_subcommand(
-      "cluster", "Start or stop an emulated cluster on this machine");
+      "cluster",
+      "Start or stop an emulated cluster on this machine, or find the "
+      "workers on the network");
   cmd->require_subcommand(1);
   CLI::App* up =
       cmd->add_subcommand("up", "Start one limited worker process per device");
@@ -43,6 +46,7 @@ void AddClusterCommand(CLI::App* app) {
   down->callback([file, purge] {
     throw CommandExit(ReportStatus(ClusterDown(*file, std::cout, *purge)));
   });
+  AddClusterScanCommand(cmd);
 }
 
 }  // namespace shoal

@@ -23,6 +23,7 @@ void AddCostCommand(CLI::App* app);
 void AddRunCommand(CLI::App* app);
 void AddWorkerCommand(CLI::App* app);
 void AddClusterCommand(CLI::App* app);
+void AddClusterScanCommand(CLI::App* cluster);  // `cluster scan`
 void AddBenchCommand(CLI::App* app);
 void AddProfileCommand(CLI::App* app);
 void AddSimulateCommand(CLI::App* app);

@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "runtime/net_address.h"
 #include "runtime/process_setup.h"
+#include "util/version.h"
 
 int main(int argc, char** argv) {
   shoal::UseSystemResolver();  // `pi.local` through nsswitch and mDNS
@@ -12,7 +13,8 @@ int main(int argc, char** argv) {
       "shoal: run one neural-network inference across a cluster of small "
       "devices"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "shoal 0.1.0");
+  app.set_version_flag("--version",
+                       std::string("shoal ") + shoal::kShoalVersion);
   shoal::AddZooCommand(&app);
   shoal::AddOpsCommand(&app);
   shoal::AddAnalyzeCommand(&app);

@@ -1,6 +1,7 @@
 // `shoal worker --listen HOST:PORT`: the daemon one device runs. It serves
 // until SIGINT or SIGTERM.
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -8,8 +9,14 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cluster/device_name.h"
+#include "discovery/dns_sd.h"
+#include "discovery/worker_txt.h"
+#include "runtime/net_address.h"
 #include "runtime/peer_auth.h"
+#include "runtime/wire.h"
 #include "runtime/worker.h"
+#include "util/version.h"
 
 namespace shoal {
 namespace {
@@ -18,7 +25,8 @@ struct WorkerArgs {
   std::string listen = "127.0.0.1:7000", name, memory = "0", bandwidth, latency,
               max_message = "256MiB", backend = "onednn", cache_dir,
               cache_size = "4GiB", metrics;
-  int threads = 0;  // 0: the machine's cores
+  int threads = 0;                             // 0: the machine's cores
+  bool announce = false, no_announce = false;  // neither: unless loopback
   double cpu_fraction = 0;
   TlsPaths tls;
 };
@@ -34,10 +42,53 @@ std::string DefaultCacheDir() {
   return "/var/cache/shoal/weights";
 }
 
+// This machine's host name as a device name ("pi-kitchen"), or "" when
+// it is not one.
+std::string HostDeviceName() {
+  char buf[256] = "";
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "";
+  std::string h = buf;
+  h = h.substr(0, h.find('.'));
+  return CheckDeviceName(h).ok() ? h : "";
+}
+
+// Announces the worker with DNS-SD (discovery/dns_sd.h) so that `shoal
+// cluster scan` finds it; null when it does not announce.
+std::unique_ptr<DnsSdAnnouncement> Announce(const WorkerOptions& o, int port) {
+  WorkerAdvert ad;
+  ad.name = o.name;
+  ad.cores = o.threads;
+  ad.memory_bytes = o.memory_bytes;
+  ad.version = kShoalVersion;
+  ad.protocol = kProtocolVersion;
+  ad.tls = o.tls != nullptr;
+  DnsSdService s;
+  s.instance = o.name;
+  s.type = kShoalServiceType;
+  s.port = port;
+  s.txt = EncodeWorkerTxt(ad);
+  if (auto hp = SplitHostPort(o.listen, "--listen"); hp.ok()) {
+    s.listen_host = hp->host;
+  }
+  return StartAnnouncing(s, [](const std::string& line) {
+    std::cerr << "shoal worker: " << line << std::endl;
+  });
+}
+
 Status RunWorker(const WorkerArgs& a) {
   WorkerOptions o;
   o.listen = a.listen;
-  o.name = a.name.empty() ? a.listen : a.name;
+  // Announced on a network by default, where nobody else reaches a
+  // loopback address anyway (and emulated clusters must not flood a LAN).
+  const bool announce =
+      a.announce || (!a.no_announce && !IsLoopbackListen(a.listen));
+  // A board found by a scan is best known by its host name.
+  const std::string host_name = announce ? HostDeviceName() : "";
+  o.name = !a.name.empty() ? a.name : !host_name.empty() ? host_name : a.listen;
+  if (announce) {
+    RETURN_IF_ERROR(CheckDeviceName(o.name).WithContext(
+        "--name, which an announcing worker gives as its device name"));
+  }
   ASSIGN_OR_RETURN(o.memory_bytes, ParseBytes(a.memory));
   if (a.threads < 0) return InvalidArgument("--threads must be >= 0");
   o.threads = a.threads > 0 ? a.threads
@@ -84,6 +135,8 @@ Status RunWorker(const WorkerArgs& a) {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   ASSIGN_OR_RETURN(auto w, Worker::Start(o));
+  std::unique_ptr<DnsSdAnnouncement> announcement;
+  if (announce) announcement = Announce(o, w->port());
   std::cout << "worker " << o.name << " listening on port " << w->port()
             << " (memory budget "
             << (o.memory_bytes > 0 ? std::to_string(o.memory_bytes) + " bytes"
@@ -115,6 +168,7 @@ Status RunWorker(const WorkerArgs& a) {
     wp->Shutdown();
   });
   w->Wait();
+  announcement.reset();  // withdrawn: scans stop listing it
   // Wait() also returns if the server stops for another reason.
   pthread_kill(waiter.native_handle(), SIGTERM);
   waiter.join();
@@ -130,7 +184,17 @@ void AddWorkerCommand(CLI::App* app) {
       app->add_subcommand("worker", "Run a worker daemon (one device)");
   cmd->add_option("--listen", a->listen,
                   "HOST:PORT to serve on (default 127.0.0.1:7000)");
-  cmd->add_option("--name", a->name, "Device name (default: the address)");
+  cmd->add_option("--name", a->name,
+                  "Device name (default: the host name when announcing, else "
+                  "the address)");
+  CLI::Option* announce = cmd->add_flag(
+      "--announce", a->announce,
+      "Announce it on the local network with DNS-SD (_shoal._tcp, through "
+      "avahi-daemon) for shoal cluster scan (the default unless --listen is "
+      "a loopback address)");
+  cmd->add_flag("--no-announce", a->no_announce,
+                "Do not announce it, whatever --listen is")
+      ->excludes(announce);
   cmd->add_option("--memory", a->memory,
                   "Memory budget for a deployment, e.g. 1GiB (default 0: "
                   "unlimited)");

@@ -9,12 +9,14 @@
 #include "cli/commands.h"
 #include "runtime/net_address.h"
 #include "runtime/process_setup.h"
+#include "util/version.h"
 
 int main(int argc, char** argv) {
   shoal::UseSystemResolver();  // `pi.local` through nsswitch and mDNS
   shoal::SkipMutexDeadlockChecks();
   CLI::App app{"shoal-worker: the daemon a shoal device runs"};
-  app.set_version_flag("--version", "shoal 0.1.0");
+  app.set_version_flag("--version",
+                       std::string("shoal ") + shoal::kShoalVersion);
   shoal::AddWorkerCommand(&app);
   // The one command is the default: `shoal-worker --listen ...`.
   app.require_subcommand(0, 1);

@@ -390,7 +390,11 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
         std::to_string(d.memory_bytes), "--threads", std::to_string(threads),
         // Its own cache: an emulated device does not have what another
         // was sent.
-        "--cache-dir", state + "/" + d.name + ".weights"};
+        "--cache-dir", state + "/" + d.name + ".weights",
+        // Emulated devices stay off the LAN's DNS-SD: a namespace's worker
+        // would be announced by the host's avahi-daemon with the host's
+        // addresses, which do not reach it.
+        "--no-announce"};
     if (d.cpu > 0) {  // pacing makes short tasks as slow as long ones
       args.push_back("--cpu-fraction");
       args.push_back(std::to_string(d.cpu));
