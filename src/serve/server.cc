@@ -521,7 +521,8 @@ struct Server::Impl final : public rpc::Inference::Service {
     Log("device(s) %s lost generation %lld's deployment and redeploying "
         "failed (%s): re-planning",
         names.c_str(), static_cast<long long>(cur->id()), s.message().c_str());
-    s = ReplanLocked("redeploying to " + names + " failed", Candidates(),
+    s = ReplanLocked("device_lost", "redeploying to " + names + " failed",
+                     Candidates(),
                      /*broken=*/true, 0, false);
     if (!s.ok()) {
       last_failure = Clock::now();
