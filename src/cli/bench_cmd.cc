@@ -21,6 +21,7 @@
 #include "runtime/coordinator.h"
 #include "runtime/timeline_svg.h"
 #include "runtime/trace.h"
+#include "util/stats.h"
 
 namespace shoal {
 namespace {
@@ -153,7 +154,7 @@ Status RunBench(const BenchArgs& a) {
       const auto& runs = d.task_compute_ms[t];
       if (runs.empty()) continue;
       const double med =
-          Percentile(std::vector<double>(runs.begin(), runs.end()), 0.5);
+          Quantile(std::vector<double>(runs.begin(), runs.end()), 0.5);
       dr.compute_ms_median += med;
       dr.task_runs += runs.size();
       dr.tasks.push_back({int(t), p.tasks[t].name, int64_t(runs.size()), med});

@@ -5,17 +5,9 @@
 
 #include "graph/cost.h"
 #include "plan/broadcast.h"
+#include "util/stats.h"
 
 namespace shoal {
-
-double Percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * (v.size() - 1);
-  const size_t i = static_cast<size_t>(pos);
-  if (i + 1 >= v.size()) return v.back();
-  return v[i] + (pos - i) * (v[i + 1] - v[i]);
-}
 
 void AddCoordinatorBytes(const Plan& p, int64_t seq, std::vector<int64_t>* sent,
                          std::vector<int64_t>* received) {
@@ -74,11 +66,11 @@ nlohmann::json BenchReportJson(const BenchReport& r) {
   j["concurrency"] = r.concurrency;
   j["failed"] = r.failed;
   if (r.not_sent > 0) j["not_sent"] = r.not_sent;
-  j["latency_ms"] = {{"min", Percentile(lat, 0)},
-                     {"median", Percentile(lat, 0.5)},
-                     {"p95", Percentile(lat, 0.95)},
-                     {"p99", Percentile(lat, 0.99)},
-                     {"max", Percentile(lat, 1)}};
+  j["latency_ms"] = {{"min", Quantile(lat, 0)},
+                     {"median", Quantile(lat, 0.5)},
+                     {"p95", Quantile(lat, 0.95)},
+                     {"p99", Quantile(lat, 0.99)},
+                     {"max", Quantile(lat, 1)}};
   j["throughput_rps"] = r.wall_s > 0 ? lat.size() / r.wall_s : 0.0;
   int64_t total = 0;
   j["devices"] = nlohmann::json::array();

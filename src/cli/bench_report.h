@@ -46,9 +46,6 @@ struct BenchReport {
   bool print_tasks = false;  // the table lists each task under its device
 };
 
-// q in [0, 1], linear between order statistics.
-double Percentile(std::vector<double> v, double q);
-
 // What the coordinator itself moves for request `seq`: the model input it
 // sends for the input device (over that device's link) and the model output
 // parts it receives for the output device. Workers count everything else,

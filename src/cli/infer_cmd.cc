@@ -14,6 +14,7 @@
 #include "io/image.h"
 #include "io/npy.h"
 #include "models/load_model.h"
+#include "util/stats.h"
 
 namespace shoal {
 namespace {
@@ -31,12 +32,6 @@ int64_t PeakRssBytes() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return static_cast<int64_t>(u.ru_maxrss) * 1024;
-}
-
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(std::ceil(p * v.size())) - 1;
-  return v[std::min(i, v.size() - 1)];
 }
 
 Status RunInfer(const InferArgs& a) {
@@ -93,7 +88,7 @@ Status RunInfer(const InferArgs& a) {
   }
   if (!a.output.empty()) RETURN_IF_ERROR(WriteNpy(a.output, outputs[0]));
   const Tensor& y = outputs[0];
-  const double median = Percentile(ms, 0.5), p90 = Percentile(ms, 0.9),
+  const double median = Quantile(ms, 0.5), p90 = Quantile(ms, 0.9),
                min = *std::min_element(ms.begin(), ms.end());
   if (a.json) {
     nlohmann::json j = {

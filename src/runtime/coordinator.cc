@@ -23,16 +23,13 @@
 #include "runtime/rpc_guard.h"
 #include "runtime/tensor_codec.h"
 #include "runtime/wire.h"
+#include "util/clock.h"
 
 namespace shoal {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double MsSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 // A request waiting for its output.
 struct Pending {

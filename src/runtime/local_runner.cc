@@ -10,16 +10,13 @@
 #include "plan/plan_verify.h"
 #include "plan/task_weights.h"
 #include "runtime/tensor_codec.h"
+#include "util/clock.h"
 
 namespace shoal {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double MsSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 void CountHop(const Plan& p, const WireHop& h, RunStats* s) {
   const Transfer& x = p.transfers[h.transfer];

@@ -30,6 +30,7 @@
 #include "runtime/tensor_codec.h"
 #include "runtime/trace.h"
 #include "runtime/wire.h"
+#include "util/clock.h"
 
 namespace shoal {
 
@@ -44,10 +45,6 @@ constexpr int kSenderThreads = 8;
 constexpr int kQueueHistogramBins = 17;  // 0..15, and 16 or more
 constexpr int64_t kMaxTimeoutMs = 3600 * 1000;
 constexpr size_t kMaxReplyStubs = 8;
-
-double MsSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 std::string MiB(int64_t b) {
   char buf[32];

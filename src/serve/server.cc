@@ -23,16 +23,13 @@
 #include "serve/monitor.h"
 #include "serve/serve_metrics.h"
 #include "shoal.grpc.pb.h"
+#include "util/clock.h"
 
 namespace shoal {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double MsSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 int64_t MsUntil(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t - Clock::now())

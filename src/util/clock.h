@@ -1,0 +1,19 @@
+// The steady clock the runtime times requests and tasks with.
+#ifndef SHOAL_UTIL_CLOCK_H_
+#define SHOAL_UTIL_CLOCK_H_
+
+#include <chrono>
+
+namespace shoal {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// Milliseconds from `t0` to now.
+inline double MsSince(SteadyClock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(SteadyClock::now() - t0)
+      .count();
+}
+
+}  // namespace shoal
+
+#endif  // SHOAL_UTIL_CLOCK_H_
