@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/worker_config.h"
 #include "runtime/peer_auth.h"
 #include "runtime/worker.h"
 
@@ -17,7 +19,7 @@ namespace {
 struct WorkerArgs {
   std::string listen = "127.0.0.1:7000", name, memory = "0", bandwidth, latency,
               max_message = "256MiB", backend = "onednn", cache_dir,
-              cache_size = "4GiB";
+              cache_size = "4GiB", config;
   int threads = 0;  // 0: the machine's cores
   double cpu_fraction = 0;
   TlsPaths tls;
@@ -117,6 +119,26 @@ Status RunWorker(const WorkerArgs& a) {
   return Status::Ok();
 }
 
+// The settings of --config FILE that no flag on the command line gave.
+Status ApplyConfig(const CLI::App& cmd, WorkerArgs* a) {
+  ASSIGN_OR_RETURN(WorkerSettings file, LoadWorkerConfig(a->config));
+  const std::map<std::string, std::string*> text = {
+      {"--listen", &a->listen},         {"--name", &a->name},
+      {"--memory", &a->memory},         {"--backend", &a->backend},
+      {"--cache-dir", &a->cache_dir},   {"--cache-size", &a->cache_size},
+      {"--max-message", &a->max_message}, {"--tls-ca", &a->tls.ca},
+      {"--tls-cert", &a->tls.cert},     {"--tls-key", &a->tls.key}};
+  for (const auto& [flag, value] : file) {
+    if (cmd.count(flag) > 0) continue;  // the command line wins
+    if (flag == "--threads") {
+      a->threads = std::stoi(value);  // checked: a few digits
+    } else if (auto it = text.find(flag); it != text.end()) {
+      *it->second = value;
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddWorkerCommand(CLI::App* app) {
@@ -149,7 +171,16 @@ void AddWorkerCommand(CLI::App* app) {
   cmd->add_option("--cache-size", a->cache_size,
                   "Weights no deployment uses are removed beyond this size "
                   "(default 4GiB)");
-  cmd->callback([a] { throw CommandExit(ReportStatus(RunWorker(*a))); });
+  cmd->add_option("--config", a->config,
+                  "YAML file of settings (listen, name, memory, threads, "
+                  "backend, cache-dir, cache-size, max-message, tls: {ca, "
+                  "cert, key}); flags given override it (docs/packaging.md)");
+  cmd->callback([a, cmd] {
+    Status s = Status::Ok();
+    if (!a->config.empty()) s = ApplyConfig(*cmd, a.get());
+    if (s.ok()) s = RunWorker(*a);
+    throw CommandExit(ReportStatus(s));
+  });
 }
 
 }  // namespace shoal
