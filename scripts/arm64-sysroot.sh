@@ -4,13 +4,13 @@
 # links, unpacked into a directory. Called by `scripts/install-deps.sh
 # --worker-arm64`.
 #
-# Why a sysroot and not `apt-get install libfoo-dev:arm64`: libyaml-cpp-dev
-# is not Multi-Arch: same, so installing its arm64 twin removes the amd64
-# one the full build needs; and every Multi-Arch: same library must have
-# the same version for both architectures, so installing arm64 ones would
-# upgrade amd64 libraries (libssl3, krb5) under everything else on the host.
-# Unpacking the arm64 .debs into a directory of their own changes no
-# installed package.
+# Why a sysroot and not `dpkg --add-architecture arm64` and `apt-get
+# install libfoo-dev:arm64`: libyaml-cpp-dev is not Multi-Arch: same, so
+# installing its arm64 twin removes the amd64 one the full build needs; and
+# every Multi-Arch: same library must have the same version for both
+# architectures, so installing arm64 ones would upgrade amd64 libraries
+# (libssl3, krb5) under everything else on the host. Unpacking the arm64
+# .debs into a directory of their own changes no installed package.
 #
 # Usage: scripts/arm64-sysroot.sh [DIR]   (default $SHOAL_ARM64_SYSROOT or
 # /opt/shoal/sysroot-arm64). Idempotent: a sysroot of the same package
@@ -28,25 +28,22 @@ ARM64_PKGS=(
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
 
-# apt needs arm64's package lists (not its packages) to download them.
-if ! dpkg --print-foreign-architectures | grep -qx arm64; then
-  echo "arm64-sysroot: adding the arm64 architecture to dpkg (lists only)"
-  $SUDO dpkg --add-architecture arm64
-  $SUDO apt-get update -qq
-elif ! ls /var/lib/apt/lists/*_binary-arm64_Packages* > /dev/null 2>&1; then
-  $SUDO apt-get update -qq
-fi
+# apt with a state of its own: arm64's package lists, an empty dpkg
+# status (nothing installed: apt resolves the whole closure) and its own
+# download cache, so the host's dpkg architectures and apt lists stay as
+# they are (no `dpkg --add-architecture`).
+state="$SYSROOT.apt"
+$SUDO mkdir -p "$state/lists/partial" "$state/cache/archives/partial"
+$SUDO touch "$state/status"
+apt_arm64=(apt-get -o Dir::State::Lists="$state/lists"
+  -o Dir::State::status="$state/status" -o Dir::Cache="$state/cache"
+  -o APT::Architecture=arm64 -o APT::Architectures::=arm64)
+$SUDO "${apt_arm64[@]}" update -qq
 
-# The whole dependency closure, as apt resolves it for an arm64 system
-# with nothing installed (an empty dpkg status): every .deb the sysroot
-# needs, at the version apt would pick.
-empty=$(mktemp)
-trap 'rm -f "$empty"' EXIT
 # "Inst libc6 (2.36-9 Debian:12/stable [arm64])" -> libc6:arm64=2.36-9; an
 # Architecture: all package (headers) is named without the qualifier.
-closure=$(apt-get -s -o Dir::State::status="$empty" \
-  -o APT::Architecture=arm64 -o APT::Architectures::=arm64 \
-  install --no-install-recommends "${ARM64_PKGS[@]}" |
+closure=$("${apt_arm64[@]}" -s install --no-install-recommends \
+  "${ARM64_PKGS[@]}" |
   awk '$1 == "Inst" {
     v = $3; sub(/^\(/, "", v); a = ""
     for (i = 4; i <= NF; i++) if ($i ~ /^\[(all|arm64)\]/) a = substr($i, 2, 3)
@@ -71,7 +68,7 @@ $SUDO mkdir -p "$SYSROOT" "$debs"
 # when it can: a directory that user may write.
 $SUDO chmod 777 "$debs"
 mapfile -t specs <<< "$closure"
-(cd "$debs" && apt-get download -q "${specs[@]}" > /dev/null)
+(cd "$debs" && "${apt_arm64[@]}" download -q "${specs[@]}" > /dev/null)
 for deb in "$debs"/*.deb; do
   $SUDO dpkg-deb -x "$deb" "$SYSROOT"
 done
