@@ -39,16 +39,13 @@ format:
 # shoal-worker for 64-bit ARM boards, cross-compiled (docs/packaging.md).
 worker-arm64:
 	bash scripts/install-deps.sh --worker-arm64
-	cmake -S . -B $(ARM64_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release \
-	  -DSHOAL_WORKER_ONLY=ON -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-arm64.cmake
-	cmake --build $(ARM64_BUILD_DIR) -j $(JOBS)
+	bash scripts/build-worker-arm64.sh $(ARM64_BUILD_DIR) $(JOBS)
 
-# The arm64 worker under qemu-user next to an amd64 one (too long for CI's
-# `make test`, where the test skips).
-test-arm64: worker-arm64 test-deps $(BUILD_DIR)/build.ninja
+# The arm64 worker under qemu-user beside an amd64 one (also part of
+# `make test`): the cross build and the test alone.
+test-arm64: test-deps $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target shoal shoal_slow_tests
-	SHOAL_ARM64_WORKER=$(abspath $(ARM64_BUILD_DIR))/shoal-worker \
-	  ./$(BUILD_DIR)/shoal_slow_tests --gtest_filter='Arm64Worker.*'
+	cd $(BUILD_DIR) && ctest --output-on-failure -R '^Arm64Worker'
 
 # Debian packages: shoal (the tool), shoal-worker (amd64 and arm64).
 deb: build

@@ -51,7 +51,7 @@ if(SHOAL_WORKER_ONLY)
   # are in a sysroot dpkg does not know. Debian 12's runtime packages of
   # what the worker links.
   set(CPACK_DEBIAN_PACKAGE_DEPENDS
-      "libc6, libstdc++6, libgomp1, libdnnl2, libgrpc++1.51, libgrpc29, libprotobuf32, libyaml-cpp0.7, libssl3, liblz4-1")
+      "libc6, libgcc-s1, libstdc++6, libgomp1, libdnnl2, libgrpc++1.51, libgrpc29, libabsl20220623, libprotobuf32, libyaml-cpp0.7, libssl3, liblz4-1")
   set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
       ${CMAKE_SOURCE_DIR}/packaging/conffiles
       ${CMAKE_SOURCE_DIR}/packaging/postinst

@@ -43,6 +43,15 @@ for p in $(dpkg-deb -f "$deb" Depends | tr -d ' ' | tr ',' ' '); do
     fail "Depends names $p, which is not installed here"
 done
 dpkg-deb -e "$deb" "$tmp/control"
+dpkg-deb -x "$deb" "$tmp/deps"
+# Every library the binary links comes from a package it depends on.
+depends=" $(dpkg-deb -f "$deb" Depends | tr -d ' ' | tr ',' ' ') "
+for lib in $(readelf -d "$tmp/deps/usr/bin/shoal-worker" |
+  sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p'); do
+  owner=$(dpkg -S "*/$(gcc -print-multiarch)/$lib" 2> /dev/null | head -1 | cut -d: -f1)
+  [[ -n "$owner" && "$depends" == *" $owner "* ]] ||
+    fail "shoal-worker links $lib (package '${owner:-none}'), which Depends does not name"
+done
 grep -qx /etc/shoal/worker.yaml "$tmp/control/conffiles" ||
   fail "worker.yaml is not a conffile"
 for s in postinst prerm postrm; do

@@ -46,7 +46,8 @@ want=("${BUILD_PKGS[@]}")
 arm64=false
 case "${1:-}" in
   "") ;;
-  --with-test-deps) want+=("${TEST_PKGS[@]}") ;;
+  # The slow tests cross-compile the worker and run it under qemu.
+  --with-test-deps) want+=("${TEST_PKGS[@]}" "${ARM64_HOST_PKGS[@]}"); arm64=true ;;
   --worker) want=("${WORKER_PKGS[@]}") ;;
   --worker-arm64) want=("${ARM64_HOST_PKGS[@]}"); arm64=true ;;
   *)

@@ -123,11 +123,11 @@ Status RunWorker(const WorkerArgs& a) {
 Status ApplyConfig(const CLI::App& cmd, WorkerArgs* a) {
   ASSIGN_OR_RETURN(WorkerSettings file, LoadWorkerConfig(a->config));
   const std::map<std::string, std::string*> text = {
-      {"--listen", &a->listen},         {"--name", &a->name},
-      {"--memory", &a->memory},         {"--backend", &a->backend},
-      {"--cache-dir", &a->cache_dir},   {"--cache-size", &a->cache_size},
+      {"--listen", &a->listen},           {"--name", &a->name},
+      {"--memory", &a->memory},           {"--backend", &a->backend},
+      {"--cache-dir", &a->cache_dir},     {"--cache-size", &a->cache_size},
       {"--max-message", &a->max_message}, {"--tls-ca", &a->tls.ca},
-      {"--tls-cert", &a->tls.cert},     {"--tls-key", &a->tls.key}};
+      {"--tls-cert", &a->tls.cert},       {"--tls-key", &a->tls.key}};
   for (const auto& [flag, value] : file) {
     if (cmd.count(flag) > 0) continue;  // the command line wins
     if (flag == "--threads") {

@@ -29,10 +29,10 @@ struct Key {
 // The settings of a device; the emulation flags (--cpu-fraction,
 // --link-*) stay on the command line, where `cluster up` gives them.
 constexpr Key kKeys[] = {
-    {"listen", Kind::kAddress},    {"name", Kind::kText},
-    {"memory", Kind::kBytes},      {"threads", Kind::kCount},
-    {"backend", Kind::kBackend},   {"cache-dir", Kind::kPath},
-    {"cache-size", Kind::kBytes},  {"max-message", Kind::kBytes},
+    {"listen", Kind::kAddress},   {"name", Kind::kText},
+    {"memory", Kind::kBytes},     {"threads", Kind::kCount},
+    {"backend", Kind::kBackend},  {"cache-dir", Kind::kPath},
+    {"cache-size", Kind::kBytes}, {"max-message", Kind::kBytes},
 };
 constexpr const char* kTlsKeys[] = {"ca", "cert", "key"};
 
@@ -58,8 +58,8 @@ Status CheckValue(const Key& k, const std::string& v) {
     case Kind::kBytes:
       return ParseBytes(v).status();
     case Kind::kCount: {
-      const bool digits =
-          std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+      const bool digits = std::all_of(
+          v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
       if (!digits || v.size() > 4) {
         return InvalidArgument("'" + v +
                                "' is not a count of threads (0: one per core)");
@@ -138,8 +138,8 @@ StatusOr<WorkerSettings> ParseWorkerConfig(const std::string& text,
 StatusOr<WorkerSettings> LoadWorkerConfig(const std::string& path) {
   std::ifstream f(path);
   if (!f) {
-    return NotFound("--config " + path + ": cannot open: " +
-                    std::strerror(errno));
+    return NotFound("--config " + path +
+                    ": cannot open: " + std::strerror(errno));
   }
   // A config is a few lines; a huge file is a mistake (a binary named by
   // accident), refused before YAML parses it.

@@ -1,11 +1,10 @@
-// The arm64 worker (cross-compiled by `make worker-arm64`,
-// cmake/toolchain-arm64.cmake) run under qemu-user as one device of a
+// The arm64 worker (cross-compiled by the test Arm64WorkerBuild,
+// scripts/build-worker-arm64.sh) run under qemu-user as one device of a
 // cluster on 127.0.0.1, next to an amd64 worker: plans that split every
 // layer or the layers between the two give the output of the amd64
-// one-device run (`shoal run --check`). The cross build takes longer than
-// CI's time for it, so the test runs where `make test-arm64` (or `make
-// worker-arm64`) has built the worker, and skips elsewhere naming what is
-// missing.
+// one-device run (`shoal run --check`). ctest runs it as the test
+// Arm64Worker after that build (`make test-arm64` runs the two alone); it
+// skips, naming what is missing, where the cross tools are not installed.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -17,11 +16,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "runtime/process_test_util.h"
 
@@ -105,15 +103,16 @@ class Arm64Worker : public ::testing::Test {
                  " (scripts/install-deps.sh --worker-arm64);";
     }
     if (worker_.empty() || !fs::exists(worker_)) {
-      missing += " the arm64 shoal-worker " +
-                 (worker_.empty() ? std::string("(SHOAL_ARM64_WORKER)")
-                                  : worker_) +
-                 " (make worker-arm64);";
+      missing +=
+          " the arm64 shoal-worker " +
+          (worker_.empty() ? std::string("(SHOAL_ARM64_WORKER)") : worker_) +
+          " (the test Arm64WorkerBuild builds it);";
     }
     if (!missing.empty()) {
       GTEST_SKIP() << "needs" << missing
-                   << " `make test-arm64` installs and builds them and runs "
-                      "this test";
+                   << " scripts/install-deps.sh --worker-arm64 installs the "
+                      "tools, and `make test-arm64` builds the worker and "
+                      "runs this test";
     }
     ASSERT_EQ(ElfMachine(worker_), 183) << worker_ << " is not an AArch64 ELF";
     dir_ = fs::temp_directory_path() /
@@ -130,24 +129,24 @@ class Arm64Worker : public ::testing::Test {
   // A Cortex-A72 (Raspberry Pi 4): no SVE, so oneDNN takes the paths it
   // takes on the board, not the SVE kernels of qemu's default CPU.
   std::vector<std::string> Qemu() const {
-    return {"/usr/bin/qemu-aarch64", "-L", sysroot_, "-cpu", "cortex-a72",
-            worker_};
+    return {
+        "/usr/bin/qemu-aarch64", "-L", sysroot_, "-cpu", "cortex-a72", worker_};
   }
 
   void StartBoth() {
     std::vector<std::string> arm = Qemu();
-    for (const char* a : {"--listen", "127.0.0.1:0", "--name", "pi", "--threads",
-                          "2", "--cache-dir"}) {
+    for (const char* a : {"--listen", "127.0.0.1:0", "--name", "pi",
+                          "--threads", "2", "--cache-dir"}) {
       arm.push_back(a);
     }
     arm.push_back(dir_ + "/pi.weights");
     // Under emulation everything is ~10x slower, its start included.
     arm_ = SpawnWorker(arm, dir_ + "/pi.log", 120);
     ASSERT_GT(arm_.port, 0) << ReadFile(arm_.log);
-    x86_ = SpawnWorker({ShoalBinary(), "worker", "--listen", "127.0.0.1:0",
-                        "--name", "laptop", "--threads", "1", "--cache-dir",
-                        dir_ + "/laptop.weights"},
-                       dir_ + "/laptop.log", 20);
+    x86_ = SpawnWorker(
+        {ShoalBinary(), "worker", "--listen", "127.0.0.1:0", "--name", "laptop",
+         "--threads", "1", "--cache-dir", dir_ + "/laptop.weights"},
+        dir_ + "/laptop.log", 20);
     ASSERT_GT(x86_.port, 0) << ReadFile(x86_.log);
     cluster_ = dir_ + "/cluster.yaml";
     std::ofstream(cluster_)
@@ -203,14 +202,15 @@ TEST_F(Arm64Worker, PlansAcrossArm64AndAmd64MatchOneDevice) {
                                          /*allow_exceptions=*/false);
     ASSERT_TRUE(j.is_object()) << out;
     EXPECT_TRUE(j.value("check_passed", false)) << s << ": " << out;
-    EXPECT_LE(j.value("max_rel_diff", 1.0), extra.empty() ? 1e-4 : 1e-2)
-        << s;
+    EXPECT_LE(j.value("max_rel_diff", 1.0), extra.empty() ? 1e-4 : 1e-2) << s;
     // Both devices computed and held weights: the arm64 one did its part.
     for (const auto& d : j["devices"]) {
       EXPECT_GT(d.value("compute_ms", 0.0), 0) << s << ": " << d.dump();
-      EXPECT_GT(d.value("weight_bytes", int64_t{0}), 0) << s << ": " << d.dump();
+      EXPECT_GT(d.value("weight_bytes", int64_t{0}), 0)
+          << s << ": " << d.dump();
     }
-    std::cout << s << " " << extra << ": max rel diff " << j.value("max_rel_diff", -1.0)
+    std::cout << s << " " << extra << ": max rel diff "
+              << j.value("max_rel_diff", -1.0)
               << " against the amd64 one-device run\n";
   }
 }

@@ -35,8 +35,8 @@ std::vector<std::string> ModuleCandidates() {
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     c.push_back((self.parent_path() / kModuleFile).string());
-    c.push_back(
-        (self.parent_path().parent_path() / "lib/shoal" / kModuleFile).string());
+    c.push_back((self.parent_path().parent_path() / "lib/shoal" / kModuleFile)
+                    .string());
   }
   if (*SHOAL_TORCH_MODULE_PATH) c.push_back(SHOAL_TORCH_MODULE_PATH);
   return c;
