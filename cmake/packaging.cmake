@@ -32,6 +32,7 @@ if(SHOAL_WORKER_ONLY)
     endif()
     file(READ "${SHOAL_PACKAGING_DIR}/shoal-worker.service" unit)
     string(REPLACE "/usr/bin/" "${CMAKE_INSTALL_PREFIX}/bin/" unit "${unit}")
+    string(REPLACE "/usr/share/" "${CMAKE_INSTALL_PREFIX}/share/" unit "${unit}")
     string(REPLACE "/etc/shoal/" "${etc}/shoal/" unit "${unit}")
     file(WRITE "${SHOAL_STAGE}/shoal-worker.service" "${unit}")
     file(INSTALL DESTINATION "${CMAKE_INSTALL_PREFIX}/lib/systemd/system"
@@ -68,5 +69,7 @@ else()
   set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
       "shoal: one neural-network inference across a cluster of small devices")
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+  # `shoal lcp train` reads Fashion-MNIST from Debian's package.
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS dataset-fashion-mnist)
 endif()
 include(CPack)
