@@ -94,9 +94,12 @@ chmod 755 "$tmp" "$root"
 # The shipped config parses and its keys apply (threads here), while
 # flags override the file (the test's own port, cache and name).
 sed -i 's/^threads: 0$/threads: 3/' "$root/etc/shoal/worker.yaml"
-mkdir -p "$tmp/cache"
-chown nobody "$tmp/cache"
-"${run_as[@]}" "${cmd[@]}" --listen 127.0.0.1:0 --cache-dir "$tmp/cache" \
+# Under strace, to check below that every system call it makes is one
+# the unit's SystemCallFilter=@system-service allows.
+mkdir -p "$tmp/cache" "$tmp/trace"
+chown nobody "$tmp/cache" "$tmp/trace"
+"${run_as[@]}" strace -f -qq -o "$tmp/trace/calls" "${cmd[@]}" \
+  --listen 127.0.0.1:0 --cache-dir "$tmp/cache" \
   --name packaged > "$tmp/worker.log" 2>&1 &
 pid=$!
 port=""
@@ -124,10 +127,56 @@ timeout 60 "$shoal" run --plan "$tmp/plan.json" --cluster "$tmp/cluster.yaml" \
   fail "run on the packaged worker: $(cat "$tmp/run.log") $(cat "$tmp/worker.log")"
 grep -q "(ok)" "$tmp/run.log" || fail "run --check: $(cat "$tmp/run.log")"
 [[ -n "$(ls -A "$tmp/cache")" ]] || fail "no weights cached in $tmp/cache"
-kill -TERM "$pid"
+# SIGTERM to the worker, strace's child, as systemctl stop sends it.
+kill -TERM "$(pgrep -P "$pid")"
 wait "$pid" || fail "worker did not stop cleanly on SIGTERM"
 pid=""
 grep -q "worker packaged stopped" "$tmp/worker.log" || fail "no clean stop"
+
+# Its system calls (deploy, run, stop) against the unit's filter, whose
+# groups systemd-analyze expands.
+filter=$(sed -n 's/^SystemCallFilter=//p' "$unit")
+systemd-analyze syscall-filter > "$tmp/groups" 2> /dev/null
+missing=$(python3 - "$tmp/groups" "$tmp/trace/calls" "$filter" << 'PY'
+import re, sys
+groups, cur = {}, None
+for line in open(sys.argv[1]):
+    if re.match(r"^@[\w-]+$", line.rstrip()):
+        cur = line.strip()
+        groups[cur] = []
+    elif cur and line.strip() and not line.strip().startswith("#"):
+        groups[cur].append(line.strip())
+def expand(name, seen):
+    out = set()
+    for x in groups.get(name, []):
+        if x.startswith("@"):
+            if x not in seen:
+                seen.add(x)
+                out |= expand(x, seen)
+        else:
+            out.add(x)
+    return out
+allowed = set()
+for f in sys.argv[3].split():
+    allowed |= expand(f, set()) if f.startswith("@") else {f}
+used = set()
+seen_exec = False
+for line in open(sys.argv[2]):
+    m = re.match(r"^\d+ +(\w+)\(", line)
+    if not m:
+        continue
+    # Calls from the worker's own execve on (not strace's setup).
+    if m.group(1) == "execve" and "shoal-worker" in line:
+        seen_exec = True
+    if seen_exec:
+        used.add(m.group(1))
+if not allowed or len(used) < 20:
+    print("(no filter groups or no calls traced)")
+print(" ".join(sorted(used - allowed)))
+PY
+)
+[[ -z "${missing// /}" ]] ||
+  fail "the worker makes system calls SystemCallFilter=$filter forbids: $missing"
 
 # --- a bad config: a clear error naming the file and the key, exit != 0
 expect_error() {

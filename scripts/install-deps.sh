@@ -26,6 +26,9 @@ BUILD_PKGS=(
 )
 # The independent oracle of the tests: PyTorch and ONNX from Debian.
 TEST_PKGS=(python3-torch python3-torchvision python3-onnx python3-numpy)
+# The package test (packaging/worker_package_test.sh): systemd's offline
+# checks, and strace for the system calls the service's filter allows.
+TEST_PKGS+=(systemd strace)
 
 WORKER_PKGS=(
   build-essential cmake pkg-config ninja-build ccache
