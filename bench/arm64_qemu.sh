@@ -13,7 +13,7 @@
 #
 # Env: BUILD_DIR (default build), ARM64_BUILD_DIR (default build-arm64),
 # SHOAL_ARM64_SYSROOT (default /opt/shoal/sysroot-arm64), MODELS,
-# REQUESTS (default 10), PORT_BASE (default 7800), THREADS (default 1).
+# REQUESTS (default 5), PORT_BASE (default 7800), THREADS (default 1).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -21,7 +21,7 @@ BUILD_DIR=${BUILD_DIR:-$root/build}
 ARM64_BUILD_DIR=${ARM64_BUILD_DIR:-$root/build-arm64}
 SYSROOT=${SHOAL_ARM64_SYSROOT:-/opt/shoal/sysroot-arm64}
 MODELS=${MODELS:-"lenet5 cifarnet mobilenet-v1"}
-REQUESTS=${REQUESTS:-10}
+REQUESTS=${REQUESTS:-5}
 PORT_BASE=${PORT_BASE:-7800}
 THREADS=${THREADS:-1}
 shoal=$BUILD_DIR/shoal
@@ -48,7 +48,7 @@ start_worker() {
     --cache-dir "$work/$name.weights" > "$work/$name.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 600); do
-    grep -q "listening on port" "$work/$name.log" && return 0
+    grep -qs "listening on port" "$work/$name.log" && return 0
     sleep 0.1
   done
   echo "worker $name did not start: $(cat "$work/$name.log")" >&2
