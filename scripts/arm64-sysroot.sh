@@ -38,7 +38,21 @@ $SUDO touch "$state/status"
 apt_arm64=(apt-get -o Dir::State::Lists="$state/lists"
   -o Dir::State::status="$state/status" -o Dir::Cache="$state/cache"
   -o APT::Architecture=arm64 -o APT::Architectures::=arm64)
-$SUDO "${apt_arm64[@]}" update -qq
+stamp="$SYSROOT/.shoal-sysroot-packages"
+# Lists younger than a day are kept (install-deps runs before every `make
+# test`); without the network, an existing sysroot stays as it is.
+if [[ -z "$(find "$state" -maxdepth 1 -name updated -mtime -1)" ]]; then
+  if $SUDO "${apt_arm64[@]}" update -qq; then
+    $SUDO touch "$state/updated"
+  else
+    if [[ -f "$stamp" ]]; then
+      echo "arm64-sysroot: cannot refresh the arm64 package lists; keeping $SYSROOT"
+      exit 0
+    fi
+    echo "arm64-sysroot: cannot fetch the arm64 package lists (apt-get update above)" >&2
+    exit 1
+  fi
+fi
 
 # "Inst libc6 (2.36-9 Debian:12/stable [arm64])" -> libc6:arm64=2.36-9; an
 # Architecture: all package (headers) is named without the qualifier.
@@ -54,7 +68,6 @@ if [[ -z "$closure" ]]; then
   exit 1
 fi
 
-stamp="$SYSROOT/.shoal-sysroot-packages"
 if [[ -f "$stamp" ]] && [[ "$(cat "$stamp")" == "$closure" ]]; then
   echo "arm64-sysroot: $SYSROOT is current ($(wc -l <<< "$closure") packages)"
   exit 0
