@@ -5,7 +5,11 @@ BUILD_DIR ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?=
 
-.PHONY: deps test-deps build test demo bench clean format
+ARM64_BUILD_DIR ?= build-arm64
+WORKER_BUILD_DIR ?= build-worker
+
+.PHONY: deps test-deps build test demo bench clean format worker-arm64 \
+	test-arm64 deb deb-worker deb-worker-arm64
 
 deps:
 	bash scripts/install-deps.sh
@@ -31,6 +35,31 @@ bench: build
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
+
+# shoal-worker for 64-bit ARM boards, cross-compiled (docs/packaging.md).
+worker-arm64:
+	bash scripts/install-deps.sh --worker-arm64
+	bash scripts/build-worker-arm64.sh $(ARM64_BUILD_DIR) $(JOBS)
+
+# The arm64 worker under qemu-user beside an amd64 one (also part of
+# `make test`): the cross build and the test alone.
+test-arm64: test-deps $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target shoal shoal_slow_tests
+	cd $(BUILD_DIR) && ctest --output-on-failure -R '^Arm64Worker'
+
+# Debian packages: shoal (the tool), shoal-worker (amd64 and arm64).
+deb: build
+	cd $(BUILD_DIR) && cpack
+
+deb-worker:
+	bash scripts/install-deps.sh --worker
+	cmake -S . -B $(WORKER_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	  -DSHOAL_WORKER_ONLY=ON
+	cmake --build $(WORKER_BUILD_DIR) -j $(JOBS)
+	cd $(WORKER_BUILD_DIR) && cpack
+
+deb-worker-arm64: worker-arm64
+	cd $(ARM64_BUILD_DIR) && cpack
 
 clean:
 	rm -rf $(BUILD_DIR)

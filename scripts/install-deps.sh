@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # Installs, with apt-get, only the Debian packages shoal needs that are missing.
 # Idempotent: a second run installs nothing and exits 0.
-# Usage: scripts/install-deps.sh [--with-test-deps | --worker]
+# Usage: scripts/install-deps.sh [--with-test-deps | --worker | --worker-arm64]
 #   --worker: only what `cmake -DSHOAL_WORKER_ONLY=ON` needs to build
 #   shoal-worker, the daemon a device runs.
+#   --worker-arm64: what cross-compiling shoal-worker for arm64 needs
+#   (cmake/toolchain-arm64.cmake): the host's tools and code generators,
+#   Debian's cross compiler, qemu-user to run it, and the arm64 libraries
+#   unpacked into a sysroot by scripts/arm64-sysroot.sh (no installed
+#   package is changed).
 set -euo pipefail
 
 BUILD_PKGS=(
@@ -29,6 +34,9 @@ BUILD_PKGS=(
 TEST_PKGS=(python3-torch python3-torchvision python3-onnx python3-numpy
            prometheus chromium
            avahi-daemon avahi-utils dbus-daemon iproute2)
+# The package test (packaging/worker_package_test.sh): systemd's offline
+# checks, and strace for the system calls the service's filter allows.
+TEST_PKGS+=(systemd strace)
 
 WORKER_PKGS=(
   build-essential cmake pkg-config ninja-build ccache
@@ -39,12 +47,25 @@ WORKER_PKGS=(
   libcpp-httplib-dev prometheus-cpp-dev libavahi-client-dev
 )
 
+# The cross build's host side: protoc and grpc_cpp_plugin run here.
+ARM64_HOST_PKGS=(
+  build-essential cmake pkg-config ninja-build ccache
+  protobuf-compiler-grpc protobuf-compiler
+  crossbuild-essential-arm64 qemu-user
+)
+
 want=("${BUILD_PKGS[@]}")
-if [[ "${1:-}" == "--with-test-deps" ]]; then
-  want+=("${TEST_PKGS[@]}")
-elif [[ "${1:-}" == "--worker" ]]; then
-  want=("${WORKER_PKGS[@]}")
-fi
+arm64=false
+case "${1:-}" in
+  "") ;;
+  # The slow tests cross-compile the worker and run it under qemu.
+  --with-test-deps) want+=("${TEST_PKGS[@]}" "${ARM64_HOST_PKGS[@]}"); arm64=true ;;
+  --worker) want=("${WORKER_PKGS[@]}") ;;
+  --worker-arm64) want=("${ARM64_HOST_PKGS[@]}"); arm64=true ;;
+  *)
+    echo "install-deps: unknown option '$1' (--with-test-deps, --worker, --worker-arm64)" >&2
+    exit 2 ;;
+esac
 
 missing=()
 for p in "${want[@]}"; do
@@ -55,12 +76,15 @@ done
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "install-deps: all ${#want[@]} packages present"
-  exit 0
+else
+  echo "install-deps: installing ${#missing[@]} missing package(s): ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "install-deps: installing ${#missing[@]} missing package(s): ${missing[*]}"
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if $arm64; then
+  bash "$(dirname "$0")/arm64-sysroot.sh"
+fi

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/worker_config.h"
 #include "cluster/device_name.h"
 #include "discovery/dns_sd.h"
 #include "discovery/worker_txt.h"
@@ -24,7 +26,7 @@ namespace {
 struct WorkerArgs {
   std::string listen = "127.0.0.1:7000", name, memory = "0", bandwidth, latency,
               max_message = "256MiB", backend = "onednn", cache_dir,
-              cache_size = "4GiB", metrics;
+              cache_size = "4GiB", metrics, config;
   int threads = 0;                             // 0: the machine's cores
   bool announce = false, no_announce = false;  // neither: unless loopback
   double cpu_fraction = 0;
@@ -176,6 +178,33 @@ Status RunWorker(const WorkerArgs& a) {
   return Status::Ok();
 }
 
+// The settings of --config FILE that no flag on the command line gave.
+Status ApplyConfig(const CLI::App& cmd, WorkerArgs* a) {
+  ASSIGN_OR_RETURN(WorkerSettings file, LoadWorkerConfig(a->config));
+  const std::map<std::string, std::string*> text = {
+      {"--listen", &a->listen},           {"--name", &a->name},
+      {"--memory", &a->memory},           {"--backend", &a->backend},
+      {"--cache-dir", &a->cache_dir},     {"--cache-size", &a->cache_size},
+      {"--max-message", &a->max_message}, {"--tls-ca", &a->tls.ca},
+      {"--tls-cert", &a->tls.cert},       {"--tls-key", &a->tls.key},
+      {"--metrics", &a->metrics}};
+  for (const auto& [flag, value] : file) {
+    if (cmd.count(flag) > 0) continue;  // the command line wins
+    if (flag == "--threads") {
+      a->threads = std::stoi(value);  // checked: a few digits
+    } else if (flag == "--announce") {
+      // `announce: false` is --no-announce; either flag given wins.
+      if (cmd.count("--announce") == 0 && cmd.count("--no-announce") == 0) {
+        a->announce = value == "true";
+        a->no_announce = value == "false";
+      }
+    } else if (auto it = text.find(flag); it != text.end()) {
+      *it->second = value;
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddWorkerCommand(CLI::App* app) {
@@ -221,7 +250,17 @@ void AddWorkerCommand(CLI::App* app) {
   cmd->add_option("--metrics", a->metrics,
                   "HOST:PORT to serve Prometheus metrics on (GET /metrics; "
                   "default: none)");
-  cmd->callback([a] { throw CommandExit(ReportStatus(RunWorker(*a))); });
+  cmd->add_option("--config", a->config,
+                  "YAML file of settings (listen, name, memory, threads, "
+                  "backend, cache-dir, cache-size, max-message, metrics, "
+                  "announce, tls: {ca, cert, key}); flags given override it "
+                  "(docs/packaging.md)");
+  cmd->callback([a, cmd] {
+    Status s = Status::Ok();
+    if (!a->config.empty()) s = ApplyConfig(*cmd, a.get());
+    if (s.ok()) s = RunWorker(*a);
+    throw CommandExit(ReportStatus(s));
+  });
 }
 
 }  // namespace shoal

@@ -29,17 +29,24 @@ float FromBF16(uint16_t h) {
   return v;
 }
 
-// float16 through the compiler's _Float16 (IEEE binary16, round to nearest
-// even; F16C on x86-64, native on arm64).
+// float16 through the compiler's half type (IEEE binary16, round to
+// nearest even; F16C on x86-64, native on arm64). GCC 12 has no _Float16
+// in C++ on arm64; its __fp16 is the same IEEE format there.
+#if defined(__aarch64__)
+using Half = __fp16;
+#else
+using Half = _Float16;
+#endif
+
 uint16_t ToF16(float v) {
-  const _Float16 h = static_cast<_Float16>(v);
+  const Half h = static_cast<Half>(v);
   uint16_t b;
   std::memcpy(&b, &h, 2);
   return b;
 }
 
 float FromF16(uint16_t b) {
-  _Float16 h;
+  Half h;
   std::memcpy(&h, &b, 2);
   return static_cast<float>(h);
 }

@@ -24,15 +24,20 @@ namespace {
 
 constexpr char kModuleFile[] = "libshoal_torch.so";
 
-// $SHOAL_TORCH_MODULE, then beside the running binary, then the build
-// directory this was compiled in.
+// $SHOAL_TORCH_MODULE, then beside the running binary, then where the
+// package installs it (BIN/../lib/shoal), then the build directory this
+// was compiled in.
 std::vector<std::string> ModuleCandidates() {
   std::vector<std::string> c;
   if (const char* env = std::getenv("SHOAL_TORCH_MODULE"); env && *env)
     c.push_back(env);
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) c.push_back((self.parent_path() / kModuleFile).string());
+  if (!ec) {
+    c.push_back((self.parent_path() / kModuleFile).string());
+    c.push_back((self.parent_path().parent_path() / "lib/shoal" / kModuleFile)
+                    .string());
+  }
   if (*SHOAL_TORCH_MODULE_PATH) c.push_back(SHOAL_TORCH_MODULE_PATH);
   return c;
 }

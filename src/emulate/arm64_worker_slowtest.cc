@@ -1,0 +1,219 @@
+// The arm64 worker (cross-compiled by the test Arm64WorkerBuild,
+// scripts/build-worker-arm64.sh) run under qemu-user as one device of a
+// cluster on 127.0.0.1, next to an amd64 worker: plans that split every
+// layer or the layers between the two give the output of the amd64
+// one-device run (`shoal run --check`). ctest runs it as the test
+// Arm64Worker after that build (`make test-arm64` runs the two alone); it
+// skips, naming what is missing, where the cross tools are not installed.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <thread>
+#include <utility>
+
+#include "runtime/process_test_util.h"
+
+#ifndef SHOAL_ARM64_WORKER
+#define SHOAL_ARM64_WORKER ""
+#endif
+
+namespace shoal {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ReadFile;
+using testing::Shell;
+using testing::ShoalBinary;
+
+std::string Env(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v ? v : fallback;
+}
+
+// ELF's e_machine of `path` (183: AArch64, 62: x86-64); -1 if unreadable.
+int ElfMachine(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  unsigned char h[20] = {};
+  if (!f.read(reinterpret_cast<char*>(h), sizeof(h))) return -1;
+  if (h[0] != 0x7f || h[1] != 'E' || h[2] != 'L' || h[3] != 'F') return -1;
+  return h[18] | (h[19] << 8);
+}
+
+// A worker process and the port it bound ("listening on port N").
+struct Spawned {
+  pid_t pid = -1;
+  int port = 0;
+  std::string log;
+};
+
+Spawned SpawnWorker(const std::vector<std::string>& args,
+                    const std::string& log, int timeout_s) {
+  Spawned w;
+  w.log = log;
+  w.pid = testing::SpawnLogged(args, log);
+  const std::regex re("listening on port ([0-9]+)");
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::smatch m;
+    const std::string text = ReadFile(log);
+    if (std::regex_search(text, m, re)) {
+      w.port = std::stoi(m[1]);
+      return w;
+    }
+    if (waitpid(w.pid, nullptr, WNOHANG) == w.pid) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return w;
+}
+
+void Stop(Spawned* w) {
+  if (w->pid <= 0) return;
+  kill(w->pid, SIGTERM);
+  for (int i = 0; i < 100 && waitpid(w->pid, nullptr, WNOHANG) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(w->pid, SIGKILL);
+  waitpid(w->pid, nullptr, 0);
+  w->pid = -1;
+}
+
+class Arm64Worker : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    worker_ = Env("SHOAL_ARM64_WORKER", SHOAL_ARM64_WORKER);
+    sysroot_ = Env("SHOAL_ARM64_SYSROOT", "/opt/shoal/sysroot-arm64");
+    std::string out;
+    std::string missing;
+    if (Shell("command -v qemu-aarch64", &out) != 0) {
+      missing += " qemu-aarch64 (Debian package qemu-user);";
+    }
+    if (!fs::exists(sysroot_ + "/.shoal-sysroot-packages")) {
+      missing += " the arm64 sysroot " + sysroot_ +
+                 " (scripts/install-deps.sh --worker-arm64);";
+    }
+    if (worker_.empty() || !fs::exists(worker_)) {
+      missing +=
+          " the arm64 shoal-worker " +
+          (worker_.empty() ? std::string("(SHOAL_ARM64_WORKER)") : worker_) +
+          " (the test Arm64WorkerBuild builds it);";
+    }
+    if (!missing.empty()) {
+      GTEST_SKIP() << "needs" << missing
+                   << " scripts/install-deps.sh --worker-arm64 installs the "
+                      "tools, and `make test-arm64` builds the worker and "
+                      "runs this test";
+    }
+    ASSERT_EQ(ElfMachine(worker_), 183) << worker_ << " is not an AArch64 ELF";
+    dir_ = fs::temp_directory_path() /
+           ("shoal-arm64-slowtest-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+
+  void TearDown() override {
+    Stop(&arm_);
+    Stop(&x86_);
+    if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
+  }
+
+  // A Cortex-A72 (Raspberry Pi 4): no SVE, so oneDNN takes the paths it
+  // takes on the board, not the SVE kernels of qemu's default CPU.
+  std::vector<std::string> Qemu() const {
+    return {
+        "/usr/bin/qemu-aarch64", "-L", sysroot_, "-cpu", "cortex-a72", worker_};
+  }
+
+  void StartBoth() {
+    std::vector<std::string> arm = Qemu();
+    for (const char* a : {"--listen", "127.0.0.1:0", "--name", "pi",
+                          "--threads", "2", "--cache-dir"}) {
+      arm.push_back(a);
+    }
+    arm.push_back(dir_ + "/pi.weights");
+    // Under emulation everything is ~10x slower, its start included.
+    arm_ = SpawnWorker(arm, dir_ + "/pi.log", 120);
+    ASSERT_GT(arm_.port, 0) << ReadFile(arm_.log);
+    x86_ = SpawnWorker(
+        {ShoalBinary(), "worker", "--listen", "127.0.0.1:0", "--name", "laptop",
+         "--threads", "1", "--cache-dir", dir_ + "/laptop.weights"},
+        dir_ + "/laptop.log", 20);
+    ASSERT_GT(x86_.port, 0) << ReadFile(x86_.log);
+    cluster_ = dir_ + "/cluster.yaml";
+    std::ofstream(cluster_)
+        << "devices:\n"
+        << "  - {name: pi, address: 127.0.0.1:" << arm_.port << ", cores: 2}\n"
+        << "  - {name: laptop, address: 127.0.0.1:" << x86_.port
+        << ", cores: 1}\n";
+  }
+
+  std::string worker_, sysroot_, dir_, cluster_;
+  Spawned arm_, x86_;
+};
+
+TEST_F(Arm64Worker, RunsUnderQemuAndStartsAsOnTheBoard) {
+  std::string out;
+  std::vector<std::string> q = Qemu();
+  std::string cmd;
+  for (const auto& a : q) cmd += a + " ";
+  ASSERT_EQ(Shell(cmd + "--version", &out), 0) << out;
+  EXPECT_NE(out.find("shoal 0.1.0"), std::string::npos) << out;
+  // A bad flag is refused by the arm64 build as by the amd64 one.
+  EXPECT_NE(Shell(cmd + "--threads -3 --listen 127.0.0.1:0", &out), 0);
+  EXPECT_NE(out.find("--threads must be >= 0"), std::string::npos) << out;
+}
+
+TEST_F(Arm64Worker, PlansAcrossArm64AndAmd64MatchOneDevice) {
+  StartBoth();
+  if (HasFatalFailure()) return;
+  // Every layer split in two (lop, spatial), layers apart (pipeline), and
+  // activations as float16 and LZ4 between the two architectures.
+  const std::pair<std::string, std::string> plans[] = {
+      {"lop", ""},
+      {"spatial", ""},
+      {"pipeline", ""},
+      {"lop", "--wire-dtype f16 --wire-compression lz4"}};
+  int n = 0;
+  for (const auto& [s, extra] : plans) {
+    const std::string plan =
+        dir_ + "/lenet5-" + s + std::to_string(n++) + ".json";
+    std::string out;
+    ASSERT_EQ(Shell(ShoalBinary() + " plan lenet5 --cluster " + cluster_ +
+                        " --strategy " + s + " " + extra + " -o " + plan,
+                    &out),
+              0)
+        << out;
+    ASSERT_EQ(Shell(ShoalBinary() + " run --plan " + plan + " --cluster " +
+                        cluster_ + " --check --json --timeout-ms 120000",
+                    &out),
+              0)
+        << s << ": " << out << "\npi: " << ReadFile(arm_.log);
+    // --json's object is the last thing printed.
+    const auto j = nlohmann::json::parse(out.substr(out.find('{')), nullptr,
+                                         /*allow_exceptions=*/false);
+    ASSERT_TRUE(j.is_object()) << out;
+    EXPECT_TRUE(j.value("check_passed", false)) << s << ": " << out;
+    EXPECT_LE(j.value("max_rel_diff", 1.0), extra.empty() ? 1e-4 : 1e-2) << s;
+    // Both devices computed and held weights: the arm64 one did its part.
+    for (const auto& d : j["devices"]) {
+      EXPECT_GT(d.value("compute_ms", 0.0), 0) << s << ": " << d.dump();
+      EXPECT_GT(d.value("weight_bytes", int64_t{0}), 0)
+          << s << ": " << d.dump();
+    }
+    std::cout << s << " " << extra << ": max rel diff "
+              << j.value("max_rel_diff", -1.0)
+              << " against the amd64 one-device run\n";
+  }
+}
+
+}  // namespace
+}  // namespace shoal
