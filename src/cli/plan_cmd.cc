@@ -98,6 +98,16 @@ Status RunPlan(const PlanArgs& a) {
     std::cout << PlanToJson(p).dump(1) << "\n";
   } else {
     PrintPlanTable(p, std::cout);
+    bool links_known = !a.profile.empty();
+    for (const auto& d : cluster.devices) {
+      links_known |= d.link.bandwidth_bps > 0 || d.link.latency_s > 0;
+    }
+    if (!links_known) {
+      std::cout << "\nnote: the devices' links are unknown, so moving data "
+                   "was priced as free; give each device a link in a "
+                   "cluster file (docs/cluster-format.md) or measure them "
+                   "with shoal profile\n";
+    }
     if (!a.out.empty()) std::cout << "\nwrote " << a.out << "\n";
     if (!a.dot.empty()) std::cout << "wrote " << a.dot << "\n";
   }
