@@ -13,7 +13,9 @@
 #include "graph/random_input.h"
 #include "io/image.h"
 #include "io/npy.h"
+#include "models/imagenet_classes.h"
 #include "models/load_model.h"
+#include "models/zoo.h"
 #include "util/stats.h"
 
 namespace shoal {
@@ -113,10 +115,19 @@ Status RunInfer(const InferArgs& a) {
     const size_t k = std::min<size_t>(5, idx.size());
     std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
                       [&y](int p, int q) { return y.data[p] > y.data[q]; });
-    std::cout << "top-" << k << " classes (index: score):\n";
-    for (size_t i = 0; i < k; ++i)
-      std::cout << "  " << std::setw(5) << idx[i] << ": " << y.data[idx[i]]
-                << "\n";
+    const bool imagenet = y.data.size() == kImagenetClasses;
+    std::cout << "top-" << k << " classes (index"
+              << (imagenet ? " and ImageNet name" : "") << ": score):\n";
+    for (size_t i = 0; i < k; ++i) {
+      std::cout << "  " << std::setw(5) << idx[i];
+      if (imagenet) std::cout << " " << ImagenetClassNames()[idx[i]];
+      std::cout << ": " << y.data[idx[i]] << "\n";
+    }
+    if (Zoo::Global().Find(a.model) != nullptr) {
+      std::cout << "  (" << a.model
+                << " has seeded random weights, not trained ones: these "
+                   "classes mean nothing; an .onnx file brings its own)\n";
+    }
   } else {
     auto [lo_it, hi_it] = std::minmax_element(y.data.begin(), y.data.end());
     double sum = std::accumulate(y.data.begin(), y.data.end(), 0.0);

@@ -49,6 +49,23 @@ TEST(InferCmd, RunsAndWritesTheOutput) {
   EXPECT_EQ(t->shape, (Shape{1, 10}));
 }
 
+// 1000 scores are ImageNet's classes: named. A zoo model's weights are
+// seeded random ones, and the output says the classes mean nothing.
+TEST(InferCmd, NamesImagenetClassesAndSaysWeightsAreRandom) {
+  std::string out;
+  ASSERT_EQ(RunCommand(std::string(SHOAL_BINARY) +
+                           " infer mobilenet-v1 --random-seed 1",
+                       &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("ImageNet name"), std::string::npos) << out;
+  EXPECT_NE(out.find("seeded random weights"), std::string::npos) << out;
+  // A 10-class model's classes are indices only.
+  std::string lenet;
+  ASSERT_EQ(RunCommand(Infer("--random-seed 1"), &lenet), 0) << lenet;
+  EXPECT_EQ(lenet.find("ImageNet"), std::string::npos) << lenet;
+}
+
 TEST(InferCmd, WrongInputShapeNamesFileAndShapes) {
   TempDir dir;
   const std::string x = dir.File("wrong_shape.npy");
