@@ -1,5 +1,6 @@
 // `shoal export MODEL -o OUT.onnx`: writes a zoo model (with seeded
 // weights) or a re-read ONNX model as opset-13 ONNX.
+#include <iomanip>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -32,8 +33,10 @@ Status RunExport(const ExportArgs& a) {
   RETURN_IF_ERROR(ExportOnnx(m, a.out));
   ASSIGN_OR_RETURN(GraphCost cost, ComputeGraphCost(m.graph));
   std::cout << "wrote " << a.out << ": model " << m.graph.name << ", "
-            << m.graph.nodes.size() << " nodes, " << cost.weight_elements
-            << " weight elements ("
+            << m.graph.nodes.size() << " nodes, " << std::fixed
+            << std::setprecision(2) << cost.weight_elements / 1e6
+            << " M weights, " << std::setprecision(1)
+            << cost.weight_elements * 4.0 / (1 << 20) << " MiB ("
             << (m.has_weights() ? "with data" : "zeros, --no-weights") << ")\n";
   return Status::Ok();
 }

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/worker_config.h"
+#include "cluster/cluster_writer.h"
 #include "cluster/device_name.h"
 #include "discovery/dns_sd.h"
 #include "discovery/worker_txt.h"
@@ -141,10 +142,10 @@ Status RunWorker(const WorkerArgs& a) {
   if (announce) announcement = Announce(o, w->port());
   std::cout << "worker " << o.name << " listening on port " << w->port()
             << " (memory budget "
-            << (o.memory_bytes > 0 ? std::to_string(o.memory_bytes) + " bytes"
+            << (o.memory_bytes > 0 ? FormatBytes(o.memory_bytes)
                                    : std::string("unlimited"))
             << ", weights cached in " << o.cache_dir << ", " << o.threads
-            << " kernel threads, "
+            << (o.threads == 1 ? " kernel thread, " : " kernel threads, ")
             << (o.cpu_fraction > 0
                     ? "compute paced to " + std::to_string(o.cpu_fraction) +
                           " of a host core, "
