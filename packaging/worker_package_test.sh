@@ -98,6 +98,9 @@ sed -i 's/^threads: 0$/threads: 3/' "$root/etc/shoal/worker.yaml"
 # the unit's SystemCallFilter=@system-service allows.
 mkdir -p "$tmp/cache" "$tmp/trace"
 chown nobody "$tmp/cache" "$tmp/trace"
+# The log exists before the worker starts: the loop below reads it at once,
+# perhaps before the background shell has opened it.
+: > "$tmp/worker.log"
 "${run_as[@]}" strace -f -qq -o "$tmp/trace/calls" "${cmd[@]}" \
   --listen 127.0.0.1:0 --cache-dir "$tmp/cache" \
   --name packaged > "$tmp/worker.log" 2>&1 &
