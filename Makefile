@@ -3,9 +3,10 @@
 # fresh Debian 12 machine.
 BUILD_DIR ?= build
 JOBS ?= 2
+FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
-.PHONY: deps test-deps build test demo bench clean format
+.PHONY: deps test-deps build test demo bench fuzz clean format
 
 deps:
 	bash scripts/install-deps.sh
@@ -28,6 +29,12 @@ demo: build
 
 bench: build
 	bash bench/run_all.sh
+
+# Every libFuzzer target for FUZZ_SECONDS each (a clang tree in build-fuzz;
+# docs/testing.md); fails on a crash, leaving its input under
+# build-fuzz/fuzz-out/crashes/.
+fuzz: test-deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) JOBS=$(JOBS) bash scripts/fuzz.sh
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

@@ -20,7 +20,11 @@ BUILD_PKGS=(
   dataset-fashion-mnist
 )
 # The independent oracle of the tests: PyTorch and ONNX from Debian.
-TEST_PKGS=(python3-torch python3-torchvision python3-onnx python3-numpy)
+# The fuzz targets (scripts/fuzz.sh): clang with libFuzzer and the
+# sanitizer runtimes; libomp-14-dev for clang's omp.h (the engine's calls
+# still reach GCC's libgomp, which oneDNN uses).
+TEST_PKGS=(python3-torch python3-torchvision python3-onnx python3-numpy
+  clang-14 libclang-rt-14-dev libomp-14-dev)
 
 WORKER_PKGS=(
   build-essential cmake pkg-config ninja-build ccache

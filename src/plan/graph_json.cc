@@ -21,7 +21,11 @@ StatusOr<AttrValue> AttrFromJson(const json& j) {
   if (!j.is_object() || j.size() != 1) {
     return InvalidArgument("attribute is not a one-key object: " + j.dump());
   }
-  const auto& [k, v] = *j.items().begin();
+  // Not `*j.items().begin()`: that names a temporary iterator, gone before
+  // the key is read (ASan: stack-use-after-scope).
+  const auto it = j.begin();
+  const std::string& k = it.key();
+  const json& v = it.value();
   if (k == "i") return AttrValue(v.get<int64_t>());
   if (k == "f") return AttrValue(v.get<float>());
   if (k == "s") return AttrValue(v.get<std::string>());

@@ -30,16 +30,23 @@ float FromBF16(uint16_t h) {
 }
 
 // float16 through the compiler's _Float16 (IEEE binary16, round to nearest
-// even; F16C on x86-64, native on arm64).
+// even; F16C on x86-64, native on arm64). Clang before 15 (the fuzz build's)
+// has no _Float16 on x86-64; its storage-only __fp16 converts alike.
+#if defined(__clang__) && __clang_major__ < 15 && defined(__x86_64__)
+using Half = __fp16;
+#else
+using Half = _Float16;
+#endif
+
 uint16_t ToF16(float v) {
-  const _Float16 h = static_cast<_Float16>(v);
+  const Half h = static_cast<Half>(v);
   uint16_t b;
   std::memcpy(&b, &h, 2);
   return b;
 }
 
 float FromF16(uint16_t b) {
-  _Float16 h;
+  Half h;
   std::memcpy(&h, &b, 2);
   return static_cast<float>(h);
 }
