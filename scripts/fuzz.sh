@@ -71,19 +71,20 @@ for t in "${targets[@]}"; do
   crashes_before=$(find "$crashes" -type f | wc -l)
   start=$(date +%s)
   rc=0
-  # -timeout: one input running this long is a hang; -rss_limit_mb and
+  # -timeout: one input running this long (60 s: the machine may be
+  # loaded) is a hang; -rss_limit_mb and
   # -malloc_limit_mb: what one input may make the process take. ASan's
   # leak check runs at exit and after inputs that leak.
   "$FUZZ_DIR/fuzz_$t" -max_total_time="$FUZZ_SECONDS" -runs="$FUZZ_RUNS" \
     -max_len="$(max_len "$t")" -rss_limit_mb=2048 -malloc_limit_mb=1024 \
-    -timeout=20 -print_final_stats=1 -artifact_prefix="$crashes/" \
+    -timeout=60 -print_final_stats=1 -artifact_prefix="$crashes/" \
     "$corpus" "$root/test/fuzz/$t" > "$log" 2>&1 || rc=$?
   secs=$(($(date +%s) - start))
   execs=$(awk '/stat::number_of_executed_units:/ { print $2 }' "$log" | tail -1)
   execs=${execs:-0}
   after=$(find "$corpus" -type f | wc -l)
   ncrash=$(($(find "$crashes" -type f | wc -l) - crashes_before))
-  rate=$(awk -v e="$execs" -v s="$secs" 'BEGIN { printf "%d", s > 0 ? e / s : e }')
+  rate=$(awk -v e="$execs" -v s="$secs" 'BEGIN { printf "%d", (s > 0 ? e / s : e) }')
   echo "| $t | $secs | $execs | $rate | $after | $((after - before)) | $ncrash |"
   if [ "$rc" -ne 0 ]; then failed+=("$t"); fi
 done
