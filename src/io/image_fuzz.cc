@@ -36,7 +36,8 @@ void WriteSeeds(const std::string& dir) {
   }
   // Netpbm, written by hand (stb writes none).
   std::ofstream(dir + "/c3.ppm", std::ios::binary)
-      << "P6\n2 2\n255\n" << std::string("\x10\x20\x30\x40\x50\x60\x70\x80\x90\xa0\xb0\xc0", 12);
+      << "P6\n2 2\n255\n"
+      << std::string("\x10\x20\x30\x40\x50\x60\x70\x80\x90\xa0\xb0\xc0", 12);
   std::ofstream(dir + "/c1.pgm", std::ios::binary) << "P5\n2 1\n255\n\x01\xfe";
 }
 

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 
 #include <climits>
-#include <cstdlib>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "models/builder.h"

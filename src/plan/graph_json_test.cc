@@ -13,8 +13,8 @@ namespace {
 TEST(GraphJson, AttributesOfEachKindRoundTrip) {
   GraphBuilder b("attrs");
   auto x = b.Input("input", {1, 2, 6, 6});
-  x = b.Conv("conv", x, 3, 3, /*stride=*/2, /*pad=*/1);        // ints, int
-  x = b.LeakyRelu(x, 0.25f);                                   // float
+  x = b.Conv("conv", x, 3, 3, /*stride=*/2, /*pad=*/1);  // ints, int
+  x = b.LeakyRelu(x, 0.25f);                             // float
   auto g = b.Finish({x});
   ASSERT_TRUE(g.ok()) << g.status().message();
   auto back = GraphFromJson(GraphToJson(*g));

@@ -101,8 +101,8 @@ void Check(const grpc::Status& s, const char* rpc) {
 
 // The base deployment: device 0 of the plan, weights of a fixed pattern.
 void MakeBaseDeployment(Harness* x) {
-  const std::string json =
-      ReadFile(std::string(SHOAL_SOURCE_DIR) + "/test/fuzz/worker_base_plan.json");
+  const std::string json = ReadFile(std::string(SHOAL_SOURCE_DIR) +
+                                    "/test/fuzz/worker_base_plan.json");
   auto p = PlanFromJson(nlohmann::json::parse(json));
   if (!p.ok()) Die(p.status().message());
   x->plan = *p;
@@ -186,7 +186,8 @@ std::set<std::string> RunScript(const uint8_t* data, size_t size) {
       case kHealth: {
         rpc::HealthRequest q;
         rpc::HealthReply r;
-        if (q.ParseFromArray(msg, len)) Check(w->Health(&ctx, &q, &r), "Health");
+        if (q.ParseFromArray(msg, len))
+          Check(w->Health(&ctx, &q, &r), "Health");
         break;
       }
       case kHaveBlobs: {
@@ -205,7 +206,8 @@ std::set<std::string> RunScript(const uint8_t* data, size_t size) {
       case kDeploy: {
         rpc::DeployRequest q;
         rpc::DeployReply r;
-        if (q.ParseFromArray(msg, len)) Check(w->Deploy(&ctx, &q, &r), "Deploy");
+        if (q.ParseFromArray(msg, len))
+          Check(w->Deploy(&ctx, &q, &r), "Deploy");
         break;
       }
       case kSend: {
