@@ -66,6 +66,9 @@ Status RunBench(const BenchArgs& a) {
   RETURN_IF_ERROR(coord->Stats(/*reset=*/true).status());
 
   std::atomic<int> next{0}, finished{0};
+  // The first failed request stops the run: a lost device fails every
+  // later request too, and the report of those done is what is worth having.
+  std::atomic<bool> stop{false};
   std::mutex mu;
   std::vector<double> lat;
   std::vector<int64_t> ok_seqs;
@@ -74,7 +77,7 @@ Status RunBench(const BenchArgs& a) {
   int failed = 0;
   const auto t0 = std::chrono::steady_clock::now();
   auto client = [&] {
-    for (int i; (i = next++) < a.requests;) {
+    for (int i; !stop && (i = next++) < a.requests;) {
       Tensor out;
       RunStats s;
       const double sent = SteadySeconds();
@@ -89,6 +92,7 @@ Status RunBench(const BenchArgs& a) {
       } else {
         failed++;
         if (first_error.ok()) first_error = st;
+        stop = true;
       }
       finished++;
     }
@@ -96,7 +100,7 @@ Status RunBench(const BenchArgs& a) {
   std::vector<std::thread> clients;
   for (int k = 0; k < a.concurrency; ++k) clients.emplace_back(client);
   const bool tty = isatty(2);
-  while (finished < a.requests) {
+  while (finished < a.requests && !stop) {
     if (tty) {
       const int done = finished;
       const int bar = done * 40 / a.requests;
@@ -110,9 +114,15 @@ Status RunBench(const BenchArgs& a) {
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
-  if (lat.empty()) return first_error.WithContext("every request failed");
+  if (lat.empty()) {
+    return first_error.WithContext(
+        "bench stopped at the first request, which failed");
+  }
   const bool want_spans = !a.trace.empty() || !a.timeline.empty();
-  ASSIGN_OR_RETURN(auto ds, coord->Stats(false, want_spans));
+  // After a failure the devices that still answer report; the lost one is
+  // listed without statistics.
+  ASSIGN_OR_RETURN(auto ds, coord->Stats(false, want_spans,
+                                         /*skip_lost=*/failed > 0));
   // Workers count what they send and receive; the coordinator's own part
   // (input scatter, output gather) is added so that the bytes equal the
   // plan's counted bytes.
@@ -128,6 +138,7 @@ Status RunBench(const BenchArgs& a) {
   r.requests = a.requests;
   r.concurrency = a.concurrency;
   r.failed = failed;
+  r.not_sent = a.requests - finished;
   r.latency_ms = lat;
   r.wall_s = wall_s;
   r.print_tasks = a.tasks;
@@ -136,6 +147,7 @@ Status RunBench(const BenchArgs& a) {
     const DeviceStats& d = ds[i];
     BenchDeviceReport dr;
     dr.name = d.name;
+    dr.error = d.error;
     // A device's compute per request: the sum of its tasks' medians.
     for (size_t t = 0; t < d.task_compute_ms.size(); ++t) {
       const auto& runs = d.task_compute_ms[t];
@@ -182,7 +194,10 @@ Status RunBench(const BenchArgs& a) {
   if (failed) {
     // The requests' error is the exit status; the trace's is not lost.
     if (!traced.ok()) std::cerr << "shoal: error: " << traced.message() << "\n";
-    return first_error.WithContext(std::to_string(failed) + " requests failed");
+    return first_error.WithContext(
+        "bench stopped at the first failure (" + std::to_string(lat.size()) +
+        " requests answered, " + std::to_string(failed) + " failed, " +
+        std::to_string(r.not_sent) + " not sent)");
   }
   return traced;
 }

@@ -73,6 +73,7 @@ nlohmann::json BenchReportJson(const BenchReport& r) {
   j["requests"] = r.requests;
   j["concurrency"] = r.concurrency;
   j["failed"] = r.failed;
+  if (r.not_sent > 0) j["not_sent"] = r.not_sent;
   j["latency_ms"] = {{"min", Percentile(lat, 0)},
                      {"median", Percentile(lat, 0.5)},
                      {"p95", Percentile(lat, 0.95)},
@@ -101,6 +102,7 @@ nlohmann::json BenchReportJson(const BenchReport& r) {
                             {"queue_histogram", d.queue_histogram},
                             {"requests_failed", d.requests_failed},
                             {"tasks", std::move(tasks)}});
+    if (!d.error.empty()) j["devices"].back()["error"] = d.error;
   }
   j["bytes_total"] = total;
   j["bytes_per_request"] =
@@ -139,6 +141,12 @@ void PrintBenchReport(const BenchReport& r, std::ostream& out) {
     for (size_t i = 0; i <= last && i < h.size(); ++i) {
       q += (i ? "," : "") + std::to_string(h[i].get<int64_t>());
     }
+    if (d.contains("error")) {
+      out << "  " << std::left << std::setw(12) << d["name"].get<std::string>()
+          << std::right << "  no statistics: " << d["error"].get<std::string>()
+          << "\n";
+      continue;
+    }
     out << "  " << std::left << std::setw(12) << d["name"].get<std::string>()
         << std::right << std::setw(14) << d["compute_ms_median"].get<double>()
         << std::setw(11) << d["idle_ms"].get<double>() << std::setw(15)
@@ -154,6 +162,10 @@ void PrintBenchReport(const BenchReport& r, std::ostream& out) {
   }
   if (r.failed) {
     out << r.failed << " requests failed; first: " << r.first_error << "\n";
+  }
+  if (r.not_sent > 0) {
+    out << "stopped at the first failure: " << r.not_sent << " of "
+        << r.requests << " requests not sent\n";
   }
   out.flags(flags);
 }

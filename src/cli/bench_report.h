@@ -29,11 +29,13 @@ struct BenchDeviceReport {
   int64_t bytes_sent = 0, bytes_received = 0;
   std::vector<int64_t> queue_histogram;
   int64_t requests_failed = 0;
+  std::string error;  // no statistics: why (a device lost mid-bench)
 };
 
 struct BenchReport {
   std::string plan, cluster, strategy, model;
   int requests = 0, concurrency = 0, failed = 0;
+  int not_sent = 0;                // bench stops at the first failure
   std::vector<double> latency_ms;  // of the requests that succeeded
   double wall_s = 0;
   std::vector<BenchDeviceReport> devices;

@@ -3,9 +3,11 @@
 
 #include "cli/commands.h"
 #include "runtime/net_address.h"
+#include "runtime/process_setup.h"
 
 int main(int argc, char** argv) {
   shoal::UseSystemResolver();  // `pi.local` through nsswitch and mDNS
+  shoal::SkipMutexDeadlockChecks();
   CLI::App app{
       "shoal: run one neural-network inference across a cluster of small "
       "devices"};

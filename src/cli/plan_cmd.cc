@@ -29,6 +29,7 @@ struct PlanArgs {
   std::string broadcast = "tree";
   std::string wire_dtype = "f32", wire_compression = "auto";
   double read_factor = PlanOptions().max_read_factor;
+  std::string halo_overlap = "on";
   DeviceFlags devices;
 };
 
@@ -70,6 +71,7 @@ Status RunPlan(const PlanArgs& a) {
         "every input row once)");
   }
   po.max_read_factor = a.read_factor;
+  po.overlap_halos = a.halo_overlap == "on";
   po.model.spec = a.model;
   po.model.weights_seed = a.weights_seed;
   if (a.branches < 0 || a.fatten < 0) {
@@ -154,6 +156,12 @@ void AddPlanCommand(CLI::App* app) {
                   "chain while the strips together read at most this many "
                   "times the chain input's rows (1: exchange halos after "
                   "every window layer; default 1.5)");
+  cmd->add_option("--halo-overlap", a->halo_overlap,
+                  "spatial: on (the default) cuts each device's strip into "
+                  "the rows it computes from its own input and the edge rows "
+                  "that read a neighbour's, so the halo travels while the "
+                  "interior computes; off: the strip waits for its halo")
+      ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--broadcast", a->broadcast,
                   "How a tensor that several devices read travels: tree "
                   "(binary trees of receivers that forward each 32 KiB "

@@ -17,6 +17,7 @@
 #include "graph/random_input.h"
 #include "io/npy.h"
 #include "runtime/net_address.h"
+#include "runtime/wire.h"
 #include "serve/client.h"
 #include "serve/monitor.h"
 #include "serve/server.h"
@@ -162,6 +163,13 @@ void PrintStatus(const rpc::ServeStatusReply& s) {
   }
 }
 
+// Inside a quoted CSV field a quote is written twice.
+std::string CsvQuoted(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out;
+}
+
 Status RunRemote(const RemoteArgs& a) {
   if (a.requests < 1 || a.concurrency < 1 || a.timeout_ms < 1) {
     return InvalidArgument(
@@ -225,14 +233,18 @@ Status RunRemote(const RemoteArgs& a) {
   }
   if (!a.csv.empty()) {
     std::ofstream f(a.csv);
-    f << "request,start_ms,latency_ms,server_ms,generation,attempts,ok,error\n";
+    // The server's request number and a hash of the output: a request
+    // answered twice, or a wrong answer, shows in the file.
+    f << "request,start_ms,latency_ms,server_ms,generation,attempts,"
+         "server_request,output_hash,ok,error\n";
     for (size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i].r;
       f << i << "," << rows[i].start_ms << "," << (r.ok() ? r->latency_ms : 0)
         << "," << (r.ok() ? r->server_ms : 0) << ","
         << (r.ok() ? r->generation : 0) << "," << (r.ok() ? r->attempts : 0)
-        << "," << r.ok() << ",\"" << (r.ok() ? "" : r.status().message())
-        << "\"\n";
+        << "," << (r.ok() ? r->request : -1) << ","
+        << (r.ok() ? HashTensor(r->output).substr(0, 16) : "") << "," << r.ok()
+        << ",\"" << (r.ok() ? "" : CsvQuoted(r.status().message())) << "\"\n";
     }
     if (!f) return InvalidArgument("cannot write " + a.csv);
   }
@@ -359,7 +371,8 @@ void AddServeCommand(CLI::App* app) {
                  "Deadline of each call (default 60000)");
   rc->add_option("--csv", r->csv,
                  "Write one line per request: start, latency, generation, "
-                 "attempts, error");
+                 "attempts, the server's request number, a hash of the "
+                 "output, error");
   rc->add_flag("--status", r->status,
                "Print the server's status (devices, re-plans) instead");
   rc->add_flag("--json", r->json, "Print JSON");

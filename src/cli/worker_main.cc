@@ -8,9 +8,11 @@
 
 #include "cli/commands.h"
 #include "runtime/net_address.h"
+#include "runtime/process_setup.h"
 
 int main(int argc, char** argv) {
   shoal::UseSystemResolver();  // `pi.local` through nsswitch and mDNS
+  shoal::SkipMutexDeadlockChecks();
   CLI::App app{"shoal-worker: the daemon a shoal device runs"};
   app.set_version_flag("--version", "shoal 0.1.0");
   shoal::AddWorkerCommand(&app);

@@ -59,6 +59,11 @@ const SplitFacts& SplitFactsOf(const std::string& op) {
   return s == nullptr ? kNone : s->split();
 }
 
+bool ActsPerChannel(const Node& n) {
+  const SplitFacts& f = SplitFactsOf(n.op);
+  return f.per_channel || (f.any_axis && n.inputs.size() == 1);
+}
+
 Status ShapeError(const Node& node, const std::string& what) {
   return InvalidArgument("node '" + node.name + "' (" + node.op + "): " + what);
 }

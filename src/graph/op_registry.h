@@ -196,6 +196,11 @@ class OpRegistry {
 // The split facts of `op`; none for an unregistered op.
 const SplitFacts& SplitFactsOf(const std::string& op);
 
+// Whether output channel c of `n` reads only input channel c of its one
+// activation input (a pool, an activation): it runs on a channel slice, or
+// on each LCP branch's channels alone.
+bool ActsPerChannel(const Node& n);
+
 // Error helper for shape inference: names the node and its op.
 Status ShapeError(const Node& node, const std::string& what);
 

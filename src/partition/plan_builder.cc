@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "graph/cost.h"
 #include "graph/op_registry.h"
 #include "graph/shape_inference.h"
 #include "graph/verify.h"
@@ -30,17 +31,14 @@ struct Dist {
   std::string layer;  // the split layer that produced parts/partials
 };
 
+// A strip cut for halo overlap may do at most this much of its uncut work.
+constexpr double kMaxOverlapRecompute = 1.1;
+
 bool IsOutputSplit(Scheme s) {
   return s == Scheme::kLop || s == Scheme::kChannel || s == Scheme::kFuse1;
 }
 bool IsInputSplit(Scheme s) {
   return s == Scheme::kLip || s == Scheme::kFilter || s == Scheme::kFuse2;
-}
-
-// Ops that act on each channel alone, so they can run on a channel slice.
-bool ChannelLocal(const Node& n) {
-  const SplitFacts& f = SplitFactsOf(n.op);
-  return f.per_channel || (f.any_axis && n.inputs.size() == 1);
 }
 
 class Builder {
@@ -299,10 +297,18 @@ class Builder {
       return Status::Ok();
     }
     // A device that already received this part for another of its tasks
-    // forwards that copy locally instead of receiving it twice.
+    // forwards that copy locally instead of receiving it twice; but not
+    // when its own tasks hold all of it: then the forward would only make
+    // this task wait for the other (a strip's interior for its edge).
     const bool single = plan_.tasks[task].devices.size() == 1;
-    for (const auto& h :
-         single ? received_[{tensor, dev}] : std::vector<Holder>{}) {
+    int64_t own = 0;
+    for (const auto& h : d.holders) {
+      if (h.task < 0 || DeviceOfTask(h.task) != dev) continue;
+      if (auto cut = Intersect(h.region, want)) own += cut->elements();
+    }
+    const bool held_here = d.kind == Dist::kParts && own == want.elements();
+    for (const auto& h : single && !held_here ? received_[{tensor, dev}]
+                                              : std::vector<Holder>{}) {
       if (h.task < task && Contains(h.region, want)) {
         plan_.transfers.push_back(
             Transfer{Endpoint{h.task, tensor, want.RelativeTo(h.region)},
@@ -512,7 +518,7 @@ class Builder {
           auto m = MapThroughReshape(r, from, to);
           if (!m) break;
           next.push_back(*m);
-        } else if (ChannelLocal(c) && from.size() == to.size() &&
+        } else if (ActsPerChannel(c) && from.size() == to.size() &&
                    from.size() >= 2) {
           // Same channels; pooling changes only the spatial extents.
           Region o = Region::Full(to);
@@ -670,6 +676,96 @@ class Builder {
     return Status::Ok();
   }
 
+  // The rows of `tensor` that tasks on `device` hold, as one range around
+  // `want`'s rows: [0, 0) when none of them are there. Only row strips (all
+  // of every other axis) count.
+  std::pair<int64_t, int64_t> LocalRows(const std::string& tensor, int device,
+                                        const Region& want) const {
+    const Shape& s = ShapeOf(tensor);
+    std::vector<std::pair<int64_t, int64_t>> rows;
+    for (const auto& h : dist_.at(tensor).holders) {
+      if (h.task < 0 || DeviceOfTask(h.task) != device ||
+          h.region.begin.size() != s.size() || s.size() < 3) {
+        continue;
+      }
+      bool strip = true;
+      for (size_t a = 0; a < s.size(); ++a) {
+        if (a != 2 && (h.region.begin[a] != 0 || h.region.end[a] != s[a]))
+          strip = false;
+      }
+      if (strip) rows.push_back({h.region.begin[2], h.region.end[2]});
+    }
+    std::sort(rows.begin(), rows.end());
+    std::pair<int64_t, int64_t> best{0, 0};
+    for (size_t i = 0; i < rows.size();) {
+      std::pair<int64_t, int64_t> run = rows[i];
+      for (++i; i < rows.size() && rows[i].first <= run.second; ++i)
+        run.second = std::max(run.second, rows[i].second);
+      const int64_t overlap = std::min(run.second, want.end[2]) -
+                              std::max(run.first, want.begin[2]);
+      if (overlap > 0 && overlap > best.second - best.first) best = run;
+    }
+    return best;
+  }
+
+  // A device's strip of a spatial chain, cut so that its halo arrives while
+  // it computes: the rows it can compute from its own input rows (the
+  // interior) and the rows at either edge that also read a neighbour's.
+  // The edges come first (lower task ids run first on a worker when both
+  // are ready): they finish early and go on to the neighbours, whose own
+  // edges wait for them, while the interior runs. One part when the strip
+  // reads nothing from another device, or when no interior row is left.
+  StatusOr<std::vector<std::pair<std::string, Tile>>> OverlapParts(
+      const std::vector<const Node*>& nodes, int device, const Tile& tile) {
+    std::vector<std::pair<std::string, Tile>> whole = {{"", tile}};
+    if (!req_.overlap_halos) return whole;
+    const std::string& in = nodes.front()->inputs[0];
+    const auto [lo, hi] = LocalRows(in, device, tile.in_region);
+    const int64_t ib = tile.in_region.begin[2], ie = tile.in_region.end[2];
+    if (lo >= hi || (lo <= ib && ie <= hi)) return whole;
+    const int64_t b = tile.out_region.begin[2], e = tile.out_region.end[2];
+    // First and last output rows that read only local input rows; the rows
+    // one output row reads move monotonically with it.
+    int64_t top = b, bottom = e;
+    while (top < e) {
+      ASSIGN_OR_RETURN(Tile one, TileRows(g_, nodes, top, top + 1));
+      if (one.in_region.begin[2] >= lo) break;
+      ++top;
+    }
+    while (bottom > top) {
+      ASSIGN_OR_RETURN(Tile one, TileRows(g_, nodes, bottom - 1, bottom));
+      if (one.in_region.end[2] <= hi) break;
+      --bottom;
+    }
+    if (top >= bottom) return whole;
+    // Each part recomputes the rows of the chain's inner layers that its
+    // neighbour part also needs; past a tenth more work the strip is
+    // better off waiting for its halo (a deep chain on a thin strip).
+    std::vector<std::pair<std::string, Tile>> parts;
+    if (top > b) {
+      ASSIGN_OR_RETURN(Tile t, TileRows(g_, nodes, b, top));
+      parts.push_back({"-top", std::move(t)});
+    }
+    if (bottom < e) {
+      ASSIGN_OR_RETURN(Tile t, TileRows(g_, nodes, bottom, e));
+      parts.push_back({"-bottom", std::move(t)});
+    }
+    ASSIGN_OR_RETURN(Tile mid, TileRows(g_, nodes, top, bottom));
+    parts.push_back({"", std::move(mid)});
+    double whole_work = 0, split_work = 0;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      ASSIGN_OR_RETURN(NodeCost c, ComputeNodeCost(g_, *nodes[i]));
+      const int64_t rows = ShapeOf(nodes[i]->outputs[0])[2];
+      const double per_row = double(c.macs + c.output_elements) /
+                             double(std::max<int64_t>(1, rows));
+      whole_work += per_row * double(tile.rows[i]);
+      for (const auto& part : parts)
+        split_work += per_row * double(part.second.rows[i]);
+    }
+    if (split_work > kMaxOverlapRecompute * whole_work) return whole;
+    return parts;
+  }
+
   Status PlaceSpatial(const SpatialChain& ch) {
     std::vector<const Node*> nodes;
     for (const auto& name : ch.nodes) {
@@ -689,15 +785,20 @@ class Builder {
       RETURN_IF_ERROR(MergePartials(in));
     Dist d{Dist::kParts, {}, nodes.front()->name};
     for (size_t dev = 0; dev < group.size(); ++dev) {
-      const int t = NewTask(
-          nodes.front()->name + "/spatial@" + std::to_string(group[dev]),
-          {group[dev]}, nodes.front()->name, Scheme::kSpatial);
-      RETURN_IF_ERROR(Need(t, in, tiles[dev].in_region, nodes.front()->name));
-      for (const Node& tn : tiles[dev].nodes) {
-        RETURN_IF_ERROR(AddWholeWeights(t, tn));
-        RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(tn));
+      std::vector<std::pair<std::string, Tile>> parts;
+      ASSIGN_OR_RETURN(parts, OverlapParts(nodes, group[dev], tiles[dev]));
+      for (auto& [suffix, tile] : parts) {
+        const int t =
+            NewTask(nodes.front()->name + "/spatial" + suffix + "@" +
+                        std::to_string(group[dev]),
+                    {group[dev]}, nodes.front()->name, Scheme::kSpatial);
+        RETURN_IF_ERROR(Need(t, in, tile.in_region, nodes.front()->name));
+        for (const Node& tn : tile.nodes) {
+          RETURN_IF_ERROR(AddWholeWeights(t, tn));
+          RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(tn));
+        }
+        d.holders.push_back(Holder{t, tile.out_region});
       }
-      d.holders.push_back(Holder{t, tiles[dev].out_region});
     }
     for (const Node* n : nodes) placed_.insert(n->name);
     dist_[out] = d;

@@ -51,6 +51,10 @@ struct BuildRequest {
   bool input_pixels = false;             // Plan::input_pixels
   BroadcastSettings broadcast;           // Plan::broadcast
   WireSettings wire;                     // Plan::wire
+  // A spatial strip that reads rows of a neighbour's is cut into the rows
+  // it computes from its own input and the edges that wait for the halo,
+  // so that the halo travels while the interior computes.
+  bool overlap_halos = true;
 };
 
 StatusOr<Plan> BuildPlan(const BuildRequest& req);

@@ -85,55 +85,69 @@ StatusOr<std::vector<Tile>> TileChain(const Graph& g,
   std::vector<Tile> tiles;
   int64_t row = 0;
   for (int64_t c : counts.value()) {
-    Tile t;
-    int64_t b = row, e = row + c;
-    row = e;
-    t.out_region = Region::Slice(out_shape, 2, b, e);
-    t.nodes.resize(nodes.size());
-    // Walk back from the last layer: rows needed at each layer's input.
-    for (int i = static_cast<int>(nodes.size()) - 1; i >= 0; --i) {
-      Node n = *nodes[i];
-      if (IsWindowOp(n.op)) {
-        ASSIGN_OR_RETURN(WindowGeometry geo, Geometry(g, n));
-        const size_t r = geo.kernel.size();
-        Window1D w{geo.kernel[0],   geo.stride[0],
-                   geo.dilation[0], geo.pad_begin[0],
-                   geo.pad_end[0],  ShapeOf(g, n.inputs[0])[2]};
-        StripInput s = InputRowsFor(w, b, e);
-        std::vector<int64_t> pads(2 * r);
-        for (size_t k = 0; k < r; ++k) {
-          pads[k] = geo.pad_begin[k];
-          pads[r + k] = geo.pad_end[k];
-        }
-        pads[0] = s.pad_begin;
-        pads[r] = s.pad_end;
-        n.attrs.Set("pads", pads);
-        n.attrs.Set("auto_pad", std::string("NOTSET"));
-        if (n.op != "Conv") {
-          // Explicit padding reproduces ceil mode's extra window exactly.
-          n.attrs.Set("ceil_mode", int64_t{0});
-          if (geo.ceil_mode) {
-            // Columns: keep ceil mode's extra window with an explicit pad.
-            const Shape& in = ShapeOf(g, n.inputs[0]);
-            const Shape& o = ShapeOf(g, n.outputs[0]);
-            for (size_t k = 1; k < r; ++k) {
-              const int64_t span = (geo.kernel[k] - 1) * geo.dilation[k] + 1;
-              const int64_t need = (o[2 + k] - 1) * geo.stride[k] + span -
-                                   in[2 + k] - geo.pad_begin[k];
-              pads[r + k] = std::max<int64_t>(need, 0);
-            }
-            n.attrs.Set("pads", pads);
-          }
-        }
-        b = s.begin;
-        e = s.end;
-      }
-      t.nodes[i] = std::move(n);
-    }
-    t.in_region = Region::Slice(ShapeOf(g, nodes.front()->inputs[0]), 2, b, e);
+    ASSIGN_OR_RETURN(Tile t, TileRows(g, nodes, row, row + c));
+    row += c;
     tiles.push_back(std::move(t));
   }
   return tiles;
+}
+
+StatusOr<Tile> TileRows(const Graph& g, const std::vector<const Node*>& nodes,
+                        int64_t out_begin, int64_t out_end) {
+  const Shape& out_shape = ShapeOf(g, nodes.back()->outputs[0]);
+  if (out_begin < 0 || out_end > out_shape[2] || out_begin >= out_end) {
+    return InvalidArgument("layer " + nodes.back()->name + ": rows [" +
+                           std::to_string(out_begin) + ", " +
+                           std::to_string(out_end) + ") are not within its " +
+                           std::to_string(out_shape[2]) + " rows");
+  }
+  Tile t;
+  int64_t b = out_begin, e = out_end;
+  t.out_region = Region::Slice(out_shape, 2, b, e);
+  t.nodes.resize(nodes.size());
+  t.rows.resize(nodes.size());
+  // Walk back from the last layer: rows needed at each layer's input.
+  for (int i = static_cast<int>(nodes.size()) - 1; i >= 0; --i) {
+    Node n = *nodes[i];
+    t.rows[i] = e - b;
+    if (IsWindowOp(n.op)) {
+      ASSIGN_OR_RETURN(WindowGeometry geo, Geometry(g, n));
+      const size_t r = geo.kernel.size();
+      Window1D w{geo.kernel[0],    geo.stride[0],  geo.dilation[0],
+                 geo.pad_begin[0], geo.pad_end[0], ShapeOf(g, n.inputs[0])[2]};
+      StripInput s = InputRowsFor(w, b, e);
+      std::vector<int64_t> pads(2 * r);
+      for (size_t k = 0; k < r; ++k) {
+        pads[k] = geo.pad_begin[k];
+        pads[r + k] = geo.pad_end[k];
+      }
+      pads[0] = s.pad_begin;
+      pads[r] = s.pad_end;
+      n.attrs.Set("pads", pads);
+      n.attrs.Set("auto_pad", std::string("NOTSET"));
+      if (n.op != "Conv") {
+        // Explicit padding reproduces ceil mode's extra window exactly.
+        n.attrs.Set("ceil_mode", int64_t{0});
+        if (geo.ceil_mode) {
+          // Columns: keep ceil mode's extra window with an explicit pad.
+          const Shape& in = ShapeOf(g, n.inputs[0]);
+          const Shape& o = ShapeOf(g, n.outputs[0]);
+          for (size_t k = 1; k < r; ++k) {
+            const int64_t span = (geo.kernel[k] - 1) * geo.dilation[k] + 1;
+            const int64_t need = (o[2 + k] - 1) * geo.stride[k] + span -
+                                 in[2 + k] - geo.pad_begin[k];
+            pads[r + k] = std::max<int64_t>(need, 0);
+          }
+          n.attrs.Set("pads", pads);
+        }
+      }
+      b = s.begin;
+      e = s.end;
+    }
+    t.nodes[i] = std::move(n);
+  }
+  t.in_region = Region::Slice(ShapeOf(g, nodes.front()->inputs[0]), 2, b, e);
+  return t;
 }
 
 StatusOr<double> ChainReadFactor(const Graph& g,

@@ -32,9 +32,10 @@ StripInput InputRowsFor(const Window1D& w, int64_t out_begin, int64_t out_end);
 Status CheckTileable(const Graph& g, const Node& n);
 
 struct Tile {
-  std::vector<Node> nodes;  // the chain with strip-local padding
-  Region in_region;         // of the chain's input
-  Region out_region;        // of the chain's output
+  std::vector<Node> nodes;    // the chain with strip-local padding
+  Region in_region;           // of the chain's input
+  Region out_region;          // of the chain's output
+  std::vector<int64_t> rows;  // output rows each node of the chain computes
 };
 
 // Strips of the chain `nodes` (each reading the previous one's output), one
@@ -42,6 +43,11 @@ struct Tile {
 StatusOr<std::vector<Tile>> TileChain(const Graph& g,
                                       const std::vector<const Node*>& nodes,
                                       const std::vector<double>& shares);
+
+// The strip of output rows [out_begin, out_end) of the chain: the rows it
+// reads and the nodes with that strip's padding.
+StatusOr<Tile> TileRows(const Graph& g, const std::vector<const Node*>& nodes,
+                        int64_t out_begin, int64_t out_end);
 
 // Rows all strips read from the chain's input, over the input's rows: 1.0
 // when the halos cost nothing.

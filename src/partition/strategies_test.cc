@@ -2,6 +2,8 @@
 // exact against the one-device run, communication equal to the formula.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "graph/shape_inference.h"
 #include "models/builder.h"
 #include "models/load_model.h"
@@ -132,11 +134,13 @@ TEST(Strategies, ResidualAddsRunOnTheirPartsNotOnTheInputDevice) {
   for (const std::string strategy : {"spatial", "lop"}) {
     testing::PlanRunResult r;
     ASSERT_TRUE(RunPlanExact(m, strategy, EqualDevices(4), &r)) << strategy;
-    int adds = 0;
+    // A spatial strip may run as several parts (its interior and the edges
+    // that wait for a neighbour's halo); count each add once per device.
+    std::set<std::pair<std::string, int>> adds;
     for (const auto& t : r.plan.tasks) {
       for (const auto& n : t.fragment.nodes) {
         if (n.op != "Add") continue;
-        ++adds;
+        adds.insert({n.name, t.devices[0]});
         // Every part's add reads its own rows or channels: a device computes
         // its share, never the whole tensor.
         const auto& shape = t.fragment.FindTensor(n.outputs[0])->shape;
@@ -144,7 +148,7 @@ TEST(Strategies, ResidualAddsRunOnTheirPartsNotOnTheInputDevice) {
         EXPECT_NE(shape, whole) << strategy << " " << t.name;
       }
     }
-    EXPECT_EQ(adds, 8) << strategy;  // 2 adds x 4 parts
+    EXPECT_EQ(adds.size(), 8u) << strategy;  // 2 adds x 4 devices
   }
 }
 
@@ -162,6 +166,54 @@ TEST(Strategies, SpatialRunsLayersWithFewerRowsThanDevicesOnSomeOfThem) {
   EXPECT_EQ(devices_of["stem"].size(), 8u);
   EXPECT_EQ(devices_of["b1"].size(), 5u);
   EXPECT_EQ(devices_of["b2"].size(), 5u);
+}
+
+// With halo overlap a strip that reads a neighbour's rows runs as its
+// interior, computed from its own rows only, and the edges that wait for the
+// halo; without, as one task. Both are exact.
+TEST(Strategies, SpatialStripsComputeTheirInteriorWhileTheHaloTravels) {
+  GraphBuilder b("three-convs");
+  std::string x = b.Input("x", {1, 3, 32, 16});
+  x = b.Relu(b.Conv("c1", x, 4, 3, 1, 1));
+  x = b.Relu(b.Conv("c2", x, 4, 3, 1, 1));
+  x = b.Relu(b.Conv("c3", x, 4, 3, 1, 1));
+  const Model m = Built(b, x, 1);
+  for (bool overlap : {true, false}) {
+    PlanOptions po;
+    po.strategy = "spatial";
+    po.devices = EqualDevices(4);
+    po.model.spec = m.graph.name;
+    po.max_read_factor = 1.0;  // a halo exchange after every conv
+    po.overlap_halos = overlap;
+    testing::PlanRunResult r;
+    ASSERT_TRUE(RunPlanExact(m, po, &r)) << overlap;
+    std::map<std::pair<std::string, int>, std::vector<int>> parts;
+    for (const auto& t : r.plan.tasks)
+      parts[{t.layer, t.devices[0]}].push_back(t.id);
+    // c1 reads the input from the hub: one strip per device.
+    for (int d = 0; d < 4; ++d) {
+      const std::vector<int>& c1 = parts[std::make_pair("c1", d)];
+      EXPECT_EQ(c1.size(), 1u);
+    }
+    for (const std::string layer : {"c2", "c3"}) {
+      for (int d = 0; d < 4; ++d) {
+        const size_t edges = (d > 0) + (d < 3);
+        const std::vector<int>& ids = parts[std::make_pair(layer, d)];
+        EXPECT_EQ(ids.size(), overlap ? 1 + edges : 1) << layer << "@" << d;
+        if (!overlap) continue;
+        // The last part is the interior: it reads only what its own device
+        // computed for the layer before, not what an edge part received.
+        const int interior = ids.back();
+        for (const auto& x : r.plan.transfers) {
+          if (x.dst.task == interior && x.src.task >= 0) {
+            EXPECT_EQ(r.plan.DeviceOf(x.src.task, 0), d) << layer << "@" << d;
+            EXPECT_NE(r.plan.tasks[x.src.task].layer, layer)
+                << layer << "@" << d << " waits for its own edge";
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(Strategies, SpatialDropsAStripNoLaterLayerReads) {

@@ -28,6 +28,7 @@ BuildRequest BaseRequest(const Graph& g, const PlanOptions& opts) {
   r.input_pixels = opts.input_pixels;
   r.broadcast.fanout = opts.broadcast_fanout;
   r.wire = opts.wire;
+  r.overlap_halos = opts.overlap_halos;
   return r;
 }
 

@@ -31,6 +31,9 @@ struct PlanOptions {
   // Spatial: a chain of layers stays in one strip while all strips together
   // read at most this many times the chain input's rows (halo overhead).
   double max_read_factor = 1.5;
+  // Spatial strips compute their interior while their halo travels
+  // (BuildRequest::overlap_halos).
+  bool overlap_halos = true;
   SpatialFc spatial_fc = SpatialFc::kWhereNeeded;
   // The model input is an image, sent as 8-bit pixels (Plan::input_pixels).
   bool input_pixels = false;

@@ -14,6 +14,7 @@
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
 #include "plan/task_weights.h"
+#include "runtime/connection_watch.h"
 #include "runtime/link_shaper.h"
 #include "runtime/net_address.h"
 #include "runtime/peer_auth.h"
@@ -38,6 +39,7 @@ struct Pending {
   Tensor output;
   int parts_left = 0;
   Status error;
+  std::vector<bool> uses;  // per plan device: runs a task of this request
   bool done() const { return parts_left == 0 || !error.ok(); }
 };
 
@@ -53,7 +55,9 @@ struct Coordinator::Impl final : public rpc::Worker::Service {
   CoordinatorOptions opts;
   int64_t max_msg = kDefaultMaxMessageBytes;
   std::vector<std::unique_ptr<rpc::Worker::Stub>> stubs;
-  std::vector<std::string> deployment;  // per device
+  std::vector<std::string> deployment;  // per device: the plan_id
+  // Per device, the id its Health reports while it holds our deployment.
+  std::vector<std::string> deploy_ids;
   std::unique_ptr<LinkShaper> input_link;
   std::unique_ptr<grpc::Server> server;
   std::string reply_to;
@@ -65,6 +69,8 @@ struct Coordinator::Impl final : public rpc::Worker::Service {
   std::condition_variable cv;
   std::map<std::string, std::shared_ptr<Pending>> pending;
   Status cancelled;  // set by Cancel(): every request fails with it
+  // Last: destroyed first, so that its thread never sees the rest gone.
+  std::unique_ptr<ConnectionWatch> watch;
 
   std::string DeviceName(int d) const {
     return "device " + devs[d].name + " (" + devs[d].address + ")";
@@ -126,6 +132,19 @@ struct Coordinator::Impl final : public rpc::Worker::Service {
   }
 
   const TlsIdentity* tls() const { return opts.tls.get(); }
+
+  // The connection watch lost device `d`: the requests that run a task
+  // there fail now, not at their deadline.
+  void DeviceLost(int d, const std::string& what) {
+    std::lock_guard<std::mutex> lock(mu);
+    bool any = false;
+    for (auto& [id, p] : pending) {
+      if (!p->error.ok() || !p->uses[d]) continue;
+      p->error = Unavailable(DeviceName(d) + " was lost: " + what);
+      any = true;
+    }
+    if (any) cv.notify_all();
+  }
 
   grpc::Status Health(grpc::ServerContext* ctx, const rpc::HealthRequest*,
                       rpc::HealthReply* rep) override {
@@ -272,6 +291,7 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
         " devices that the cluster (" + std::to_string(cluster.devices.size()) +
         " devices) does not name");
   }
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
   for (size_t i = 0; i < plan.devices.size(); ++i) {
     const DeviceSpec& d =
         all_named ? *by_name[plan.devices[i].name] : cluster.devices[i];
@@ -279,10 +299,11 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
       return InvalidArgument("cluster device " + d.name + " has no address");
     }
     impl->devs.push_back(d);
-    impl->stubs.push_back(rpc::Worker::NewStub(
-        MakeChannel(d.address, impl->max_msg, impl->tls())));
+    channels.push_back(MakeChannel(d.address, impl->max_msg, impl->tls()));
+    impl->stubs.push_back(rpc::Worker::NewStub(channels.back()));
   }
   impl->deployment.assign(plan.devices.size(), "");
+  impl->deploy_ids.assign(plan.devices.size(), "");
   impl->input_link =
       std::make_unique<LinkShaper>(impl->devs[plan.input_device].link);
   for (const auto& x : plan.transfers) {
@@ -310,6 +331,10 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
                    "free?)"));
   }
   impl->reply_to = JoinHostPort(ep.advertise_host, port);
+  Impl* raw = impl.get();
+  impl->watch = std::make_unique<ConnectionWatch>(
+      std::move(channels),
+      [raw](int d, const std::string& what) { raw->DeviceLost(d, what); });
   return std::unique_ptr<Coordinator>(new Coordinator(std::move(impl)));
 }
 
@@ -344,7 +369,7 @@ struct Blob {
 };
 
 Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
-                 DeployReport* r) {
+                 bool keep_previous, DeployReport* r) {
   const Plan& p = m.plan;
   rpc::DeployRequest req;
   req.set_protocol(kProtocolVersion);
@@ -355,7 +380,7 @@ Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
   std::string plan_id = m.plan_json;
   for (const auto& a : req.peers()) plan_id += "|" + a;
   req.set_plan_id(HashString(plan_id));
-  req.set_keep_previous(m.opts.keep_previous);
+  req.set_keep_previous(keep_previous);
   std::string id = req.plan_id() + "|" + std::to_string(d);
   for (const auto& t : p.tasks) {
     bool mine = false;
@@ -501,13 +526,38 @@ Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
   r->reused[d] = rep.reused();
   r->weight_bytes[d] = rep.weight_bytes();
   r->activation_bytes[d] = rep.activation_bytes();
-  m.deployment[d] = req.plan_id();
+  // Written only when new: Run reads them without a lock, and a redeploy
+  // (serve repairing a device) runs beside requests.
+  if (m.deployment[d] != req.plan_id()) m.deployment[d] = req.plan_id();
+  if (m.deploy_ids[d] != req.deployment()) m.deploy_ids[d] = req.deployment();
   return Status::Ok();
 }
 
 }  // namespace
 
 Status Coordinator::Deploy(const WeightStore& weights, DeployReport* report) {
+  std::vector<int> all(impl_->devs.size());
+  for (size_t d = 0; d < all.size(); ++d) all[d] = static_cast<int>(d);
+  return DeployTo(weights, all, impl_->opts.keep_previous, report);
+}
+
+Status Coordinator::Redeploy(const WeightStore& weights,
+                             const std::vector<int>& devices) {
+  for (int d : devices) {
+    if (d < 0 || d >= static_cast<int>(impl_->devs.size())) {
+      return InvalidArgument("no plan device " + std::to_string(d));
+    }
+  }
+  return DeployTo(weights, devices, /*keep_previous=*/false, nullptr);
+}
+
+const std::vector<std::string>& Coordinator::deployment_ids() const {
+  return impl_->deploy_ids;
+}
+
+Status Coordinator::DeployTo(const WeightStore& weights,
+                             const std::vector<int>& devices,
+                             bool keep_previous, DeployReport* report) {
   Impl& m = *impl_;
   const size_t n = m.devs.size();
   DeployReport r;
@@ -518,10 +568,10 @@ Status Coordinator::Deploy(const WeightStore& weights, DeployReport* report) {
   const auto t0 = Clock::now();
   std::vector<Status> st(n);
   std::vector<std::thread> th;
-  for (size_t d = 0; d < n; ++d) {
+  for (int d : devices) {
     th.emplace_back([&, d] {
       try {
-        st[d] = DeployOne(m, d, weights, &r);
+        st[d] = DeployOne(m, d, weights, keep_previous, &r);
       } catch (const std::exception& e) {
         st[d] = Internal("deploying to " + m.DeviceName(d) +
                          " failed on an unexpected condition: " + e.what());
@@ -579,6 +629,11 @@ Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
   auto pend = std::make_shared<Pending>();
   pend->output = Tensor(p.output_shape);
   pend->parts_left = m.output_parts;
+  pend->uses.assign(m.devs.size(), false);
+  for (const auto& t : p.tasks) {
+    const int dv = p.DeviceOf(t.id, seq);
+    if (dv >= 0 && dv < static_cast<int>(m.devs.size())) pend->uses[dv] = true;
+  }
   {
     std::lock_guard<std::mutex> lock(m.mu);
     if (!m.cancelled.ok()) return m.cancelled;
@@ -765,15 +820,29 @@ StatusOr<int64_t> ClockOffsetNs(rpc::Worker::Stub* stub,
 
 }  // namespace
 
-StatusOr<std::vector<DeviceStats>> Coordinator::Stats(bool reset,
-                                                      bool timeline) {
+StatusOr<std::vector<DeviceStats>> Coordinator::Stats(bool reset, bool timeline,
+                                                      bool skip_lost) {
   Impl& m = *impl_;
   std::vector<DeviceStats> out;
   for (size_t d = 0; d < m.devs.size(); ++d) {
+    DeviceStats s;
+    s.name = m.devs[d].name;
+    // A device that does not answer fails the call, or with `skip_lost`
+    // is listed with the error (a report after a device was lost).
+    auto lost = [&](const Status& e) -> Status {
+      if (!skip_lost) return e;
+      s.error = e.message();
+      out.push_back(std::move(s));
+      return Status::Ok();
+    };
     int64_t offset_ns = 0;
     if (timeline) {
-      ASSIGN_OR_RETURN(offset_ns,
-                       ClockOffsetNs(m.stubs[d].get(), m.DeviceName(d)));
+      auto off = ClockOffsetNs(m.stubs[d].get(), m.DeviceName(d));
+      if (!off.ok()) {
+        RETURN_IF_ERROR(lost(off.status()));
+        continue;
+      }
+      offset_ns = *off;
     }
     rpc::StatsRequest req;
     req.set_protocol(kProtocolVersion);
@@ -781,11 +850,13 @@ StatusOr<std::vector<DeviceStats>> Coordinator::Stats(bool reset,
     req.set_timeline(timeline);
     rpc::StatsReply rep;
     grpc::ClientContext ctx;
-    ctx.set_deadline(DeadlineIn(5000));
-    RETURN_IF_ERROR(
-        FromGrpc(m.stubs[d]->Stats(&ctx, req, &rep), m.DeviceName(d)));
-    DeviceStats s;
-    s.name = m.devs[d].name;
+    ctx.set_deadline(DeadlineIn(skip_lost ? 2000 : 5000));
+    if (Status e =
+            FromGrpc(m.stubs[d]->Stats(&ctx, req, &rep), m.DeviceName(d));
+        !e.ok()) {
+      RETURN_IF_ERROR(lost(e));
+      continue;
+    }
     s.task_compute_ms.resize(m.plan.tasks.size());
     for (const auto& t : rep.tasks()) {
       if (t.task() < 0 || t.task() >= static_cast<int>(m.plan.tasks.size())) {

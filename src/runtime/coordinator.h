@@ -61,6 +61,8 @@ struct DeviceStats {
   // to this process's steady clock (seconds) by the worker's clock offset.
   std::vector<TraceSpan> timeline;
   int64_t timeline_dropped = 0;
+  // Stats(..., skip_lost): why this device has no statistics; "" if it has.
+  std::string error;
 };
 
 class Coordinator {
@@ -73,6 +75,14 @@ class Coordinator {
   Status CheckHealth();
   // Deploys the plan where it is not deployed yet.
   Status Deploy(const WeightStore& model_weights, DeployReport* report);
+  // Deploys it again to these plan devices alone, replacing what they hold
+  // (a previous plan kept alongside included): a device that restarted or
+  // was given another plan since serves this one again.
+  Status Redeploy(const WeightStore& model_weights,
+                  const std::vector<int>& devices);
+  // Per plan device, the deployment id its Health reply names while it
+  // holds this coordinator's deployment ("" before Deploy).
+  const std::vector<std::string>& deployment_ids() const;
   // One inference. `seq` picks replicas round robin; `stats` (optional)
   // gets the plan's communication and the latency. `timeout_ms` > 0
   // overrides the options' deadline for this request.
@@ -82,7 +92,10 @@ class Coordinator {
   // process's steady clock by an offset taken from the quickest of a few
   // round trips (taken as 0 where zero is within half the quickest round
   // trip, as on one host).
-  StatusOr<std::vector<DeviceStats>> Stats(bool reset, bool timeline = false);
+  // With `skip_lost`, a device that does not answer is listed with its
+  // `error` instead of failing the call.
+  StatusOr<std::vector<DeviceStats>> Stats(bool reset, bool timeline = false,
+                                           bool skip_lost = false);
   // Drops this plan from every worker that holds it (best effort: a device
   // that does not answer is skipped); the first error, if any.
   Status Release();
@@ -99,6 +112,8 @@ class Coordinator {
 
  private:
   explicit Coordinator(std::unique_ptr<Impl> impl);
+  Status DeployTo(const WeightStore& weights, const std::vector<int>& devices,
+                  bool keep_previous, DeployReport* report);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,5 +1,6 @@
 #include "runtime/wire.h"
 
+#include <climits>
 #include <cstring>
 
 #include "runtime/peer_auth.h"
@@ -74,6 +75,18 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 5000);
   // Unique per channel: each stub gets its own TCP connection.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  // A peer that vanished without closing its connections (host off, out of
+  // Wi-Fi range, frozen) is found by an unanswered ping, with or without a
+  // call open: the coordinator and senders then fail at once instead of at
+  // the request's deadline (docs/architecture.md, "Failures").
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  // A connection is dropped only when the peer is gone: gRPC's default
+  // idle timeout (30 min without calls) would look like a lost device to
+  // the coordinator's connection watch.
+  args.SetInt(GRPC_ARG_CLIENT_IDLE_TIMEOUT_MS, INT_MAX);
   SetServerRole(&args, tls, server_role);
   return grpc::CreateCustomChannel(address, ChannelCredentialsFor(tls), args);
 }
@@ -82,6 +95,12 @@ void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes) {
   // gRPC sets SO_REUSEPORT by default: a second worker on a taken port would
   // start and share it, silently. Without it the bind fails loudly.
   b->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // Accept our channels' keepalive pings (MakeChannel): by default a server
+  // answers pings more often than every 5 minutes with a GOAWAY.
+  b->AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  b->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                        kKeepaliveTimeMs / 2);
+  b->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   b->SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
   b->SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
 }

@@ -25,6 +25,12 @@ constexpr uint32_t kProtocolVersion = 3;
 constexpr int64_t kDefaultMaxMessageBytes = int64_t{256} << 20;
 // Weights are streamed in chunks of this size.
 constexpr int64_t kBlobChunkBytes = int64_t{1} << 20;
+// Every channel pings its peer this often, and a ping unanswered this long
+// ends the connection: a device that vanished is known lost within about
+// their sum. A ping may queue behind the bytes of a large message on a slow
+// link, hence a timeout longer than a round trip.
+constexpr int kKeepaliveTimeMs = 1000;
+constexpr int kKeepaliveTimeoutMs = 1000;
 
 // FAILED_PRECONDITION naming both versions, or OK.
 grpc::Status CheckProtocol(uint32_t got, const std::string& who);

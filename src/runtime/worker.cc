@@ -41,6 +41,7 @@ using Clock = std::chrono::steady_clock;
 constexpr int kSenderThreads = 8;
 constexpr int kQueueHistogramBins = 17;  // 0..15, and 16 or more
 constexpr int64_t kMaxTimeoutMs = 3600 * 1000;
+constexpr size_t kMaxReplyStubs = 8;
 
 double MsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -172,7 +173,15 @@ struct Worker::Impl final : public rpc::Worker::Service {
   std::deque<Outgoing> out_queue;
   // Messages queued or being sent: their spans are not recorded yet.
   std::atomic<int> unsent{0};
-  std::map<std::string, std::unique_ptr<rpc::Worker::Stub>> reply_stubs;
+  // Per coordinator address, its stub and when it was last used. Each
+  // `shoal serve` plan generation has a reply address of its own: the
+  // least recently used beyond kMaxReplyStubs are dropped, so a
+  // long-running serve that re-plans often does not grow a worker.
+  struct ReplyChannel {
+    std::shared_ptr<rpc::Worker::Stub> stub;
+    Clock::time_point used;
+  };
+  std::map<std::string, ReplyChannel> reply_stubs;
 
   std::thread compute_thread;
   std::vector<std::thread> senders;
@@ -475,18 +484,28 @@ struct Worker::Impl final : public rpc::Worker::Service {
       }
       auto d = Build(*req, rep, held);
       if (!d.ok()) return ToGrpc(d.status().WithContext(Who()));
-      std::lock_guard<std::mutex> lock(mu);
-      if (req->keep_previous() && dep) {
-        prev = std::move(dep);  // its requests in flight go on
-      } else {
-        prev.reset();
-        requests.clear();
-        mailbox_bytes = 0;
+      std::vector<RequestMeta> dropped;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (req->keep_previous() && dep) {
+          prev = std::move(dep);  // its requests in flight go on
+        } else {
+          prev.reset();
+          for (const auto& [id, r] : requests) dropped.push_back(r.meta);
+          requests.clear();
+          mailbox_bytes = 0;
+        }
+        dep = std::move(d).value();
+        counters.clear();
+        timeline.clear();
+        PruneBlobsLocked();
       }
-      dep = std::move(d).value();
-      counters.clear();
-      timeline.clear();
-      PruneBlobsLocked();
+      // Their coordinators would otherwise wait for them until the deadline.
+      for (const auto& meta : dropped) {
+        chunks.Drop(meta.id);
+        SendAbort(meta, "request " + meta.id + " was dropped: " + opts.name +
+                            " was given another plan");
+      }
       return grpc::Status::OK;
     });
   }
@@ -948,15 +967,24 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   // --- Compute and send --------------------------------------------------
 
-  rpc::Worker::Stub* ReplyStub(const std::string& addr) {
+  std::shared_ptr<rpc::Worker::Stub> ReplyStub(const std::string& addr) {
     std::lock_guard<std::mutex> lock(out_mu);
     auto& s = reply_stubs[addr];
     // With TLS, outputs and aborts go only to a coordinator of the cluster,
     // whatever address a request names.
-    if (!s) {
-      s = rpc::Worker::NewStub(Dial(addr, TlsRole::kCoordinator));
+    if (!s.stub) {
+      s.stub = rpc::Worker::NewStub(Dial(addr, TlsRole::kCoordinator));
     }
-    return s.get();
+    s.used = Clock::now();
+    auto stub = s.stub;  // a sender may still hold a dropped one
+    while (reply_stubs.size() > kMaxReplyStubs) {
+      auto oldest = reply_stubs.begin();
+      for (auto it = reply_stubs.begin(); it != reply_stubs.end(); ++it) {
+        if (it->second.used < oldest->second.used) oldest = it;
+      }
+      reply_stubs.erase(oldest);
+    }
+    return stub;
   }
 
   void DropRequestLocked(const std::string& id) {
@@ -974,6 +1002,10 @@ struct Worker::Impl final : public rpc::Worker::Service {
       DropRequestLocked(meta.id);
     }
     chunks.Drop(meta.id);
+    SendAbort(meta, error);
+  }
+
+  void SendAbort(const RequestMeta& meta, const std::string& error) {
     if (meta.reply_to.empty()) return;
     rpc::AbortMessage a;
     a.set_protocol(kProtocolVersion);
@@ -1164,8 +1196,10 @@ struct Worker::Impl final : public rpc::Worker::Service {
       std::lock_guard<std::mutex> lock(mu);
       bytes_sent += bytes;
     }
-    rpc::Worker::Stub* stub = o.dst_device < 0 ? ReplyStub(o.meta.reply_to)
-                                               : d.stubs[o.dst_device].get();
+    std::shared_ptr<rpc::Worker::Stub> reply;
+    if (o.dst_device < 0) reply = ReplyStub(o.meta.reply_to);
+    rpc::Worker::Stub* stub =
+        o.dst_device < 0 ? reply.get() : d.stubs[o.dst_device].get();
     grpc::Status s = SendTensor(stub, o.msg, left);
     if (!s.ok()) {
       const std::string who =

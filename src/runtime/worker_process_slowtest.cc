@@ -1,8 +1,10 @@
 // The distributed runtime with real `shoal worker` processes on 127.0.0.1
 // (the binary this build made), each on a port the kernel picked: every
 // strategy equals the one-device run, deploy caching, a worker killed with
-// SIGKILL mid-request (the request fails within its deadline naming the
-// device; after a restart the next request succeeds), garbage and oversized
+// SIGKILL or frozen with SIGSTOP mid-request (the request fails within a few
+// seconds, long before its deadline, naming the device; after a restart the
+// next request succeeds), `shoal bench` stopping at a killed worker with a
+// partial report, garbage and oversized
 // messages leave a worker up, a too-small --memory refuses with the numbers,
 // and `shoal plan --branches` + `shoal run --cluster --check` end to end.
 #include <gtest/gtest.h>
@@ -297,33 +299,47 @@ struct KillFixture {
     ASSERT_TRUE(s.ok()) << s.message();
     EXPECT_LE(MaxRelDiff(got, want), 1e-4);
   }
-  // Kills dev1 `after` into a request: the request must fail naming dev1
-  // within `within_s` seconds.
-  void KillDev1During(std::chrono::milliseconds after, double within_s) {
+  // Sends `signal` to dev1 `after` into a request: the request must fail
+  // naming dev1 within `within_s` seconds of the signal.
+  void SignalDev1During(std::chrono::milliseconds after, int signal,
+                        double within_s) {
     Status s;
-    const auto t0 = Clock::now();
     std::thread req([&] {
       Tensor got;
       s = c->Run(x, &got, nullptr, 1);
     });
     std::this_thread::sleep_for(after);
-    pc.workers[1]->Kill9();
+    const auto t0 = Clock::now();
+    if (signal == SIGKILL) {
+      pc.workers[1]->Kill9();
+    } else {
+      kill(pc.workers[1]->pid(), signal);
+    }
     req.join();
     const double took =
         std::chrono::duration<double>(Clock::now() - t0).count();
     ASSERT_FALSE(s.ok());
-    EXPECT_NE(s.message().find("dev1"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("dev1 (" + pc.workers[1]->address() + ")"),
+              std::string::npos)
+        << s.message();
     EXPECT_LT(took, within_s) << s.message();
   }
   std::unique_ptr<Coordinator> c;  // made by Start
 };
 
+// The requests' deadline: far longer than the failure detection asserted
+// (kFailFastS), so that a test passing cannot be the deadline's doing.
+constexpr int64_t kLongDeadlineMs = 60000;
+// Failure detection is about a second (keepalive 1 s + 1 s, or at once for a
+// closed connection); this bound is generous for a loaded test machine.
+constexpr double kFailFastS = 5.0;
+
 TEST(WorkerProcesses, WorkerKilledBeforeItsInputArrivesIsNamed) {
   KillFixture f;
-  ASSERT_NO_FATAL_FAILURE(f.Start(6000));
+  ASSERT_NO_FATAL_FAILURE(f.Start(kLongDeadlineMs));
   // dev0 computes, then holds its output 400 ms (the link): dev1 dies first.
   ASSERT_NO_FATAL_FAILURE(
-      f.KillDev1During(std::chrono::milliseconds(150), 6.0 + 1.0));
+      f.SignalDev1During(std::chrono::milliseconds(150), SIGKILL, kFailFastS));
   EXPECT_TRUE(f.pc.workers[0]->Alive());
   EXPECT_TRUE(f.pc.workers[2]->Alive());
   DeployReport r;
@@ -332,15 +348,101 @@ TEST(WorkerProcesses, WorkerKilledBeforeItsInputArrivesIsNamed) {
   EXPECT_TRUE(r.reused[0] && r.reused[2]);
 }
 
-TEST(WorkerProcesses, WorkerKilledHoldingARequestTimesOutNamingIt) {
+TEST(WorkerProcesses, WorkerKilledHoldingARequestFailsFastNamingIt) {
   KillFixture f;
-  ASSERT_NO_FATAL_FAILURE(f.Start(4000));
+  ASSERT_NO_FATAL_FAILURE(f.Start(kLongDeadlineMs));
   // dev1 has its input at ~400 ms and holds its own output until ~800 ms:
-  // killed at 600 ms, nobody is left to report, so the deadline does (+ the
-  // health checks).
+  // killed at 600 ms, no worker is left to report; the coordinator's
+  // connection to dev1 drops and fails the request.
   ASSERT_NO_FATAL_FAILURE(
-      f.KillDev1During(std::chrono::milliseconds(600), 4.0 + 2.5));
+      f.SignalDev1During(std::chrono::milliseconds(600), SIGKILL, kFailFastS));
   ASSERT_NO_FATAL_FAILURE(f.RestartDev1AndRun(nullptr));
+}
+
+TEST(WorkerProcesses, WorkerFrozenHoldingARequestFailsFastNamingIt) {
+  KillFixture f;
+  ASSERT_NO_FATAL_FAILURE(f.Start(kLongDeadlineMs));
+  // A stopped process keeps its connections open, as a host that vanished
+  // from the network does: only unanswered keepalive pings tell.
+  ASSERT_NO_FATAL_FAILURE(
+      f.SignalDev1During(std::chrono::milliseconds(600), SIGSTOP, kFailFastS));
+  kill(f.pc.workers[1]->pid(), SIGCONT);
+  // Thawed, it serves again without a redeploy.
+  Tensor got;
+  Status s = f.c->Run(f.x, &got, nullptr, 2);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_LE(MaxRelDiff(got, f.want), 1e-4);
+}
+
+// `shoal bench` with a worker killed after a few requests: it stops at the
+// first failure, well before the deadline, prints the report of the
+// requests done and names the device; exit 1.
+TEST(WorkerProcesses, BenchStopsAtAKilledWorkerWithAPartialReport) {
+  ProcessCluster pc(3, {"--link-latency", "100ms"});
+  ASSERT_TRUE(pc.ok(3));
+  const std::string dir =
+      ::testing::TempDir() + "/bench-kill-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  std::string yaml = "devices:\n";
+  for (const auto& d : pc.cluster.devices) {
+    yaml += "  - {name: " + d.name + ", address: " + d.address + "}\n";
+  }
+  const std::string file = dir + "/cluster.yaml", plan = dir + "/plan.json";
+  std::ofstream(file) << yaml;
+  std::string out;
+  ASSERT_EQ(testing::Shell(ShoalBinary() + " plan cifarnet --cluster " + file +
+                               " --strategy pipeline -o " + plan,
+                           &out),
+            0)
+      << out;
+  const std::string log = dir + "/bench.txt";
+  const pid_t bench = testing::SpawnLogged(
+      {ShoalBinary(), "bench", "--plan", plan, "--cluster", file, "--requests",
+       "1000", "--timeout-ms", std::to_string(kLongDeadlineMs)},
+      log);
+  ASSERT_GT(bench, 0);
+  // About 200 ms a request (two 100 ms links): some are done by then.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  const auto t0 = Clock::now();
+  pc.workers[1]->Kill9();
+  int status = 0;
+  ASSERT_EQ(waitpid(bench, &status, 0), bench);
+  const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+  const std::string text = ReadFile(log);
+  EXPECT_LT(took, kFailFastS) << text;
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << text;
+  const std::regex done("bench .*: ([0-9]+)/1000 requests ok");
+  std::smatch mt;
+  ASSERT_TRUE(std::regex_search(text, mt, done)) << text;
+  EXPECT_GT(std::stoi(mt[1]), 0) << text;
+  EXPECT_LT(std::stoi(mt[1]), 1000) << text;
+  EXPECT_NE(text.find("latency ms: min"), std::string::npos) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex("dev1 +no statistics")))
+      << text;
+  EXPECT_NE(text.find("device dev1 (" + pc.workers[1]->address() + ")"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("requests not sent"), std::string::npos) << text;
+  if (!HasFailure()) std::filesystem::remove_all(dir);
+}
+
+// gRPC would share a port between two servers (SO_REUSEPORT); shoal turns
+// that off, so a second worker on a taken port fails to start, saying so.
+TEST(WorkerProcesses, SecondWorkerOnATakenPortRefusesToStart) {
+  auto w = WorkerProcess::Start("first", 0);
+  ASSERT_TRUE(w);
+  std::string out;
+  const int rc = testing::Shell(
+      "timeout 20 " + ShoalBinary() + " worker --listen " + w->address() +
+          " --name second --cache-dir " + ::testing::TempDir() +
+          "/second-worker-" + std::to_string(getpid()),
+      &out);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("worker second cannot listen on " + w->address()),
+            std::string::npos)
+      << out;
+  EXPECT_TRUE(w->Alive());
 }
 
 TEST(WorkerProcesses, GarbageAndOversizedMessagesLeaveTheWorkerUp) {

@@ -30,7 +30,7 @@ Member MakeMember(const DeviceSpec& d, std::shared_ptr<const TlsIdentity> tls) {
   return m;
 }
 
-StatusOr<int64_t> MemberHealth(Member& m) {
+StatusOr<rpc::HealthReply> MemberHealth(Member& m) {
   rpc::HealthRequest req;
   req.set_protocol(kProtocolVersion);
   rpc::HealthReply rep;
@@ -47,7 +47,7 @@ StatusOr<int64_t> MemberHealth(Member& m) {
                               std::to_string(rep.protocol()) + ", not " +
                               std::to_string(kProtocolVersion));
   }
-  return rep.uptime_ms();
+  return rep;
 }
 
 void ReloadMembers(const std::string& cluster_file,
@@ -121,8 +121,9 @@ bool CheckMembers(std::vector<Member>* members, std::mutex& state_mu,
       m.state = Member::kDown;
       continue;
     }
-    const bool restarted = m.uptime_ms >= 0 && *up < m.uptime_ms;
-    m.uptime_ms = *up;
+    const bool restarted = m.uptime_ms >= 0 && up->uptime_ms() < m.uptime_ms;
+    m.uptime_ms = up->uptime_ms();
+    m.deployment = up->deployment();
     if (m.state == Member::kServing && restarted) {
       events->push_back("device " + m.spec.name +
                         " restarted and lost its plan");

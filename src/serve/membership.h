@@ -25,6 +25,9 @@ struct Member {
   DeviceSpec spec;
   State state = kDown;
   int64_t uptime_ms = -1;
+  // The deployment its last Health reply named ("" none): serve compares
+  // it with the current plan's to find a device that lost its deployment.
+  std::string deployment;
   std::string why;  // the last health error
   std::unique_ptr<rpc::Worker::Stub> stub;
   std::shared_ptr<const TlsIdentity> tls;  // null: plaintext
@@ -35,8 +38,8 @@ const char* StateName(Member::State s);
 // A member for a device of the cluster file, down until it answers.
 Member MakeMember(const DeviceSpec& d, std::shared_ptr<const TlsIdentity> tls);
 
-// One Health call (1 s deadline): the device's uptime, or why not.
-StatusOr<int64_t> MemberHealth(Member& m);
+// One Health call (1 s deadline): the device's reply, or why not.
+StatusOr<rpc::HealthReply> MemberHealth(Member& m);
 
 // Re-reads `cluster_file`: devices no longer listed are removed (events say
 // so), listed again they are down until they answer, new ones are added

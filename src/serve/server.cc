@@ -362,6 +362,7 @@ struct Server::Impl final : public rpc::Inference::Service {
       }
       return;
     }
+    if (RedeployLostLocked(cur)) return;
     auto stats = cur->coord().Stats(/*reset=*/true);
     if (!stats.ok()) {
       Log("statistics of generation %lld: %s",
@@ -443,6 +444,50 @@ struct Server::Impl final : public rpc::Inference::Service {
         "compute per request measured/predicted: %s",
         static_cast<long long>(cur->id()), cur->strategy().c_str(), lat.size(),
         since / 1e3, Median(lat), per.c_str());
+  }
+
+  // Plan devices that answer but no longer hold `cur`'s deployment (the
+  // worker restarted, or another coordinator deployed to it) get it again;
+  // where that fails, a re-plan without them. Whether any was found.
+  // Caller holds monitor_mu, after CheckMembers.
+  bool RedeployLostLocked(const std::shared_ptr<Generation>& cur) {
+    const std::vector<std::string>& ids = cur->coord().deployment_ids();
+    const std::vector<DeviceSpec>& devs = cur->devices();
+    std::vector<int> lost;
+    std::string names;
+    for (size_t d = 0; d < devs.size() && d < ids.size(); ++d) {
+      for (const auto& m : members) {
+        if (m.spec.name != devs[d].name || m.state != Member::kServing ||
+            m.deployment == ids[d]) {
+          continue;
+        }
+        lost.push_back(static_cast<int>(d));
+        names += (names.empty() ? "" : ", ") + m.spec.name + " (" +
+                 m.spec.address + ", " +
+                 (m.deployment.empty() ? "holds no deployment"
+                                       : "holds another deployment") +
+                 ")";
+      }
+    }
+    if (lost.empty()) return false;
+    const auto t0 = Clock::now();
+    Status s = cur->coord().Redeploy(model.weights, lost);
+    if (s.ok()) {
+      Log("device(s) %s lost generation %lld's deployment (restarted, or "
+          "another plan was deployed there): redeployed in %.0f ms",
+          names.c_str(), static_cast<long long>(cur->id()), MsSince(t0));
+      return true;
+    }
+    Log("device(s) %s lost generation %lld's deployment and redeploying "
+        "failed (%s): re-planning",
+        names.c_str(), static_cast<long long>(cur->id()), s.message().c_str());
+    s = ReplanLocked("redeploying to " + names + " failed", Candidates(),
+                     /*broken=*/true, 0, false);
+    if (!s.ok()) {
+      last_failure = Clock::now();
+      Log("re-plan failed: %s", s.message().c_str());
+    }
+    return true;
   }
 
   // A request failed on `g`: if `g` is still current, check the devices

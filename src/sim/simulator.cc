@@ -224,13 +224,13 @@ void Sim::StartRequest(int req) {
   r.pending = incoming_;
   r.first.assign(p_.tasks.size(), -1);
   r.out_left = output_parts_;
-  // The coordinator sends the input parts one after another: first those
-  // for the input device itself (no link), then each of the others through
-  // the input device's link (runtime/coordinator.cc Run).
-  // Then the broadcasts' chunks, through the same link.
+  // The coordinator sends the input parts for the input device itself first
+  // (no link), then each of the others through the input device's link from
+  // several threads: their bytes queue on the link, their latencies overlap
+  // (runtime/coordinator.cc SendInputs). Then the broadcasts' chunks,
+  // through the same link.
   std::set<int> carried;
   const auto groups = Broadcasts(req, p_.input_device, inputs_, &carried);
-  double t = now_;
   for (const bool local : {true, false}) {
     for (int xi : inputs_) {
       const Transfer& x = p_.transfers[xi];
@@ -240,8 +240,9 @@ void Sim::StartRequest(int req) {
       }
       if ((Dev(x.dst.task, Seq(req)) == p_.input_device) != local) continue;
       if (carried.count(xi)) continue;
-      if (!local)
-        t = Transmit(p_.input_device, bytes_[xi], t, &coord_link_free_);
+      const double t = local ? now_
+                             : Transmit(p_.input_device, bytes_[xi], now_,
+                                        &coord_link_free_);
       Push(t, Kind::kArrive, -1, req, xi);
     }
   }

@@ -2,6 +2,7 @@
 
 #include <torch/nn/functional.h>
 
+#include "graph/op_registry.h"
 #include "ops/window.h"
 #include "train/torch_graph.h"
 
@@ -134,14 +135,6 @@ torch::Tensor Fold(const torch::Tensor& x) {
   return x.reshape(s);
 }
 
-bool ChannelLocal(const std::string& op) {
-  static const std::set<std::string> ops = {
-      "Relu",        "LeakyRelu",         "Sigmoid",      "HardSwish",
-      "Clip",        "Identity",          "Dropout",      "MaxPool",
-      "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
-  return ops.count(op) != 0;
-}
-
 StatusOr<BatchedKernel> BuildKernel(const Graph& g, const Node& n, int64_t k,
                                     const std::vector<Kind>& kinds) {
   const Shape out = g.FindTensor(n.outputs[0])->shape;
@@ -157,7 +150,7 @@ StatusOr<BatchedKernel> BuildKernel(const Graph& g, const Node& n, int64_t k,
     if (kinds[i] == Kind::kWeight && n.op != "BatchNormalization")
       return Unsupported(Label(n) + " reads weight input " + std::to_string(i));
   if (n.op == "BatchNormalization") return BatchNormKernel(n, c);
-  if (ChannelLocal(n.op)) {
+  if (ActsPerChannel(n)) {
     ASSIGN_OR_RETURN(TorchKernel plain, BuildTorchKernel(g, n));
     return BatchedKernel([plain](const std::vector<Arg>& in, bool training) {
       return plain({in[0].x}, training)[0];
