@@ -42,6 +42,11 @@ max_len() {
   esac
 }
 
+# What libFuzzer leaves there that is a failure (not its slow-unit notes).
+count_crashes() {
+  find "$1" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l
+}
+
 command -v "$CXX_FUZZ" > /dev/null || {
   echo "fuzz.sh: $CXX_FUZZ not found (scripts/install-deps.sh --with-test-deps installs clang-14)" >&2
   exit 1
@@ -68,7 +73,7 @@ for t in "${targets[@]}"; do
   corpus=$FUZZ_OUT/corpus/$t crashes=$FUZZ_OUT/crashes/$t log=$FUZZ_OUT/logs/$t.log
   mkdir -p "$corpus" "$crashes"
   before=$(find "$corpus" -type f | wc -l)
-  crashes_before=$(find "$crashes" -type f | wc -l)
+  crashes_before=$(count_crashes "$crashes")
   start=$(date +%s)
   rc=0
   # -timeout: one input running this long (60 s: the machine may be
@@ -83,7 +88,7 @@ for t in "${targets[@]}"; do
   execs=$(awk '/stat::number_of_executed_units:/ { print $2 }' "$log" | tail -1)
   execs=${execs:-0}
   after=$(find "$corpus" -type f | wc -l)
-  ncrash=$(($(find "$crashes" -type f | wc -l) - crashes_before))
+  ncrash=$(($(count_crashes "$crashes") - crashes_before))
   rate=$(awk -v e="$execs" -v s="$secs" 'BEGIN { printf "%d", (s > 0 ? e / s : e) }')
   echo "| $t | $secs | $execs | $rate | $after | $((after - before)) | $ncrash |"
   if [ "$rc" -ne 0 ]; then failed+=("$t"); fi
