@@ -3,12 +3,13 @@
 # fresh Debian 12 machine.
 BUILD_DIR ?= build
 JOBS ?= 2
+FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
 ARM64_BUILD_DIR ?= build-arm64
 WORKER_BUILD_DIR ?= build-worker
 
-.PHONY: deps test-deps build test demo bench clean format worker-arm64 \
+.PHONY: deps test-deps build test demo bench fuzz clean format worker-arm64 \
 	test-arm64 deb deb-worker deb-worker-arm64
 
 deps:
@@ -32,6 +33,12 @@ demo: build
 
 bench: build
 	bash bench/run_all.sh
+
+# Every libFuzzer target for FUZZ_SECONDS each (a clang tree in build-fuzz;
+# docs/testing.md); fails on a crash, leaving its input under
+# build-fuzz/fuzz-out/crashes/.
+fuzz: test-deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) JOBS=$(JOBS) bash scripts/fuzz.sh
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

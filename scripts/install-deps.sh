@@ -37,6 +37,10 @@ TEST_PKGS=(python3-torch python3-torchvision python3-onnx python3-numpy
 # The package test (packaging/worker_package_test.sh): systemd's offline
 # checks, and strace for the system calls the service's filter allows.
 TEST_PKGS+=(systemd strace)
+# The fuzz targets (scripts/fuzz.sh): clang with libFuzzer and the
+# sanitizer runtimes; libomp-14-dev for clang's omp.h (the engine's calls
+# still reach GCC's libgomp, which oneDNN uses).
+TEST_PKGS+=(clang-14 libclang-rt-14-dev libomp-14-dev)
 
 WORKER_PKGS=(
   build-essential cmake pkg-config ninja-build ccache

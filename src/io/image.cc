@@ -3,17 +3,46 @@
 #include <stb/stb_image.h>
 #include <stb/stb_image_resize.h>
 
+#include <climits>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 namespace shoal {
 
+namespace {
+
+// The largest image decoded: stb_image takes any size its header states (up
+// to 2^24 a side) and allocates it before reading a pixel, so a 100-byte
+// file could ask for gigabytes. 2^26 pixels is a 64-megapixel photo.
+constexpr int64_t kMaxImagePixels = int64_t{1} << 26;
+
+}  // namespace
+
 StatusOr<Tensor> LoadImage(const std::string& path, const Shape& shape,
                            const ImageNormalization& norm) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return NotFound("cannot read image '" + path + "': cannot open it");
+  std::ostringstream bytes;
+  bytes << f.rdbuf();
+  if (!f && !f.eof()) {
+    return InvalidArgument("cannot read image '" + path + "': read error");
+  }
+  return DecodeImage(bytes.str(), path, shape, norm);
+}
+
+StatusOr<Tensor> DecodeImage(const std::string& bytes,
+                             const std::string& origin, const Shape& shape,
+                             const ImageNormalization& norm) {
   if (shape.size() != 4 || shape[0] != 1 || (shape[1] != 1 && shape[1] != 3)) {
     return InvalidArgument(
         "images feed models with a 1xCxHxW input, C = 1 or 3; this "
         "model's input is " +
         ShapeToString(shape));
+  }
+  if (shape[2] < 1 || shape[3] < 1 || shape[2] * shape[3] > kMaxImagePixels) {
+    return InvalidArgument("a model input of " + ShapeToString(shape) +
+                           " is no image size");
   }
   const int c = static_cast<int>(shape[1]);
   const int h = static_cast<int>(shape[2]), w = static_cast<int>(shape[3]);
@@ -22,17 +51,31 @@ StatusOr<Tensor> LoadImage(const std::string& path, const Shape& shape,
     return InvalidArgument("--mean and --std need " + std::to_string(c) +
                            " values each");
   }
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+    return InvalidArgument("image '" + origin + "' is over 2 GiB");
+  }
+  const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
+  const int len = static_cast<int>(bytes.size());
   int iw = 0, ih = 0, ic = 0;
+  if (!stbi_info_from_memory(data, len, &iw, &ih, &ic)) {
+    return InvalidArgument("cannot read image '" + origin +
+                           "': " + stbi_failure_reason());
+  }
+  if (iw < 1 || ih < 1 || int64_t{iw} * ih > kMaxImagePixels) {
+    return InvalidArgument("image '" + origin + "' is " + std::to_string(iw) +
+                           "x" + std::to_string(ih) +
+                           " pixels; at most 2^26 pixels are read");
+  }
   std::unique_ptr<unsigned char, void (*)(void*)> pixels(
-      stbi_load(path.c_str(), &iw, &ih, &ic, c), stbi_image_free);
+      stbi_load_from_memory(data, len, &iw, &ih, &ic, c), stbi_image_free);
   if (!pixels) {
-    return InvalidArgument("cannot read image '" + path +
+    return InvalidArgument("cannot read image '" + origin +
                            "': " + stbi_failure_reason());
   }
   std::vector<unsigned char> resized(static_cast<size_t>(w) * h * c);
   if (!stbir_resize_uint8(pixels.get(), iw, ih, 0, resized.data(), w, h, 0,
                           c)) {
-    return Internal("resizing '" + path + "' failed");
+    return Internal("resizing '" + origin + "' failed");
   }
   Tensor t(shape);
   for (int ch = 0; ch < c; ++ch)

@@ -15,6 +15,10 @@ namespace shoal {
 // `shape` is the model input [1, C, H, W] with C = 1 (grayscale) or 3 (RGB).
 StatusOr<Tensor> LoadImage(const std::string& path, const Shape& shape,
                            const ImageNormalization& norm);
+// The same from the file's bytes; `origin` names it in errors.
+StatusOr<Tensor> DecodeImage(const std::string& bytes,
+                             const std::string& origin, const Shape& shape,
+                             const ImageNormalization& norm);
 
 }  // namespace shoal
 

@@ -2,6 +2,7 @@
 
 #include "graph/shape_inference.h"
 #include "graph/verify.h"
+#include "plan/json_ints.h"
 
 namespace shoal {
 
@@ -21,11 +22,15 @@ StatusOr<AttrValue> AttrFromJson(const json& j) {
   if (!j.is_object() || j.size() != 1) {
     return InvalidArgument("attribute is not a one-key object: " + j.dump());
   }
-  const auto& [k, v] = *j.items().begin();
-  if (k == "i") return AttrValue(v.get<int64_t>());
+  // Not `*j.items().begin()`: that names a temporary iterator, gone before
+  // the key is read (ASan: stack-use-after-scope).
+  const auto it = j.begin();
+  const std::string& k = it.key();
+  const json& v = it.value();
+  if (k == "i") return AttrValue(JsonInt<int64_t>(v));
   if (k == "f") return AttrValue(v.get<float>());
   if (k == "s") return AttrValue(v.get<std::string>());
-  if (k == "ints") return AttrValue(v.get<std::vector<int64_t>>());
+  if (k == "ints") return AttrValue(JsonInts<int64_t>(v));
   if (k == "floats") return AttrValue(v.get<std::vector<float>>());
   return InvalidArgument("unknown attribute type '" + k + "'");
 }
@@ -64,11 +69,11 @@ StatusOr<Graph> GraphFromJson(const json& j) {
     g.name = j.value("name", "");
     for (const auto& in : j.at("inputs")) {
       RETURN_IF_ERROR(g.AddInput(in.at("name").get<std::string>(),
-                                 in.at("shape").get<Shape>()));
+                                 JsonInts<int64_t>(in.at("shape"))));
     }
     for (const auto& w : j.at("weights")) {
       RETURN_IF_ERROR(g.AddWeight(w.at("name").get<std::string>(),
-                                  w.at("shape").get<Shape>()));
+                                  JsonInts<int64_t>(w.at("shape"))));
     }
     for (const auto& jn : j.at("nodes")) {
       Node n;

@@ -5,6 +5,7 @@
 
 #include "graph/shape_check.h"
 #include "plan/graph_json.h"
+#include "plan/json_ints.h"
 #include "plan/plan_verify.h"
 
 namespace shoal {
@@ -36,8 +37,7 @@ json RegionToJson(const Region& r) {
 // A region's axes are indexed together everywhere; mismatched or huge
 // ranks are refused here, before anything walks them.
 StatusOr<Region> RegionFromJson(const json& j) {
-  Region r{j.at("begin").get<std::vector<int64_t>>(),
-           j.at("end").get<std::vector<int64_t>>()};
+  Region r{JsonInts<int64_t>(j.at("begin")), JsonInts<int64_t>(j.at("end"))};
   if (r.begin.size() != r.end.size() ||
       r.begin.size() > static_cast<size_t>(kMaxTensorRank)) {
     return InvalidArgument("region " + j.dump() +
@@ -55,7 +55,7 @@ json EndpointToJson(const Endpoint& e) {
 
 StatusOr<Endpoint> EndpointFromJson(const json& j) {
   ASSIGN_OR_RETURN(Region r, RegionFromJson(j.at("region")));
-  return Endpoint{j.at("task").get<int>(), j.at("tensor").get<std::string>(),
+  return Endpoint{JsonInt<int>(j.at("task")), j.at("tensor").get<std::string>(),
                   std::move(r)};
 }
 
@@ -90,7 +90,7 @@ PlanPrediction PredictionFromJson(const json& j) {
   pr.solver = j.value("solver", "");
   pr.latency_s = j.at("latency_s").get<double>();
   pr.throughput_rps = j.at("throughput_rps").get<double>();
-  pr.concurrency = j.value("concurrency", 0);
+  pr.concurrency = JsonIntOr<int>(j, "concurrency", 0);
   for (const auto& d : j.at("devices")) {
     pr.devices.push_back(DevicePrediction{
         d.at("device").get<std::string>(), d.at("compute_s").get<double>(),
@@ -180,7 +180,7 @@ StatusOr<Plan> PlanFromJson(const json& j) {
       return InvalidArgument(
           "not a shoal plan (no \"format\": \"shoal-plan\")");
     }
-    p.version = j.at("version").get<int>();
+    p.version = JsonInt<int>(j.at("version"));
     if (p.version != kPlanVersion) {
       return InvalidArgument("plan version " + std::to_string(p.version) +
                              " is not supported (this shoal reads version " +
@@ -189,10 +189,10 @@ StatusOr<Plan> PlanFromJson(const json& j) {
     p.strategy = j.at("strategy").get<std::string>();
     const auto& m = j.at("model");
     p.model.spec = m.at("spec").get<std::string>();
-    p.model.input_shape = m.at("input_shape").get<Shape>();
-    p.model.weights_seed = m.at("weights_seed").get<uint64_t>();
+    p.model.input_shape = JsonInts<int64_t>(m.at("input_shape"));
+    p.model.weights_seed = JsonInt<uint64_t>(m.at("weights_seed"));
     p.model.fuse_batchnorm = m.at("fuse_batchnorm").get<bool>();
-    p.model.lcp_branches = m.value("lcp_branches", int64_t{0});
+    p.model.lcp_branches = JsonIntOr<int64_t>(m, "lcp_branches", 0);
     p.model.lcp_fatten_pct = m.value("lcp_fatten_pct", 0.0);
     if (p.model.lcp_branches < 0 || p.model.lcp_fatten_pct < 0) {
       return InvalidArgument(
@@ -202,17 +202,17 @@ StatusOr<Plan> PlanFromJson(const json& j) {
     for (const auto& d : j.at("devices")) {
       p.devices.push_back(PlanDevice{d.at("name").get<std::string>(),
                                      d.at("share").get<double>(),
-                                     d.at("memory_bytes").get<int64_t>()});
+                                     JsonInt<int64_t>(d.at("memory_bytes"))});
       RETURN_IF_ERROR(CheckPlanDevice(p.devices.back()));
     }
     p.input_name = j.at("input").at("name").get<std::string>();
-    p.input_shape = j.at("input").at("shape").get<Shape>();
-    p.input_device = j.at("input").at("device").get<int>();
+    p.input_shape = JsonInts<int64_t>(j.at("input").at("shape"));
+    p.input_device = JsonInt<int>(j.at("input").at("device"));
     p.input_pixels = j.at("input").value("pixels", false);
     if (j.contains("broadcast")) {  // absent in older plans: direct sends
-      p.broadcast.fanout = j.at("broadcast").at("fanout").get<int>();
+      p.broadcast.fanout = JsonInt<int>(j.at("broadcast").at("fanout"));
       p.broadcast.chunk_bytes =
-          j.at("broadcast").at("chunk_bytes").get<int64_t>();
+          JsonInt<int64_t>(j.at("broadcast").at("chunk_bytes"));
     }
     if (j.contains("wire")) {  // absent: float32, uncompressed
       const json& w = j.at("wire");
@@ -226,8 +226,8 @@ StatusOr<Plan> PlanFromJson(const json& j) {
       p.wire.lz4 = c == "lz4";
     }
     p.output_name = j.at("output").at("name").get<std::string>();
-    p.output_shape = j.at("output").at("shape").get<Shape>();
-    p.output_device = j.at("output").at("device").get<int>();
+    p.output_shape = JsonInts<int64_t>(j.at("output").at("shape"));
+    p.output_device = JsonInt<int>(j.at("output").at("device"));
     for (const auto& d : j.at("decisions")) {
       p.decisions.push_back(LayerDecision{d.at("layer").get<std::string>(),
                                           d.at("scheme").get<std::string>(),
@@ -239,9 +239,9 @@ StatusOr<Plan> PlanFromJson(const json& j) {
     }
     for (const auto& jt : j.at("tasks")) {
       Task t;
-      t.id = jt.at("id").get<int>();
+      t.id = JsonInt<int>(jt.at("id"));
       t.name = jt.at("name").get<std::string>();
-      t.devices = jt.at("devices").get<std::vector<int>>();
+      t.devices = JsonInts<int>(jt.at("devices"));
       t.layer = jt.at("layer").get<std::string>();
       t.scheme = jt.at("scheme").get<std::string>();
       for (const auto& w : jt.at("weights")) {

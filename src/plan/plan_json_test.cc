@@ -116,6 +116,33 @@ TEST(PlanJson, RefusesOtherVersionsAndFormats) {
   EXPECT_FALSE(PlanFromJson(j).ok());
 }
 
+// fuzz_plan found a region end of 1777...74 (91 digits): JSON parses it as
+// a float, and converting that to an integer is undefined. Integers are
+// read as integers, within their type's range, or refused.
+TEST(PlanJson, NumbersThatAreNotIntegersOfTheirTypeAreRefused) {
+  const std::string good = PlanToJson(MakeLenetPlan("lop")).dump();
+  const std::string end = "\"end\":[1,1,28,28]";
+  ASSERT_NE(good.find(end), std::string::npos);
+  for (const char* v :
+       {"1777777777777777777777777777777777777777777777777777777777777777777"
+        "777777777777777777777774",
+        "1e90", "2.5", "-1e30", "18446744073709551615"}) {
+    std::string text = good;
+    text.replace(text.find(end), end.size(),
+                 "\"end\":[1,1," + std::string(v) + ",28]");
+    auto p = PlanFromJson(nlohmann::json::parse(text));
+    ASSERT_FALSE(p.ok()) << v;
+    EXPECT_NE(p.status().message().find("integer"), std::string::npos)
+        << p.status().message();
+  }
+  auto j = PlanToJson(MakeLenetPlan("lop"));
+  j["tasks"][0]["id"] = int64_t{1} << 40;  // beyond int
+  EXPECT_FALSE(PlanFromJson(j).ok());
+  j = PlanToJson(MakeLenetPlan("lop"));
+  j["model"]["weights_seed"] = -1;
+  EXPECT_FALSE(PlanFromJson(j).ok());
+}
+
 TEST(PlanJson, LoadPlanNamesTheFileAndTheProblem) {
   const std::string path = ::testing::TempDir() + "/bad_plan.json";
   std::ofstream(path) << "{ not json";

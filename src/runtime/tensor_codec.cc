@@ -31,8 +31,10 @@ float FromBF16(uint16_t h) {
 
 // float16 through the compiler's half type (IEEE binary16, round to
 // nearest even; F16C on x86-64, native on arm64). GCC 12 has no _Float16
-// in C++ on arm64; its __fp16 is the same IEEE format there.
-#if defined(__aarch64__)
+// in C++ on arm64, and clang before 15 (the fuzz build's) none on x86-64;
+// their __fp16 is the same IEEE format and converts alike.
+#if defined(__aarch64__) || \
+    (defined(__clang__) && __clang_major__ < 15 && defined(__x86_64__))
 using Half = __fp16;
 #else
 using Half = _Float16;

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -217,6 +218,13 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   std::string Who() const { return "worker " + opts.name; }
 
+  // A channel to `addr`, whose certificate (with TLS) must show `role`.
+  std::shared_ptr<grpc::Channel> Dial(const std::string& addr,
+                                      TlsRole role) const {
+    if (opts.channel) return opts.channel;
+    return MakeChannel(addr, max_msg, opts.tls.get(), role);
+  }
+
   // What a caller's certificate must show for each RPC (docs/security.md).
   grpc::Status FromCoordinator(const grpc::ServerContext* ctx,
                                const char* rpc) const {
@@ -264,8 +272,30 @@ struct Worker::Impl final : public rpc::Worker::Service {
   grpc::Status PutBlobs(grpc::ServerContext* ctx,
                         grpc::ServerReader<rpc::BlobChunk>* reader,
                         rpc::PutBlobsReply* rep) override {
-    const grpc::Status st = GuardRpc(Who(), "PutBlobs", [&]() -> grpc::Status {
-      if (auto s = FromCoordinator(ctx, "PutBlobs"); !s.ok()) return s;
+    if (auto s = FromCoordinator(ctx, "PutBlobs"); !s.ok()) {
+      return Counted(WorkerError::kDeployRefused, s);
+    }
+    return Counted(
+        WorkerError::kDeployRefused,
+        ReceiveBlobs([reader](rpc::BlobChunk* c) { return reader->Read(c); },
+                     rep));
+  }
+
+  // PutBlobs' body: `next` gives the stream's chunks until it returns false.
+  grpc::Status ReceiveBlobs(const std::function<bool(rpc::BlobChunk*)>& next,
+                            rpc::PutBlobsReply* rep) {
+    grpc::Status s = ReceiveBlobsUnpruned(next, rep);
+    // Uploads count against the cache's size at once, not at the next
+    // deploy: uploads never followed by a deployment do not fill the disk.
+    std::lock_guard<std::mutex> lock(mu);
+    PruneBlobsLocked();
+    return s;
+  }
+
+  grpc::Status ReceiveBlobsUnpruned(
+      const std::function<bool(rpc::BlobChunk*)>& next,
+      rpc::PutBlobsReply* rep) {
+    return GuardRpc(Who(), "PutBlobs", [&]() -> grpc::Status {
       // Each blob streams to a file of the cache: in memory, one chunk.
       rpc::BlobChunk c;
       std::string hash;
@@ -282,7 +312,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
         total = -1;
         return grpc::Status::OK;
       };
-      while (reader->Read(&c)) {
+      while (next(&c)) {
         if (auto s = CheckProtocol(c.protocol(), Who()); !s.ok()) return s;
         if (total < 0) {
           if (c.total_bytes() > cap) {
@@ -321,7 +351,6 @@ struct Worker::Impl final : public rpc::Worker::Service {
       }
       return grpc::Status::OK;
     });
-    return Counted(WorkerError::kDeployRefused, st);
   }
 
   // `held`: bytes of a previous deployment kept alongside this one.
@@ -440,10 +469,10 @@ struct Worker::Impl final : public rpc::Worker::Service {
     }
     std::vector<std::shared_ptr<grpc::Channel>> channels;
     for (const auto& addr : d->peers) {
-      channels.push_back(MakeChannel(addr, max_msg, opts.tls.get()));
+      channels.push_back(Dial(addr, TlsRole::kDevice));
       d->stubs.push_back(rpc::Worker::NewStub(channels.back()));
     }
-    ConnectToReceivers(*d, channels);
+    if (!opts.channel) ConnectToReceivers(*d, channels);
     return d;
   }
 
@@ -967,9 +996,8 @@ struct Worker::Impl final : public rpc::Worker::Service {
       // With TLS the target must prove it is a member of the cluster (of
       // the role asked for) before a byte of the probe goes to it.
       auto stub = rpc::Worker::NewStub(
-          MakeChannel(req->target(), max_msg, opts.tls.get(),
-                      req->target_coordinator() ? TlsRole::kCoordinator
-                                                : TlsRole::kDevice));
+          Dial(req->target(), req->target_coordinator() ? TlsRole::kCoordinator
+                                                        : TlsRole::kDevice));
       const double cpu0 = CpuSeconds(true);
       for (int i = 0; i < req->count(); ++i) {
         const auto t0 = Clock::now();
@@ -1006,8 +1034,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
     // With TLS, outputs and aborts go only to a coordinator of the cluster,
     // whatever address a request names.
     if (!s.stub) {
-      s.stub = rpc::Worker::NewStub(
-          MakeChannel(addr, max_msg, opts.tls.get(), TlsRole::kCoordinator));
+      s.stub = rpc::Worker::NewStub(Dial(addr, TlsRole::kCoordinator));
     }
     s.used = Clock::now();
     auto stub = s.stub;  // a sender may still hold a dropped one
@@ -1318,6 +1345,39 @@ Worker::Worker(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Worker::~Worker() { impl_->Stop(); }
 
+namespace {
+
+void StartThreads(Worker::Impl* p) {
+  p->compute_thread = std::thread([p] { p->ComputeLoop(); });
+  for (int i = 0; i < kSenderThreads; ++i) {
+    p->senders.emplace_back([p] { p->SenderLoop(); });
+  }
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Worker>> Worker::StartInProcess(
+    const WorkerOptions& opts) {
+  auto impl = std::make_unique<Impl>(opts);
+  ASSIGN_OR_RETURN(impl->cache, BlobCache::Open(opts.cache_dir));
+  StartThreads(impl.get());
+  return std::unique_ptr<Worker>(new Worker(std::move(impl)));
+}
+
+rpc::Worker::Service* Worker::service() { return impl_.get(); }
+
+grpc::Status Worker::PutBlobs(const std::vector<rpc::BlobChunk>& chunks,
+                              rpc::PutBlobsReply* rep) {
+  size_t i = 0;
+  return impl_->ReceiveBlobs(
+      [&](rpc::BlobChunk* c) {
+        if (i == chunks.size()) return false;
+        *c = chunks[i++];
+        return true;
+      },
+      rep);
+}
+
 StatusOr<std::unique_ptr<Worker>> Worker::Start(const WorkerOptions& opts) {
   auto impl = std::make_unique<Impl>(opts);
   ASSIGN_OR_RETURN(impl->cache, BlobCache::Open(opts.cache_dir));
@@ -1344,10 +1404,7 @@ StatusOr<std::unique_ptr<Worker>> Worker::Start(const WorkerOptions& opts) {
     }
     impl->metrics_http = std::move(http).value();
   }
-  impl->compute_thread = std::thread([p] { p->ComputeLoop(); });
-  for (int i = 0; i < kSenderThreads; ++i) {
-    impl->senders.emplace_back([p] { p->SenderLoop(); });
-  }
+  StartThreads(p);
   return std::unique_ptr<Worker>(new Worker(std::move(impl)));
 }
 
@@ -1357,7 +1414,9 @@ int Worker::metrics_port() const {
   return impl_->metrics_http ? impl_->metrics_http->port() : 0;
 }
 
-void Worker::Wait() { impl_->server->Wait(); }
+void Worker::Wait() {
+  if (impl_->server) impl_->server->Wait();
+}
 
 void Worker::Shutdown() { impl_->Stop(); }
 

@@ -9,10 +9,12 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cluster/cluster.h"
 #include "engine/executor.h"
 #include "security/tls_identity.h"
+#include "shoal.grpc.pb.h"
 #include "util/status.h"
 
 namespace shoal {
@@ -41,12 +43,22 @@ struct WorkerOptions {
   // HOST:PORT of the Prometheus endpoint (GET /metrics, docs/serve.md);
   // "": none. Port 0: any free port (Worker::metrics_port()).
   std::string metrics_listen;
+  // In-process use (Worker::StartInProcess: fuzzing, tests): every call the
+  // worker makes, to peers, reply addresses and probe targets alike, goes
+  // over this channel whatever address it names, and peers are not dialled
+  // ahead at deploy. Null: each address is dialled.
+  std::shared_ptr<grpc::Channel> channel;
 };
 
 class Worker {
  public:
   // Binds and starts serving; fails if the address cannot be bound.
   static StatusOr<std::unique_ptr<Worker>> Start(const WorkerOptions& opts);
+  // The same worker, its compute and sender threads running, but no server:
+  // its RPC handlers are called through service() (src/runtime/worker_fuzz.cc
+  // feeds them requests without a socket). `listen` is not used.
+  static StatusOr<std::unique_ptr<Worker>> StartInProcess(
+      const WorkerOptions& opts);
   ~Worker();  // stops serving
 
   int port() const;
@@ -55,6 +67,14 @@ class Worker {
   // helper thread).
   void Wait();
   void Shutdown();
+
+  // The RPC handlers, to call in-process. A default grpc::ServerContext is
+  // a caller without a certificate (accepted only without TLS).
+  rpc::Worker::Service* service();
+  // PutBlobs' handler over chunks in memory (gRPC's ServerReader cannot be
+  // made outside a server).
+  grpc::Status PutBlobs(const std::vector<rpc::BlobChunk>& chunks,
+                        rpc::PutBlobsReply* rep);
 
   struct Impl;
 
