@@ -697,13 +697,17 @@ class Builder {
     }
     std::sort(rows.begin(), rows.end());
     std::pair<int64_t, int64_t> best{0, 0};
+    int64_t best_overlap = 0;
     for (size_t i = 0; i < rows.size();) {
       std::pair<int64_t, int64_t> run = rows[i];
       for (++i; i < rows.size() && rows[i].first <= run.second; ++i)
         run.second = std::max(run.second, rows[i].second);
       const int64_t overlap = std::min(run.second, want.end[2]) -
                               std::max(run.first, want.begin[2]);
-      if (overlap > 0 && overlap > best.second - best.first) best = run;
+      if (overlap > best_overlap) {
+        best = run;
+        best_overlap = overlap;
+      }
     }
     return best;
   }
