@@ -19,6 +19,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 FUZZ_RUNS=${FUZZ_RUNS:--1}
+# libFuzzer's random seed (0: a new one each run). The CI test fixes it and
+# bounds the runs, so that it checks the same inputs on every machine.
+FUZZ_SEED=${FUZZ_SEED:-0}
 FUZZ_DIR=${FUZZ_DIR:-$root/build-fuzz}
 FUZZ_OUT=${FUZZ_OUT:-$FUZZ_DIR/fuzz-out}
 JOBS=${JOBS:-2}
@@ -81,6 +84,7 @@ for t in "${targets[@]}"; do
   # -malloc_limit_mb: what one input may make the process take. ASan's
   # leak check runs at exit and after inputs that leak.
   "$FUZZ_DIR/fuzz_$t" -max_total_time="$FUZZ_SECONDS" -runs="$FUZZ_RUNS" \
+    -seed="$FUZZ_SEED" \
     -max_len="$(max_len "$t")" -rss_limit_mb=2048 -malloc_limit_mb=1024 \
     -timeout=60 -print_final_stats=1 -artifact_prefix="$crashes/" \
     "$corpus" "$root/test/fuzz/$t" > "$log" 2>&1 || rc=$?

@@ -97,6 +97,15 @@ TEST(InferCmd, UnreadableImageNamesFile) {
   EXPECT_NE(out.find("garbage.png"), std::string::npos) << out;
   EXPECT_NE(out.find("cannot read image"), std::string::npos) << out;
 
+  // A PNM that ends early: stb's decoder would read past its buffer, so
+  // only PNG, JPEG and BMP reach it.
+  const std::string pnm = dir.File("short.pgm");
+  std::ofstream(pnm) << "P5\n5 25055\n5555";
+  out.clear();
+  EXPECT_NE(RunCommand(Infer("--image " + pnm), &out), 0);
+  EXPECT_NE(out.find("short.pgm"), std::string::npos) << out;
+  EXPECT_NE(out.find("not a PNG, JPEG or BMP"), std::string::npos) << out;
+
   out.clear();
   EXPECT_NE(RunCommand(Infer("--image " + dir.File("missing.jpg")), &out), 0);
   EXPECT_NE(out.find("missing.jpg"), std::string::npos) << out;

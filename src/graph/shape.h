@@ -10,7 +10,13 @@ namespace shoal {
 
 using Shape = std::vector<int64_t>;
 
+// A zero extent makes the count 0 before any product could overflow (a
+// hostile file's shape; CheckedElements in graph/shape_check.h bounds the
+// rest).
 inline int64_t NumElements(const Shape& s) {
+  for (int64_t d : s) {
+    if (d == 0) return 0;
+  }
   int64_t n = 1;
   for (int64_t d : s) n *= d;
   return n;

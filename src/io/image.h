@@ -1,4 +1,4 @@
-// Image input: decode (PNG, JPEG, BMP... via stb_image), resize to the
+// Image input: decode (PNG, JPEG or BMP via stb_image), resize to the
 // model's input, normalise per channel, lay out as NCHW float32.
 #ifndef SHOAL_IO_IMAGE_H_
 #define SHOAL_IO_IMAGE_H_

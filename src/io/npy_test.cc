@@ -106,6 +106,11 @@ TEST(NpyTest, ShapeIsCheckedAgainstTheBytesPresent) {
             std::string::npos)
       << short_data.status().message();
   EXPECT_FALSE(ParseNpy(npy("99999999999999999999999", 0), "x").ok());
+  // A zero extent beside huge ones is an empty array, counted without an
+  // overflowing product (fuzz_npy found this under UBSan).
+  auto empty = ParseNpy(npy("3, 333333333333333, 4000000000000, 0", 0), "z");
+  ASSERT_TRUE(empty.ok()) << empty.status().message();
+  EXPECT_TRUE(empty->data.empty());
   EXPECT_FALSE(ParseNpy(npy("3abc", 12), "x").ok());
 }
 
