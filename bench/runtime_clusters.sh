@@ -13,7 +13,8 @@
 # Env: BUILD_DIR (default build), MODELS, SIZES, STRATEGIES (a strategy
 # with +px: its input is an image, sent as 8-bit pixels; PIXELS=1: every
 # plan's, the one-device baseline's too; with +wait: spatial strips wait for
-# their halo, shoal plan --halo-overlap off), LCP (default "lcp4 lcp8"), REQUESTS
+# their halo, shoal plan --halo-overlap off; with +hub: partial sums go to the
+# input device, shoal plan --reduce hub), LCP (default "lcp4 lcp8"), REQUESTS
 # (timed requests per plan, default 2), PORT_BASE (default 7400).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -77,6 +78,7 @@ plan_and_bench() {
   local c=$1 m=$2 s=$3 k=${4:-0} p="$work/plan.json" extra=()
   [ "$k" != 0 ] && extra=(--branches "$k")
   if [[ $s == *+wait ]]; then s=${s%+wait}; extra+=(--halo-overlap off); fi
+  if [[ $s == *+hub ]]; then s=${s%+hub}; extra+=(--reduce hub); fi
   if [[ $s == *+px ]]; then s=${s%+px}; extra+=(--image-input);
   elif [ "$PIXELS" = 1 ]; then extra+=(--image-input); fi
   if ! "$shoal" plan "$m" --cluster "$c" --strategy "$s" "${extra[@]}" -o "$p" > "$work/plan.out" 2> "$work/err"; then

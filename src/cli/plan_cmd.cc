@@ -30,6 +30,7 @@ struct PlanArgs {
   std::string wire_dtype = "f32", wire_compression = "auto";
   double read_factor = PlanOptions().max_read_factor;
   std::string halo_overlap = "on";
+  std::string reduce = "peers";
   DeviceFlags devices;
 };
 
@@ -72,6 +73,7 @@ Status RunPlan(const PlanArgs& a) {
   }
   po.max_read_factor = a.read_factor;
   po.overlap_halos = a.halo_overlap == "on";
+  po.reduce_on_peers = a.reduce == "peers";
   po.model.spec = a.model;
   po.model.weights_seed = a.weights_seed;
   if (a.branches < 0 || a.fatten < 0) {
@@ -172,6 +174,13 @@ void AddPlanCommand(CLI::App* app) {
                   "that read a neighbour's, so the halo travels while the "
                   "interior computes; off: the strip waits for its halo")
       ->check(CLI::IsMember({"on", "off"}));
+  cmd->add_option("--reduce", a->reduce,
+                  "where partial sums (lip, filter, fuse2) are added up: "
+                  "peers (the default) has each device that holds them sum "
+                  "one slice of channels (reduce-scatter), so the next "
+                  "input split reads its slice where it is; hub sends them "
+                  "all to the input device, as the papers' formulas count")
+      ->check(CLI::IsMember({"peers", "hub"}));
   cmd->add_option("--broadcast", a->broadcast,
                   "How a tensor that several devices read travels: tree "
                   "(binary trees of receivers that forward each 32 KiB "

@@ -29,6 +29,10 @@ struct Dist {
   enum Kind { kWhole, kParts, kPartials } kind = kWhole;
   std::vector<Holder> holders;
   std::string layer;  // the split layer that produced parts/partials
+  // Parts made by a reduce-scatter of partial sums (or by channel-local
+  // nodes run on such parts): each is a slice of channels (or of the
+  // features they flatten to) on the device that summed it.
+  bool reduced = false;
 };
 
 // A strip cut for halo overlap may do at most this much of its uncut work.
@@ -243,14 +247,90 @@ class Builder {
     return AddWeights(task, ws);
   }
 
-  // Sums partial outputs on the input device, so that consumers on several
-  // devices can read the complete tensor.
-  Status MergePartials(const std::string& tensor) {
-    const int t = NewTask("merge " + tensor + "@" + std::to_string(req_.hub),
-                          {req_.hub}, "", Scheme::kWhole);
+  // Sums partial outputs on one device (the input device unless `device`
+  // names another), so that consumers can read the complete tensor.
+  Status MergePartials(const std::string& tensor, int device = -1) {
+    if (device < 0) device = req_.hub;
+    const int t = NewTask("merge " + tensor + "@" + std::to_string(device),
+                          {device}, "", Scheme::kWhole);
     plan_.tasks[t].scheme = "merge";
-    RETURN_IF_ERROR(Need(t, tensor, Region::Full(ShapeOf(tensor)), ""));
+    if (device == req_.hub) {
+      RETURN_IF_ERROR(Need(t, tensor, Region::Full(ShapeOf(tensor)), ""));
+      return Status::Ok();
+    }
+    Dist& d = dist_.at(tensor);
+    for (const auto& h : d.holders) {
+      plan_.transfers.push_back(
+          Transfer{Endpoint{h.task, NameIn(h, tensor), h.region},
+                   Endpoint{t, tensor, h.region}, Merge::kSum, d.layer});
+    }
+    RETURN_IF_ERROR(
+        plan_.tasks[t].fragment.AddInput(tensor, ShapeOf(tensor)));
+    d = Dist{Dist::kWhole, {Holder{t, Region::Full(ShapeOf(tensor))}}, ""};
     return Status::Ok();
+  }
+
+  // Reduce-scatter (BuildRequest::reduce_on_peers): every device holding
+  // partial sums of `tensor` sums one slice of its channels, received from
+  // each holder, instead of all of them going to the input device. Each
+  // uplink then carries (G-1)/G of the tensor, where the input device's
+  // downlink carried G-1 whole copies; a next input split over the same
+  // devices reads the slices where they are. False, and nothing changed,
+  // when the partials are not held one per device or the channels are too
+  // few.
+  StatusOr<bool> ScatterPartials(const std::string& tensor) {
+    if (!req_.reduce_on_peers) return false;
+    const Dist partials = dist_.at(tensor);
+    const Shape& s = ShapeOf(tensor);
+    if (partials.kind != Dist::kPartials || s.size() < 2) return false;
+    std::vector<int> devs;
+    double sum = 0;
+    for (const auto& h : partials.holders) {
+      if (h.task < 0 || plan_.tasks[h.task].devices.size() != 1 ||
+          !(h.region == Region::Full(s))) {
+        return false;
+      }
+      const int dev = DeviceOfTask(h.task);
+      if (std::find(devs.begin(), devs.end(), dev) != devs.end()) return false;
+      devs.push_back(dev);
+      sum += shares_[dev];
+    }
+    if (devs.size() < 2) return false;
+    std::vector<double> shares;
+    for (int dev : devs) shares.push_back(shares_[dev] / sum);
+    auto counts = SplitCounts(s[1], shares);
+    if (!counts.ok()) return false;
+    Dist out{Dist::kParts, {}, partials.layer, true};
+    int64_t b = 0;
+    for (size_t i = 0; i < devs.size(); ++i) {
+      Region slice = Region::Full(s);
+      slice.begin[1] = b;
+      slice.end[1] = b + counts.value()[i];
+      b = slice.end[1];
+      const int t = NewTask("reduce " + tensor + "@" + std::to_string(devs[i]),
+                            {devs[i]}, "", Scheme::kWhole);
+      plan_.tasks[t].scheme = "reduce";
+      for (const auto& h : partials.holders) {
+        plan_.transfers.push_back(Transfer{
+            Endpoint{h.task, NameIn(h, tensor), slice.RelativeTo(h.region)},
+            Endpoint{t, tensor, Region::Full(slice.extent())}, Merge::kSum,
+            partials.layer});
+      }
+      RETURN_IF_ERROR(plan_.tasks[t].fragment.AddInput(tensor, slice.extent()));
+      out.holders.push_back(Holder{t, slice});
+      reducers_.insert(t);
+    }
+    dist_[tensor] = std::move(out);
+    return true;
+  }
+
+  // Partial sums that a split layer or strip chain reads: scattered over the
+  // devices that hold them where that is on, else summed on the input
+  // device.
+  Status ResolvePartials(const std::string& tensor) {
+    if (dist_.at(tensor).kind != Dist::kPartials) return Status::Ok();
+    ASSIGN_OR_RETURN(bool scattered, ScatterPartials(tensor));
+    return scattered ? Status::Ok() : MergePartials(tensor);
   }
 
   // Makes `tensor` (the part `want` of it) an input of `task`, with the
@@ -401,6 +481,85 @@ class Builder {
     return f.FindTensor(name) != nullptr &&
            std::find(f.inputs.begin(), f.inputs.end(), name) == f.inputs.end();
   }
+  // Whether `n` could run on channel slices of its input: elementwise, per
+  // channel or a flatten (PlaceAlongParts, PlaceAlongSlices decide).
+  static bool ChannelLocal(const Node& n) {
+    const OpSchema* s = OpRegistry::Global().Find(n.op);
+    if (s == nullptr || n.outputs.size() != 1) return false;
+    return s->elementwise() || ActsPerChannel(n) || SplitFactsOf(n.op).relayout;
+  }
+
+  // ComputedIn, or the slice a reduce-scatter task summed.
+  bool HeldIn(int t, const std::string& name) const {
+    return ComputedIn(t, name) ||
+           (reducers_.count(t) && plan_.tasks[t].fragment.FindTensor(name));
+  }
+
+  // A node of one activation input that reads reduce-scattered parts and
+  // acts on each channel alone (a pool, an activation) or flattens them
+  // runs on each slice where it was summed: the next layer split by inputs
+  // over the same devices then reads its slices without any message.
+  StatusOr<bool> PlaceAlongSlices(const Node& n) {
+    std::string in;
+    for (const auto& i : n.inputs) {
+      if (i.empty() || g_.tensors.at(i).is_weight()) return false;
+      if (!in.empty()) return false;
+      in = i;
+    }
+    auto it = dist_.find(in);
+    if (in.empty() || n.outputs.size() != 1 || it == dist_.end() ||
+        it->second.kind != Dist::kParts || !it->second.reduced) {
+      return false;
+    }
+    const Shape& from = ShapeOf(in);
+    const Shape& to = ShapeOf(n.outputs[0]);
+    const bool relayout = SplitFactsOf(n.op).relayout;
+    if (!relayout && !(ActsPerChannel(n) && from.size() == to.size() &&
+                       from.size() >= 2 && from[1] == to[1])) {
+      return false;
+    }
+    const Dist split = it->second;
+    std::vector<Region> regions;
+    for (const auto& h : split.holders) {
+      if (h.task < 0 || plan_.tasks[h.task].devices.size() != 1) return false;
+      if (relayout) {
+        auto m = MapThroughReshape(h.region, from, to);
+        if (!m) return false;
+        regions.push_back(*m);
+      } else {
+        for (size_t a = 0; a < from.size(); ++a) {
+          if (a != 1 && (h.region.begin[a] != 0 || h.region.end[a] != from[a]))
+            return false;
+        }
+        Region o = Region::Full(to);
+        o.begin[1] = h.region.begin[1];
+        o.end[1] = h.region.end[1];
+        regions.push_back(o);
+      }
+    }
+    Dist out{Dist::kParts, {}, split.layer, true};
+    for (size_t k = 0; k < split.holders.size(); ++k) {
+      const Holder& h = split.holders[k];
+      int t = h.task;
+      if (!HeldIn(t, in) || !h.tensor.empty()) {
+        const int dev = DeviceOfTask(h.task);
+        t = NewTask(n.name + "/slice@" + std::to_string(dev), {dev}, "",
+                    whole_scheme_);
+        RETURN_IF_ERROR(Need(t, in, h.region, n.name));
+      }
+      Node part = n;
+      if (part.op == "Reshape") part.attrs.Set("shape", regions[k].extent());
+      RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(part));
+      out.holders.push_back(Holder{t, regions[k]});
+    }
+    dist_[n.outputs[0]] = std::move(out);
+    placed_.insert(n.name);
+    notes_[n.name] = LayerDecision{
+        n.name, "parts",
+        n.op + " runs on each slice of " + in +
+            " where the devices summed its partial sums"};
+    return true;
+  }
 
   // An elementwise node whose input is split into parts (the strips or
   // channel parts of a residual block's branches) runs on each part where
@@ -431,12 +590,12 @@ class Builder {
     for (const auto& h : parts->holders) {
       if (h.task < 0 || plan_.tasks[h.task].devices.size() != 1) return false;
     }
-    Dist out{Dist::kParts, {}, parts->layer};
+    Dist out{Dist::kParts, {}, parts->layer, parts->reduced};
     const Dist split = *parts;  // Need below may change dist_
     for (const auto& h : split.holders) {
       int t = h.task;
       for (const auto& in : n.inputs) {
-        if (!ComputedIn(h.task, in)) t = -1;
+        if (!HeldIn(h.task, in)) t = -1;
       }
       if (t < 0) {
         const int dev = DeviceOfTask(h.task);
@@ -459,20 +618,37 @@ class Builder {
   }
 
   Status PlaceWhole(const Node& n, const std::vector<int>& devices) {
+    // A channel-local node on partial sums runs where they are summed, one
+    // slice per device (reduce-scatter), when the node is placed by default.
+    if (req_.reduce_on_peers && ChannelLocal(n) &&
+        !req_.placement.count(n.name)) {
+      for (const auto& in : n.inputs) {
+        if (in.empty() || !dist_.count(in)) continue;
+        ASSIGN_OR_RETURN(bool scattered, ScatterPartials(in));
+        (void)scattered;
+      }
+    }
     ASSIGN_OR_RETURN(bool along, PlaceAlongParts(n));
     if (along) return Status::Ok();
+    ASSIGN_OR_RETURN(bool sliced, PlaceAlongSlices(n));
+    if (sliced) return Status::Ok();
     if (devices.size() == 1) {
       ASSIGN_OR_RETURN(bool spread, PlaceConcatOfParts(n));
       if (spread) return Status::Ok();
     }
-    // Partial sums read off the input device are merged on it first: the
-    // merge task must come before its reader, which it would not if Need
-    // created it after the reader's task.
+    // Partial sums read off the input device are merged first (on the
+    // reading device when reductions are on peers, else on the input
+    // device): the merge task must come before its reader, which it would
+    // not if Need created it after the reader's task.
     if (devices.front() != req_.hub) {
       for (const auto& in : n.inputs) {
         auto it = dist_.find(in);
-        if (it != dist_.end() && it->second.kind == Dist::kPartials)
-          RETURN_IF_ERROR(MergePartials(in));
+        if (it != dist_.end() && it->second.kind == Dist::kPartials) {
+          RETURN_IF_ERROR(MergePartials(
+              in, req_.reduce_on_peers && devices.size() == 1
+                      ? devices.front()
+                      : req_.hub));
+        }
       }
     }
     const int t = WholeTaskFor(n, devices);
@@ -545,8 +721,7 @@ class Builder {
     const std::string& in = n.inputs[0];
     // Partial sums are added up before the tasks that read them exist, so
     // the merge runs earlier than its readers.
-    if (dist_.at(in).kind == Dist::kPartials)
-      RETURN_IF_ERROR(MergePartials(in));
+    RETURN_IF_ERROR(ResolvePartials(in));
     std::vector<int> group;
     std::vector<double> gshares;
     RETURN_IF_ERROR(Group(choice.devices, "layer " + n.name, &group, &gshares));
@@ -785,8 +960,7 @@ class Builder {
     ASSIGN_OR_RETURN(auto tiles, TileChain(g_, nodes, gshares));
     const std::string& in = nodes.front()->inputs[0];
     const std::string& out = nodes.back()->outputs[0];
-    if (dist_.at(in).kind == Dist::kPartials)
-      RETURN_IF_ERROR(MergePartials(in));
+    RETURN_IF_ERROR(ResolvePartials(in));
     Dist d{Dist::kParts, {}, nodes.front()->name};
     for (size_t dev = 0; dev < group.size(); ++dev) {
       std::vector<std::pair<std::string, Tile>> parts;
@@ -900,6 +1074,7 @@ class Builder {
   Plan plan_;
   std::vector<double> shares_;
   std::map<std::string, Dist> dist_;
+  std::set<int> reducers_;  // the tasks of ScatterPartials
   std::set<std::string> placed_;
   std::map<std::vector<int>, int> open_;
   std::map<std::string, LayerDecision> notes_;  // followers and whole nodes

@@ -55,6 +55,12 @@ struct BuildRequest {
   // it computes from its own input and the edges that wait for the halo,
   // so that the halo travels while the interior computes.
   bool overlap_halos = true;
+  // Partial sums (input splits) are reduced among the devices that hold
+  // them, each summing one slice of channels (reduce-scatter), and a whole
+  // node off the input device sums them itself; off, every partial sum goes
+  // to the input device (the papers' execution model, which their
+  // communication formulas count).
+  bool reduce_on_peers = true;
 };
 
 StatusOr<Plan> BuildPlan(const BuildRequest& req);

@@ -4,10 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "graph/shape_inference.h"
 #include "models/builder.h"
 #include "models/zoo.h"
+#include "partition/plan_formula.h"
 #include "partition/plan_test_util.h"
+#include "plan/plan_cost.h"
 
 namespace shoal {
 namespace {
@@ -147,6 +151,82 @@ TEST(PlanBuilder, ReshapedConvPartsAndTokenRowsSplit) {
         << strategy;
   }
   testing::ExpectEveryStrategyExact(m, {{1, 1}, {1, 2, 1}});
+}
+
+// conv -> conv -> relu -> pool -> conv -> relu -> flatten -> fc, each
+// layer an input split in the tests below.
+Model InputSplitChain() {
+  GraphBuilder b("input-split-chain");
+  std::string x = b.Relu(b.Conv("c1", b.Input("x", {1, 3, 12, 12}), 16, 3,
+                                1, 1));
+  x = b.MaxPool(b.Relu(b.Conv("c2", x, 16, 3, 1, 1)), {2, 2}, {2, 2});
+  x = b.Flatten(b.Relu(b.Conv("c3", x, 8, 3, 1, 1)));
+  x = b.Linear("fc", x, 10);
+  Model m;
+  m.graph = b.Finish({x}).value();
+  m.weights = RandomWeights(m.graph, 13);
+  return m;
+}
+
+// Bytes each device receives per inference.
+std::vector<int64_t> BytesInto(const Plan& p) {
+  std::vector<int64_t> in(p.devices.size(), 0);
+  for (const auto& l : TrafficPerLink(p)) in[l.to] += l.bytes;
+  return in;
+}
+
+// Partial sums are reduced among the devices that hold them (a
+// reduce-scatter): exact, no device receives them all, and the input
+// device's downlink carries a fraction of what it does when every partial
+// sum goes to it.
+TEST(PlanBuilder, PartialSumsAreReducedAmongTheDevicesThatHoldThem) {
+  const Model m = InputSplitChain();
+  for (const char* strategy : {"lip", "filter", "fuse"}) {
+    PlanOptions po;
+    po.strategy = strategy;
+    po.devices = testing::EqualDevices(4);
+    po.model.spec = m.graph.name;
+    testing::PlanRunResult peers, hub;
+    ASSERT_TRUE(testing::RunPlanExact(m, po, &peers)) << strategy;
+    po.reduce_on_peers = false;
+    ASSERT_TRUE(testing::RunPlanExact(m, po, &hub)) << strategy;
+    int reducers = 0;
+    for (const auto& t : peers.plan.tasks) reducers += t.scheme == "reduce";
+    EXPECT_GT(reducers, 0) << strategy;
+    for (const auto& t : hub.plan.tasks) EXPECT_NE(t.scheme, "reduce");
+    const auto in_peers = BytesInto(peers.plan), in_hub = BytesInto(hub.plan);
+    EXPECT_LT(in_peers[0], in_hub[0]) << strategy;
+    EXPECT_LT(*std::max_element(in_peers.begin(), in_peers.end()),
+              *std::max_element(in_hub.begin(), in_hub.end()))
+        << strategy;
+    // The formula counts the papers' execution model, summing on the hub.
+    EXPECT_FALSE(FormulaCommunication(peers.plan, m.graph).ok());
+  }
+}
+
+// Two input splits over the same devices: the second reads the slice of
+// the first's sums that its own device reduced (through the activation and
+// the pool, which run on each slice), so nothing crosses devices in
+// between, the input device included.
+TEST(PlanBuilder, AnInputSplitReadsTheSlicesReducedOnItsDevices) {
+  const Model m = InputSplitChain();
+  PlanOptions po;
+  po.strategy = "mixed";
+  po.devices = testing::EqualDevices(4);
+  BuildRequest r = BaseRequest(m.graph, po);
+  r.layers["c2"] = LayerChoice{Scheme::kLip, "test", {1, 2, 3}};
+  r.layers["c3"] = LayerChoice{Scheme::kLip, "test", {1, 2, 3}};
+  auto p = BuildPlan(r);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  for (const auto& x : p->transfers) {
+    if (x.dst.task < 0 || p->tasks[x.dst.task].layer != "c3") continue;
+    EXPECT_EQ(p->DeviceOf(x.src.task, 0), p->DeviceOf(x.dst.task, 0))
+        << p->tasks[x.src.task].name << " -> " << p->tasks[x.dst.task].name;
+  }
+  int c3_tasks = 0;
+  for (const auto& t : p->tasks) c3_tasks += t.layer == "c3";
+  EXPECT_EQ(c3_tasks, 3);
+  EXPECT_TRUE(testing::CheckPlanExact(m, std::move(p).value(), nullptr));
 }
 
 }  // namespace

@@ -31,6 +31,12 @@ StatusOr<int64_t> FormulaCommunication(const Plan& p, const Graph& model) {
   // source (auto may place and split otherwise).
   std::map<std::string, int> parts;
   for (const auto& t : p.tasks) {
+    if (t.scheme == "reduce") {
+      return Unsupported(
+          "the paper's formula sums partial sums on the source device; this "
+          "plan reduces them among the devices that hold them (--reduce "
+          "peers)");
+    }
     if (!t.layer.empty()) ++parts[t.layer];
     if (t.layer.empty() && p.DeviceOf(t.id, 0) != p.input_device) {
       return Unsupported(

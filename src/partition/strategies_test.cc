@@ -53,9 +53,20 @@ TEST(PaperExample, CountsOfFigures4To7) {
   const std::vector<std::pair<std::string, int64_t>> want = {
       {"lop", 34}, {"lip", 48}, {"fuse", 40}, {"fuse-ilp", 22}};
   for (const auto& [strategy, c] : want) {
+    // The papers' execution model: partial sums go to the input device.
+    PlanOptions po;
+    po.strategy = strategy;
+    po.devices = EqualDevices(2);
+    po.model.spec = m.graph.name;
+    po.reduce_on_peers = false;
     testing::PlanRunResult r;
-    ASSERT_TRUE(RunPlanExact(m, strategy, EqualDevices(2), &r)) << strategy;
+    ASSERT_TRUE(RunPlanExact(m, po, &r)) << strategy;
     EXPECT_EQ(r.stats.elements_total, c) << strategy;
+    // Reduced among the devices, they move no more.
+    po.reduce_on_peers = true;
+    testing::PlanRunResult peers;
+    ASSERT_TRUE(RunPlanExact(m, po, &peers)) << strategy;
+    EXPECT_LE(peers.stats.elements_total, c) << strategy;
     auto cost = ComputePlanCost(r.plan, m.graph);
     ASSERT_TRUE(cost.ok());
     // F = 240/2 weights per device, T = 240/2 multiplications.

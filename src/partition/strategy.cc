@@ -29,6 +29,7 @@ BuildRequest BaseRequest(const Graph& g, const PlanOptions& opts) {
   r.broadcast.fanout = opts.broadcast_fanout;
   r.wire = opts.wire;
   r.overlap_halos = opts.overlap_halos;
+  r.reduce_on_peers = opts.reduce_on_peers;
   return r;
 }
 

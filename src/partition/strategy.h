@@ -34,6 +34,8 @@ struct PlanOptions {
   // Spatial strips compute their interior while their halo travels
   // (BuildRequest::overlap_halos).
   bool overlap_halos = true;
+  // Partial sums reduced among the devices (BuildRequest::reduce_on_peers).
+  bool reduce_on_peers = true;
   SpatialFc spatial_fc = SpatialFc::kWhereNeeded;
   // The model input is an image, sent as 8-bit pixels (Plan::input_pixels).
   bool input_pixels = false;

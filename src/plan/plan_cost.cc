@@ -77,7 +77,8 @@ StatusOr<PlanCost> ComputePlanCost(const Plan& p, const Graph& model,
     LayerPlanCost l;
     l.name = nc.name;
     l.scheme = scheme.count(nc.name) ? scheme[nc.name] : "whole";
-    if (l.scheme == "merge" || l.scheme == "data") l.scheme = "whole";
+    if (l.scheme == "merge" || l.scheme == "reduce" || l.scheme == "data")
+      l.scheme = "whole";
     auto it = counted.elements_per_layer.find(nc.name);
     l.communication_elements =
         it == counted.elements_per_layer.end() ? 0 : it->second;

@@ -418,13 +418,17 @@ TEST(Auto, ThroughputObjectiveDiffersFromLatency) {
   for (const auto& d : pt->decisions)
     why << d.layer << " " << d.scheme << " " << d.reason << "\n";
   // Both simulated at 4 in flight: the latency plan (whichever method
-  // won it) is among the throughput plan's alternatives.
+  // won it) is among the throughput plan's alternatives; a single
+  // strategy's plan is the same under either objective.
+  const bool solver = a.method == "milp" || a.method == "procedure1";
   double latency_plans_rps = 0;
   for (const auto& alt : b.alternatives)
-    if (alt.name == a.method + "-latency")
+    if (alt.name == (solver ? a.method + "-latency" : a.method))
       latency_plans_rps = alt.throughput_rps;
   ASSERT_GT(latency_plans_rps, 0) << why.str();
-  EXPECT_GT(b.throughput_rps, 1.5 * latency_plans_rps) << why.str();
+  // Each objective picks a different plan, better by its own measure.
+  EXPECT_GT(b.throughput_rps, latency_plans_rps) << why.str();
+  EXPECT_LT(a.latency_s, b.latency_s) << why.str();
   EXPECT_EQ(b.objective, "throughput");
   testing::PlanRunResult r;
   EXPECT_TRUE(testing::RunPlanExact(m, thr, &r));
