@@ -21,6 +21,7 @@ struct CostArgs {
   std::string model, strategy, input_shape;
   int hub = 0;
   bool json = false;
+  std::string reduce = "peers";
   DeviceFlags devices;
 };
 
@@ -36,6 +37,7 @@ Status RunCost(const CostArgs& a) {
   po.strategy = a.strategy;
   po.devices = devices;
   po.hub = a.hub;
+  po.reduce_on_peers = a.reduce == "peers";
   po.model.spec = a.model;
   ASSIGN_OR_RETURN(auto shape, ParseInputShapeFlag(a.input_shape));
   if (shape) po.model.input_shape = *shape;
@@ -60,9 +62,18 @@ Status RunCost(const CostArgs& a) {
   const std::vector<LinkTraffic> links = TrafficPerLink(p);
   std::vector<int64_t> up_bytes(p.devices.size(), 0);
   std::vector<int> up_transfers(p.devices.size(), 0);
+  // What each device receives: on a radio that carries its uplink and its
+  // downlink at the link's rate, a device that every partial sum goes to
+  // is bound by this side.
+  std::vector<int64_t> down_bytes(p.devices.size(), 0);
   for (const auto& l : links) {
     up_bytes[l.from] += l.bytes;
     up_transfers[l.from] += l.transfers;
+    down_bytes[l.to] += l.bytes;
+  }
+  size_t busiest_down = 0;
+  for (size_t d = 0; d < down_bytes.size(); ++d) {
+    if (down_bytes[d] > down_bytes[busiest_down]) busiest_down = d;
   }
   // Seconds an uplink is busy at its bandwidth; 0 on a free link.
   auto up_seconds = [&](size_t d) {
@@ -117,6 +128,12 @@ Status RunCost(const CostArgs& a) {
                               {"busy_seconds", up_seconds(d)}});
     }
     j["busiest_uplink"] = p.devices[busiest].name;
+    j["downlinks"] = nlohmann::json::array();
+    for (size_t d = 0; d < down_bytes.size(); ++d) {
+      j["downlinks"].push_back(
+          {{"device", p.devices[d].name}, {"bytes", down_bytes[d]}});
+    }
+    j["busiest_downlink"] = p.devices[busiest_down].name;
     std::cout << j.dump(1) << "\n";
     return Status::Ok();
   }
@@ -152,15 +169,18 @@ Status RunCost(const CostArgs& a) {
             << (fits.ok() ? "every device holds its part" : fits.message())
             << "\n";
   if (links.empty()) return Status::Ok();
-  std::cout
-      << "\nuplink        sends         transfers   busy at its bandwidth\n";
+  std::cout << "\nuplink        sends         transfers   busy at its "
+               "bandwidth         receives\n";
   for (size_t d = 0; d < up_bytes.size(); ++d) {
+    std::string busy = up_seconds(d) > 0 ? Ms(up_seconds(d))
+                                         : std::string("- (free link)");
+    if (d == busiest) busy += "   the busiest";
+    std::string down = std::to_string(down_bytes[d]) + " B";
+    if (d == busiest_down && down_bytes[d] > 0) down += "   the most";
     std::cout << std::left << std::setw(14) << p.devices[d].name
               << std::setw(14) << (std::to_string(up_bytes[d]) + " B")
-              << std::setw(12) << up_transfers[d]
-              << (up_seconds(d) > 0 ? Ms(up_seconds(d))
-                                    : std::string("- (free link)"))
-              << (d == busiest ? "   the busiest" : "") << "\n";
+              << std::setw(12) << up_transfers[d] << std::setw(28) << busy
+              << down << "\n";
   }
   std::cout << "\n" << links.size() << " links carry data; the busiest:\n";
   for (size_t i = 0; i < links.size() && i < 5; ++i) {
@@ -186,6 +206,10 @@ void AddCostCommand(CLI::App* app) {
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->add_option("--input-shape", a->input_shape, "Override the input shape");
   cmd->add_option("--input-device", a->hub, "Device holding input and output");
+  cmd->add_option("--reduce", a->reduce,
+                  "Where partial sums are added up, as shoal plan --reduce: "
+                  "peers (the default) or hub")
+      ->check(CLI::IsMember({"peers", "hub"}));
   cmd->callback([a] { throw CommandExit(ReportStatus(RunCost(*a))); });
 }
 
