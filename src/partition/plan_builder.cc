@@ -264,8 +264,7 @@ class Builder {
           Transfer{Endpoint{h.task, NameIn(h, tensor), h.region},
                    Endpoint{t, tensor, h.region}, Merge::kSum, d.layer});
     }
-    RETURN_IF_ERROR(
-        plan_.tasks[t].fragment.AddInput(tensor, ShapeOf(tensor)));
+    RETURN_IF_ERROR(plan_.tasks[t].fragment.AddInput(tensor, ShapeOf(tensor)));
     d = Dist{Dist::kWhole, {Holder{t, Region::Full(ShapeOf(tensor))}}, ""};
     return Status::Ok();
   }
@@ -300,6 +299,9 @@ class Builder {
     for (int dev : devs) shares.push_back(shares_[dev] / sum);
     auto counts = SplitCounts(s[1], shares);
     if (!counts.ok()) return false;
+    for (int64_t c : counts.value()) {
+      if (c < 1) return false;
+    }
     Dist out{Dist::kParts, {}, partials.layer, true};
     int64_t b = 0;
     for (size_t i = 0; i < devs.size(); ++i) {
@@ -554,10 +556,10 @@ class Builder {
     }
     dist_[n.outputs[0]] = std::move(out);
     placed_.insert(n.name);
-    notes_[n.name] = LayerDecision{
-        n.name, "parts",
-        n.op + " runs on each slice of " + in +
-            " where the devices summed its partial sums"};
+    notes_[n.name] =
+        LayerDecision{n.name, "parts",
+                      n.op + " runs on each slice of " + in +
+                          " where the devices summed its partial sums"};
     return true;
   }
 
@@ -623,9 +625,8 @@ class Builder {
     if (req_.reduce_on_peers && ChannelLocal(n) &&
         !req_.placement.count(n.name)) {
       for (const auto& in : n.inputs) {
-        if (in.empty() || !dist_.count(in)) continue;
-        ASSIGN_OR_RETURN(bool scattered, ScatterPartials(in));
-        (void)scattered;
+        if (!in.empty() && dist_.count(in))
+          RETURN_IF_ERROR(ScatterPartials(in).status());
       }
     }
     ASSIGN_OR_RETURN(bool along, PlaceAlongParts(n));
@@ -645,9 +646,8 @@ class Builder {
         auto it = dist_.find(in);
         if (it != dist_.end() && it->second.kind == Dist::kPartials) {
           RETURN_IF_ERROR(MergePartials(
-              in, req_.reduce_on_peers && devices.size() == 1
-                      ? devices.front()
-                      : req_.hub));
+              in, req_.reduce_on_peers && devices.size() == 1 ? devices.front()
+                                                              : req_.hub));
         }
       }
     }
