@@ -5,6 +5,7 @@
 
 #include "graph/cost.h"
 #include "plan/broadcast.h"
+#include "sim/simulator.h"
 #include "util/stats.h"
 
 namespace shoal {
@@ -30,7 +31,19 @@ void AddCoordinatorBytes(const Plan& p, int64_t seq, std::vector<int64_t>* sent,
   }
 }
 
+void SetDevicePower(const Plan& p, const Cluster& c, BenchReport* r) {
+  auto map = MapPlanDevices(p, c);
+  if (!map.ok()) return;
+  for (size_t i = 0; i < r->devices.size() && i < map->size(); ++i) {
+    r->devices[i].power = c.devices[(*map)[i]].power;
+  }
+}
+
 namespace {
+
+constexpr const char* kPi3PowerNote =
+    "devices without a power block in the cluster file count as a "
+    "Raspberry Pi 3 (1.22 W idle, 3.95 W busy, links free)";
 
 void PrintHistogram(const std::vector<double>& lat, std::ostream& out) {
   constexpr int kBins = 10, kWidth = 40;
@@ -73,6 +86,8 @@ nlohmann::json BenchReportJson(const BenchReport& r) {
                      {"max", Quantile(lat, 1)}};
   j["throughput_rps"] = r.wall_s > 0 ? lat.size() / r.wall_s : 0.0;
   int64_t total = 0;
+  double energy = 0;
+  bool defaults = false;
   j["devices"] = nlohmann::json::array();
   for (const auto& d : r.devices) {
     total += d.bytes_sent;
@@ -94,9 +109,26 @@ nlohmann::json BenchReportJson(const BenchReport& r) {
                             {"queue_histogram", d.queue_histogram},
                             {"requests_failed", d.requests_failed},
                             {"tasks", std::move(tasks)}});
-    if (!d.error.empty()) j["devices"].back()["error"] = d.error;
+    if (!d.error.empty()) {
+      j["devices"].back()["error"] = d.error;
+      continue;
+    }
+    const DeviceEnergy e =
+        EnergyPerInference(d.power, r.wall_s, d.busy_ms / 1e3, d.bytes_sent,
+                           d.bytes_received, int64_t(lat.size()));
+    j["devices"].back()["energy_j_per_inference"] = {
+        {"idle", e.idle_j},
+        {"compute", e.compute_j},
+        {"network", e.network_j},
+        {"total", e.total()},
+        {"power", d.power.given ? "cluster file" : "Raspberry Pi 3 figures"}};
+    energy += e.total();
+    defaults = defaults || !d.power.given;
   }
   j["bytes_total"] = total;
+  // Every device's energy per inference: the LCP paper's Fig. 13 measure.
+  j["energy_j_per_inference"] = energy;
+  if (defaults) j["energy_note"] = kPi3PowerNote;
   j["bytes_per_request"] =
       lat.empty() ? 0.0 : total / static_cast<double>(lat.size());
   if (!r.first_error.empty()) j["first_error"] = r.first_error;
@@ -121,8 +153,15 @@ void PrintBenchReport(const BenchReport& r, std::ostream& out) {
       << j["bytes_total"].get<int64_t>() << " bytes on the wire ("
       << j["bytes_per_request"].get<double>() << " per request)\n";
   if (!r.latency_ms.empty()) PrintHistogram(r.latency_ms, out);
+  out << "energy " << std::setprecision(3)
+      << j["energy_j_per_inference"].get<double>()
+      << " J per inference, all devices";
+  if (j.contains("energy_note")) {
+    out << " (" << j["energy_note"].get<std::string>() << ")";
+  }
+  out << "\n" << std::setprecision(2);
   out << "device        compute ms/req    idle ms     bytes sent  "
-         "bytes recv  queue occupancy (0,1,2,..)\n";
+         "bytes recv     J/inf  queue occupancy (0,1,2,..)\n";
   for (const auto& d : j["devices"]) {
     std::string q;
     const auto& h = d["queue_histogram"];
@@ -143,7 +182,10 @@ void PrintBenchReport(const BenchReport& r, std::ostream& out) {
         << std::right << std::setw(14) << d["compute_ms_median"].get<double>()
         << std::setw(11) << d["idle_ms"].get<double>() << std::setw(15)
         << d["bytes_sent"].get<int64_t>() << std::setw(12)
-        << d["bytes_received"].get<int64_t>() << "  " << q << "\n";
+        << d["bytes_received"].get<int64_t>() << std::setw(10)
+        << std::setprecision(3)
+        << d["energy_j_per_inference"]["total"].get<double>() << "  " << q
+        << std::setprecision(2) << "\n";
     if (!r.print_tasks) continue;
     for (const auto& t : d["tasks"]) {
       out << "    " << std::setw(10) << std::right

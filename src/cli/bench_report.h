@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "cluster/cluster.h"
+#include "cluster/power.h"
 #include "plan/plan.h"
 
 namespace shoal {
@@ -30,6 +32,9 @@ struct BenchDeviceReport {
   std::vector<int64_t> queue_histogram;
   int64_t requests_failed = 0;
   std::string error;  // no statistics: why (a device lost mid-bench)
+  // Its cluster device's power figures (cluster/power.h): with busy_ms,
+  // bytes and the wall time, its energy per inference.
+  PowerSpec power = Pi3Power();
 };
 
 struct BenchReport {
@@ -52,6 +57,10 @@ struct BenchReport {
 // so together they equal the plan's counted bytes (CountCommunication).
 void AddCoordinatorBytes(const Plan& p, int64_t seq, std::vector<int64_t>* sent,
                          std::vector<int64_t>* received);
+
+// Each report device (a plan device, in order) gets the power figures of
+// the cluster device that serves it; unmatched ones keep the Pi 3's.
+void SetDevicePower(const Plan& p, const Cluster& c, BenchReport* r);
 
 nlohmann::json BenchReportJson(const BenchReport& r);
 void PrintBenchReport(const BenchReport& r, std::ostream& out);

@@ -77,6 +77,7 @@ Status RunSimulate(const SimulateArgs& a) {
     }
     r.devices.push_back(std::move(dr));
   }
+  SetDevicePower(p, cluster, &r);
   const double took =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();

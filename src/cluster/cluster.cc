@@ -55,6 +55,35 @@ Status CheckDeviceNumbers(const DeviceSpec& d) {
   return Status::Ok();
 }
 
+// The `power` block: any of idle, busy (watts), send, receive (joules per
+// byte); what it leaves out keeps the Raspberry Pi 3 figure.
+Status ParsePowerBlock(const YAML::Node& y, PowerSpec* p) {
+  if (!y.IsMap()) {
+    return InvalidArgument(
+        "power must be a map like {idle: 1.22W, busy: 3.95W, send: 100nJ/B}");
+  }
+  for (const auto& kv : y) {
+    const std::string k = kv.first.as<std::string>();
+    const std::string v = kv.second.as<std::string>();
+    StatusOr<double> x = InvalidArgument("");
+    double* field = nullptr;
+    if (k == "idle" || k == "busy") {
+      x = ParsePower(v);
+      field = k == "idle" ? &p->idle_w : &p->busy_w;
+    } else if (k == "send" || k == "receive") {
+      x = ParseEnergyPerByte(v);
+      field = k == "send" ? &p->send_j_per_byte : &p->receive_j_per_byte;
+    } else {
+      return InvalidArgument("power has an unknown key '" + k +
+                             "' (known: idle, busy, send, receive)");
+    }
+    if (!x.ok()) return x.status().WithContext("power " + k);
+    *field = x.value();
+  }
+  p->given = true;
+  return CheckPower(*p);
+}
+
 Status CheckLink(const YAML::Node& l, const Link& link) {
   if (l["bandwidth"] && !(link.bandwidth_bps >= kMinBandwidthBps &&
                           link.bandwidth_bps <= kMaxBandwidthBps)) {
@@ -251,6 +280,10 @@ StatusOr<Cluster> ParseCluster(const std::string& text,
         if (y["system_cpu"]) d.system_cpu = y["system_cpu"].as<double>();
         RETURN_IF_ERROR(
             CheckDeviceNumbers(d).WithContext(where + " (" + d.name + ")"));
+        if (const YAML::Node& pw = y["power"]) {
+          RETURN_IF_ERROR(ParsePowerBlock(pw, &d.power)
+                              .WithContext(where + " (" + d.name + ")"));
+        }
         if (!c.tls_dir.empty()) d.tls = IssuedPaths(c.tls_dir, d.name);
         if (const YAML::Node& t = y["tls"]) {
           if (!c.tls.any()) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/power.h"
 #include "plan/plan.h"
 #include "security/tls_paths.h"
 #include "util/status.h"
@@ -39,6 +40,9 @@ struct DeviceSpec {
   // The quota `cluster up` applies: system_cpu, at least cpu.
   double QuotaCpu() const { return std::max(cpu, system_cpu); }
   Link link;
+  // What it draws (`power` block; the Raspberry Pi 3 figures unless
+  // given): energy per inference in simulate and bench.
+  PowerSpec power = Pi3Power();
   // `cluster up` with TLS: the certificate and key its worker shows (and
   // the cluster CA, from the cluster's block); empty: plaintext.
   TlsPaths tls;

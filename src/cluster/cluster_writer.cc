@@ -79,6 +79,21 @@ void EmitDevice(YAML::Emitter& out, const DeviceSpec& d, const Cluster& c) {
     }
     out << YAML::EndMap;
   }
+  if (d.power.given) {
+    const PowerSpec& p = d.power;
+    out << YAML::Key << "power" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "idle" << YAML::Value << Shortest(p.idle_w) + "W";
+    out << YAML::Key << "busy" << YAML::Value << Shortest(p.busy_w) + "W";
+    for (const auto& [key, v] :
+         {std::pair<const char*, double>{"send", p.send_j_per_byte},
+          {"receive", p.receive_j_per_byte}}) {
+      if (v > 0) {
+        out << YAML::Key << key << YAML::Value
+            << WithUnit(v, {{"nJ/B", 1e-9}, {"J/B", 1}});
+      }
+    }
+    out << YAML::EndMap;
+  }
   // Under `tls: {dir}` a device's files are DIR/NAME.{crt,key} unless
   // named; write them only where they differ.
   const TlsPaths issued =

@@ -27,6 +27,11 @@ void ExpectSameCluster(const Cluster& a, const Cluster& b) {
     // Links read back within rounding: "8.83ms" is 8.83 x 1e-3.
     EXPECT_DOUBLE_EQ(x.link.bandwidth_bps, y.link.bandwidth_bps);
     EXPECT_DOUBLE_EQ(x.link.latency_s, y.link.latency_s);
+    EXPECT_EQ(x.power.given, y.power.given);
+    EXPECT_EQ(x.power.idle_w, y.power.idle_w);
+    EXPECT_EQ(x.power.busy_w, y.power.busy_w);
+    EXPECT_DOUBLE_EQ(x.power.send_j_per_byte, y.power.send_j_per_byte);
+    EXPECT_DOUBLE_EQ(x.power.receive_j_per_byte, y.power.receive_j_per_byte);
     EXPECT_EQ(x.tls.ca, y.tls.ca);
     EXPECT_EQ(x.tls.cert, y.tls.cert);
     EXPECT_EQ(x.tls.key, y.tls.key);
@@ -69,6 +74,7 @@ TEST(FormatCluster, EveryFieldAndDefaultReadsBackEqual) {
   full.system_cpu = 0.3;
   full.link = Link{62.24e6, 8.83e-3};
   full.tls = TlsPaths{c.tls.ca, "/etc/shoal/full.crt", "/etc/shoal/full.key"};
+  full.power = PowerSpec{0.95, 6.4, 1.25e-7, 3.3e-8, true};
   DeviceSpec auto_cpu = dev("auto_cpu");  // speed 1, calibrated
   auto_cpu.cpu_from_speed = true;
   DeviceSpec calibrated = dev("calibrated");  // speed 3, calibrated
