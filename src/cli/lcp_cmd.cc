@@ -1,11 +1,14 @@
 // `shoal lcp split MODEL (--branches K | --device-memory B --device-macs N
-// [--division-factor D]) [--fatten PCT] [-o OUT.onnx] [--json]`: the LCP
-// branch transform and the paper's Splitter.
+// [--division-factor D] | --cluster FILE [--target-ms T]) [--fatten PCT]
+// [-o OUT.onnx] [--json]`: the LCP branch transform and the paper's
+// Splitter, on one budget or sized for a cluster's devices.
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/commands.h"
+#include "cli/plan_common.h"
 #include "lcp/split_branches.h"
 #include "lcp/splitter.h"
 #include "models/load_model.h"
@@ -24,6 +27,8 @@ struct LcpSplitArgs {
   int64_t device_macs = 0;
   int64_t division_factor = 2;
   double fatten = 0;
+  std::string cluster;
+  double target_ms = 0;
   std::string out;
   uint64_t seed = 0;
   bool json = false;
@@ -54,9 +59,13 @@ void PrintText(const LcpSummary& s, const Graph& g) {
 Status RunLcpSplit(const LcpSplitArgs& a) {
   const bool by_k = a.branches > 0;
   const bool by_budget = a.device_memory > 0 || a.device_macs > 0;
-  if (by_k == by_budget)
+  const bool by_cluster = !a.cluster.empty();
+  if (int(by_k) + int(by_budget) + int(by_cluster) != 1)
     return InvalidArgument(
-        "give either --branches K or --device-memory BYTES --device-macs N");
+        "give one of --branches K, --device-memory BYTES --device-macs N, "
+        "or --cluster FILE");
+  if (a.target_ms != 0 && !by_cluster)
+    return InvalidArgument("--target-ms goes with --cluster");
   if (by_budget && (a.device_memory <= 0 || a.device_macs <= 0))
     return InvalidArgument("--device-memory and --device-macs go together");
   LoadOptions lo;
@@ -65,7 +74,17 @@ Status RunLcpSplit(const LcpSplitArgs& a) {
   Graph split;
   LcpSummary s;
   std::vector<std::string> steps;
-  if (by_k) {
+  std::optional<ClusterSplitResult> for_cluster;
+  if (by_cluster) {
+    ASSIGN_OR_RETURN(Cluster c, LoadCluster(a.cluster));
+    ASSIGN_OR_RETURN(
+        ClusterSplitResult r,
+        SplitForCluster(m.graph, c, a.target_ms, a.fatten, a.division_factor));
+    split = std::move(r.split.graph);
+    s = r.split.summary;
+    steps = r.split.steps;
+    for_cluster = std::move(r);
+  } else if (by_k) {
     ASSIGN_OR_RETURN(split, SplitIntoBranches(m.graph, {a.branches, a.fatten}));
     ASSIGN_OR_RETURN(s, SummarizeSplit(m.graph, split, a.branches, a.fatten));
   } else {
@@ -91,6 +110,14 @@ Status RunLcpSplit(const LcpSplitArgs& a) {
     j["macs_per_branch"] = s.macs_per_branch;
     j["original"] = {{"params", s.original_params}, {"macs", s.original_macs}};
     j["communication_elements_per_inference"] = s.communication_elements;
+    j["branch_macs"] = s.branch_macs;
+    j["branch_memory_bytes"] = s.branch_memory;
+    if (!s.shares.empty()) j["shares"] = s.shares;
+    if (for_cluster) {
+      j["devices"] = for_cluster->devices;
+      j["predicted_ms"] = for_cluster->predicted_ms;
+      j["steps"] = steps;
+    }
     std::cout << j.dump(2) << "\n";
     return Status::Ok();
   }
@@ -98,8 +125,15 @@ Status RunLcpSplit(const LcpSplitArgs& a) {
     std::cout << "splitter (division factor " << a.division_factor << "):\n";
     for (const auto& l : steps) std::cout << "  " << l << "\n";
     std::cout << "chose " << s.branches << " branch"
-              << (s.branches == 1 ? "" : "es")
-              << ": the first count whose branch fits both budgets\n";
+              << (s.branches == 1 ? "" : "es");
+    if (!for_cluster) {
+      std::cout << ": the first count whose branch fits both budgets\n";
+    } else {
+      std::cout << (a.target_ms > 0
+                        ? ": the fewest whose slowest branch meets the target"
+                        : ": the most that fit, one per device")
+                << "\n  " << ClusterSplitReason(*for_cluster) << "\n";
+    }
   }
   PrintText(s, split);
   if (!a.out.empty()) std::cout << "wrote " << a.out << "\n";
@@ -126,6 +160,12 @@ void AddLcpCommand(CLI::App* app) {
                   "Splitter: divide widths by this each step (default 2)");
   cmd->add_option("--fatten", a->fatten,
                   "Widen every in-branch layer by PCT percent");
+  cmd->add_option("--cluster", a->cluster,
+                  "Splitter: size branches for this cluster's devices (one "
+                  "per device, widths by speed, each within its memory)");
+  cmd->add_option("--target-ms", a->target_ms,
+                  "With --cluster: the fewest branches whose slowest is "
+                  "predicted within MS (default: the most that fit)");
   cmd->add_option("-o,--output", a->out,
                   "Write the branched model (seeded weights) as ONNX");
   cmd->add_option("--seed", a->seed, "Seed of the written weights");

@@ -13,6 +13,11 @@ namespace shoal {
 // what its LeNet-split8 needs (conv1 has 6 channels for 8 branches).
 int64_t BranchWidth(int64_t width, int64_t branches, double fatten_pct);
 
+// The width of a branch that takes `share` (0 < share <= 1) of every layer:
+// floor(width x share), at least 1, then fattened as above. Unequal
+// branches, for devices of unequal speed (`shoal lcp split --cluster`).
+int64_t BranchWidthShare(int64_t width, double share, double fatten_pct);
+
 }  // namespace shoal
 
 #endif  // SHOAL_LCP_BRANCH_WIDTH_H_

@@ -1,5 +1,6 @@
 #include "lcp/split_branches.h"
 
+#include <cmath>
 #include <map>
 
 #include "graph/op_registry.h"
@@ -19,9 +20,11 @@ class Rewriter {
 
   // Copies `n` with tensor names mapped by `rename`; `weight_shape` gives
   // each weight input's new shape from the new input shapes.
+  // `share` > 0: the branch takes that fraction of each layer's width;
+  // 0: 1/K of it.
   Status Copy(const Node& n, const std::string& prefix,
               std::map<std::string, std::string>* rename,
-              const BranchOptions& o, bool classifier) {
+              const BranchOptions& o, bool classifier, double share = 0) {
     Node c = n;
     c.name = prefix + n.name;
     for (auto& in : c.inputs) {
@@ -34,7 +37,7 @@ class Rewriter {
       (*rename)[out] = prefix + out;
       out = prefix + out;
     }
-    RETURN_IF_ERROR(ResizeWeights(n, &c, prefix, o, classifier));
+    RETURN_IF_ERROR(ResizeWeights(n, &c, prefix, o, classifier, share));
     RETURN_IF_ERROR(dst_->AddNode(c));
     return ShapeNode(dst_->nodes.back());
   }
@@ -45,13 +48,15 @@ class Rewriter {
   }
 
   Status ResizeWeights(const Node& n, Node* c, const std::string& prefix,
-                       const BranchOptions& o, bool classifier) {
+                       const BranchOptions& o, bool classifier, double share) {
     const auto weights = src_.WeightInputs(n);
     if (weights.empty()) return Status::Ok();
     const Shape& x = NewShape(c->inputs[0]);
     const Shape& x0 = src_.FindTensor(n.inputs[0])->shape;
     auto width = [&](int64_t w) {
-      return classifier ? w : BranchWidth(w, o.branches, o.fatten_pct);
+      if (classifier) return w;
+      return share > 0 ? BranchWidthShare(w, share, o.fatten_pct)
+                       : BranchWidth(w, o.branches, o.fatten_pct);
     };
     std::map<std::string, Shape> shapes;  // old weight name -> new shape
     if (n.op == "Conv") {
@@ -138,6 +143,29 @@ StatusOr<Graph> SplitIntoBranches(const Graph& g, const BranchOptions& o) {
     return InvalidArgument("--branches must be at least 1, not " +
                            std::to_string(o.branches));
   if (o.fatten_pct < 0) return InvalidArgument("--fatten must not be negative");
+  // Normalised shares; equal ones are the equal split (floor(w / K)
+  // exactly, not w x (1/K) rounded).
+  std::vector<double> shares;
+  if (!o.shares.empty()) {
+    if (static_cast<int64_t>(o.shares.size()) != o.branches) {
+      return InvalidArgument(std::to_string(o.shares.size()) +
+                             " branch shares for " +
+                             std::to_string(o.branches) + " branches");
+    }
+    double sum = 0;
+    for (double s : o.shares) {
+      if (!(s > 0) || !std::isfinite(s)) {
+        return InvalidArgument("branch shares must be positive numbers");
+      }
+      sum += s;
+    }
+    bool equal = true;
+    for (double s : o.shares) {
+      equal = equal && std::fabs(s - o.shares[0]) <= 1e-12 * o.shares[0];
+      shares.push_back(s / sum);
+    }
+    if (equal) shares.clear();
+  }
   ASSIGN_OR_RETURN(ClassifierSite site, FindClassifier(g));
   const TensorInfo* pre = g.FindTensor(site.prefinal);
   const int64_t pre_width = pre->shape.size() > 1 ? pre->shape[1] : 1;
@@ -150,6 +178,7 @@ StatusOr<Graph> SplitIntoBranches(const Graph& g, const BranchOptions& o) {
   }
   Graph out;
   out.name = g.name + "-split" + std::to_string(o.branches);
+  if (!shares.empty()) out.name += "-uneven";
   if (o.fatten_pct > 0)
     out.name += "-f" + std::to_string(static_cast<int>(o.fatten_pct));
   for (const auto& in : g.inputs)
@@ -158,8 +187,10 @@ StatusOr<Graph> SplitIntoBranches(const Graph& g, const BranchOptions& o) {
   std::vector<std::string> prefinals;
   for (int64_t k = 0; k < o.branches; ++k) {
     std::map<std::string, std::string> rename;
+    const double share = shares.empty() ? 0 : shares[k];
     for (int i : site.trunk)
-      RETURN_IF_ERROR(rw.Copy(g.nodes[i], BranchPrefix(k), &rename, o, false));
+      RETURN_IF_ERROR(
+          rw.Copy(g.nodes[i], BranchPrefix(k), &rename, o, false, share));
     prefinals.push_back(rename.at(site.prefinal));
   }
   std::map<std::string, std::string> rename;
@@ -185,6 +216,14 @@ StatusOr<Graph> SplitIntoBranches(const Graph& g, const BranchOptions& o) {
   RETURN_IF_ERROR(InferShapes(&out));
   RETURN_IF_ERROR(VerifyGraph(out).WithContext("LCP branch transform"));
   return out;
+}
+
+bool HasLcpBranches(const Graph& g) {
+  const std::string prefix = BranchPrefix(0);
+  for (const auto& n : g.nodes) {
+    if (n.name.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
 }
 
 StatusOr<Graph> ExtractBranch(const Graph& branched, int64_t k) {

@@ -7,6 +7,7 @@
 #define SHOAL_LCP_SPLIT_BRANCHES_H_
 
 #include <string>
+#include <vector>
 
 #include "graph/graph.h"
 #include "util/status.h"
@@ -16,6 +17,11 @@ namespace shoal {
 struct BranchOptions {
   int64_t branches = 2;
   double fatten_pct = 0;  // widens every in-branch layer, not the classifier
+  // Empty: equal branches, each 1/K of every layer. Otherwise one positive
+  // number per branch: branch k takes shares[k] / sum of every layer's
+  // width (at least one channel), so a device twice as fast gets a branch
+  // twice as wide.
+  std::vector<double> shares;
 };
 
 // Node and tensor names of branch k carry this prefix ("b3/conv1").
@@ -27,8 +33,12 @@ inline constexpr char kLcpPrefinal[] = "lcp/prefinal";
 
 // Returns the branched graph, shaped and verified. Errors (with the numbers)
 // when K is larger than the pre-final layer's width, when there is no
-// classifier to merge on, or when a branch holds a layer LCP cannot resize.
+// classifier to merge on, when a branch holds a layer LCP cannot resize, or
+// when shares are not K positive numbers.
 StatusOr<Graph> SplitIntoBranches(const Graph& g, const BranchOptions& o);
+
+// Whether `g` is already branched (has nodes of branch 0).
+bool HasLcpBranches(const Graph& g);
 
 // The nodes of branch k alone, as a graph from the model's inputs to that
 // branch's pre-final activation (for per-branch cost and memory).

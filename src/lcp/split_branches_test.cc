@@ -120,5 +120,54 @@ TEST(SplitBranchesTest, EveryZooModelSplits) {
   }
 }
 
+TEST(SplitBranchesTest, SharesMakeUnequalBranches) {
+  const Graph g = Small();
+  // 3:1 over conv(8) and fc1(16): 6 and 2 channels, 12 and 4 features.
+  auto s = SplitIntoBranches(g, {2, 0, {3, 1}});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->FindTensor("b0/conv.weight")->shape, (Shape{6, 3, 3, 3}));
+  EXPECT_EQ(s->FindTensor("b1/conv.weight")->shape, (Shape{2, 3, 3, 3}));
+  EXPECT_EQ(s->FindTensor("b0/dw.weight")->shape, (Shape{6, 1, 3, 3}));
+  EXPECT_EQ(s->FindNode("b1/dw")->attrs.GetInt("group"), 2);
+  EXPECT_EQ(s->FindTensor("b0/fc1.weight")->shape[0], 12);
+  EXPECT_EQ(s->FindTensor("b1/fc1.weight")->shape[0], 4);
+  // The classifier reads both: 16 features, at full output width.
+  EXPECT_EQ(s->FindTensor("fc2.weight")->shape, (Shape{10, 16}));
+  EXPECT_NE(s->name.find("uneven"), std::string::npos);
+  auto sum = SummarizeSplit(g, *s, 2, 0);
+  ASSERT_TRUE(sum.ok()) << sum.status().ToString();
+  ASSERT_EQ(sum->branch_macs.size(), 2u);
+  EXPECT_GT(sum->branch_macs[0], 2 * sum->branch_macs[1]);
+  EXPECT_EQ(sum->macs_per_branch, sum->branch_macs[0]) << "the largest";
+  // A tiny share still keeps one channel per layer.
+  auto tiny = SplitIntoBranches(g, {2, 0, {1000, 1}});
+  ASSERT_TRUE(tiny.ok()) << tiny.status().ToString();
+  EXPECT_EQ(tiny->FindTensor("b1/conv.weight")->shape[0], 1);
+}
+
+TEST(SplitBranchesTest, EqualSharesAreTheEqualSplit) {
+  const Graph g = Small();
+  auto plain = SplitIntoBranches(g, {4, 0});
+  auto shared = SplitIntoBranches(g, {4, 0, {2.5, 2.5, 2.5, 2.5}});
+  ASSERT_TRUE(plain.ok() && shared.ok());
+  EXPECT_EQ(plain->name, shared->name);
+  for (const auto& n : plain->nodes) {
+    for (const auto& w : plain->WeightInputs(n)) {
+      EXPECT_EQ(plain->FindTensor(w)->shape, shared->FindTensor(w)->shape) << w;
+    }
+  }
+}
+
+TEST(SplitBranchesTest, BadSharesAreRefused) {
+  const Graph g = Small();
+  auto count = SplitIntoBranches(g, {2, 0, {1, 1, 1}});
+  ASSERT_FALSE(count.ok());
+  EXPECT_NE(count.status().message().find("3 branch shares for 2 branches"),
+            std::string::npos)
+      << count.status().message();
+  EXPECT_FALSE(SplitIntoBranches(g, {2, 0, {1, 0}}).ok());
+  EXPECT_FALSE(SplitIntoBranches(g, {2, 0, {1, -1}}).ok());
+}
+
 }  // namespace
 }  // namespace shoal

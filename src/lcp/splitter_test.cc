@@ -41,5 +41,73 @@ TEST(SplitterTest, ImpossibleBudgetErrorsWithNumbers) {
   EXPECT_FALSE(RunSplitter(Zoo("lenet5"), {100, 100, 1, 0}).ok());
 }
 
+ClusterSplitOptions Rates(double target_ms = 0) {
+  ClusterSplitOptions o;
+  o.target_ms = target_ms;
+  o.macs_per_second = 1.65e9;
+  o.weight_bytes_per_second = 1.2e9;
+  return o;
+}
+
+TEST(ClusterSplitterTest, OneBranchPerDeviceWidthsFollowSpeed) {
+  const Graph g = Zoo("alexnet");
+  // Four devices, one twice as fast; 1 GiB each.
+  std::vector<SplitDevice> d = {{"slow0", 1, int64_t{1} << 30},
+                                {"fast", 2, int64_t{1} << 30},
+                                {"slow1", 1, int64_t{1} << 30},
+                                {"slow2", 1, int64_t{1} << 30}};
+  auto r = RunClusterSplitter(g, d, Rates());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const LcpSummary& s = r->split.summary;
+  EXPECT_EQ(s.branches, 4) << "the most that fit";
+  ASSERT_EQ(r->devices.size(), 4u);
+  EXPECT_EQ(r->devices[0], "fast") << "fastest first";
+  ASSERT_EQ(s.shares.size(), 4u);
+  EXPECT_GT(s.shares[0], 1.2 * s.shares[1]) << "wider for the fast one";
+  EXPECT_EQ(s.shares[1], s.shares[2]);
+  // The fast device's branch has about twice the others' work, and is
+  // predicted about as fast.
+  EXPECT_GT(s.branch_macs[0], 1.6 * s.branch_macs[1]);
+  EXPECT_NEAR(r->predicted_ms[0], r->predicted_ms[1],
+              0.25 * r->predicted_ms[1]);
+  EXPECT_EQ(r->split.steps.size(), 3u);  // K = 1, 2, 4
+}
+
+TEST(ClusterSplitterTest, EqualDevicesEqualBranchesATargetTakesTheFewest) {
+  const Graph g = Zoo("alexnet");
+  std::vector<SplitDevice> d(8, SplitDevice{"pi", 1, int64_t{1} << 30});
+  for (int i = 0; i < 8; ++i) d[i].name = "pi" + std::to_string(i);
+  auto most = RunClusterSplitter(g, d, Rates());
+  ASSERT_TRUE(most.ok()) << most.status().ToString();
+  EXPECT_EQ(most->split.summary.branches, 8);
+  EXPECT_TRUE(most->split.summary.shares.empty()) << "equal branches";
+  // A target the 2-branch split meets but the whole model does not.
+  auto one = RunClusterSplitter(g, {d[0]}, Rates());
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->split.summary.branches, 1);
+  const double whole = one->predicted_ms[0];
+  EXPECT_EQ(RunClusterSplitter(g, d, Rates(whole * 2))->split.summary.branches,
+            1)
+      << "a target the whole model meets";
+  auto fewest = RunClusterSplitter(g, d, Rates(whole * 0.6));
+  ASSERT_TRUE(fewest.ok()) << fewest.status().ToString();
+  EXPECT_EQ(fewest->split.summary.branches, 2);
+  EXPECT_LE(fewest->predicted_ms[0], whole * 0.6);
+}
+
+TEST(ClusterSplitterTest, NoFitSaysEveryStep) {
+  // 2 MiB devices: no AlexNet branch fits.
+  std::vector<SplitDevice> d = {{"a", 1, 2 << 20}, {"b", 1, 2 << 20}};
+  auto r = RunClusterSplitter(Zoo("alexnet"), d, Rates());
+  ASSERT_FALSE(r.ok());
+  const std::string m = r.status().message();
+  EXPECT_NE(m.find("no branch count fits the cluster's 2 devices"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("K=2: a "), std::string::npos) << m;
+  EXPECT_NE(m.find("(over 2)"), std::string::npos) << m;
+  EXPECT_FALSE(RunClusterSplitter(Zoo("alexnet"), {}, Rates()).ok());
+}
+
 }  // namespace
 }  // namespace shoal

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "graph/cost.h"
 #include "lcp/find_classifier.h"
 #include "partition/plan_builder.h"
 #include "partition/strategy.h"
@@ -84,22 +85,38 @@ StatusOr<Plan> PlanLcp(const Graph& g, const PlanOptions& opts) {
            " has no b<k>/ branches, so it is one branch: make K with `shoal "
            "lcp split MODEL --branches K -o M.onnx`";
   }
-  // Greedy by speed: each branch to the device that would finish its
-  // branches soonest; ties go to a device other than the hub, which already
-  // runs the classifier.
+  // Each branch's work: its MACs and weight elements (unequal branches,
+  // sized for unequal devices by the cluster Splitter, differ).
+  std::vector<double> work(branches, 0);
+  ASSIGN_OR_RETURN(GraphCost cost, ComputeGraphCost(g));
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (branch_of[i] >= 0) {
+      work[branch_of[i]] +=
+          double(cost.nodes[i].macs) + double(cost.nodes[i].weight_elements);
+    }
+  }
+  // Greedy by speed, largest branch first: each branch to the device that
+  // would finish its branches soonest; ties go to a device other than the
+  // hub, which already runs the classifier.
   const int n = static_cast<int>(opts.devices.size());
   const std::vector<double> shares = NormalizedShares(opts.devices);
+  std::vector<int> order(branches);
+  for (int k = 0; k < branches; ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return work[a] > work[b]; });
   std::vector<int> load(n, 0), device_of(branches, 0);
-  for (int k = 0; k < branches; ++k) {
+  std::vector<double> busy(n, 0);
+  for (int k : order) {
     int best = -1;
     auto key = [&](int d) {
-      return std::make_tuple((load[d] + 1) / std::max(shares[d], 1e-12),
+      return std::make_tuple((busy[d] + work[k]) / std::max(shares[d], 1e-12),
                              d == opts.hub, d);
     };
     for (int d = 0; d < n; ++d)
       if (best < 0 || key(d) < key(best)) best = d;
     device_of[k] = best;
     ++load[best];
+    busy[best] += work[k];
   }
   BuildRequest r = BaseRequest(g, opts);
   for (size_t i = 0; i < g.nodes.size(); ++i) {

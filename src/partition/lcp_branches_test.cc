@@ -116,5 +116,21 @@ TEST(LcpStrategy, UnbranchedModelIsOneBranch) {
             std::string::npos);
 }
 
+// Unequal branches (as the cluster Splitter sizes them for unequal
+// devices): the widest goes to the fastest device, and the run is exact.
+TEST(LcpStrategy, UnequalBranchesLargestOnTheFastest) {
+  Model m;
+  m.graph = SplitIntoBranches(LoadModel("lenet5", LoadOptions{}).value().graph,
+                              {3, 0, {1, 3, 1}})
+                .value();
+  m.weights = RandomWeights(m.graph, 5);
+  testing::PlanRunResult r;
+  ASSERT_TRUE(RunPlanExact(m, "lcp", testing::Devices({1, 1, 3, 1}), &r));
+  EXPECT_EQ(DevicesOf(r.plan, 1), (std::set<int>{2})) << "branch 1 is widest";
+  EXPECT_EQ(DevicesOf(r.plan, 0).size(), 1u);
+  EXPECT_EQ(DevicesOf(r.plan, 2).size(), 1u);
+  EXPECT_FALSE(DevicesOf(r.plan, 0).count(2));
+}
+
 }  // namespace
 }  // namespace shoal

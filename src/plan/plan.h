@@ -32,6 +32,9 @@ struct ModelRef {
   // weights; 0: the model as it is.
   int64_t lcp_branches = 0;
   double lcp_fatten_pct = 0;
+  // One relative width per branch (`shoal plan --strategy lcp` on unequal
+  // devices: the cluster Splitter's); empty: equal branches.
+  std::vector<double> lcp_shares;
 };
 
 // Bounds of a device's relative speed (a cluster file's `speed`, a plan's

@@ -118,6 +118,9 @@ json PlanToJson(const Plan& p) {
   if (p.model.lcp_branches > 0) {
     j["model"]["lcp_branches"] = p.model.lcp_branches;
     j["model"]["lcp_fatten_pct"] = p.model.lcp_fatten_pct;
+    if (!p.model.lcp_shares.empty()) {
+      j["model"]["lcp_shares"] = p.model.lcp_shares;
+    }
   }
   j["devices"] = json::array();
   for (const auto& d : p.devices) {
@@ -198,6 +201,23 @@ StatusOr<Plan> PlanFromJson(const json& j) {
       return InvalidArgument(
           "model.lcp_branches and model.lcp_fatten_pct "
           "must not be negative");
+    }
+    if (m.contains("lcp_shares")) {
+      const auto& s = m.at("lcp_shares");
+      if (!s.is_array() ||
+          static_cast<int64_t>(s.size()) != p.model.lcp_branches) {
+        return InvalidArgument(
+            "model.lcp_shares must be one number per LCP branch");
+      }
+      for (const auto& v : s) {
+        const double x = v.get<double>();
+        if (!(x >= kMinShare && x <= kMaxShare)) {
+          return InvalidArgument("model.lcp_shares must be within [" +
+                                 std::to_string(kMinShare) + ", " +
+                                 std::to_string(kMaxShare) + "]");
+        }
+        p.model.lcp_shares.push_back(x);
+      }
     }
     for (const auto& d : j.at("devices")) {
       p.devices.push_back(PlanDevice{d.at("name").get<std::string>(),

@@ -47,7 +47,8 @@ void PrintPlanTable(const Plan& p, std::ostream& os) {
   const auto wb = WeightBytesPerDevice(p);
   os << "plan: " << p.model.spec;
   if (p.model.lcp_branches > 0) {
-    os << " split into " << p.model.lcp_branches << " LCP branches";
+    os << " split into " << p.model.lcp_branches
+       << (p.model.lcp_shares.empty() ? "" : " unequal") << " LCP branches";
     if (p.model.lcp_fatten_pct > 0) {
       os << " (fattened " << p.model.lcp_fatten_pct << "%)";
     }

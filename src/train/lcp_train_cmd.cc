@@ -1,16 +1,20 @@
 // `shoal lcp train MODEL [--branches K] [--fatten PCT] --dataset DIR
-// [--epochs N] [--limit N] [--seed S] -o WEIGHTS.onnx [--json]`: trains the
-// (branched) model with libtorch, writes it as ONNX, and checks that shoal's
-// engine scores the test set exactly as the trainer did.
+// [--epochs N] [--limit N] [--seed S] [--target-accuracy-drop P] -o
+// WEIGHTS.onnx [--json]`: trains the (branched) model with libtorch, writes
+// it as ONNX, and checks that shoal's engine scores the test set exactly as
+// the trainer did; with a target drop, fattens the split until it is
+// within P points of the original (the paper's Fig. 7).
 #include "train/lcp_train_cmd.h"
 
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "graph/cost.h"
@@ -41,6 +45,9 @@ struct LcpTrainArgs {
   int threads = 0;
   std::string out;
   bool json = false;
+  // The Fig. 7 loop: < 0 off; else the accuracy drop, in points, to reach.
+  double target_drop = -1;
+  double fatten_step = 10, max_fatten = 200;
 };
 
 std::string Pct(double v) {
@@ -75,20 +82,147 @@ void ShowProgress(const TrainProgress& p, bool tty) {
   }
 }
 
+// 10 -> "10", 12.5 -> "12.5", whatever the stream's flags.
+std::string Num(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+
+// One model trained, written as ONNX and scored by the engine.
+struct TrainedModel {
+  GraphCost cost;
+  TrainResult r;
+  EngineEval e;
+  ScoreComparison c;
+  double engine_s = 0;
+  int64_t used = 0;  // training images
+};
+
+StatusOr<TrainedModel> TrainAndCheck(const Graph& g, const ImageDataset& data,
+                                     const TrainOptions& o,
+                                     const std::string& out) {
+  TrainedModel t;
+  ASSIGN_OR_RETURN(t.cost, ComputeGraphCost(g));
+  t.used = o.limit > 0 ? std::min(o.limit, data.train.count) : data.train.count;
+  std::cerr << "training " << g.name << " (" << t.cost.params << " params, "
+            << t.cost.macs << " MACs) on " << t.used << " images of "
+            << data.dir << ", testing on " << data.test.count << "\n";
+  ASSIGN_OR_RETURN(t.r, TrainGraph(g, data, o));
+  RETURN_IF_ERROR(ExportOnnx(Model{g, t.r.weights}, out));
+  // The engine runs the file as written, as `shoal infer` would.
+  LoadOptions reload;
+  reload.with_weights = true;
+  ASSIGN_OR_RETURN(Model written, LoadModel(out, reload));
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(t.e, EvaluateWithEngine(written, data.test));
+  t.engine_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  t.c = CompareScores(t.r.test_scores, t.e.scores, t.e.classes);
+  if (t.c.real_disagreements > 0)
+    return Internal("the engine running '" + out +
+                    "' disagrees with the "
+                    "trainer on " +
+                    std::to_string(t.c.real_disagreements) +
+                    " test images (largest score difference " +
+                    std::to_string(t.c.max_abs_diff) + "): accuracy " +
+                    Pct(t.e.accuracy) + " against the trainer's " +
+                    Pct(t.r.test_accuracy));
+  return t;
+}
+
+// The paper's Fig. 7 loop: train the original, then the split fattened
+// by 0, 10, 20 % ... until its accuracy is within `drop` points of the
+// original's. Each step is trained from scratch with the same options;
+// the chosen one is written to a.out.
+Status RunFattenLoop(const LcpTrainArgs& a, const Graph& original,
+                     const ImageDataset& data, const TrainOptions& o) {
+  const std::string scratch = a.out + ".step.onnx";
+  std::cerr << "original model:\n";
+  ASSIGN_OR_RETURN(TrainedModel base,
+                   TrainAndCheck(original, data, o, scratch));
+  const double base_acc = base.e.accuracy;
+  nlohmann::json steps = nlohmann::json::array();
+  double best_acc = -1, best_fatten = 0, chosen = -1;
+  for (double f = a.fatten; f <= a.max_fatten + 1e-9; f += a.fatten_step) {
+    ASSIGN_OR_RETURN(Graph g, SplitIntoBranches(original, {a.branches, f}));
+    std::cerr << "split " << a.branches << ", fattened " << f << "%:\n";
+    ASSIGN_OR_RETURN(TrainedModel t, TrainAndCheck(g, data, o, scratch));
+    const double drop = 100 * (base_acc - t.e.accuracy);
+    const bool ok = drop <= a.target_drop + 1e-9;
+    std::cout << "fatten " << std::setw(4) << Num(f) << "%: " << g.name << ", "
+              << t.cost.params << " params, " << t.cost.macs << " MACs, test "
+              << Pct(t.e.accuracy) << ", " << std::fixed << std::setprecision(2)
+              << drop << " points below the original"
+              << (ok ? " (within " : " (over ") << a.target_drop << ")\n"
+              << std::flush;
+    steps.push_back({{"fatten_pct", f},
+                     {"model", g.name},
+                     {"params", t.cost.params},
+                     {"macs", t.cost.macs},
+                     {"test_accuracy", t.e.accuracy},
+                     {"drop_points", drop}});
+    if (t.e.accuracy > best_acc) {
+      best_acc = t.e.accuracy;
+      best_fatten = f;
+      std::filesystem::rename(scratch, a.out);
+    }
+    if (ok) {
+      chosen = f;
+      break;
+    }
+  }
+  std::error_code ignored;
+  std::filesystem::remove(scratch, ignored);
+  if (a.json) {
+    nlohmann::json j;
+    j["model"] = original.name;
+    j["branches"] = a.branches;
+    j["original_test_accuracy"] = base_acc;
+    j["target_drop_points"] = a.target_drop;
+    j["steps"] = steps;
+    j["chosen_fatten_pct"] = chosen >= 0 ? nlohmann::json(chosen) : nullptr;
+    j["output"] = a.out;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "original " << original.name << ": test " << Pct(base_acc)
+              << "\n";
+  }
+  if (chosen < 0) {
+    return FailedPrecondition(
+        "no fattening up to " + Num(a.max_fatten) + "% brings " +
+        std::to_string(a.branches) + " branches within " + Num(a.target_drop) +
+        " points of the original's " + Pct(base_acc) + "; the best, fattened " +
+        Num(best_fatten) + "% (" + Pct(best_acc) + "), is written to " + a.out +
+        " (train longer: --epochs, --limit)");
+  }
+  if (!a.json) {
+    std::cout << "chose fatten " << Num(chosen) << "%; wrote " << a.out << "\n";
+  }
+  return Status::Ok();
+}
+
 Status RunLcpTrain(const LcpTrainArgs& a) {
   if (a.out.empty()) return InvalidArgument("give -o WEIGHTS.onnx");
   if (a.branches < 1)
     return InvalidArgument("--branches must be at least 1, not " +
                            std::to_string(a.branches));
   if (a.fatten < 0) return InvalidArgument("--fatten must not be negative");
+  const bool loop = a.target_drop >= 0;
+  if (loop && a.branches < 2)
+    return InvalidArgument(
+        "--target-accuracy-drop goes with --branches K (K >= 2)");
+  if (loop && !(a.fatten_step > 0 && a.max_fatten >= a.fatten))
+    return InvalidArgument(
+        "--fatten-step must be > 0 and --max-fatten at least --fatten");
   LoadOptions lo;
   ASSIGN_OR_RETURN(lo.input_shape, ParseInputShapeFlag(a.input_shape));
   ASSIGN_OR_RETURN(Model m, LoadModel(a.model, lo));
   Graph g = m.graph;
-  if (a.branches > 1 || a.fatten > 0) {
+  if (!loop && (a.branches > 1 || a.fatten > 0)) {
     ASSIGN_OR_RETURN(g, SplitIntoBranches(m.graph, {a.branches, a.fatten}));
   }
-  ASSIGN_OR_RETURN(GraphCost cost, ComputeGraphCost(g));
   ASSIGN_OR_RETURN(ImageDataset data, LoadFashionMnist(a.dataset));
 
   TrainOptions o;
@@ -103,33 +237,14 @@ Status RunLcpTrain(const LcpTrainArgs& a) {
   o.threads = a.threads;
   const bool tty = isatty(2);
   o.on_progress = [tty](const TrainProgress& p) { ShowProgress(p, tty); };
-  const int64_t used =
-      a.limit > 0 ? std::min(a.limit, data.train.count) : data.train.count;
-  std::cerr << "training " << g.name << " (" << cost.params << " params, "
-            << cost.macs << " MACs) on " << used << " images of " << data.dir
-            << ", testing on " << data.test.count << "\n";
-  ASSIGN_OR_RETURN(TrainResult r, TrainGraph(g, data, o));
-
-  RETURN_IF_ERROR(ExportOnnx(Model{g, r.weights}, a.out));
-  // The engine runs the file as written, as `shoal infer` would.
-  LoadOptions reload;
-  reload.with_weights = true;
-  ASSIGN_OR_RETURN(Model written, LoadModel(a.out, reload));
-  const auto t0 = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(EngineEval e, EvaluateWithEngine(written, data.test));
-  const double engine_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-          .count();
-  const ScoreComparison c = CompareScores(r.test_scores, e.scores, e.classes);
-  if (c.real_disagreements > 0)
-    return Internal("the engine running '" + a.out +
-                    "' disagrees with the "
-                    "trainer on " +
-                    std::to_string(c.real_disagreements) +
-                    " test images (largest score difference " +
-                    std::to_string(c.max_abs_diff) + "): accuracy " +
-                    Pct(e.accuracy) + " against the trainer's " +
-                    Pct(r.test_accuracy));
+  if (loop) return RunFattenLoop(a, m.graph, data, o);
+  ASSIGN_OR_RETURN(TrainedModel t, TrainAndCheck(g, data, o, a.out));
+  const GraphCost& cost = t.cost;
+  const TrainResult& r = t.r;
+  const EngineEval& e = t.e;
+  const ScoreComparison& c = t.c;
+  const int64_t used = t.used;
+  const double engine_s = t.engine_s;
 
   if (a.json) {
     nlohmann::json j;
@@ -208,6 +323,16 @@ void AddLcpTrainCommand(CLI::App* lcp) {
                   "Input shape, e.g. 1,1,28,28");
   cmd->add_option("-o,--output", a->out, "Write the trained model as ONNX")
       ->required();
+  cmd->add_option("--target-accuracy-drop", a->target_drop,
+                  "The paper's Fig. 7 loop: train the original, then the "
+                  "split fattened by --fatten-step % more each time, until "
+                  "its test accuracy is within P points of the original's; "
+                  "writes that one");
+  cmd->add_option("--fatten-step", a->fatten_step,
+                  "With --target-accuracy-drop: fattening step (default 10)");
+  cmd->add_option("--max-fatten", a->max_fatten,
+                  "With --target-accuracy-drop: give up past this fattening "
+                  "(default 200)");
   cmd->add_flag("--json", a->json, "Print one JSON object");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunLcpTrain(*a))); });
 }

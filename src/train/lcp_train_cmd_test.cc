@@ -74,6 +74,54 @@ TEST(LcpTrainCmd, LearnsATinyDatasetDirectory) {
   EXPECT_EQ(j["engine_test_accuracy"], j["test_accuracy"]);
 }
 
+// The Fig. 7 loop: the original, then the split fattened in steps until
+// within the target; on a dataset both learn fully, the first step does.
+TEST(LcpTrainCmd, FattenLoopStopsWithinTheTarget) {
+  TempDir dir;
+  ASSERT_TRUE(train_test::WriteTinyDataset(dir.path(), 500, 100));
+  std::string out;
+  const std::string onnx = dir.File("chosen.onnx");
+  ASSERT_EQ(RunCommand(Train("lenet-fc --branches 2 --dataset " + dir.path() +
+                             " --epochs 3 --threads 1 --target-accuracy-drop "
+                             "5 --json -o " +
+                             onnx),
+                       &out),
+            0)
+      << out;
+  const nlohmann::json j = LastJson(out);
+  ASSERT_FALSE(j.is_discarded()) << out;
+  EXPECT_GT(j["original_test_accuracy"].get<double>(), 0.9) << out;
+  ASSERT_GE(j["steps"].size(), 1u) << out;
+  const auto& last = j["steps"].back();
+  EXPECT_LE(last["drop_points"].get<double>(), 5.0);
+  EXPECT_EQ(j["chosen_fatten_pct"], last["fatten_pct"]);
+  EXPECT_TRUE(std::filesystem::exists(onnx));
+  EXPECT_FALSE(std::filesystem::exists(onnx + ".step.onnx"));
+  // Text mode names each step and the choice.
+  ASSERT_EQ(RunCommand(Train("lenet-fc --branches 2 --dataset " + dir.path() +
+                             " --epochs 3 --threads 1 --target-accuracy-drop "
+                             "5 -o " +
+                             onnx),
+                       &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("fatten    0%: lenet-fc-split2"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("chose fatten 0%"), std::string::npos) << out;
+  // Arguments that cannot loop.
+  EXPECT_NE(RunCommand(Train("lenet-fc --dataset " + dir.path() +
+                             " --target-accuracy-drop 2 -o " + onnx),
+                       &out),
+            0);
+  EXPECT_NE(out.find("goes with --branches K"), std::string::npos) << out;
+  EXPECT_NE(
+      RunCommand(Train("lenet-fc --branches 2 --dataset " + dir.path() +
+                       " --target-accuracy-drop 2 --fatten-step 0 -o " + onnx),
+                 &out),
+      0);
+  EXPECT_NE(out.find("--fatten-step must be > 0"), std::string::npos) << out;
+}
+
 TEST(LcpTrainCmd, MissingDatasetDirectoryNamed) {
   TempDir dir;
   const std::string missing = dir.File("no-such-dataset");

@@ -264,6 +264,11 @@ StatusOr<std::unique_ptr<BatchedBranches>> BatchedBranches::Create(
           c.outputs.size() != 1 || n.outputs.size() != 1)
         return FailedPrecondition("'" + c.name + "' is not a copy of '" +
                                   n.name + "'");
+      // Unequal branches (lcp split --cluster) cannot stack side by side.
+      if (g.FindTensor(c.outputs[0])->shape !=
+          g.FindTensor(n.outputs[0])->shape)
+        return FailedPrecondition("'" + c.name + "' is not as wide as '" +
+                                  n.name + "' (unequal branches)");
     }
     auto step = std::make_unique<Step>();
     step->node = &n;

@@ -77,6 +77,14 @@ TEST(TorchForward, BranchedLeNetFcAndCifarNetEqualEngine) {
   }
 }
 
+// Unequal branches (sized for unequal devices) do not stack side by side:
+// they run node by node, and still equal the engine.
+TEST(TorchForward, UnequalBranchesRunNodeByNode) {
+  auto g = SplitIntoBranches(Zoo("lenet5"), {3, 0, {3, 1, 1}});
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ExpectTorchEqualsEngine(*g, RandomWeights(*g, 4), 2, false);
+}
+
 // Unbranched LeNet-FC, CifarNet and the rest of the zoo: torch_zoo_slowtest.cc.
 
 // BatchNorm, asymmetric pads, average and global pools, concat, add,
