@@ -14,6 +14,7 @@
 
 #include "cli/bench_report.h"
 #include "cli/commands.h"
+#include "cli/deploy_progress.h"
 #include "cli/plan_common.h"
 #include "graph/random_input.h"
 #include "plan/plan_json.h"
@@ -45,9 +46,11 @@ Status RunBench(const BenchArgs& a) {
   co.timeout_ms = a.timeout_ms;
   co.advertise = a.advertise;
   const Tensor input = RandomPlanInput(p, 1, &co.pixels);
+  auto upload = ShowDeployProgress(&co);
   ASSIGN_OR_RETURN(auto coord, Coordinator::Create(p, cluster, co));
   DeployReport dep;
   RETURN_IF_ERROR(coord->Deploy(m.weights, &dep));
+  upload->Finish();
   // Warm-up: first-touch costs (primitive creation, weight reorders) are
   // not the steady state, and each replica pays them on its first request,
   // so requests until every replica of every task has run once (a device
@@ -100,18 +103,13 @@ Status RunBench(const BenchArgs& a) {
   };
   std::vector<std::thread> clients;
   for (int k = 0; k < a.concurrency; ++k) clients.emplace_back(client);
-  const bool tty = isatty(2);
+  ProgressBar bar("requests", a.requests, ProgressBar::Unit::kCount);
   while (finished < a.requests && !stop) {
-    if (tty) {
-      const int done = finished;
-      const int bar = done * 40 / a.requests;
-      std::cerr << "\r[" << std::string(bar, '=') << std::string(40 - bar, ' ')
-                << "] " << done << "/" << a.requests << std::flush;
-    }
+    bar.Update(finished);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   for (auto& c : clients) c.join();
-  if (tty) std::cerr << "\r" << std::string(60, ' ') << "\r";
+  bar.Finish();
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
@@ -168,6 +166,7 @@ Status RunBench(const BenchArgs& a) {
     dr.requests_failed = d.requests_failed;
     r.devices.push_back(std::move(dr));
   }
+  SetDevicePower(p, cluster, &r);
   if (a.json) {
     std::cout << BenchReportJson(r).dump(1) << "\n";
   } else {

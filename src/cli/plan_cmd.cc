@@ -5,10 +5,13 @@
 
 #include "cli/commands.h"
 #include "cli/plan_common.h"
+#include "lcp/find_classifier.h"
+#include "lcp/split_branches.h"
 #include "partition/strategy.h"
 #include "plan/plan_cost.h"
 #include "plan/plan_json.h"
 #include "plan/plan_print.h"
+#include "plan/plan_svg.h"
 #include "plan/plan_verify.h"
 #include "sim/latency_model.h"
 #include "sim/profile.h"
@@ -17,11 +20,11 @@ namespace shoal {
 namespace {
 
 struct PlanArgs {
-  std::string model, strategy = "auto", out, dot, input_shape;
+  std::string model, strategy = "auto", out, dot, svg, input_shape;
   std::string objective = "latency", profile;
   uint64_t weights_seed = 0, random_seed = 1;
   int64_t branches = 0;
-  double fatten = 0;
+  double fatten = 0, lcp_target_ms = 0;
   int hub = 0, concurrency = 0;
   bool json = false, image_input = false;
   double time_limit = 10;
@@ -87,7 +90,20 @@ Status RunPlan(const PlanArgs& a) {
   ASSIGN_OR_RETURN(auto shape, ParseInputShapeFlag(a.input_shape));
   if (shape) po.model.input_shape = *shape;
   ASSIGN_OR_RETURN(Model m, LoadPlanModel(po.model, false));
+  // lcp of a model without branches and no --branches: the Splitter sizes
+  // branches for the cluster's devices (as `shoal lcp split --cluster`).
+  std::optional<LayerDecision> lcp_split;
+  if (a.strategy == "lcp" && a.branches == 0 && !HasLcpBranches(m.graph) &&
+      FindClassifier(m.graph).ok()) {
+    ASSIGN_OR_RETURN(ClusterSplitResult r,
+                     SplitForCluster(m.graph, cluster, a.lcp_target_ms));
+    po.model.lcp_branches = r.split.summary.branches;
+    po.model.lcp_shares = r.split.summary.shares;
+    ASSIGN_OR_RETURN(m, LoadPlanModel(po.model, false));
+    lcp_split = LayerDecision{"lcp split", "lcp", ClusterSplitReason(r)};
+  }
   ASSIGN_OR_RETURN(Plan p, MakePlan(m.graph, po));
+  if (lcp_split) p.decisions.insert(p.decisions.begin(), *lcp_split);
   RETURN_IF_ERROR(VerifyPlan(p));
   RETURN_IF_ERROR(CheckPlanMemory(p, m.graph));
   if (!a.out.empty()) RETURN_IF_ERROR(SavePlan(p, a.out));
@@ -95,6 +111,9 @@ Status RunPlan(const PlanArgs& a) {
     std::ofstream f(a.dot);
     if (!f) return InvalidArgument("cannot write " + a.dot);
     WritePlanDot(p, f);
+  }
+  if (!a.svg.empty()) {
+    RETURN_IF_ERROR(WritePlanSvg(p, a.svg, "shoal plan " + a.model));
   }
   if (a.json) {
     std::cout << PlanToJson(p).dump(1) << "\n";
@@ -112,6 +131,7 @@ Status RunPlan(const PlanArgs& a) {
     }
     if (!a.out.empty()) std::cout << "\nwrote " << a.out << "\n";
     if (!a.dot.empty()) std::cout << "wrote " << a.dot << "\n";
+    if (!a.svg.empty()) std::cout << "wrote " << a.svg << "\n";
   }
   return Status::Ok();
 }
@@ -141,6 +161,9 @@ void AddPlanCommand(CLI::App* app) {
                   "cluster file's device specs");
   cmd->add_option("-o,--output", a->out, "Write the Plan as JSON");
   cmd->add_option("--dot", a->dot, "Write the Plan as Graphviz");
+  cmd->add_option("--svg", a->svg,
+                  "Write the Plan as a picture: devices by steps, transfers "
+                  "with their bytes (SVG)");
   cmd->add_flag("--json", a->json, "Print the Plan as JSON instead of a table");
   cmd->add_flag("--image-input", a->image_input,
                 "The input is an image: it travels as 8-bit pixels, a "
@@ -152,6 +175,10 @@ void AddPlanCommand(CLI::App* app) {
                   "split`); the Plan records it, so `run` rebuilds it");
   cmd->add_option("--fatten", a->fatten,
                   "With --branches: widen every in-branch layer by PCT");
+  cmd->add_option("--lcp-target-ms", a->lcp_target_ms,
+                  "lcp without --branches: the fewest branches whose slowest "
+                  "is predicted within MS (default: the most that fit, one "
+                  "per device)");
   cmd->add_option("--weights-seed", a->weights_seed,
                   "Seed of zoo models' random weights (recorded in the Plan)");
   cmd->add_option(

@@ -1,6 +1,8 @@
 // `shoal plan` as a user runs it.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "onnx/onnx_test_util.h"
@@ -27,6 +29,49 @@ TEST(PlanCmd, SaysWhenLinksAreUnknown) {
       << with_links;
   EXPECT_EQ(with_links.find("links are unknown"), std::string::npos)
       << with_links;
+}
+
+// lcp without --branches: the Splitter sizes one branch per device of the
+// cluster, widths by speed; the plan records the shares, so run rebuilds
+// the same model and checks it.
+TEST(PlanCmd, LcpSizesBranchesForTheCluster) {
+  const std::string shoal = SHOAL_BINARY;
+  const std::string dir = ::testing::TempDir();
+  const std::string cluster = dir + "/uneven-lcp.yaml",
+                    plan = dir + "/uneven-lcp.json";
+  {
+    std::ofstream f(cluster);
+    f << "devices:\n"
+         "  - {name: hub, speed: 1, memory: 1GiB}\n"
+         "  - {name: fast, speed: 3, memory: 1GiB}\n"
+         "  - {name: slow, speed: 1, memory: 1GiB}\n";
+  }
+  std::string out;
+  ASSERT_EQ(RunCommand(shoal + " plan lenet5 --cluster " + cluster +
+                           " --strategy lcp -o " + plan,
+                       &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("3 unequal branches sized by the Splitter for fast"),
+            std::string::npos)
+      << out;
+  std::ifstream f(plan);
+  const std::string text((std::istreambuf_iterator<char>(f)), {});
+  EXPECT_NE(text.find("\"lcp_shares\""), std::string::npos);
+  ASSERT_EQ(
+      RunCommand(shoal + " run --plan " + plan + " --local --check", &out), 0)
+      << out;
+  // The Splitter alone, its steps and the choice.
+  ASSERT_EQ(RunCommand(shoal + " lcp split lenet5 --cluster " + cluster, &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("K=3: fast"), std::string::npos) << out;
+  EXPECT_NE(out.find("the most that fit"), std::string::npos) << out;
+  ASSERT_NE(
+      RunCommand(shoal + " lcp split lenet5 --branches 2 --cluster " + cluster,
+                 &out),
+      0);
+  EXPECT_NE(out.find("give one of"), std::string::npos) << out;
 }
 
 }  // namespace

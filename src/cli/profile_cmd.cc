@@ -8,11 +8,13 @@
 #include <iomanip>
 #include <iostream>
 #include <mutex>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/plan_common.h"
 #include "sim/fit.h"
 #include "sim/profiler.h"
+#include "util/progress_bar.h"
 
 namespace shoal {
 namespace {
@@ -54,25 +56,24 @@ Status RunProfile(const ProfileArgs& a) {
   std::map<std::string, int> done;
   const int total = static_cast<int>(cluster.devices.size()) *
                     ProfileStepsPerDevice(variants.size(), o);
+  ProgressBar bar("profiling", total, ProgressBar::Unit::kCount, tty);
   o.progress = [&](const ProfileProgress& pr) {
     std::lock_guard<std::mutex> lock(mu);
     done[pr.device] = pr.done;
     int all = 0;
     for (const auto& [d, k] : done) all += k;
     if (tty) {
-      const int bar = all * 30 / total;
-      std::cerr << "\r[" << std::string(bar, '=') << std::string(30 - bar, ' ')
-                << "] " << all << "/" << total << "  " << pr.device << ": "
-                << pr.what << " " << std::fixed << std::setprecision(2)
-                << pr.seconds * 1e3 << " ms" << std::string(10, ' ')
-                << std::flush;
+      std::ostringstream note;
+      note << pr.device << ": " << pr.what << " " << std::fixed
+           << std::setprecision(2) << pr.seconds * 1e3 << " ms";
+      bar.Update(all, note.str());
     } else if (pr.done == pr.total || pr.done % 10 == 0) {
       std::cerr << "  " << pr.device << ": " << pr.done << "/" << pr.total
                 << " (" << pr.what << ")\n";
     }
   };
   ASSIGN_OR_RETURN(Profile fresh, ProfileCluster(cluster, variants, o));
-  if (tty) std::cerr << "\r" << std::string(100, ' ') << "\r";
+  bar.Finish();
   Profile p;
   if (std::filesystem::exists(a.out)) {
     auto old = LoadProfile(a.out);

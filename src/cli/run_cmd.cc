@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/deploy_progress.h"
 #include "cli/plan_common.h"
 #include "cluster/cluster.h"
 #include "engine/run_whole.h"
@@ -82,8 +83,10 @@ Status RunRun(const RunArgs& a, int* exit_code) {
     co.timeout_ms = a.timeout_ms;
     co.advertise = a.advertise;
     co.pixels = pixels;
+    auto upload = ShowDeployProgress(&co);
     ASSIGN_OR_RETURN(auto coord, Coordinator::Create(p, cluster, co));
     RETURN_IF_ERROR(coord->Deploy(m.weights, &deploy));
+    upload->Finish();
     RETURN_IF_ERROR(coord->Stats(/*reset=*/true).status());
     RETURN_IF_ERROR(coord->Run(input, &out, &stats, 0));
     ASSIGN_OR_RETURN(auto ds, coord->Stats(false));

@@ -494,6 +494,12 @@ Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
     RETURN_IF_ERROR(
         FromGrpc(m.stubs[d]->HaveBlobs(&ctx, hb, &missing), m.DeviceName(d)));
   }
+  const auto& progress = m.opts.upload_progress;
+  if (progress && missing.missing_size() > 0) {
+    int64_t bytes = 0;
+    for (const auto& h : missing.missing()) bytes += blobs.at(h).size();
+    progress(m.devs[d].name, bytes, 0);
+  }
   if (missing.missing_size() > 0) {
     grpc::ClientContext ctx;
     ctx.set_deadline(deadline());
@@ -509,6 +515,7 @@ Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
         c.set_data(b.substr(off, kBlobChunkBytes));
         if (!w->Write(c)) break;
         r->uploaded_bytes[d] += c.data().size();
+        if (progress) progress(m.devs[d].name, 0, c.data().size());
         if (b.empty()) break;
       }
     }

@@ -6,6 +6,7 @@
 #ifndef SHOAL_RUNTIME_COORDINATOR_H_
 #define SHOAL_RUNTIME_COORDINATOR_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +39,12 @@ struct CoordinatorOptions {
   // Mutual TLS to the workers and on the reply endpoint (docs/security.md);
   // null: the cluster's `tls` block, loaded by Create, or plaintext.
   std::shared_ptr<const TlsIdentity> tls;
+  // Called as Deploy uploads weights the workers lack (from the deploying
+  // threads, one per device): `more_total` bytes found missing on
+  // `device`, then `sent` more bytes sent to it. For a progress bar.
+  std::function<void(const std::string& device, int64_t more_total,
+                     int64_t sent)>
+      upload_progress;
 };
 
 struct DeployReport {

@@ -7,6 +7,8 @@
 #include <limits>
 #include <sstream>
 
+#include "util/svg_text.h"
+
 namespace shoal {
 
 namespace {
@@ -19,35 +21,8 @@ constexpr double kLane = 18;      // one lane
 constexpr double kRowGap = 10;    // between devices
 constexpr double kMinLabel = 46;  // a box this wide or more gets its name
 
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        // Control bytes are not allowed in XML 1.0 text.
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t') out += c;
-    }
-  }
-  return out;
-}
-
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f", v);
-  return buf;
-}
+std::string Escape(const std::string& s) { return SvgEscape(s); }
+std::string Num(double v) { return SvgNum(v); }
 
 std::string Ms(double s) {
   char buf[32];
@@ -55,17 +30,7 @@ std::string Ms(double s) {
   return buf;
 }
 
-std::string Bytes(int64_t b) {
-  char buf[32];
-  if (b >= (int64_t{1} << 20)) {
-    std::snprintf(buf, sizeof(buf), "%.1f MiB", b / 1048576.0);
-  } else if (b >= 1024) {
-    std::snprintf(buf, sizeof(buf), "%.1f KiB", b / 1024.0);
-  } else {
-    std::snprintf(buf, sizeof(buf), "%lld B", static_cast<long long>(b));
-  }
-  return buf;
-}
+std::string Bytes(int64_t b) { return SvgBytes(b); }
 
 // A tick step of 1, 2 or 5 times a power of ten giving 5 to 10 ticks.
 double TickStep(double span_s) {

@@ -1,0 +1,223 @@
+#include "plan/plan_svg.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <tuple>
+
+#include "util/svg_text.h"
+
+namespace shoal {
+
+namespace {
+
+// Layout, in SVG user units.
+constexpr double kLeft = 120;  // device names
+constexpr double kTop = 58;    // title, summary, column captions
+constexpr double kColW = 150;  // one step of the task graph
+constexpr double kRowH = 64;   // one device
+constexpr double kBoxW = 118;  // a task box
+constexpr double kPad = 8;     // inside a row, around the boxes
+constexpr int kMaxCycle = 64;  // requests considered for round robins
+
+const char* kColors[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072",
+                         "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
+                         "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
+
+// Fits `s` in `chars` characters, ending in ".." when cut.
+std::string Fit(const std::string& s, size_t chars) {
+  return s.size() <= chars ? s : s.substr(0, chars - 2) + "..";
+}
+
+struct Box {
+  double x, y, h;
+};
+
+}  // namespace
+
+std::string PlanSvg(const Plan& p, const std::string& title) {
+  const int n_dev = static_cast<int>(p.devices.size());
+  // Columns: the input at 0, each task right of the latest it reads from.
+  std::map<int, int> col{{kModelInput, 0}};
+  int last = 0;
+  for (const Task& t : p.tasks) {
+    int c = 1;
+    for (const Transfer& x : p.transfers) {
+      if (x.dst.task != t.id) continue;
+      auto it = col.find(x.src.task);
+      if (it != col.end()) c = std::max(c, it->second + 1);
+    }
+    col[t.id] = c;
+    last = std::max(last, c);
+  }
+  col[kModelOutput] = last + 1;
+  const int n_col = last + 2;
+
+  // The boxes of each (column, device) cell, stacked when several.
+  std::map<std::pair<int, int>, std::vector<int>> cells;
+  cells[{0, p.input_device}].push_back(kModelInput);
+  for (const Task& t : p.tasks) {
+    for (int d : t.Replicas()) cells[{col[t.id], d}].push_back(t.id);
+  }
+  cells[{n_col - 1, p.output_device}].push_back(kModelOutput);
+  std::map<std::pair<int, int>, Box> boxes;  // (task, device) -> box
+  for (const auto& [cell, ids] : cells) {
+    const double h = (kRowH - 2 * kPad - 4.0 * (ids.size() - 1)) / ids.size();
+    for (size_t i = 0; i < ids.size(); ++i) {
+      boxes[{ids[i], cell.second}] = {
+          kLeft + cell.first * kColW + (kColW - kBoxW) / 2,
+          kTop + cell.second * kRowH + kPad + i * (h + 4), h};
+    }
+  }
+
+  // Transfers per request, over one cycle of the round robins: (src task,
+  // dst task, src device, dst device) -> bytes and a tooltip.
+  int64_t cycle = 1;
+  for (const Task& t : p.tasks) {
+    const int64_t n = std::max<int64_t>(1, t.devices.size());
+    const int64_t l = std::lcm(cycle, n);
+    if (l > kMaxCycle) break;
+    cycle = l;
+  }
+  using Key = std::tuple<int, int, int, int>;
+  std::map<Key, double> bytes;
+  std::map<Key, std::string> tips;
+  for (int64_t seq = 0; seq < cycle; ++seq) {
+    for (const Transfer& x : p.transfers) {
+      const Key k{x.src.task, x.dst.task, p.DeviceOf(x.src.task, seq),
+                  p.DeviceOf(x.dst.task, seq)};
+      bytes[k] += static_cast<double>(p.WireBytes(x)) / cycle;
+      if (seq == 0 && tips[k].size() < 400) {
+        tips[k] += x.src.tensor + " " + x.src.region.ToString() + " -> " +
+                   x.dst.tensor + "; ";
+      }
+    }
+  }
+  double most = 1, cross_total = 0;
+  int crossing = 0;
+  for (const auto& [k, b] : bytes) {
+    if (std::get<2>(k) == std::get<3>(k)) continue;
+    most = std::max(most, b);
+    cross_total += b;
+    ++crossing;
+  }
+
+  const double width = kLeft + n_col * kColW + 20;
+  const double height = kTop + n_dev * kRowH + 30;
+  std::ostringstream o;
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << SvgNum(width)
+    << "\" height=\"" << SvgNum(height) << "\" viewBox=\"0 0 " << SvgNum(width)
+    << " " << SvgNum(height)
+    << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
+    << "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" "
+       "refY=\"5\" markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\">"
+       "<path d=\"M0,0 L10,5 L0,10 z\" fill=\"#c0392b\"/></marker></defs>\n"
+    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  o << "<text x=\"10\" y=\"18\" font-size=\"14\" font-weight=\"bold\">"
+    << SvgEscape(title) << "</text>\n";
+  o << "<text x=\"10\" y=\"36\">"
+    << SvgEscape("strategy " + p.strategy + ", " + std::to_string(n_dev) +
+                 " devices, " + std::to_string(p.tasks.size()) + " tasks; " +
+                 SvgBytes(static_cast<int64_t>(cross_total)) +
+                 " between devices per request in " + std::to_string(crossing) +
+                 " arrows (thicker: more bytes; hover for tensors)")
+    << "</text>\n";
+  // Device rows.
+  for (int d = 0; d < n_dev; ++d) {
+    const double y = kTop + d * kRowH;
+    o << "<rect x=\"0\" y=\"" << SvgNum(y) << "\" width=\"" << SvgNum(width)
+      << "\" height=\"" << SvgNum(kRowH) << "\" fill=\""
+      << (d % 2 ? "#f7f7f7" : "#ffffff") << "\"/>\n";
+    std::ostringstream share;
+    share << "speed " << p.devices[d].share;
+    o << "<text x=\"8\" y=\"" << SvgNum(y + kRowH / 2 - 2)
+      << "\" font-weight=\"bold\">" << SvgEscape(Fit(p.devices[d].name, 16))
+      << "</text><text x=\"8\" y=\"" << SvgNum(y + kRowH / 2 + 12)
+      << "\" fill=\"#555\">" << SvgEscape(share.str()) << "</text>\n";
+  }
+  // Arrows under the boxes: local ones faint, crossing ones red.
+  for (const auto& [k, b] : bytes) {
+    const auto [src, dst, ds, dd] = k;
+    auto a = boxes.find({src, ds});
+    auto z = boxes.find({dst, dd});
+    if (a == boxes.end() || z == boxes.end()) continue;
+    const double x1 = a->second.x + kBoxW, y1 = a->second.y + a->second.h / 2;
+    const double x2 = z->second.x, y2 = z->second.y + z->second.h / 2;
+    if (ds == dd) {
+      o << "<line x1=\"" << SvgNum(x1) << "\" y1=\"" << SvgNum(y1) << "\" x2=\""
+        << SvgNum(x2) << "\" y2=\"" << SvgNum(y2)
+        << "\" stroke=\"#bbb\" stroke-width=\"1\"/>\n";
+      continue;
+    }
+    const double w = 1 + 4 * std::sqrt(b / most);
+    const std::string tip = p.devices[ds].name + " -> " + p.devices[dd].name +
+                            ": " + SvgBytes(static_cast<int64_t>(b)) +
+                            " per request; " + tips[k];
+    o << "<g><title>" << SvgEscape(tip) << "</title><line x1=\"" << SvgNum(x1)
+      << "\" y1=\"" << SvgNum(y1) << "\" x2=\"" << SvgNum(x2) << "\" y2=\""
+      << SvgNum(y2) << "\" stroke=\"#c0392b\" stroke-opacity=\""
+      << "0.7\" stroke-width=\"" << SvgNum(w)
+      << "\" marker-end=\"url(#arrow)\"/>";
+    // Labels where they stay readable: every arrow of a small plan, the
+    // large ones of a big plan.
+    if (crossing <= 40 || b >= 0.2 * most) {
+      o << "<text x=\"" << SvgNum((x1 + x2) / 2) << "\" y=\""
+        << SvgNum((y1 + y2) / 2 - 3)
+        << "\" font-size=\"9\" text-anchor=\"middle\" fill=\"#7b241c\">"
+        << SvgBytes(static_cast<int64_t>(b)) << "</text>";
+    }
+    o << "</g>\n";
+  }
+  // Boxes.
+  for (const auto& [key, box] : boxes) {
+    const auto [id, d] = key;
+    std::string label, tip;
+    const char* fill = kColors[d % 12];
+    if (id == kModelInput) {
+      label = "input";
+      tip = "model input " + p.input_name + " " + ShapeToString(p.input_shape) +
+            (p.input_pixels ? ", sent as 8-bit pixels" : "");
+      fill = "#ffffff";
+    } else if (id == kModelOutput) {
+      label = "output";
+      tip =
+          "model output " + p.output_name + " " + ShapeToString(p.output_shape);
+      fill = "#ffffff";
+    } else {
+      const Task& t = p.tasks[id];
+      label = t.layer.empty() ? t.name : t.layer;
+      tip = "task " + std::to_string(t.id) + " " + t.name + " (" + t.scheme +
+            "), " + std::to_string(t.fragment.nodes.size()) + " nodes on " +
+            p.devices[d].name;
+    }
+    o << "<g><title>" << SvgEscape(tip) << "</title><rect x=\"" << SvgNum(box.x)
+      << "\" y=\"" << SvgNum(box.y) << "\" width=\"" << SvgNum(kBoxW)
+      << "\" height=\"" << SvgNum(box.h) << "\" rx=\"4\" fill=\"" << fill
+      << "\" stroke=\"#333\"/>";
+    if (box.h >= 11) {
+      o << "<text x=\"" << SvgNum(box.x + kBoxW / 2) << "\" y=\""
+        << SvgNum(box.y + box.h / 2 + 4)
+        << "\" text-anchor=\"middle\" font-size=\""
+        << (box.h >= 16 ? "10" : "8") << "\">" << SvgEscape(Fit(label, 20))
+        << "</text>";
+    }
+    o << "</g>\n";
+  }
+  o << "</svg>\n";
+  return o.str();
+}
+
+Status WritePlanSvg(const Plan& p, const std::string& path,
+                    const std::string& title) {
+  std::ofstream f(path);
+  if (!f) return InvalidArgument("cannot write plan picture " + path);
+  f << PlanSvg(p, title);
+  f.close();
+  if (!f) return InvalidArgument("cannot write plan picture " + path);
+  return Status::Ok();
+}
+
+}  // namespace shoal
