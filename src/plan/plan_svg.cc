@@ -15,13 +15,14 @@ namespace shoal {
 namespace {
 
 // Layout, in SVG user units.
-constexpr double kLeft = 120;  // device names
-constexpr double kTop = 58;    // title, summary, column captions
-constexpr double kColW = 150;  // one step of the task graph
-constexpr double kRowH = 64;   // one device
-constexpr double kBoxW = 118;  // a task box
-constexpr double kPad = 8;     // inside a row, around the boxes
-constexpr int kMaxCycle = 64;  // requests considered for round robins
+constexpr double kLeft = 120;     // device names
+constexpr double kTop = 58;       // title, summary, column captions
+constexpr double kColW = 150;     // one step of the task graph
+constexpr double kRowH = 64;      // one device
+constexpr double kBoxW = 118;     // a task box
+constexpr double kPad = 8;        // inside a row, around the boxes
+constexpr int kMaxCycle = 64;     // requests considered for round robins
+constexpr int kLabelArrows = 24;  // more arrows: bytes per column instead
 
 const char* kColors[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072",
                          "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
@@ -113,17 +114,19 @@ std::string PlanSvg(const Plan& p, const std::string& title) {
     << " " << SvgNum(height)
     << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
     << "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" "
-       "refY=\"5\" markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\">"
+       "refY=\"5\" markerUnits=\"userSpaceOnUse\" markerWidth=\"8\" "
+       "markerHeight=\"8\" orient=\"auto\">"
        "<path d=\"M0,0 L10,5 L0,10 z\" fill=\"#c0392b\"/></marker></defs>\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   o << "<text x=\"10\" y=\"18\" font-size=\"14\" font-weight=\"bold\">"
     << SvgEscape(title) << "</text>\n";
   o << "<text x=\"10\" y=\"36\">"
-    << SvgEscape("strategy " + p.strategy + ", " + std::to_string(n_dev) +
-                 " devices, " + std::to_string(p.tasks.size()) + " tasks; " +
-                 SvgBytes(static_cast<int64_t>(cross_total)) +
-                 " between devices per request in " + std::to_string(crossing) +
-                 " arrows (thicker: more bytes; hover for tensors)")
+    << SvgEscape(
+           "strategy " + p.strategy + ", " + std::to_string(n_dev) +
+           " devices, " + std::to_string(p.tasks.size()) + " tasks; " +
+           SvgBytes(static_cast<int64_t>(cross_total)) +
+           " between devices per request in " + std::to_string(crossing) +
+           " arrows (thicker: more bytes; hover a box or an arrow for details)")
     << "</text>\n";
   // Device rows.
   for (int d = 0; d < n_dev; ++d) {
@@ -139,6 +142,7 @@ std::string PlanSvg(const Plan& p, const std::string& title) {
       << "\" fill=\"#555\">" << SvgEscape(share.str()) << "</text>\n";
   }
   // Arrows under the boxes: local ones faint, crossing ones red.
+  std::map<int, double> gap_bytes;  // by the column arrows lead into
   for (const auto& [k, b] : bytes) {
     const auto [src, dst, ds, dd] = k;
     auto a = boxes.find({src, ds});
@@ -161,15 +165,26 @@ std::string PlanSvg(const Plan& p, const std::string& title) {
       << SvgNum(y2) << "\" stroke=\"#c0392b\" stroke-opacity=\""
       << "0.7\" stroke-width=\"" << SvgNum(w)
       << "\" marker-end=\"url(#arrow)\"/>";
-    // Labels where they stay readable: every arrow of a small plan, the
-    // large ones of a big plan.
-    if (crossing <= 40 || b >= 0.2 * most) {
+    // Every arrow labelled where that stays readable; a big plan's bytes
+    // are summed per column instead (below the rows).
+    gap_bytes[col[dst]] += b;
+    if (crossing <= kLabelArrows) {
       o << "<text x=\"" << SvgNum((x1 + x2) / 2) << "\" y=\""
         << SvgNum((y1 + y2) / 2 - 3)
         << "\" font-size=\"9\" text-anchor=\"middle\" fill=\"#7b241c\">"
         << SvgBytes(static_cast<int64_t>(b)) << "</text>";
     }
     o << "</g>\n";
+  }
+  if (crossing > kLabelArrows) {
+    const double y = kTop + n_dev * kRowH + 16;
+    o << "<text x=\"8\" y=\"" << SvgNum(y) << "\" fill=\"#7b241c\">"
+      << "into the step:</text>\n";
+    for (const auto& [c, b] : gap_bytes) {
+      o << "<text x=\"" << SvgNum(kLeft + c * kColW + kColW / 2) << "\" y=\""
+        << SvgNum(y) << "\" text-anchor=\"middle\" fill=\"#7b241c\">"
+        << SvgBytes(static_cast<int64_t>(b)) << "</text>\n";
+    }
   }
   // Boxes.
   for (const auto& [key, box] : boxes) {
