@@ -117,7 +117,7 @@ for m in $MODELS; do
     row "$s" "$mixed" "$work/s-$s.json"
   done
   for seed in $SEEDS; do
-    "$shoal" plan "$m" --cluster "$mixed" --strategy random --random-seed "$seed" -o "$work/r.json" > /dev/null
+    "$shoal" plan "$m" --cluster "$mixed" --strategy random --assignment-seed "$seed" -o "$work/r.json" > /dev/null
     row "random seed $seed" "$mixed" "$work/r.json"
   done
   echo

@@ -67,7 +67,7 @@ for m in $models; do
   for t in $threads; do
     s=inf p=inf
     for ((r = 0; r < rounds; ++r)); do
-      s_r=$("$SHOAL" infer "$work/$m.onnx" --random-seed 1 --threads "$t" \
+      s_r=$("$SHOAL" infer "$work/$m.onnx" --input-seed 1 --threads "$t" \
               --repeat "$repeat" --json | json "j['latency_ms']['median']")
       p_r=$("$PYTHON" "$here/torch_side.py" time "$m" "$t" "$repeat" 3 |
               json "j['latency_ms']['median']")
@@ -91,7 +91,7 @@ echo
 a=$("$SHOAL" analyze resnet18 --json)
 w=$(echo "$a" | json "j['total']['weight_bytes']")
 act=$(echo "$a" | json "j['total']['peak_activation_bytes']")
-rss=$("$SHOAL" infer resnet18 --random-seed 1 --repeat 5 --json |
+rss=$("$SHOAL" infer resnet18 --input-seed 1 --repeat 5 --json |
         json "j['peak_rss_bytes']")
 bound=$((w + act + 40 * 1024 * 1024))
 verdict=$([ "$rss" -le "$bound" ] && echo "within" || echo "OVER")

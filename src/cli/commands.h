@@ -35,6 +35,10 @@ void AddCertsCommand(CLI::App* app);
 // (0 on success). Subcommand callbacks end with `throw CommandExit(code)`.
 int ReportStatus(const Status& s);
 
+// Every usage error (an unknown flag or subcommand, a missing argument, a
+// value a flag refuses) exits with this, sysexits' EX_USAGE.
+constexpr int kUsageExitCode = 64;
+
 struct CommandExit : CLI::RuntimeError {
   explicit CommandExit(int code) : CLI::RuntimeError(code) {}
 };

@@ -54,7 +54,7 @@ Status RunInfer(const InferArgs& a) {
   Tensor input;
   int sources = !a.input.empty() + !a.image.empty() + (a.random_seed >= 0);
   if (sources > 1)
-    return InvalidArgument("give one of --input, --image, --random-seed");
+    return InvalidArgument("give one of --input, --image, --input-seed");
   if (!a.input.empty()) {
     ASSIGN_OR_RETURN(input, ReadNpy(a.input));
     if (input.shape != in_shape) {
@@ -157,7 +157,7 @@ void AddInferCommand(CLI::App* app) {
   cmd->add_option("--input", a->input, "Input tensor (.npy, float32)");
   cmd->add_option("--image", a->image,
                   "Input image (PNG, JPEG, BMP), resized and normalised");
-  cmd->add_option("--random-seed", a->random_seed,
+  cmd->add_option("--input-seed", a->random_seed,
                   "Random normal input with this seed");
   cmd->add_option("--output", a->output, "Write the output tensor (.npy)");
   cmd->add_option("--backend", a->backend, "onednn (default) or reference");

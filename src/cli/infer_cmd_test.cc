@@ -54,7 +54,7 @@ TEST(InferCmd, RunsAndWritesTheOutput) {
 TEST(InferCmd, NamesImagenetClassesAndSaysWeightsAreRandom) {
   std::string out;
   ASSERT_EQ(RunCommand(std::string(SHOAL_BINARY) +
-                           " infer mobilenet-v1 --random-seed 1",
+                           " infer mobilenet-v1 --input-seed 1",
                        &out),
             0)
       << out;
@@ -62,7 +62,7 @@ TEST(InferCmd, NamesImagenetClassesAndSaysWeightsAreRandom) {
   EXPECT_NE(out.find("seeded random weights"), std::string::npos) << out;
   // A 10-class model's classes are indices only.
   std::string lenet;
-  ASSERT_EQ(RunCommand(Infer("--random-seed 1"), &lenet), 0) << lenet;
+  ASSERT_EQ(RunCommand(Infer("--input-seed 1"), &lenet), 0) << lenet;
   EXPECT_EQ(lenet.find("ImageNet"), std::string::npos) << lenet;
 }
 

@@ -168,7 +168,7 @@ void AddLcpCommand(CLI::App* app) {
                   "predicted within MS (default: the most that fit)");
   cmd->add_option("-o,--output", a->out,
                   "Write the branched model (seeded weights) as ONNX");
-  cmd->add_option("--seed", a->seed, "Seed of the written weights");
+  cmd->add_option("--weights-seed", a->seed, "Seed of the written weights");
   cmd->add_option("--input-shape", a->input_shape,
                   "Input shape, e.g. 1,3,224,224");
   cmd->add_flag("--json", a->json, "Print one JSON object");

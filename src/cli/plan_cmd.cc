@@ -154,7 +154,7 @@ void AddPlanCommand(CLI::App* app) {
   cmd->add_option("--concurrency", a->concurrency,
                   "auto, throughput: requests in flight to simulate each "
                   "candidate at (default: one per device)");
-  cmd->add_option("--random-seed", a->random_seed,
+  cmd->add_option("--assignment-seed", a->random_seed,
                   "random: which random assignment (default 1)");
   cmd->add_option("--profile", a->profile,
                   "auto: measured latencies (shoal profile) instead of the "

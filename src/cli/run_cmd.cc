@@ -203,7 +203,7 @@ void AddRunCommand(CLI::App* app) {
   cmd->add_option("--image", a->image,
                   "Input image (PNG, JPEG, ...), resized and normalised; "
                   "it travels to the devices as 8-bit pixels");
-  cmd->add_option("--random-seed", a->random_seed,
+  cmd->add_option("--input-seed", a->random_seed,
                   "Seed of a random normal input when no --input (default 1)");
   cmd->add_option("--output", a->output, "Write the output (.npy)");
   cmd->add_flag(

@@ -323,7 +323,7 @@ void AddServeCommand(CLI::App* app) {
   rc->add_option("--server", r->server, "HOST:PORT of shoal serve")->required();
   AddTlsOptions(rc, &r->tls, "client (a coordinator certificate)");
   rc->add_option("--input", r->input, "Input tensor (.npy, float32)");
-  rc->add_option("--random-seed", r->random_seed,
+  rc->add_option("--input-seed", r->random_seed,
                  "Seeded normal random input when no --input (default 1)");
   rc->add_option("--output", r->output, "Write the (last) output as .npy");
   rc->add_option("--requests", r->requests, "Requests to send (default 1)");
