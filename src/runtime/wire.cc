@@ -59,7 +59,8 @@ StatusOr<Tensor> TensorFromBytes(const std::vector<int64_t>& shape,
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
                                            int64_t max_message_bytes,
                                            const TlsIdentity* tls,
-                                           TlsRole server_role) {
+                                           TlsRole server_role,
+                                           int keepalive_timeout_ms) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
   args.SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
@@ -80,7 +81,7 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
   // call open: the coordinator and senders then fail at once instead of at
   // the request's deadline (docs/architecture.md, "Failures").
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, keepalive_timeout_ms);
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   // A connection is dropped only when the peer is gone: gRPC's default

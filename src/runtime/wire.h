@@ -33,6 +33,13 @@ constexpr int64_t kBlobChunkBytes = int64_t{1} << 20;
 // on a loaded 2-core host).
 constexpr int kKeepaliveTimeMs = 1000;
 constexpr int kKeepaliveTimeoutMs = 2500;
+// Between workers, where the bulk of a plan's bytes travels, a ping can
+// wait behind seconds of queued data: seven devices sending VGG16's conv
+// partial sums to one (90 MB into a 62 Mbit/s downlink, 12 s of queue)
+// dropped live connections at 2.5 s when the kernel shaped the links. A
+// vanished device is still found within seconds by the coordinator's own
+// channels (ConnectionWatch), which fails the requests that need it.
+constexpr int kPeerKeepaliveTimeoutMs = 30000;
 
 // FAILED_PRECONDITION naming both versions, or OK.
 grpc::Status CheckProtocol(uint32_t got, const std::string& who);
@@ -50,7 +57,8 @@ StatusOr<Tensor> TensorFromBytes(const std::vector<int64_t>& shape,
 // certificate of `server_role` (runtime/peer_auth.h); without, plaintext.
 std::shared_ptr<grpc::Channel> MakeChannel(
     const std::string& address, int64_t max_message_bytes,
-    const TlsIdentity* tls = nullptr, TlsRole server_role = TlsRole::kDevice);
+    const TlsIdentity* tls = nullptr, TlsRole server_role = TlsRole::kDevice,
+    int keepalive_timeout_ms = kKeepaliveTimeoutMs);
 void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes);
 
 Status FromGrpc(const grpc::Status& s, const std::string& context);

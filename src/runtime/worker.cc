@@ -219,10 +219,14 @@ struct Worker::Impl final : public rpc::Worker::Service {
   std::string Who() const { return "worker " + opts.name; }
 
   // A channel to `addr`, whose certificate (with TLS) must show `role`.
+  // Channels to other devices carry the plan's bulk and wait longer for a
+  // ping's answer (kPeerKeepaliveTimeoutMs).
   std::shared_ptr<grpc::Channel> Dial(const std::string& addr,
                                       TlsRole role) const {
     if (opts.channel) return opts.channel;
-    return MakeChannel(addr, max_msg, opts.tls.get(), role);
+    return MakeChannel(addr, max_msg, opts.tls.get(), role,
+                       role == TlsRole::kDevice ? kPeerKeepaliveTimeoutMs
+                                                : kKeepaliveTimeoutMs);
   }
 
   // What a caller's certificate must show for each RPC (docs/security.md).
