@@ -143,6 +143,12 @@ Status RunFattenLoop(const LcpTrainArgs& a, const Graph& original,
   ASSIGN_OR_RETURN(TrainedModel base,
                    TrainAndCheck(original, data, o, scratch));
   const double base_acc = base.e.accuracy;
+  if (!a.json) {
+    std::cout << "original " << original.name << ": " << base.cost.params
+              << " params, " << base.cost.macs << " MACs, test "
+              << Pct(base_acc) << "\n"
+              << std::flush;
+  }
   nlohmann::json steps = nlohmann::json::array();
   double best_acc = -1, best_fatten = 0, chosen = -1;
   for (double f = a.fatten; f <= a.max_fatten + 1e-9; f += a.fatten_step) {
@@ -154,8 +160,10 @@ Status RunFattenLoop(const LcpTrainArgs& a, const Graph& original,
     std::cout << "fatten " << std::setw(4) << Num(f) << "%: " << g.name << ", "
               << t.cost.params << " params, " << t.cost.macs << " MACs, test "
               << Pct(t.e.accuracy) << ", " << std::fixed << std::setprecision(2)
-              << drop << " points below the original"
-              << (ok ? " (within " : " (over ") << a.target_drop << ")\n"
+              << std::fabs(drop)
+              << (drop >= 0 ? " points below" : " points above")
+              << " the original" << (ok ? " (within " : " (over ")
+              << a.target_drop << ")\n"
               << std::flush;
     steps.push_back({{"fatten_pct", f},
                      {"model", g.name},
@@ -185,9 +193,6 @@ Status RunFattenLoop(const LcpTrainArgs& a, const Graph& original,
     j["chosen_fatten_pct"] = chosen >= 0 ? nlohmann::json(chosen) : nullptr;
     j["output"] = a.out;
     std::cout << j.dump(2) << "\n";
-  } else {
-    std::cout << "original " << original.name << ": test " << Pct(base_acc)
-              << "\n";
   }
   if (chosen < 0) {
     return FailedPrecondition(
