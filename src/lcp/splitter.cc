@@ -155,7 +155,6 @@ StatusOr<ClusterSplitResult> RunClusterSplitter(
     }
     ClusterSplitResult r;
     bool fits = true, fast = true;
-    double slowest = 0;
     std::ostringstream line;
     line << "K=" << k << ":";
     for (int64_t i = 0; i < k; ++i) {
@@ -165,7 +164,6 @@ StatusOr<ClusterSplitResult> RunClusterSplitter(
           d.memory_bytes <= 0 || s.branch_memory[i] <= d.memory_bytes;
       fits = fits && mem_ok;
       fast = fast && (o.target_ms <= 0 || ms <= o.target_ms);
-      slowest = std::max(slowest, ms);
       r.devices.push_back(d.name);
       r.predicted_ms.push_back(ms);
       if (i < 4 || i == k - 1) {
