@@ -6,6 +6,8 @@
 #
 #   bench/engine_vs_pytorch.sh [--repeat N] [--rounds R] [--threads "1 2"]
 #                              [--models "..."]
+#   bench/engine_vs_pytorch.sh --models coverage   # the ONNX coverage set
+#                                                  # (docs/models.md)
 #
 # Each (model, threads) pair is measured in R rounds, shoal and PyTorch one
 # after the other in each; a side's figure is its best median over the
@@ -33,6 +35,10 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--repeat N] [--threads LIST] [--models LIST]" >&2; exit 2 ;;
   esac
 done
+if [ "$models" = coverage ]; then
+  # The torchvision models docs/models.md covers beyond the zoo's.
+  models="squeezenet1_1 mobilenet_v3_small mobilenet_v3_large efficientnet_b0 convnext_tiny vit_b_16 lraspp_mobilenet_v3_large deeplabv3_mobilenet_v3_large fcn_resnet50"
+fi
 [ -x "$SHOAL" ] || { echo "no shoal binary at $SHOAL (make build)" >&2; exit 1; }
 "$PYTHON" -c "import torch, torchvision" 2>/dev/null ||
   { echo "$PYTHON cannot import torch and torchvision" >&2; exit 1; }

@@ -4,8 +4,9 @@
   torch_side.py export OUTDIR NAME...        NAME.onnx for shoal, per model
   torch_side.py time NAME THREADS RUNS WARMUP  median/p90/min latency (JSON)
 
-NAME is a torchvision model (random weights, eval mode, 1x3x224x224) or
-`lenet5`, a LeNet-5 written to match shoal's zoo (1x1x28x28). Both sides run
+NAME is a torchvision model (random weights, eval mode, 1x3x224x224; a
+segmentation model's "out"), or `lenet5`, a LeNet-5 written to match
+shoal's zoo (1x1x28x28). Both sides run
 the same network: shoal runs the ONNX file this script exports from the
 model PyTorch times (torch.onnx.export folds BatchNorm into the conv, as
 shoal's oneDNN backend does itself).
@@ -39,10 +40,31 @@ class LeNet5(nn.Module):
         return self.fc2(torch.relu(self.fc1(x)))
 
 
+SEGMENTATION = ("lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large",
+                "fcn_resnet50")
+# Exported at opset 17: their LayerNorm is one LayerNormalization node
+# there (at 13 it is ReduceMean, Sub, Pow, Sqrt, Div), as PyTorch runs it.
+OPSET_17 = ("convnext_tiny", "vit_b_16") + SEGMENTATION
+
+
+class OutOnly(nn.Module):
+    """Segmentation models return a dict; both sides take its "out"."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
 def build(name):
     torch.manual_seed(0)
     if name == "lenet5":
         return LeNet5().eval(), (1, 1, 28, 28)
+    if name in SEGMENTATION:
+        seg = getattr(torchvision.models.segmentation, name)
+        return OutOnly(seg(weights=None, weights_backbone=None)).eval(), (1, 3, 224, 224)
     return getattr(torchvision.models, name)(weights=None).eval(), (1, 3, 224, 224)
 
 
@@ -52,7 +74,8 @@ def export(outdir, names):
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore")
             torch.onnx.export(model, torch.randn(*shape), f"{outdir}/{name}.onnx",
-                              opset_version=13, input_names=["input"],
+                              opset_version=17 if name in OPSET_17 else 13,
+                              input_names=["input"],
                               output_names=["output"])
 
 
