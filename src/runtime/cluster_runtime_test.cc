@@ -27,6 +27,14 @@
 namespace shoal {
 namespace {
 
+// A failed status fails the test with its message (a deploy that fails
+// under load says why).
+#define ASSERT_OK_STATUS(expr)                             \
+  do {                                                     \
+    const ::shoal::Status _s = (expr);                     \
+    ASSERT_TRUE(_s.ok()) << #expr << ": " << _s.message(); \
+  } while (0)
+
 Model Load(const std::string& name, std::optional<Shape> shape = {}) {
   LoadOptions lo;
   lo.with_weights = true;
@@ -66,7 +74,7 @@ TEST(ClusterRuntime, EveryStrategyEqualsOneDevice) {
       if (!p.ok()) continue;  // a split that does not apply to this model
       auto c = Coordinator::Create(p.value(), lc.cluster, {});
       ASSERT_TRUE(c.ok()) << c.status().message();
-      ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
+      ASSERT_OK_STATUS(c.value()->Deploy(m.weights, nullptr));
       for (int64_t seq = 0; seq < 2; ++seq) {  // replicas: both rounds
         Tensor got;
         Status s = c.value()->Run(x, &got, nullptr, seq);
@@ -99,7 +107,7 @@ TEST(ClusterRuntime, BroadcastTreesAndChainsEqualOneDevice) {
       p->broadcast.chunk_bytes = 1024;
       auto c = Coordinator::Create(p.value(), lc.cluster, {});
       ASSERT_TRUE(c.ok()) << c.status().message();
-      ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
+      ASSERT_OK_STATUS(c.value()->Deploy(m.weights, nullptr));
       ASSERT_TRUE(c.value()->Stats(/*reset=*/true).ok());
       Tensor got;
       Status s = c.value()->Run(x, &got, nullptr, 0);
@@ -145,7 +153,7 @@ TEST(ClusterRuntime, WireDtypesAndCompression) {
       ASSERT_TRUE(p.ok()) << what << ": " << p.status().message();
       auto c = Coordinator::Create(p.value(), lc.cluster, {});
       ASSERT_TRUE(c.ok()) << c.status().message();
-      ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
+      ASSERT_OK_STATUS(c.value()->Deploy(m.weights, nullptr));
       ASSERT_TRUE(c.value()->Stats(/*reset=*/true).ok());
       Tensor got;
       Status s = c.value()->Run(x, &got, nullptr, 0);
@@ -198,7 +206,7 @@ TEST(ClusterRuntime, Resnet18SmallInputSpatialAndPipeline) {
     Plan p = MakeTestPlan(m, strategy, 4);
     auto c = Coordinator::Create(p, lc.cluster, {});
     ASSERT_TRUE(c.ok());
-    ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
+    ASSERT_OK_STATUS(c.value()->Deploy(m.weights, nullptr));
     Tensor got;
     Status s = c.value()->Run(x, &got, nullptr, 0);
     ASSERT_TRUE(s.ok()) << strategy << ": " << s.message();
@@ -212,7 +220,7 @@ TEST(ClusterRuntime, ConcurrentRequestsPipeline) {
   Plan p = MakeTestPlan(m, "pipeline", 3);
   auto c = Coordinator::Create(p, lc.cluster, {});
   ASSERT_TRUE(c.ok());
-  ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
+  ASSERT_OK_STATUS(c.value()->Deploy(m.weights, nullptr));
   const Tensor x = RandomInput(p.input_shape, kInputSeed);
   const Tensor want = RunWholeOrFail(m, x);
   std::vector<std::thread> th;
@@ -251,7 +259,7 @@ TEST(ClusterRuntime, TimelineHasEveryTaskRunAndMessageOnTheCallersClock) {
     Plan p = MakeTestPlan(m, strategy, 3);
     auto c = Coordinator::Create(p, lc.cluster, {});
     ASSERT_TRUE(c.ok());
-    ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
+    ASSERT_OK_STATUS(c.value()->Deploy(m.weights, nullptr));
     ASSERT_TRUE(c.value()->Stats(/*reset=*/true).ok());
     const Tensor x = RandomInput(p.input_shape, kInputSeed);
     std::map<int64_t, std::pair<double, double>> window;
@@ -335,10 +343,10 @@ TEST(ClusterRuntime, RedeployOfTheSameWeightsUploadsNothing) {
   DeployReport r1, r2, r3;
   {
     auto c = Coordinator::Create(p, lc.cluster, {});
-    ASSERT_TRUE(c.value()->Deploy(m.weights, &r1).ok());
+    ASSERT_OK_STATUS(c.value()->Deploy(m.weights, &r1));
   }
   auto c = Coordinator::Create(p, lc.cluster, {});
-  ASSERT_TRUE(c.value()->Deploy(m.weights, &r2).ok());
+  ASSERT_OK_STATUS(c.value()->Deploy(m.weights, &r2));
   EXPECT_GT(r1.uploaded_bytes[0] + r1.uploaded_bytes[1], 0);
   EXPECT_EQ(r2.uploaded_bytes[0] + r2.uploaded_bytes[1], 0);
   EXPECT_TRUE(r2.reused[0] && r2.reused[1]);
@@ -346,7 +354,7 @@ TEST(ClusterRuntime, RedeployOfTheSameWeightsUploadsNothing) {
   Plan q = p;
   q.strategy = "lop-again";
   auto c2 = Coordinator::Create(q, lc.cluster, {});
-  ASSERT_TRUE(c2.value()->Deploy(m.weights, &r3).ok());
+  ASSERT_OK_STATUS(c2.value()->Deploy(m.weights, &r3));
   EXPECT_FALSE(r3.reused[0]);
   EXPECT_EQ(r3.uploaded_bytes[0] + r3.uploaded_bytes[1], 0);
 }
@@ -370,7 +378,7 @@ TEST(ClusterRuntime, DeadWorkerFailsTheRequestNamingItAndRestartRecovers) {
   CoordinatorOptions co;
   co.timeout_ms = 3000;
   auto c = Coordinator::Create(p, lc.cluster, co);
-  ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
+  ASSERT_OK_STATUS(c.value()->Deploy(m.weights, nullptr));
   const Tensor x = RandomInput(p.input_shape, kInputSeed);
   Tensor got;
   ASSERT_TRUE(c.value()->Run(x, &got, nullptr, 0).ok());
@@ -384,7 +392,7 @@ TEST(ClusterRuntime, DeadWorkerFailsTheRequestNamingItAndRestartRecovers) {
   EXPECT_NE(s.message().find("dev1"), std::string::npos) << s.message();
   EXPECT_LT(s_taken, 5.0);
   lc.Restart(1);
-  ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
+  ASSERT_OK_STATUS(c.value()->Deploy(m.weights, nullptr));
   Status s2 = c.value()->Run(x, &got, nullptr, 2);
   EXPECT_TRUE(s2.ok()) << s2.message();
   EXPECT_LE(MaxRelDiff(got, RunWholeOrFail(m, x)), 1e-4);
@@ -408,7 +416,7 @@ TEST(ClusterRuntime, MailboxesOfRequestsInFlightAreBounded) {
   ASSERT_TRUE(p.ok()) << p.status().message();
   auto c = Coordinator::Create(p.value(), lc.cluster, {});
   ASSERT_TRUE(c.ok()) << c.status().message();
-  ASSERT_TRUE(c.value()->Deploy(m.weights, nullptr).ok());
+  ASSERT_OK_STATUS(c.value()->Deploy(m.weights, nullptr));
   // A transfer into a task on device 1 from the model input.
   int xi = -1;
   for (size_t i = 0; i < p->transfers.size(); ++i) {
