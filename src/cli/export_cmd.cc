@@ -56,7 +56,8 @@ void AddExportCommand(CLI::App* app) {
                 "Structure only: initializers hold zeros");
   cmd->add_flag("--fuse-batchnorm", a->fuse_batchnorm,
                 "Fold BatchNormalization into the preceding Conv");
-  cmd->add_option("--weights-seed", a->seed, "Seed of zoo models' random weights");
+  cmd->add_option("--weights-seed", a->seed,
+                  "Seed of zoo models' random weights");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunExport(*a))); });
 }
 

@@ -120,7 +120,8 @@ StatusOr<Model> LoadPlanModel(const ModelRef& ref, bool with_weights) {
     return LoadModel(ref.spec, lo);
   }
   // Branched on the fly: the same model `shoal lcp split SPEC --branches K
-  // --fatten P --weights-seed S -o M.onnx` writes, so every process (coordinator,
+  // --fatten P --weights-seed S -o M.onnx` writes, so every process
+  // (coordinator,
   // --check) rebuilds it from the plan alone.
   ASSIGN_OR_RETURN(Model base, LoadModel(ref.spec, lo));
   Model m;

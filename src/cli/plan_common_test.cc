@@ -29,8 +29,8 @@ TEST(LoadPlanModel, BranchesOnLoadLikeLcpSplitWrites) {
   ref.lcp_branches = 2;
   auto got = LoadPlanModel(ref, true);
   ASSERT_TRUE(got.ok()) << got.status().message();
-  // What `shoal lcp split resnet18 --branches 2 --weights-seed 5 -o F` writes, loaded
-  // the way a plan of F.onnx loads it.
+  // What `shoal lcp split resnet18 --branches 2 --weights-seed 5 -o F` writes,
+  // loaded the way a plan of F.onnx loads it.
   LoadOptions lo;
   lo.input_shape = ref.input_shape;
   auto base = LoadModel("resnet18", lo);
