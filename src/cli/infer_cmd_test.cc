@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "io/npy.h"
@@ -47,6 +48,32 @@ TEST(InferCmd, RunsAndWritesTheOutput) {
   auto t = ReadNpy(y);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(t->shape, (Shape{1, 10}));
+}
+
+// --profile: every op of the model has its time and kernel; the ops' times
+// add up to the total, and the slowest steps are listed, slowest first.
+TEST(InferCmd, ProfileGivesTimeByOpAndKernel) {
+  std::string out;
+  ASSERT_EQ(RunCommand(Infer("--repeat 2 --profile --top 3 --json"), &out), 0)
+      << out;
+  const auto j = nlohmann::json::parse(out.substr(out.find('{')));
+  const auto& p = j.at("profile");
+  EXPECT_EQ(p.at("runs"), 2);
+  double sum = 0;
+  bool conv = false;
+  for (const auto& r : p.at("ops")) {
+    sum += r.at("ms").get<double>();
+    const std::string op = r.at("op");
+    if (op.rfind("Conv", 0) == 0) conv = r.at("kernel") == "onednn";
+  }
+  EXPECT_TRUE(conv) << p.dump();
+  EXPECT_NEAR(sum, p.at("total_ms").get<double>(), 1e-6);
+  ASSERT_EQ(p.at("slowest_steps").size(), 3u);
+  EXPECT_GE(p["slowest_steps"][0]["ms"].get<double>(),
+            p["slowest_steps"][2]["ms"].get<double>());
+  ASSERT_EQ(RunCommand(Infer("--profile --top 2"), &out), 0) << out;
+  EXPECT_NE(out.find("time by op"), std::string::npos) << out;
+  EXPECT_NE(out.find("slowest 2 steps"), std::string::npos) << out;
 }
 
 // 1000 scores are ImageNet's classes: named. A zoo model's weights are

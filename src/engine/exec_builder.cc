@@ -147,6 +147,18 @@ int64_t ExecBuilder::DropUnretainedWeights() {
   return kept;
 }
 
+std::vector<const Node*> ExecBuilder::Consumers(
+    const std::string& tensor) const {
+  auto it = consumers_.find(tensor);
+  return it == consumers_.end() ? std::vector<const Node*>{} : it->second;
+}
+
+bool ExecBuilder::IsGraphOutput(const std::string& tensor) const {
+  for (const auto& o : g_.outputs)
+    if (o == tensor) return true;
+  return false;
+}
+
 const Node* ExecBuilder::SoleConsumer(const std::string& tensor) const {
   for (const auto& o : g_.outputs)
     if (o == tensor) return nullptr;

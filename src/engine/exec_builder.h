@@ -56,6 +56,9 @@ class Step {
   virtual void BindScratchpad(void* /*buffer*/) {}
   std::vector<int> reads, writes;  // value ids
   std::string label;               // node name, or "reorder <tensor>"
+  // Which kernel does the work: a oneDNN primitive (reorders included) or
+  // the reference kernel. A profile names the ops left to the reference.
+  bool reference = false;
 };
 
 memory::desc PlainDesc(const Shape& shape);
@@ -104,6 +107,9 @@ class ExecBuilder {
   int64_t DropUnretainedWeights();
   // The sole consumer of `tensor`, or nullptr (several, none, graph output).
   const Node* SoleConsumer(const std::string& tensor) const;
+  // Every node that reads `tensor`, each once, in graph order.
+  std::vector<const Node*> Consumers(const std::string& tensor) const;
+  bool IsGraphOutput(const std::string& tensor) const;
   // Marks a node as done by another node's step (a fused activation).
   void MarkFused(const std::string& node_name) { fused_.insert(node_name); }
   bool IsFused(const std::string& node_name) const {

@@ -42,6 +42,12 @@ double ProcessCpuSeconds() {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+double WallSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 }  // namespace
 
 struct Executor::Impl {
@@ -179,6 +185,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
   ex->stats_.folded_batchnorms = folded_bns;
   for (const auto& s : ex->impl_->steps) {
     ex->labels_.push_back(s->label);
+    ex->reference_.push_back(s->reference);
     if (s->label.rfind("reorder ", 0) == 0) ++ex->stats_.reorder_steps;
   }
   return ex;
@@ -186,7 +193,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
 
 Status Executor::Run(const std::vector<Tensor>& inputs,
                      std::vector<Tensor>* outputs,
-                     std::vector<double>* step_seconds) {
+                     std::vector<double>* step_seconds, StepClock clock) {
   Impl& m = *impl_;
   if (inputs.size() != m.input_values.size()) {
     return InvalidArgument("the model takes " +
@@ -206,13 +213,16 @@ Status Executor::Run(const std::vector<Tensor>& inputs,
   RunContext ctx{m.arena, &m.stream};
   if (step_seconds != nullptr) step_seconds->resize(m.steps.size(), 0.0);
   for (size_t i = 0; i < m.steps.size(); ++i) {
-    const double c0 = step_seconds != nullptr ? ProcessCpuSeconds() : 0;
+    auto now = [clock] {
+      return clock == StepClock::kWall ? WallSeconds() : ProcessCpuSeconds();
+    };
+    const double c0 = step_seconds != nullptr ? now() : 0;
     Status s = m.steps[i]->Run(ctx);
     if (!s.ok()) return s.WithContext("step '" + m.steps[i]->label + "'");
     if (step_seconds != nullptr) {
       // The CPU stream runs in order; waiting makes the time the step's.
       m.stream.wait();
-      (*step_seconds)[i] += ProcessCpuSeconds() - c0;
+      (*step_seconds)[i] += now() - c0;
     }
   }
   m.stream.wait();

@@ -43,15 +43,24 @@ class Executor {
       const Graph& g, WeightStore weights, const ExecutorOptions& opts);
   ~Executor();
 
+  // How a step's time is measured. Process CPU time is what `shoal
+  // profile` attributes to the nodes in context (under a CPU quota a step's
+  // wall time includes throttling earned by earlier steps); wall time is
+  // what a user waiting on one unthrottled run sees, and does not count
+  // OpenMP threads spinning between parallel regions.
+  enum class StepClock { kProcessCpu, kWall };
+
   // Inputs in graph input order, plain row-major; outputs likewise. With
-  // `step_seconds` (one per step_labels() entry), adds each step's process
-  // CPU time to it: what `shoal profile` attributes to the nodes in
-  // context.
+  // `step_seconds` (one per step_labels() entry), adds each step's time on
+  // `clock` to it.
   Status Run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs,
-             std::vector<double>* step_seconds = nullptr);
+             std::vector<double>* step_seconds = nullptr,
+             StepClock clock = StepClock::kProcessCpu);
 
   const ExecutorStats& stats() const { return stats_; }
   const std::vector<std::string>& step_labels() const { return labels_; }
+  // Per step: true where the reference kernel runs it.
+  const std::vector<bool>& step_is_reference() const { return reference_; }
 
  private:
   struct Impl;
@@ -59,6 +68,7 @@ class Executor {
   std::unique_ptr<Impl> impl_;
   ExecutorStats stats_;
   std::vector<std::string> labels_;
+  std::vector<bool> reference_;
 };
 
 // Sets the thread count of the kernels (OpenMP); 0 means all cores.

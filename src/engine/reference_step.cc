@@ -100,6 +100,7 @@ Status AddReferenceStep(ExecBuilder& b, const Node& node) {
     b.Define(o, v);
   }
   step->label = node.name;
+  step->reference = true;
   b.AddStep(std::move(step));
   return Status::Ok();
 }

@@ -6,6 +6,8 @@
 //   MatMul(A [M, K], W [K, N])        -> Gemm(A, W)
 //   MatMul(A [d..., M, K], W [K, N])  -> Reshape [prod(d) M, K], Gemm,
 //                                        Reshape [d..., M, N]
+// A constant bias added to the product next (torch's Linear over tokens is
+// MatMul, then Add) becomes the Gemm's C, and the Add goes.
 // A MatMul of two activations (attention) or by a 1-D weight stays.
 #ifndef SHOAL_GRAPH_MATMUL_TO_GEMM_H_
 #define SHOAL_GRAPH_MATMUL_TO_GEMM_H_

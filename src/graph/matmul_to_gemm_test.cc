@@ -68,6 +68,46 @@ TEST(MatMulToGemm, TokensAreReshapedToRows) {
   ExpectSameResult(before, g);
 }
 
+// torch's Linear over tokens: MatMul, then Add of the bias. The bias is
+// the Gemm's C and the Add goes; a bias read by another node too, or a
+// sum that broadcasts, stays an Add.
+TEST(MatMulToGemm, BiasAddedNextBecomesTheGemmsC) {
+  for (bool rows : {false, true}) {
+    Graph before;
+    before.name = "linear";
+    const Shape x = rows ? Shape{1, 7, 16} : Shape{3, 16};
+    ASSERT_TRUE(before.AddInput("x", x).ok());
+    ASSERT_TRUE(before.AddWeight("w", {16, 12}).ok());
+    ASSERT_TRUE(before.AddWeight("b", {12}).ok());
+    ASSERT_TRUE(before.AddNode({"fc", "MatMul", {"x", "w"}, {"y"}, {}}).ok());
+    ASSERT_TRUE(before.AddNode({"bias", "Add", {"b", "y"}, {"z"}, {}}).ok());
+    ASSERT_TRUE(before.AddNode({"act", "Relu", {"z"}, {"r"}, {}}).ok());
+    before.outputs = {"r"};
+    ASSERT_TRUE(InferShapes(&before).ok());
+    Graph g = before;
+    EXPECT_EQ(MatMulToGemm(&g), 1);
+    EXPECT_EQ(g.FindNode("bias"), nullptr);
+    EXPECT_EQ(g.FindTensor("y"), nullptr);
+    const Node* gemm = g.FindNode("fc");
+    ASSERT_NE(gemm, nullptr);
+    EXPECT_EQ(gemm->inputs.size(), 3u);
+    EXPECT_EQ(gemm->inputs[2], "b");
+    EXPECT_EQ(g.nodes.size(), rows ? 4u : 2u);
+    ASSERT_TRUE(InferShapes(&g).ok());
+    EXPECT_TRUE(VerifyGraph(g).ok());
+    ExpectSameResult(before, g);
+  }
+  // The product is also a graph output: the Add stays.
+  Graph g = Dense({2, 16}, {16, 4});
+  ASSERT_TRUE(g.AddWeight("b", {4}).ok());
+  ASSERT_TRUE(g.AddNode({"bias", "Add", {"y", "b"}, {"s"}, {}}).ok());
+  g.outputs.push_back("s");
+  g.outputs.push_back("y");
+  ASSERT_TRUE(InferShapes(&g).ok());
+  EXPECT_EQ(MatMulToGemm(&g), 1);
+  EXPECT_NE(g.FindNode("bias"), nullptr);
+}
+
 TEST(MatMulToGemm, TwoActivationsOrAVectorWeightStay) {
   Graph g;
   ASSERT_TRUE(g.AddInput("x", {1, 4, 8}).ok());

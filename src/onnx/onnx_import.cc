@@ -1,9 +1,10 @@
 // The import pipeline: translate the graph node by node, check it as a
 // whole, then simplify it (Identity/Dropout removal, MatMul by a weight as
-// Gemm, optional BN fusion).
+// Gemm, x * HardSigmoid(x) as HardSwish, optional BN fusion).
 #include "onnx/onnx_import.h"
 
 #include "graph/fuse_batchnorm.h"
+#include "graph/fuse_hardswish.h"
 #include "graph/matmul_to_gemm.h"
 #include "graph/shape_inference.h"
 #include "graph/verify.h"
@@ -29,6 +30,7 @@ Status Import(const onnx::ModelProto& proto, const std::string& base_dir,
   }
   DropIdentityOps(&g);
   MatMulToGemm(&g);
+  FuseHardSwish(&g);
   if (opts.fuse_batchnorm) RETURN_IF_ERROR(FuseBatchNorm(m).status());
   RETURN_IF_ERROR(InferShapes(&g));
   RETURN_IF_ERROR(VerifyGraph(g));

@@ -1,40 +1,102 @@
-// Add, Sub, Mul, Div on oneDNN's binary primitive: two activations of one
-// shape (residual adds), the second brought into the first's layout.
+// Add, Sub, Mul, Div on oneDNN's binary primitive. The first operand is an
+// activation of the output's shape, in whatever layout its producer chose;
+// the second is one of the same shape (a residual add, brought into the
+// first's layout), or one that broadcasts over it (an SE gate [1, C, 1, 1],
+// a LayerScale [C, 1, 1]), or a constant, plain either way. Add and Mul take
+// their operands either way round. Div also recognises GELU's erf form
+// (gelu.h), which starts with a Div.
+#include "kernels/onednn/gelu.h"
 #include "kernels/onednn/primitive_step.h"
 
 namespace shoal {
 namespace {
 
+// An operand: an activation value, or constant data.
+struct Operand {
+  int value = -1;
+  const Tensor* weight = nullptr;
+  Shape shape;
+};
+
+bool GetOperand(ExecBuilder& b, const std::string& name, Operand* o) {
+  o->value = b.ValueOf(name);
+  if (o->value >= 0) {
+    o->shape = b.value(o->value).shape;
+    return true;
+  }
+  o->weight = b.Weight(name);
+  if (o->weight == nullptr) return false;
+  o->shape = o->weight->shape;
+  return true;
+}
+
+// `s` with leading unit axes up to `rank`, if it broadcasts to `to` (each
+// axis equal or 1); empty otherwise.
+memory::dims BroadcastDims(const Shape& s, const Shape& to) {
+  if (s.size() > to.size()) return {};
+  memory::dims d(to.size() - s.size(), 1);
+  d.insert(d.end(), s.begin(), s.end());
+  for (size_t i = 0; i < d.size(); ++i)
+    if (d[i] != to[i] && d[i] != 1) return {};
+  return d;
+}
+
 StatusOr<bool> BuildBinary(ExecBuilder& b, const Node& n) {
   dnnl::algorithm alg;
-  if (n.op == "Add")
+  if (n.op == "Add") {
     alg = dnnl::algorithm::binary_add;
-  else if (n.op == "Sub")
+  } else if (n.op == "Sub") {
     alg = dnnl::algorithm::binary_sub;
-  else if (n.op == "Mul")
+  } else if (n.op == "Mul") {
     alg = dnnl::algorithm::binary_mul;
-  else if (n.op == "Div")
+  } else if (n.op == "Div") {
+    ASSIGN_OR_RETURN(bool gelu, BuildGeluErf(b, n));
+    if (gelu) return true;
     alg = dnnl::algorithm::binary_div;
-  else
+  } else {
     return false;
-  const int a = b.ValueOf(n.inputs[0]), c = b.ValueOf(n.inputs[1]);
-  if (a < 0 || c < 0) return false;  // a weight operand: reference kernel
+  }
+  const Shape& ys = b.graph().FindTensor(n.outputs[0])->shape;
+  if (ys.empty()) return false;
+  Operand p, q;
+  if (!GetOperand(b, n.inputs[0], &p) || !GetOperand(b, n.inputs[1], &q))
+    return false;
+  // src0 must be an activation of the output's shape.
+  const bool commutes = n.op == "Add" || n.op == "Mul";
+  if (p.value < 0 || p.shape != ys) {
+    if (!commutes || q.value < 0 || q.shape != ys) return false;
+    std::swap(p, q);
+  }
   // A copy: InLayout below may add values and move the vector.
-  const Value av = b.value(a);
-  if (av.shape != b.value(c).shape) return false;
-  const int c2 = b.InLayout(c, av.md);
+  const Value pv = b.value(p.value);
+  const bool same = q.value >= 0 && q.shape == ys;
+  memory::desc q_md;
+  if (same) {
+    q_md = pv.md;
+  } else {
+    const memory::dims d = BroadcastDims(q.shape, ys);
+    if (d.empty()) return false;
+    q_md = PlainDims(d);
+  }
   dnnl::primitive_attr attr = ScratchpadAttr();
   const Node* act = FuseActivation(b, n.outputs[0], &attr);
   auto pd_or = TryDnnl([&] {
-    auto d = dnnl::binary::desc(alg, av.md, av.md, av.md);
+    auto d = dnnl::binary::desc(alg, pv.md, q_md, pv.md);
     return dnnl::binary::primitive_desc(d, attr, b.engine());
   });
   if (!pd_or.ok()) return false;
   auto pd = *pd_or;
   auto step = std::make_unique<PrimitiveStep>(&b.engine(), dnnl::binary(pd));
-  step->AddInput(DNNL_ARG_SRC_0, a, av.md);
-  step->AddInput(DNNL_ARG_SRC_1, c2, av.md);
-  AddFusedOutputStep(b, n, act, std::move(step), av.shape, pd.dst_desc());
+  step->AddInput(DNNL_ARG_SRC_0, p.value, pv.md);
+  if (q.value >= 0) {
+    step->AddInput(DNNL_ARG_SRC_1,
+                   same ? b.InLayout(q.value, pv.md) : b.Plain(q.value), q_md);
+  } else {
+    step->AddFixed(
+        DNNL_ARG_SRC_1,
+        ReorderedWeights(b.engine(), q.weight->data.data(), q_md, q_md));
+  }
+  AddFusedOutputStep(b, n, act, std::move(step), ys, pd.dst_desc());
   return true;
 }
 

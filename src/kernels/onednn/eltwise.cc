@@ -11,6 +11,7 @@ StatusOr<bool> BuildEltwise(ExecBuilder& b, const Node& n) {
   dnnl::algorithm alg;
   float alpha = 0.f, beta = 0.f;
   dnnl::primitive_attr attr = ScratchpadAttr();
+  const Node* swish = nullptr;  // the Mul a Sigmoid's swish pass covers
   if (n.op == "Relu") {
     alg = dnnl::algorithm::eltwise_relu;
   } else if (n.op == "LeakyRelu") {
@@ -22,6 +23,13 @@ StatusOr<bool> BuildEltwise(ExecBuilder& b, const Node& n) {
     beta = n.attrs.GetFloat("max", std::numeric_limits<float>::max());
   } else if (n.op == "Sigmoid") {
     alg = dnnl::algorithm::eltwise_logistic;
+    // x * Sigmoid(x) (SiLU) after a step that could not take it as a
+    // post-op: one swish pass instead of two.
+    if (const Node* mul = SwishOf(b, n.inputs[0])) {
+      alg = dnnl::algorithm::eltwise_swish;
+      alpha = 1.f;
+      swish = mul;
+    }
   } else if (n.op == "HardSwish") {
     alg = dnnl::algorithm::eltwise_hardswish;
   } else if (n.op == "HardSigmoid") {
@@ -69,7 +77,7 @@ StatusOr<bool> BuildEltwise(ExecBuilder& b, const Node& n) {
   auto step =
       std::make_unique<PrimitiveStep>(&b.engine(), dnnl::eltwise_forward(pd));
   step->AddInput(DNNL_ARG_SRC, x, xv.md);
-  AddFusedOutputStep(b, n, nullptr, std::move(step), xv.shape, pd.dst_desc());
+  AddFusedOutputStep(b, n, swish, std::move(step), xv.shape, pd.dst_desc());
   return true;
 }
 

@@ -66,39 +66,62 @@ memory::desc PlainDims(const memory::dims& dims) {
   return memory::desc(dims, memory::data_type::f32, strides);
 }
 
-bool FusableActivation(ExecBuilder& b, const std::string& tensor,
-                       const Node** node, dnnl::algorithm* alg, float* alpha,
-                       float* beta) {
-  const Node* c = b.SoleConsumer(tensor);
-  if (!c) return false;
-  *alpha = 0.f;
-  *beta = 0.f;
-  if (c->op == "Relu") {
-    *alg = dnnl::algorithm::eltwise_relu;
-  } else if (c->op == "LeakyRelu") {
-    *alg = dnnl::algorithm::eltwise_relu;
-    *alpha = c->attrs.GetFloat("alpha", 0.01f);
-  } else if (c->op == "Clip") {
-    *alg = dnnl::algorithm::eltwise_clip_v2;
-    *alpha = c->attrs.GetFloat("min", std::numeric_limits<float>::lowest());
-    *beta = c->attrs.GetFloat("max", std::numeric_limits<float>::max());
-  } else if (c->op == "Sigmoid") {
-    *alg = dnnl::algorithm::eltwise_logistic;
+bool AppendActivation(const Node& c, dnnl::post_ops* po) {
+  using A = dnnl::algorithm;
+  if (c.op == "Relu") {
+    po->append_eltwise(1.f, A::eltwise_relu, 0.f, 0.f);
+  } else if (c.op == "LeakyRelu") {
+    po->append_eltwise(1.f, A::eltwise_relu, c.attrs.GetFloat("alpha", 0.01f),
+                       0.f);
+  } else if (c.op == "Clip") {
+    po->append_eltwise(
+        1.f, A::eltwise_clip_v2,
+        c.attrs.GetFloat("min", std::numeric_limits<float>::lowest()),
+        c.attrs.GetFloat("max", std::numeric_limits<float>::max()));
+  } else if (c.op == "Sigmoid") {
+    po->append_eltwise(1.f, A::eltwise_logistic, 0.f, 0.f);
+  } else if (c.op == "Tanh") {
+    po->append_eltwise(1.f, A::eltwise_tanh, 0.f, 0.f);
+  } else if (c.op == "HardSwish") {
+    // ONNX's HardSwish is x * clip(x / 6 + 1/2, 0, 1), oneDNN's exactly.
+    po->append_eltwise(1.f, A::eltwise_hardswish, 0.f, 0.f);
+  } else if (c.op == "HardSigmoid") {
+    // oneDNN 2.6 has no hardsigmoid: alpha x + beta, then a clip.
+    po->append_eltwise(1.f, A::eltwise_linear, c.attrs.GetFloat("alpha", 0.2f),
+                       c.attrs.GetFloat("beta", 0.5f));
+    po->append_eltwise(1.f, A::eltwise_clip_v2, 0.f, 1.f);
   } else {
     return false;
   }
-  *node = c;
   return true;
+}
+
+const Node* SwishOf(ExecBuilder& b, const std::string& tensor) {
+  if (b.IsGraphOutput(tensor)) return nullptr;
+  const std::vector<const Node*> readers = b.Consumers(tensor);
+  if (readers.size() != 2) return nullptr;
+  const Node* sig = readers[0]->op == "Sigmoid" ? readers[0] : readers[1];
+  const Node* mul = sig == readers[0] ? readers[1] : readers[0];
+  if (sig->op != "Sigmoid" || mul->op != "Mul" || mul->inputs.size() != 2)
+    return nullptr;
+  if (b.SoleConsumer(sig->outputs[0]) != mul) return nullptr;
+  const bool operands =
+      (mul->inputs[0] == tensor && mul->inputs[1] == sig->outputs[0]) ||
+      (mul->inputs[1] == tensor && mul->inputs[0] == sig->outputs[0]);
+  return operands ? mul : nullptr;
 }
 
 const Node* FuseActivation(ExecBuilder& b, const std::string& tensor,
                            dnnl::primitive_attr* attr) {
-  const Node* act = nullptr;
-  dnnl::algorithm alg;
-  float alpha, beta;
-  if (!FusableActivation(b, tensor, &act, &alg, &alpha, &beta)) return nullptr;
   dnnl::post_ops po;
-  po.append_eltwise(1.f, alg, alpha, beta);
+  if (const Node* mul = SwishOf(b, tensor)) {
+    po.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
+    attr->set_post_ops(po);
+    return mul;
+  }
+  const Node* act = b.SoleConsumer(tensor);
+  if (act == nullptr) return nullptr;
+  if (!AppendActivation(*act, &po)) return nullptr;
   attr->set_post_ops(po);
   return act;
 }
@@ -109,7 +132,14 @@ void AddFusedOutputStep(ExecBuilder& b, const Node& n, const Node* act,
   const std::string& out_name = act ? act->outputs[0] : n.outputs[0];
   int y = b.NewValue(out_name, shape, dst);
   step->AddOutput(DNNL_ARG_DST, y, dst);
-  step->label = act ? n.name + "+" + act->op : n.name;
+  const Node* swish_gate = nullptr;
+  if (act && act->op == "Mul") {
+    // SiLU: the Sigmoid feeding the Mul is part of the post-op too.
+    for (const Node* r : b.Consumers(n.outputs[0]))
+      if (r->op == "Sigmoid") swish_gate = r;
+  }
+  step->label =
+      !act ? n.name : n.name + (swish_gate ? "+Swish" : "+" + act->op);
   b.AddStep(std::move(step));
   // The raw output is read only by the fused activation, which is skipped.
   b.Define(n.outputs[0], y);
@@ -117,6 +147,7 @@ void AddFusedOutputStep(ExecBuilder& b, const Node& n, const Node* act,
     b.Define(act->outputs[0], y);
     b.MarkFused(act->name);
   }
+  if (swish_gate) b.MarkFused(swish_gate->name);
 }
 
 }  // namespace shoal

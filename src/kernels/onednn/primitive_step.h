@@ -57,14 +57,18 @@ memory ReorderedWeights(dnnl::engine& eng, const float* data,
 // Plain descriptor with explicit dims and row-major strides.
 memory::desc PlainDims(const memory::dims& dims);
 
-// An activation the sole consumer of `tensor` applies, fusable as a oneDNN
-// eltwise post-op; sets *node to that consumer. Returns false if none.
-bool FusableActivation(ExecBuilder& b, const std::string& tensor,
-                       const Node** node, dnnl::algorithm* alg, float* alpha,
-                       float* beta);
+// Appends activation node `c` to `po` as oneDNN eltwise post-ops (one, or
+// two for HardSigmoid: a line, then a clip to [0, 1]); false if `c` is not
+// an activation oneDNN can apply so.
+bool AppendActivation(const Node& c, dnnl::post_ops* po);
 
-// If the sole reader of `tensor` is a fusable activation, appends it to
-// `attr` as an eltwise post-op and returns that node; else nullptr.
+// SiLU as torch.onnx writes it, Mul(x, Sigmoid(x)), when `tensor` is x and
+// those two nodes are all that read it: returns the Mul, else nullptr.
+const Node* SwishOf(ExecBuilder& b, const std::string& tensor);
+
+// If the sole reader of `tensor` is a fusable activation (or `tensor` feeds
+// SwishOf's pattern), appends it to `attr` as eltwise post-ops and returns
+// the node whose output is the result; else nullptr.
 const Node* FuseActivation(ExecBuilder& b, const std::string& tensor,
                            dnnl::primitive_attr* attr);
 
