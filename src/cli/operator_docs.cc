@@ -83,6 +83,15 @@ std::string OperatorsMarkdown() {
   for (const auto& [from, to] : ImportedAs()) {
     o << "- " << from << " becomes " << to << "\n";
   }
+  // The graph rewrites of onnx/onnx_import.cc, after translation.
+  o << "\n## Rewritten after import\n\n"
+    << "- Identity and Dropout are removed (readers read their input)\n"
+    << "- MatMul by a constant 2-D weight becomes Gemm (between Reshapes to "
+       "rows and back when A has more than two axes); a constant bias Add "
+       "that is the product's only reader becomes the Gemm's C "
+       "(graph/matmul_to_gemm.h)\n"
+    << "- Mul(x, HardSigmoid(x)) with alpha 1/6 and beta 1/2 becomes "
+       "HardSwish(x) (graph/fuse_hardswish.h)\n";
   o << "\n## Computed on constants at import\n\n"
     << "These ops are evaluated during import when every input they read is "
        "a constant (or, for Shape and Size, has a known shape); the result "
