@@ -92,6 +92,25 @@ done
 echo
 echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg)."
 
+# Where shoal's time goes: `shoal infer --profile` at the first thread
+# count, the three ops (with the kernel that ran them) of largest share.
+t1=${threads%% *}
+echo
+echo "Where shoal's time goes ($t1 thread(s), \`shoal infer --profile\`, each step timed alone):"
+echo
+echo "| model | the three largest ops: share of the run (kernel) |"
+echo "|---|---|"
+for m in $models; do
+  "$SHOAL" infer "$work/$m.onnx" --input-seed 1 --threads "$t1" \
+      --repeat "$repeat" --profile --json |
+    "$PYTHON" -c "
+import json, sys
+p = json.load(sys.stdin)['profile']
+top = ', '.join('%s %.0f %% (%s)' % (o['op'], 100 * o['ms'] / p['total_ms'], o['kernel'])
+                for o in p['ops'][:3])
+print('| $m | %s |' % top)"
+done
+
 # Peak RSS of the zoo's resnet18 against weights + peak activations + 40 MB.
 echo
 a=$("$SHOAL" analyze resnet18 --json)
