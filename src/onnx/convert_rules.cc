@@ -3,6 +3,7 @@
 // differences are resolved here so that shoal ops have one form each.
 #include "onnx/convert_rules.h"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 
@@ -68,8 +69,16 @@ Status Pad(ConvertCtx* c) {
     }
     pads = full;
   }
-  c->out->attrs.Set("pads", pads);
   for (int i = 1; i <= 3; ++i) c->DropInput(i);
+  if (std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; })) {
+    // Nothing to pad (swin_t pads its windows to a multiple of 7 whatever
+    // the size, by 0 at 224x224): the identity, removed after import.
+    c->Take("mode");
+    c->out->attrs.Erase("value");
+    c->out->op = "Identity";
+    return Status::Ok();
+  }
+  c->out->attrs.Set("pads", pads);
   return Status::Ok();
 }
 
@@ -161,13 +170,19 @@ Status Softmax(ConvertCtx* c) {
 Status Dropout(ConvertCtx* c) {
   c->Take("is_test");  // opset < 7; inference either way
   if (c->opset < 12) return Status::Ok();
+  float ratio = 0.5f;  // ONNX's default
   if (c->HasInput(1)) {
-    ASSIGN_OR_RETURN(float ratio, c->ConstScalar(1, "ratio"));
+    ASSIGN_OR_RETURN(ratio, c->ConstScalar(1, "ratio"));
     c->out->attrs.Set("ratio", ratio);
   }
   if (c->HasInput(2)) {
     ASSIGN_OR_RETURN(float training, c->ConstScalar(2, "training_mode"));
-    if (training != 0) return c->Unsupported("training_mode=true");
+    // In training mode a ratio of 0 drops nothing and scales by 1: still
+    // the identity (swin_t's attention dropout exports so).
+    if (training != 0 && ratio != 0) {
+      return c->Unsupported("training_mode=true with ratio " +
+                            std::to_string(ratio));
+    }
   }
   c->DropInput(1);
   c->DropInput(2);

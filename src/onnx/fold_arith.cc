@@ -2,6 +2,7 @@
 // broadcasting. Integer results stay exact; a float operand makes the result
 // float.
 #include <algorithm>
+#include <cmath>
 
 #include "onnx/fold_ops.h"
 
@@ -37,7 +38,9 @@ StatusOr<ConstValue> Apply2(const FoldCtx& c, const std::string& op,
     for (int64_t k = 0; k < n; ++k) {
       float x = static_cast<float>(a.AsDouble(ia[k]));
       float y = static_cast<float>(b.AsDouble(ib[k]));
-      v[k] = op == "Add"   ? x + y
+      // Float Mod must be fmod (ONNX: fmod=1), the dividend's sign.
+      v[k] = op == "Mod"   ? std::fmod(x, y)
+             : op == "Add" ? x + y
              : op == "Sub" ? x - y
              : op == "Mul" ? x * y
              : op == "Div" ? x / y
@@ -49,7 +52,16 @@ StatusOr<ConstValue> Apply2(const FoldCtx& c, const std::string& op,
   std::vector<int64_t> v(n);
   for (int64_t k = 0; k < n; ++k) {
     int64_t x = a.ints[ia[k]], y = b.ints[ib[k]];
-    if (op == "Div" && y == 0) return c.Error("integer division by zero");
+    if ((op == "Div" || op == "Mod") && y == 0)
+      return c.Error("integer division by zero");
+    if (op == "Mod") {
+      // fmod=0 (the default): the remainder takes the divisor's sign, as
+      // Python's %; fmod=1: the dividend's, as C's %.
+      int64_t r = x % y;
+      if (c.IntAttr("fmod", 0) == 0 && r != 0 && ((r < 0) != (y < 0))) r += y;
+      v[k] = r;
+      continue;
+    }
     // Integer Div truncates toward zero, as ONNX Runtime does.
     v[k] = op == "Add"   ? x + y
            : op == "Sub" ? x - y

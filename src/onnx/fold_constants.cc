@@ -119,6 +119,7 @@ const std::map<std::string, FoldFn>& Rules() {
       {"Sub", FoldBinary},
       {"Mul", FoldBinary},
       {"Div", FoldBinary},
+      {"Mod", FoldBinary},
       {"Min", FoldBinary},
       {"Max", FoldBinary},
       {"Equal", FoldBinary},
@@ -136,6 +137,7 @@ const std::map<std::string, FoldFn>& Rules() {
       {"Gather", FoldGather},
       {"Slice", FoldSlice},
       {"Transpose", FoldTranspose},
+      {"ScatterND", FoldScatterND},
   };
   return *rules;
 }

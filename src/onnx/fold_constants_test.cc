@@ -44,6 +44,48 @@ ConstValue Ints(Shape s, std::vector<int64_t> v) {
   return ConstValue::Ints(s, v);
 }
 
+// Integer Mod takes the divisor's sign (fmod=0) or the dividend's (fmod=1);
+// float Mod is fmod.
+TEST(OnnxFold, Mod) {
+  const ConstValue a = Ints({4}, {7, -7, 7, -7}), b = Ints({4}, {3, 3, -3, -3});
+  EXPECT_EQ(Fold(MakeNode("Mod", 2), {&a, &b}).ints,
+            (std::vector<int64_t>{1, 2, -2, -1}));
+  onnx::NodeProto f = MakeNode("Mod", 2);
+  AddIntAttr(&f, "fmod", 1);
+  EXPECT_EQ(Fold(f, {&a, &b}).ints, (std::vector<int64_t>{1, -1, 1, -1}));
+  const ConstValue x = ConstValue::Floats({2}, {5.5f, -5.5f}),
+                   y = ConstValue::Floats({}, {2.f});
+  EXPECT_EQ(Fold(f, {&x, &y}).floats, (std::vector<float>{1.5f, -1.5f}));
+}
+
+// swin_t's attention mask: rows of a zero tensor set by index tuples.
+TEST(OnnxFold, ScatterND) {
+  const ConstValue data = Ints({3, 2}, {0, 0, 0, 0, 0, 0});
+  const ConstValue idx = Ints({2, 1}, {2, -3});  // rows 2 and 0
+  const ConstValue upd = Ints({2, 2}, {5, 6, 7, 8});
+  EXPECT_EQ(Fold(MakeNode("ScatterND", 3), {&data, &idx, &upd}).ints,
+            (std::vector<int64_t>{7, 8, 0, 0, 5, 6}));
+  const ConstValue one = Ints({1, 2}, {1, 1});  // element [1][1]
+  const ConstValue v = ConstValue::Floats({1}, {2.5f});
+  const ConstValue got = Fold(MakeNode("ScatterND", 3), {&data, &one, &v});
+  EXPECT_TRUE(got.is_float);
+  EXPECT_EQ(got.floats, (std::vector<float>{0, 0, 0, 2.5f, 0, 0}));
+  // An index out of range is an error naming it.
+  const ConstValue bad = Ints({1, 1}, {3});
+  const ConstValue row = Ints({1, 2}, {1, 1});
+  std::vector<FoldInput> in(3);
+  const ConstValue* vals[3] = {&data, &bad, &row};
+  for (int i = 0; i < 3; ++i) {
+    in[i].present = true;
+    in[i].value = vals[i];
+    in[i].shape = &vals[i]->shape;
+  }
+  auto out = FoldNode(MakeNode("ScatterND", 3), 16, in, ".");
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("out of range"), std::string::npos)
+      << out.status().ToString();
+}
+
 // PyTorch's x.view(x.size(0), -1): Shape -> Gather -> Unsqueeze -> Concat.
 TEST(OnnxFold, ShapeGatherUnsqueezeConcat) {
   const Shape activation = {2, 8, 3, 5};

@@ -263,3 +263,69 @@ StatusOr<ConstValue> FoldTranspose(const FoldCtx& c) {
 }
 
 }  // namespace shoal
+
+namespace shoal {
+
+// ScatterND: a copy of data with the slices that indices [..., k] name
+// replaced by (or, with `reduction`, combined with) the rows of updates.
+// swin_t builds its shifted-window attention mask this way, from shapes
+// alone, so the whole mask folds to a constant.
+StatusOr<ConstValue> FoldScatterND(const FoldCtx& c) {
+  const ConstValue &data = *c.Value(0), &indices = *c.Value(1),
+                   &updates = *c.Value(2);
+  if (indices.is_float) return c.Error("indices must be integers");
+  const int64_t r = static_cast<int64_t>(data.shape.size());
+  if (indices.shape.empty()) return c.Error("indices must have rank >= 1");
+  const int64_t k = indices.shape.back();
+  if (k < 1 || k > r) return c.Error("indices' last axis must be 1..rank");
+  // updates: indices.shape[:-1] + data.shape[k:]
+  Shape want(indices.shape.begin(), indices.shape.end() - 1);
+  want.insert(want.end(), data.shape.begin() + k, data.shape.end());
+  if (updates.shape != want) {
+    return c.Error("updates have shape " + ShapeToString(updates.shape) +
+                   ", expected " + ShapeToString(want));
+  }
+  std::string reduction = "none";
+  for (const auto& a : c.node.attribute())
+    if (a.name() == "reduction") reduction = a.s();
+  if (reduction != "none" && reduction != "add" && reduction != "mul")
+    return c.Error("reduction '" + reduction + "' is not supported");
+  int64_t slice = 1;
+  for (int64_t d = k; d < r; ++d) slice *= data.shape[d];
+  const std::vector<int64_t> st = Strides(data.shape);
+  ConstValue out = data;
+  if (updates.is_float && !out.is_float) {
+    out.floats = out.ToFloats();
+    out.ints.clear();
+    out.is_float = true;
+  }
+  const int64_t tuples = indices.size() / k;
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t at = 0;
+    for (int64_t d = 0; d < k; ++d) {
+      int64_t i = indices.ints[t * k + d];
+      if (i < 0) i += data.shape[d];
+      if (i < 0 || i >= data.shape[d]) {
+        return c.Error("index " + std::to_string(indices.ints[t * k + d]) +
+                       " is out of range for axis " + std::to_string(d) +
+                       " of extent " + std::to_string(data.shape[d]));
+      }
+      at += i * st[d];
+    }
+    for (int64_t e = 0; e < slice; ++e) {
+      const int64_t src = t * slice + e, dst = at + e;
+      if (out.is_float) {
+        const float u = static_cast<float>(updates.AsDouble(src));
+        float& o = out.floats[dst];
+        o = reduction == "add" ? o + u : reduction == "mul" ? o * u : u;
+      } else {
+        const int64_t u = updates.AsInt(src);
+        int64_t& o = out.ints[dst];
+        o = reduction == "add" ? o + u : reduction == "mul" ? o * u : u;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace shoal

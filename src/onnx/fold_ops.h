@@ -30,8 +30,8 @@ struct FoldCtx {
   Status Error(const std::string& what) const;
 };
 
-StatusOr<ConstValue> FoldBinary(const FoldCtx& c);  // Add Sub Mul Div Min Max
-                                                    // Equal Less Greater
+StatusOr<ConstValue> FoldBinary(const FoldCtx& c);  // Add Sub Mul Div Mod Min
+                                                    // Max Equal Less Greater
 StatusOr<ConstValue> FoldUnary(const FoldCtx& c);   // Neg Not
 StatusOr<ConstValue> FoldWhere(const FoldCtx& c);
 StatusOr<ConstValue> FoldExpand(const FoldCtx& c);
@@ -42,6 +42,7 @@ StatusOr<ConstValue> FoldSqueeze(const FoldCtx& c);
 StatusOr<ConstValue> FoldGather(const FoldCtx& c);
 StatusOr<ConstValue> FoldSlice(const FoldCtx& c);
 StatusOr<ConstValue> FoldTranspose(const FoldCtx& c);
+StatusOr<ConstValue> FoldScatterND(const FoldCtx& c);
 
 // out[i] = src[index[i]], keeping the element type.
 ConstValue Pick(const ConstValue& src, Shape out_shape,

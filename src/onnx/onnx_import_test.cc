@@ -271,6 +271,24 @@ TEST(OnnxImport, IdentityAndDropoutAreDropped) {
   EXPECT_NE(g.status().message().find("mask"), std::string::npos);
 }
 
+// A Pad by zeros (swin_t's windows at 224x224) and a Dropout of ratio 0
+// in training mode (swin_t's attention) are the identity: both go.
+TEST(OnnxImport, PadByZerosAndDropoutOfNothingAreDropped) {
+  onnx::ModelProto m = NewModel({"1", "2", "4"}, 13);
+  AddInt64Init(&m, "pads", {0, 0, 0, 0, 0, 0});
+  AddNode(&m, "Pad", {"x", "pads"}, {"p"});
+  AddFloatInit(&m, "ratio", {}, {0.f});
+  AddInt64Init(&m, "train", {1});
+  AddNode(&m, "Dropout", {"p", "ratio", "train"}, {"d"});
+  AddNode(&m, "Relu", {"d"}, {"y"});
+  AddOutput(&m, "y", {"1", "2", "4"});
+  auto g = Import(m);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_EQ(g->graph.nodes.size(), 1u);
+  EXPECT_EQ(g->graph.nodes[0].op, "Relu");
+  EXPECT_EQ(g->graph.nodes[0].inputs, std::vector<std::string>{"x"});
+}
+
 TEST(OnnxImport, SqueezeAndUnsqueezeOfDataBecomeReshape) {
   onnx::ModelProto m = NewModel({"1", "4", "1", "1"}, 11);
   AddIntsAttr(AddNode(&m, "Squeeze", {"x"}, {"s"}), "axes", {2, 3});

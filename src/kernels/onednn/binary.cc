@@ -41,6 +41,48 @@ memory::dims BroadcastDims(const Shape& s, const Shape& to) {
   return d;
 }
 
+// Broadcasts oneDNN's binary has fast paths for: a scalar, one value per
+// channel (axis 1), or a trailing block of axes (a bias over the last).
+// Others (swin's attention mask [1, W, 1, T, T] over [1, W, H, T, T]) run
+// its slow reference loop.
+bool FastBroadcast(const memory::dims& d, const Shape& to) {
+  int differ = 0, first_same = -1;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (d[i] != to[i]) ++differ;
+    if (d[i] != 1 && first_same < 0) first_same = static_cast<int>(i);
+  }
+  if (first_same < 0 || differ == 0) return true;  // scalar or full
+  bool trailing = true;
+  for (size_t i = first_same; i < d.size(); ++i) trailing &= d[i] == to[i];
+  if (trailing) return true;
+  int non_unit = 0;
+  for (size_t i = 0; i < d.size(); ++i) non_unit += d[i] != 1;
+  return non_unit == 1 && d.size() > 1 && d[1] != 1;  // per channel
+}
+
+// Constant `t` (dims `d`) broadcast to `to`, plain.
+std::vector<float> Expand(const Tensor& t, const memory::dims& d,
+                          const Shape& to) {
+  const int64_t n = NumElements(to);
+  std::vector<float> out(n);
+  std::vector<int64_t> pos(to.size(), 0);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t src = 0;
+    for (size_t i = 0; i < to.size(); ++i)
+      src = src * d[i] + (d[i] == 1 ? 0 : pos[i]);
+    out[k] = t.data[src];
+    for (size_t i = to.size(); i-- > 0;) {
+      if (++pos[i] < to[i]) break;
+      pos[i] = 0;
+    }
+  }
+  return out;
+}
+
+// A constant whose broadcast has no fast path is expanded once at load,
+// up to this many elements (16 MiB), and added element by element.
+constexpr int64_t kMaxExpandedConstant = int64_t{1} << 22;
+
 StatusOr<bool> BuildBinary(ExecBuilder& b, const Node& n) {
   dnnl::algorithm alg;
   if (n.op == "Add") {
@@ -71,12 +113,18 @@ StatusOr<bool> BuildBinary(ExecBuilder& b, const Node& n) {
   const Value pv = b.value(p.value);
   const bool same = q.value >= 0 && q.shape == ys;
   memory::desc q_md;
+  std::vector<float> expanded;  // a constant expanded to the output's shape
   if (same) {
     q_md = pv.md;
   } else {
     const memory::dims d = BroadcastDims(q.shape, ys);
     if (d.empty()) return false;
     q_md = PlainDims(d);
+    if (q.weight != nullptr && !FastBroadcast(d, ys) &&
+        NumElements(ys) <= kMaxExpandedConstant) {
+      expanded = Expand(*q.weight, d, ys);
+      q_md = pv.md;
+    }
   }
   dnnl::primitive_attr attr = ScratchpadAttr();
   const Node* act = FuseActivation(b, n.outputs[0], &attr);
@@ -91,6 +139,9 @@ StatusOr<bool> BuildBinary(ExecBuilder& b, const Node& n) {
   if (q.value >= 0) {
     step->AddInput(DNNL_ARG_SRC_1,
                    same ? b.InLayout(q.value, pv.md) : b.Plain(q.value), q_md);
+  } else if (!expanded.empty()) {
+    step->AddFixed(DNNL_ARG_SRC_1, ReorderedWeights(b.engine(), expanded.data(),
+                                                    PlainDesc(ys), q_md));
   } else {
     step->AddFixed(
         DNNL_ARG_SRC_1,
