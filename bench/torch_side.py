@@ -44,7 +44,7 @@ SEGMENTATION = ("lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large",
                 "fcn_resnet50")
 # Exported at opset 17: their LayerNorm is one LayerNormalization node
 # there (at 13 it is ReduceMean, Sub, Pow, Sqrt, Div), as PyTorch runs it.
-OPSET_17 = ("convnext_tiny", "vit_b_16", "swin_t") + SEGMENTATION
+OPSET_17 = ("convnext_tiny", "vit_b_16", "swin_t", "maxvit_t") + SEGMENTATION
 
 
 class OutOnly(nn.Module):

@@ -44,6 +44,8 @@ const std::vector<std::string> kSpecs = {
     "convnext_tiny:17:run:plan",
     // Its shifted-window mask is built by Mod and ScatterND on constants.
     "swin_t:17:run:plan",
+    // Its attention's Einsums are read as MatMuls (onnx/einsum.h).
+    "maxvit_t:17:run:plan",
     "deeplabv3_mobilenet_v3_large:17:run:plan",
     "fcn_resnet50:17:run:plan",
 };

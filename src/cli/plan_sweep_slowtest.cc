@@ -37,6 +37,7 @@ const std::vector<std::string> kCoverage = {
     "convnext_tiny:17",
     "vit_b_16:17",
     "swin_t:17",
+    "maxvit_t:17",
     "lraspp_mobilenet_v3_large:17",
     "deeplabv3_mobilenet_v3_large:17",
     "fcn_resnet50:17",

@@ -283,5 +283,31 @@ TEST(OneDnnOps, SwishAfterConvAndAlone) {
   }
 }
 
+// Constant Pad: a fill and a reorder into the interior, from a plain or a
+// blocked input; crops and other modes are the reference kernel's.
+TEST(OneDnnOps, PadConstant) {
+  Attrs a;
+  a.Set("pads", std::vector<int64_t>{0, 1, 2, 0, 0, 3, 1, 4});
+  a.Set("value", 0.25f);
+  ExpectAllOneDnn(OneOp("Pad", {1, 6, 5, 7}, a));
+  Graph g;
+  g.name = "conv then pad";
+  ASSERT_TRUE(g.AddInput("x", {1, 3, 9, 10}).ok());
+  ASSERT_TRUE(g.AddWeight("c.w", {20, 3, 3, 3}).ok());
+  ASSERT_TRUE(g.AddNode({"c", "Conv", {"x", "c.w"}, {"y"}, {}}).ok());
+  Attrs hw;
+  hw.Set("pads", std::vector<int64_t>{0, 0, 1, 0, 0, 0, 0, 1});
+  ASSERT_TRUE(g.AddNode({"p", "Pad", {"y"}, {"z"}, hw}).ok());
+  g.outputs = {"z"};
+  ASSERT_TRUE(InferShapes(&g).ok());
+  ExpectBackendsAgree(g, 2);
+  Attrs crop;
+  crop.Set("pads", std::vector<int64_t>{0, -1, 0, 2});
+  ExpectBackendsAgree(OneOp("Pad", {3, 6}, crop), 7);
+  Attrs reflect = a;
+  reflect.Set("mode", std::string("reflect"));
+  ExpectBackendsAgree(OneOp("Pad", {1, 6, 5, 7}, reflect), 7);
+}
+
 }  // namespace
 }  // namespace shoal

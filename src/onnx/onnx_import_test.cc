@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 
+#include "engine/executor.h"
 #include "onnx/onnx_test_util.h"
 
 namespace shoal {
@@ -287,6 +288,58 @@ TEST(OnnxImport, PadByZerosAndDropoutOfNothingAreDropped) {
   ASSERT_EQ(g->graph.nodes.size(), 1u);
   EXPECT_EQ(g->graph.nodes[0].op, "Relu");
   EXPECT_EQ(g->graph.nodes[0].inputs, std::vector<std::string>{"x"});
+}
+
+void SetEquation(onnx::NodeProto* n, const std::string& eq) {
+  auto* a = n->add_attribute();
+  a->set_name("equation");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(eq);
+}
+
+// maxvit's attention Einsums are MatMuls (the first with its second operand
+// transposed) and compute the same; another equation is refused by name.
+TEST(OnnxImport, EinsumAsBatchedMatMul) {
+  onnx::ModelProto m = NewModel({"1", "2", "3", "4"}, 13);
+  SetEquation(AddNode(&m, "Einsum", {"x", "x"}, {"s"}),
+              "B H I D, B H J D -> B H I J");
+  SetEquation(AddNode(&m, "Einsum", {"s", "x"}, {"y"}), "bhij,bhjd->bhid");
+  AddOutput(&m, "y", {"1", "2", "3", "4"});
+  auto g = Import(m);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  std::vector<std::string> ops;
+  for (const auto& n : g->graph.nodes) ops.push_back(n.op);
+  EXPECT_EQ(ops, (std::vector<std::string>{"Transpose", "MatMul", "MatMul"}));
+  EXPECT_EQ(g->graph.FindTensor("s")->shape, (Shape{1, 2, 3, 3}));
+  // y[h][i][d] = sum_j (sum_e x[h][i][e] x[h][j][e]) x[h][j][d]
+  Tensor x({1, 2, 3, 4});
+  for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = 0.1f * (i % 7) - 0.3f;
+  ExecutorOptions o;
+  o.backend = Backend::kReference;
+  auto ex = Executor::Create(g->graph, g->weights, o);
+  ASSERT_TRUE(ex.ok()) << ex.status().ToString();
+  std::vector<Tensor> out;
+  ASSERT_TRUE((*ex)->Run({x}, &out).ok());
+  auto at = [&](int h, int i, int d) { return x.data[(h * 3 + i) * 4 + d]; };
+  for (int h = 0; h < 2; ++h)
+    for (int i = 0; i < 3; ++i)
+      for (int d = 0; d < 4; ++d) {
+        double want = 0;
+        for (int j = 0; j < 3; ++j) {
+          double sij = 0;
+          for (int e = 0; e < 4; ++e) sij += at(h, i, e) * at(h, j, e);
+          want += sij * at(h, j, d);
+        }
+        EXPECT_NEAR(out[0].data[(h * 3 + i) * 4 + d], want, 1e-5);
+      }
+
+  onnx::ModelProto bad = NewModel({"2", "3"}, 13);
+  SetEquation(AddNode(&bad, "Einsum", {"x", "x"}, {"t"}), "ij,ij->i");
+  AddOutput(&bad, "t", {"2"});
+  auto refused = Import(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("Einsum"), std::string::npos)
+      << refused.status().ToString();
 }
 
 TEST(OnnxImport, SqueezeAndUnsqueezeOfDataBecomeReshape) {

@@ -3,6 +3,7 @@
 #include "graph/op_registry.h"
 #include "graph/shape_inference.h"
 #include "onnx/convert_node.h"
+#include "onnx/einsum.h"
 #include "onnx/fold_constants.h"
 #include "onnx/input_shapes.h"
 #include "onnx/onnx_tensor.h"
@@ -49,14 +50,25 @@ Status OnnxImporter::Run(Model* m) {
   RETURN_IF_ERROR(AddInputs());
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& n = g.node(i);
-    std::optional<Node> node;
-    Status s = ImportNode(n, i, &node);
-    if (!s.ok()) {
+    auto context = [&](const Status& s) {
       std::string name = n.name().empty() ? "#" + std::to_string(i) : n.name();
       return s.WithContext("node '" + name + "' (" + n.op_type() + ")");
+    };
+    // An Einsum is imported as the nodes that compute it (onnx/einsum.h).
+    std::vector<onnx::NodeProto> parts;
+    if (n.op_type() == "Einsum") {
+      auto p = EinsumAsMatMul(n);
+      if (!p.ok()) return context(p.status());
+      parts = std::move(*p);
     }
-    // Shape errors name the node themselves.
-    if (node) RETURN_IF_ERROR(AddShoalNode(std::move(*node)));
+    const int count = parts.empty() ? 1 : static_cast<int>(parts.size());
+    for (int k = 0; k < count; ++k) {
+      std::optional<Node> node;
+      Status s = ImportNode(parts.empty() ? n : parts[k], i, &node);
+      if (!s.ok()) return context(s);
+      // Shape errors name the node themselves.
+      if (node) RETURN_IF_ERROR(AddShoalNode(std::move(*node)));
+    }
   }
   return AddOutputs();
 }

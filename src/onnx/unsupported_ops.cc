@@ -4,6 +4,7 @@
 
 #include "graph/op_registry.h"
 #include "onnx/convert_rules.h"
+#include "onnx/einsum.h"
 #include "onnx/fold_constants.h"
 
 namespace shoal {
@@ -14,7 +15,8 @@ bool Known(const onnx::NodeProto& n) {
   if (!n.domain().empty() && n.domain() != "ai.onnx") return false;
   const std::string& op = n.op_type();
   return OpRegistry::Global().Find(op) != nullptr ||
-         FindConvertRule(op) != nullptr || IsFoldableOp(op);
+         FindConvertRule(op) != nullptr || IsFoldableOp(op) ||
+         IsMatMulEinsum(n);
 }
 
 }  // namespace
