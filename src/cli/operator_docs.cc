@@ -83,6 +83,12 @@ std::string OperatorsMarkdown() {
   for (const auto& [from, to] : ImportedAs()) {
     o << "- " << from << " becomes " << to << "\n";
   }
+  o << "- Einsum of two operands that is a batched matrix product "
+       "('...ik,...kj->...ij', or '...ik,...jk->...ij' with a Transpose of "
+       "the second operand) becomes MatMul; other equations are refused "
+       "(onnx/einsum.h)\n"
+    << "- Pad by zeros on every axis, and Dropout of ratio 0 in training "
+       "mode, become Identity\n";
   // The graph rewrites of onnx/onnx_import.cc, after translation.
   o << "\n## Rewritten after import\n\n"
     << "- Identity and Dropout are removed (readers read their input)\n"
