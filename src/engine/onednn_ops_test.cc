@@ -71,6 +71,10 @@ TEST(OneDnnOps, ReduceMean) {
   ExpectAllOneDnn(OneOp("ReduceMean", {2, 5, 4, 6}, some));
   Attrs all;
   ExpectAllOneDnn(OneOp("ReduceMean", {3, 7}, all));
+  ExpectAllOneDnn(OneOp("ReduceL2", {2, 5, 4, 6}, some));
+  Attrs channels;
+  channels.Set("axes", std::vector<int64_t>{1});
+  ExpectAllOneDnn(OneOp("ReduceL2", {1, 20, 5, 6}, channels));
 }
 
 // Linear Resize by sizes and by scales runs on oneDNN's resampling and

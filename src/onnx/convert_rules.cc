@@ -332,6 +332,7 @@ const ConvertRule* FindConvertRule(const std::string& op) {
       {"Clip", Clip},
       {"Split", Split},
       {"ReduceMean", ReduceMean},
+      {"ReduceL2", ReduceMean},  // the same attributes and opset-18 axes
       {"Softmax", Softmax},
       {"Dropout", Dropout},
       {"BatchNormalization", BatchNorm},

@@ -88,7 +88,9 @@ Model AllOpsModel() {
          attrs({{"perm", I{0, 2, 3, 1}}}));
   x = op("reshape", "Reshape", {x}, attrs({{"shape", I{1, 4, -1}}}));
   x = op("matmul", "MatMul", {x, w("mm.weight", {64, 10})});
-  std::string rm = op("mean", "ReduceMean", {x},
+  x = op("mean", "ReduceMean", {x},
+         attrs({{"axes", I{1}}, {"keepdims", int64_t{1}}}));
+  std::string rm = op("norm", "ReduceL2", {x},
                       attrs({{"axes", I{1}}, {"keepdims", int64_t{0}}}));
   std::string gap = op("gap", "GlobalAveragePool", {"split:1"});
   std::string gmp = op("gmp", "GlobalMaxPool", {"split:1"});

@@ -273,8 +273,8 @@ SHOAL_REGISTER_OP("SpaceToDepth")
     .Attr("blocksize")
     .Infer(InferSpaceToDepth);
 
-Status InferReduceMean(const Node& node, const InputShapes& in,
-                       std::vector<Shape>* out) {
+Status InferReduce(const Node& node, const InputShapes& in,
+                   std::vector<Shape>* out) {
   const Shape& x = in[0];
   const int64_t r = static_cast<int64_t>(x.size());
   auto axes = node.attrs.GetInts("axes");
@@ -307,7 +307,16 @@ SHOAL_REGISTER_OP("ReduceMean")
     .SplitOffReducedAxes()
     .Attr("axes")
     .Attr("keepdims")
-    .Infer(InferReduceMean);
+    .Infer(InferReduce);
+
+SHOAL_REGISTER_OP("ReduceL2")
+    .Doc(
+        "any shape -> the Euclidean norm over `axes` (all if absent), kept "
+        "as 1 with keepdims")
+    .SplitOffReducedAxes()
+    .Attr("axes")
+    .Attr("keepdims")
+    .Infer(InferReduce);
 
 }  // namespace
 }  // namespace shoal

@@ -56,6 +56,8 @@ const char* const kSupportedOps[] = {
     "Gather",
     "LayerNormalization",
     "Resize",
+    // ssd300_vgg16's L2Norm.
+    "ReduceL2",
 };
 
 TEST(RegisteredOpsTest, EverySupportedOpIsRegistered) {

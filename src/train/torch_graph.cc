@@ -345,6 +345,14 @@ const std::map<std::string, Builder>& Builders() {
          return TensorList{
              in[0].mean(axes, n.attrs.GetInt("keepdims", 1) != 0)};
        })},
+      {"ReduceL2", Simple([](const Node& n, const TensorList& in, bool) {
+         auto axes = n.attrs.GetInts("axes");
+         if (axes.empty())
+           for (int64_t i = 1; i < in[0].dim(); ++i) axes.push_back(i);
+         return TensorList{(in[0] * in[0])
+                               .sum(axes, n.attrs.GetInt("keepdims", 1) != 0)
+                               .sqrt()};
+       })},
       {"SpaceToDepth", Simple([](const Node& n, const TensorList& in, bool) {
          const int64_t b = n.attrs.GetInt("blocksize", 1);
          const auto& x = in[0];

@@ -120,6 +120,12 @@ def reduce_mean(x, a):
     return torch.mean(x, dim=axes, keepdim=bool(a.get("keepdims", 1)))
 
 
+def reduce_l2(x, a):
+    axes = a.get("axes") or list(range(x.dim()))
+    return torch.sqrt(torch.sum(x * x, dim=axes,
+                                keepdim=bool(a.get("keepdims", 1))))
+
+
 def flatten(x, a):
     axis = a.get("axis", 1)
     if axis < 0:
@@ -191,6 +197,7 @@ def compute(op, ins, a, num_outputs):
         "AveragePool": lambda: avg_pool(x, a),
         "LRN": lambda: lrn(x, a),
         "ReduceMean": lambda: reduce_mean(x, a),
+        "ReduceL2": lambda: reduce_l2(x, a),
         "Flatten": lambda: flatten(x, a),
         "Reshape": lambda: reshape(x, a),
         "Transpose": lambda: transpose(x, a),

@@ -1,5 +1,6 @@
-// ReduceMean on oneDNN's reduction primitive, in plain layout: the output
-// is seen with the reduced axes kept as 1 (the same bytes as without).
+// ReduceMean and ReduceL2 on oneDNN's reduction primitive (mean; the L2
+// norm as norm_lp_sum with p = 2), in plain layout: the output is seen with
+// the reduced axes kept as 1 (the same bytes as without).
 #include "kernels/onednn/primitive_step.h"
 #include "ops/axis.h"
 
@@ -18,8 +19,10 @@ StatusOr<bool> BuildReduceMean(ExecBuilder& b, const Node& n) {
   for (int64_t a : axes) kept[NormalizeAxis(a, r)] = 1;
   const memory::desc ymd = PlainDims(kept);
   auto pd_or = TryDnnl([&] {
-    auto d = dnnl::reduction::desc(dnnl::algorithm::reduction_mean, xv.md, ymd,
-                                   0.f, 0.f);
+    const bool l2 = n.op == "ReduceL2";
+    auto d = dnnl::reduction::desc(l2 ? dnnl::algorithm::reduction_norm_lp_sum
+                                      : dnnl::algorithm::reduction_mean,
+                                   xv.md, ymd, l2 ? 2.f : 0.f, 0.f);
     return dnnl::reduction::primitive_desc(d, ScratchpadAttr(), b.engine());
   });
   if (!pd_or.ok()) return false;
@@ -36,6 +39,7 @@ StatusOr<bool> BuildReduceMean(ExecBuilder& b, const Node& n) {
 }
 
 SHOAL_REGISTER_ONEDNN_KERNEL("ReduceMean", BuildReduceMean);
+SHOAL_REGISTER_ONEDNN_KERNEL("ReduceL2", BuildReduceMean);
 
 }  // namespace
 }  // namespace shoal

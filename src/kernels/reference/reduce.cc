@@ -1,4 +1,5 @@
-// ReduceMean over `axes` (all when empty), summed in double.
+// ReduceMean and ReduceL2 over `axes` (all when empty), summed in double.
+#include <cmath>
 #include <vector>
 
 #include "kernels/reference/ref_util.h"
@@ -8,9 +9,10 @@
 namespace shoal {
 namespace {
 
-Status ReduceMeanKernel(const Node& node, const std::vector<ConstView>& in,
-                        const std::vector<MutView>& out) {
+Status ReduceKernel(const Node& node, const std::vector<ConstView>& in,
+                    const std::vector<MutView>& out) {
   RETURN_IF_ERROR(ref::CheckCall(node, in, out));
+  const bool l2 = node.op == "ReduceL2";
   const Shape& xs = in[0].shape;
   const int64_t rank = static_cast<int64_t>(xs.size());
   std::vector<int64_t> axes = node.attrs.GetInts("axes");
@@ -28,15 +30,18 @@ Status ReduceMeanKernel(const Node& node, const std::vector<ConstView>& in,
     ref::Unflatten(i, xs, &idx);
     int64_t o = 0;
     for (int64_t d = 0; d < rank; ++d) o += idx[d] * to_out[d];
-    sum[o] += in[0].data[i];
+    const double v = in[0].data[i];
+    sum[o] += l2 ? v * v : v;
   }
   for (size_t o = 0; o < sum.size(); ++o) {
-    out[0].data[o] = static_cast<float>(sum[o] / count);
+    out[0].data[o] =
+        static_cast<float>(l2 ? std::sqrt(sum[o]) : sum[o] / count);
   }
   return Status::Ok();
 }
 
-SHOAL_REGISTER_REF_KERNEL("ReduceMean", ReduceMeanKernel);
+SHOAL_REGISTER_REF_KERNEL("ReduceMean", ReduceKernel);
+SHOAL_REGISTER_REF_KERNEL("ReduceL2", ReduceKernel);
 
 }  // namespace
 }  // namespace shoal
