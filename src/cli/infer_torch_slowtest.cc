@@ -46,6 +46,14 @@ const std::vector<std::string> kSpecs = {
     "swin_t:17:run:plan",
     // Its attention's Einsums are read as MatMuls (onnx/einsum.h).
     "maxvit_t:17:run:plan",
+    // Detection backbones (FPNs with nearest upsampling, SSD's extra layers
+    // and L2Norm), every feature map flattened into one output.
+    "fasterrcnn_mobilenet_v3_large_fpn:17:run:plan",
+    "fasterrcnn_resnet50_fpn:17:run:plan",
+    "retinanet_resnet50_fpn:17:run:plan",
+    "fcos_resnet50_fpn:17:run",
+    "ssdlite320_mobilenet_v3_large:17:run:plan",
+    "ssd300_vgg16:17:run:plan",
     "deeplabv3_mobilenet_v3_large:17:run:plan",
     "fcn_resnet50:17:run:plan",
 };

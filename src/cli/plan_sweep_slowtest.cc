@@ -41,6 +41,13 @@ const std::vector<std::string> kCoverage = {
     "lraspp_mobilenet_v3_large:17",
     "deeplabv3_mobilenet_v3_large:17",
     "fcn_resnet50:17",
+    // Detection backbones, every feature map flattened into one output
+    // (fcos_resnet50_fpn's backbone is retinanet's).
+    "fasterrcnn_mobilenet_v3_large_fpn:17",
+    "fasterrcnn_resnet50_fpn:17",
+    "retinanet_resnet50_fpn:17",
+    "ssdlite320_mobilenet_v3_large:17",
+    "ssd300_vgg16:17",
 };
 
 std::string Tag(std::string spec) {

@@ -5,8 +5,9 @@ shoal's ONNX import tests (src/onnx/onnx_torch_test.cc).
 Usage: export_torchvision.py OUTDIR SPEC...
 
 SPEC is NAME:OPSET[:FLAG...]. NAME is a torchvision classification model
-(random weights, eval mode, input 1x3x224x224) or one of the small nets below
-(`shapes`, `ops`). FLAGs:
+(random weights, eval mode, input 1x3x224x224), a segmentation model (its
+"out"), a detection model (its backbone's feature maps, flattened and
+concatenated) or one of the small nets below (`shapes`, `ops`). FLAGs:
   dyn  the first input dimension is dynamic ("batch")
   bn   keep BatchNormalization (no constant folding; torch otherwise fuses
        BN into the conv in eval mode). BN statistics are randomised.
@@ -198,11 +199,39 @@ class OutOnly(nn.Module):
         return self.model(x)["out"]
 
 
+# Detection models whose backbone (with its FPN or extra layers) is
+# exported, by input size.
+DETECTION = {"fasterrcnn_mobilenet_v3_large_fpn": 224,
+             "fasterrcnn_resnet50_fpn": 224, "retinanet_resnet50_fpn": 224,
+             "fcos_resnet50_fpn": 224, "ssdlite320_mobilenet_v3_large": 320,
+             "ssd300_vgg16": 300}
+
+
+class BackboneFeatures(nn.Module):
+    """A detection backbone returns several feature maps (a dict for the
+    FPNs, a list for SSD's); the export flattens and concatenates them, so
+    that one output checks every level."""
+
+    def __init__(self, backbone):
+        super().__init__()
+        self.backbone = backbone
+
+    def forward(self, x):
+        y = self.backbone(x)
+        maps = list(y.values()) if isinstance(y, dict) else list(y)
+        return torch.cat([m.flatten(1) for m in maps], 1)
+
+
 def build(name):
     torch.manual_seed(0)
     if name in CUSTOM:
         cls, shape = CUSTOM[name]
         return cls(), shape
+    if name in DETECTION:
+        det = getattr(torchvision.models.detection, name)
+        model = det(weights=None, weights_backbone=None)
+        size = DETECTION[name]
+        return BackboneFeatures(model.backbone), (1, 3, size, size)
     if name in SEGMENTATION:
         seg = getattr(torchvision.models.segmentation, name)
         return OutOnly(seg(weights=None, weights_backbone=None)), (1, 3, 224, 224)
