@@ -37,7 +37,7 @@ while [ $# -gt 0 ]; do
 done
 if [ "$models" = coverage ]; then
   # The torchvision models docs/models.md covers beyond the zoo's.
-  models="squeezenet1_1 mobilenet_v3_small mobilenet_v3_large efficientnet_b0 convnext_tiny vit_b_16 swin_t maxvit_t lraspp_mobilenet_v3_large deeplabv3_mobilenet_v3_large fcn_resnet50"
+  models="squeezenet1_1 mobilenet_v3_small mobilenet_v3_large efficientnet_b0 convnext_tiny vit_b_16 swin_t maxvit_t lraspp_mobilenet_v3_large deeplabv3_mobilenet_v3_large fcn_resnet50 fasterrcnn_mobilenet_v3_large_fpn fasterrcnn_resnet50_fpn retinanet_resnet50_fpn ssdlite320_mobilenet_v3_large ssd300_vgg16"
 fi
 [ -x "$SHOAL" ] || { echo "no shoal binary at $SHOAL (make build)" >&2; exit 1; }
 "$PYTHON" -c "import torch, torchvision" 2>/dev/null ||

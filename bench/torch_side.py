@@ -5,7 +5,8 @@
   torch_side.py time NAME THREADS RUNS WARMUP  median/p90/min latency (JSON)
 
 NAME is a torchvision model (random weights, eval mode, 1x3x224x224; a
-segmentation model's "out"), or `lenet5`, a LeNet-5 written to match
+segmentation model's "out"; a detection model's backbone feature maps,
+flattened and concatenated), or `lenet5`, a LeNet-5 written to match
 shoal's zoo (1x1x28x28). Both sides run
 the same network: shoal runs the ONNX file this script exports from the
 model PyTorch times (torch.onnx.export folds BatchNorm into the conv, as
@@ -44,7 +45,9 @@ SEGMENTATION = ("lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large",
                 "fcn_resnet50")
 # Exported at opset 17: their LayerNorm is one LayerNormalization node
 # there (at 13 it is ReduceMean, Sub, Pow, Sqrt, Div), as PyTorch runs it.
-OPSET_17 = ("convnext_tiny", "vit_b_16", "swin_t", "maxvit_t") + SEGMENTATION
+OPSET_17 = ("convnext_tiny", "vit_b_16", "swin_t", "maxvit_t") + SEGMENTATION + (
+    "fasterrcnn_mobilenet_v3_large_fpn", "fasterrcnn_resnet50_fpn",
+    "retinanet_resnet50_fpn", "ssdlite320_mobilenet_v3_large", "ssd300_vgg16")
 
 
 class OutOnly(nn.Module):
@@ -58,10 +61,35 @@ class OutOnly(nn.Module):
         return self.model(x)["out"]
 
 
+# Detection models: their backbone (with FPN or extra layers), by input size.
+DETECTION = {"fasterrcnn_mobilenet_v3_large_fpn": 224,
+             "fasterrcnn_resnet50_fpn": 224, "retinanet_resnet50_fpn": 224,
+             "ssdlite320_mobilenet_v3_large": 320, "ssd300_vgg16": 300}
+
+
+class BackboneFeatures(nn.Module):
+    """A detection backbone's feature maps, flattened and concatenated: one
+    output for both sides."""
+
+    def __init__(self, backbone):
+        super().__init__()
+        self.backbone = backbone
+
+    def forward(self, x):
+        y = self.backbone(x)
+        maps = list(y.values()) if isinstance(y, dict) else list(y)
+        return torch.cat([m.flatten(1) for m in maps], 1)
+
+
 def build(name):
     torch.manual_seed(0)
     if name == "lenet5":
         return LeNet5().eval(), (1, 1, 28, 28)
+    if name in DETECTION:
+        det = getattr(torchvision.models.detection, name)
+        size = DETECTION[name]
+        return (BackboneFeatures(det(weights=None, weights_backbone=None).backbone).eval(),
+                (1, 3, size, size))
     if name in SEGMENTATION:
         seg = getattr(torchvision.models.segmentation, name)
         return OutOnly(seg(weights=None, weights_backbone=None)).eval(), (1, 3, 224, 224)
