@@ -22,6 +22,7 @@ struct CostArgs {
   int hub = 0;
   bool json = false;
   std::string reduce = "peers";
+  std::string fuse_objective = "link";
   DeviceFlags devices;
 };
 
@@ -32,12 +33,16 @@ std::string Ms(double seconds) {
 }
 
 Status RunCost(const CostArgs& a) {
-  ASSIGN_OR_RETURN(auto devices, a.devices.Resolve());
+  ASSIGN_OR_RETURN(Cluster cluster, a.devices.ResolveCluster());
   PlanOptions po;
   po.strategy = a.strategy;
-  po.devices = devices;
+  po.devices = cluster.PlanDevices();
   po.hub = a.hub;
   po.reduce_on_peers = a.reduce == "peers";
+  po.fuse_objective = a.fuse_objective == "bytes" ? FuseObjective::kBytes
+                                                  : FuseObjective::kBusiestLink;
+  po.link_rates = cluster.UplinkRates();
+  po.link_latency_s = cluster.MaxLinkLatency();
   po.model.spec = a.model;
   ASSIGN_OR_RETURN(auto shape, ParseInputShapeFlag(a.input_shape));
   if (shape) po.model.input_shape = *shape;
@@ -58,7 +63,6 @@ Status RunCost(const CostArgs& a) {
   const Status fits = CheckPlanMemory(p, m.graph);
   // Traffic per link and per uplink (what a device sends, over its one
   // radio): the busiest uplink, not the total, bounds the time.
-  ASSIGN_OR_RETURN(Cluster cluster, a.devices.ResolveCluster());
   const std::vector<LinkTraffic> links = TrafficPerLink(p);
   std::vector<int64_t> up_bytes(p.devices.size(), 0);
   std::vector<int> up_transfers(p.devices.size(), 0);
@@ -91,7 +95,7 @@ Status RunCost(const CostArgs& a) {
   if (a.json) {
     nlohmann::json j;
     j["strategy"] = a.strategy;
-    j["devices"] = devices.size();
+    j["devices"] = cluster.devices.size();
     j["layers"] = nlohmann::json::array();
     for (const auto& l : c.layers) {
       j["layers"].push_back(
@@ -137,8 +141,8 @@ Status RunCost(const CostArgs& a) {
     std::cout << j.dump(1) << "\n";
     return Status::Ok();
   }
-  std::cout << a.model << ", strategy " << a.strategy << ", " << devices.size()
-            << " devices\n\n";
+  std::cout << a.model << ", strategy " << a.strategy << ", "
+            << cluster.devices.size() << " devices\n\n";
   std::cout << std::left << std::setw(28) << "layer" << std::setw(10)
             << "scheme" << std::right << std::setw(14) << "comm elems"
             << std::setw(16) << "max weights/dev" << std::setw(16)
@@ -172,8 +176,8 @@ Status RunCost(const CostArgs& a) {
   std::cout << "\nuplink        sends         transfers   busy at its "
                "bandwidth         receives\n";
   for (size_t d = 0; d < up_bytes.size(); ++d) {
-    std::string busy = up_seconds(d) > 0 ? Ms(up_seconds(d))
-                                         : std::string("- (free link)");
+    std::string busy =
+        up_seconds(d) > 0 ? Ms(up_seconds(d)) : std::string("- (free link)");
     if (d == busiest) busy += "   the busiest";
     std::string down = std::to_string(down_bytes[d]) + " B";
     if (d == busiest_down && down_bytes[d] > 0) down += "   the most";
@@ -210,6 +214,10 @@ void AddCostCommand(CLI::App* app) {
                   "Where partial sums are added up, as shoal plan --reduce: "
                   "peers (the default) or hub")
       ->check(CLI::IsMember({"peers", "hub"}));
+  cmd->add_option("--fuse-objective", a->fuse_objective,
+                  "fuse-ilp: link (the default) or bytes, as shoal plan "
+                  "--fuse-objective")
+      ->check(CLI::IsMember({"link", "bytes"}));
   cmd->callback([a] { throw CommandExit(ReportStatus(RunCost(*a))); });
 }
 

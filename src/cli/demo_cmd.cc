@@ -184,6 +184,8 @@ Row RunConfig(const std::string& label, const std::string& strategy,
     po.latency =
         std::make_shared<LatencyModel>(LatencyModel::FromCluster(cluster));
     po.wire.lz4 = HasSlowLink(cluster);
+    po.link_rates = cluster.UplinkRates();
+    po.link_latency_s = cluster.MaxLinkLatency();
   }
   auto p = MakePlan(m.graph, po);
   if (!p.ok()) return fail(p.status());

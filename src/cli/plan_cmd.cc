@@ -34,6 +34,7 @@ struct PlanArgs {
   double read_factor = PlanOptions().max_read_factor;
   std::string halo_overlap = "on";
   std::string reduce = "peers";
+  std::string fuse_objective = "link";
   DeviceFlags devices;
 };
 
@@ -77,6 +78,10 @@ Status RunPlan(const PlanArgs& a) {
   po.max_read_factor = a.read_factor;
   po.overlap_halos = a.halo_overlap == "on";
   po.reduce_on_peers = a.reduce == "peers";
+  po.fuse_objective = a.fuse_objective == "bytes" ? FuseObjective::kBytes
+                                                  : FuseObjective::kBusiestLink;
+  po.link_rates = cluster.UplinkRates();
+  po.link_latency_s = cluster.MaxLinkLatency();
   po.model.spec = a.model;
   po.model.weights_seed = a.weights_seed;
   if (a.branches < 0 || a.fatten < 0) {
@@ -208,6 +213,12 @@ void AddPlanCommand(CLI::App* app) {
                   "input split reads its slice where it is; hub sends them "
                   "all to the input device, as the papers' formulas count")
       ->check(CLI::IsMember({"peers", "hub"}));
+  cmd->add_option("--fuse-objective", a->fuse_objective,
+                  "fuse-ilp (and auto's fuse-ilp candidate): link (the "
+                  "default) minimises the time of the busiest device uplink "
+                  "as shoal's plans move data; bytes minimises the total "
+                  "communication C, the fully-distributed paper's objective")
+      ->check(CLI::IsMember({"link", "bytes"}));
   cmd->add_option("--broadcast", a->broadcast,
                   "How a tensor that several devices read travels: tree "
                   "(binary trees of receivers that forward each 32 KiB "

@@ -31,6 +31,23 @@ TEST(PlanCmd, SaysWhenLinksAreUnknown) {
       << with_links;
 }
 
+// fuse-ilp says which objective chose its schemes: the link time by
+// default, the paper's total bytes when asked; anything else is refused.
+TEST(PlanCmd, FuseIlpSaysItsObjective) {
+  const std::string shoal = SHOAL_BINARY;
+  const std::string base = shoal + " plan alexnet --cluster " +
+                           SHOAL_SOURCE_DIR +
+                           "/examples/pi3-4.yaml --strategy fuse-ilp";
+  std::string out;
+  ASSERT_EQ(RunCommand(base, &out), 0) << out;
+  EXPECT_NE(out.find("least link time"), std::string::npos) << out;
+  EXPECT_NE(out.find("at the fastest link's rate"), std::string::npos) << out;
+  ASSERT_EQ(RunCommand(base + " --fuse-objective bytes", &out), 0) << out;
+  EXPECT_NE(out.find("least total communication C"), std::string::npos) << out;
+  EXPECT_NE(RunCommand(base + " --fuse-objective time", &out), 0) << out;
+  EXPECT_NE(out.find("--fuse-objective"), std::string::npos) << out;
+}
+
 // lcp without --branches: the Splitter sizes one branch per device of the
 // cluster, widths by speed; the plan records the shares, so run rebuilds
 // the same model and checks it.

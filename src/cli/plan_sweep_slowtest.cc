@@ -67,6 +67,8 @@ std::string PlanOnce(const Graph& g, const ModelRef& ref, const Cluster& c,
   po.objective = objective;
   po.devices = c.PlanDevices();
   po.latency = std::make_shared<LatencyModel>(LatencyModel::FromCluster(c));
+  po.link_rates = c.UplinkRates();
+  po.link_latency_s = c.MaxLinkLatency();
   po.model = ref;
   // The ILPs stop at their best so far: the sweep is about outcomes.
   po.ilp_time_limit_s = 2;

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -219,6 +220,18 @@ std::vector<PlanDevice> Cluster::PlanDevices() const {
     out.push_back(PlanDevice{d.name, d.speed, d.memory_bytes});
   }
   return out;
+}
+
+std::vector<double> Cluster::UplinkRates() const {
+  std::vector<double> out;
+  for (const auto& d : devices) out.push_back(d.link.bandwidth_bps);
+  return out;
+}
+
+double Cluster::MaxLinkLatency() const {
+  double most = 0;
+  for (const auto& d : devices) most = std::max(most, d.link.latency_s);
+  return most;
 }
 
 Cluster EqualCluster(int n) {

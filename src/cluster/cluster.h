@@ -58,6 +58,11 @@ struct Cluster {
   // missing; "" when the files are named one by one.
   std::string tls_dir;
   std::vector<PlanDevice> PlanDevices() const;
+  // Each device's uplink in bits per second (0: unlimited or not given),
+  // in device order: what fuse-ilp weighs the busiest link by.
+  std::vector<double> UplinkRates() const;
+  // The longest of the devices' link latencies, seconds.
+  double MaxLinkLatency() const;
 };
 
 StatusOr<Cluster> LoadCluster(const std::string& path);

@@ -32,6 +32,9 @@ struct ChainLayer {
   // must be multiples of them; the plan builder splits the same units.
   int64_t m_units = 0;
   int64_t k_units = 0;
+  // The input is a concat of tensors made at different points of the model
+  // (YOLOv2's layer 29: a reorg of layer 26 and layer 24's output).
+  bool input_is_concat = false;
   // What an LOP device sends back of its output slice: the output after the
   // channel-local ops it runs itself (activation, pooling), which shrink it
   // before it travels. 0 means K.

@@ -23,46 +23,6 @@ TEST(ChainDpTest, PaperExampleOptimum) {
   EXPECT_EQ(dp->cost.communication, 22);
 }
 
-// Layers of 1 to 64 units (channels) of 1 to 16 elements each, so that some
-// have fewer units than devices and lose their split schemes. A layer reads
-// the previous one's channels as they are, pooled (fewer elements per
-// channel), joined with extra channels (a concat), or not at all.
-std::vector<ChainLayer> RandomChain(std::mt19937& rng) {
-  const int n = 1 + rng() % 12;
-  std::vector<ChainLayer> chain(n);
-  int64_t units = 1 + rng() % 64, unit = 1 + rng() % 16;
-  for (int l = 0; l < n; ++l) {
-    ChainLayer& c = chain[l];
-    c.name = std::string("l") + std::to_string(l);
-    c.reuses_prev = l > 0 && rng() % 4 != 0;
-    if (!c.reuses_prev || rng() % 3 == 0) unit = 1 + rng() % 16;
-    c.m_units = units;
-    c.M = units * unit;
-    if (c.reuses_prev && rng() % 5 == 0) {
-      const int64_t extra = 1 + rng() % 8;
-      c.reuse_elements = c.M;
-      c.m_units += extra;
-      c.M += extra * unit;
-    }
-    c.k_units = 1 + rng() % 64;
-    if (rng() % 3 == 0) unit = 1 + rng() % 16;
-    c.K = c.k_units * unit;
-    c.Q = c.m_units * c.k_units * (1 + rng() % 9);
-    c.R = c.Q * unit;
-    c.fusable_with_next = rng() % 3 != 0;
-    units = c.k_units;
-  }
-  return chain;
-}
-
-std::vector<double> RandomShares(std::mt19937& rng, int n) {
-  std::vector<double> shares(n);
-  double sum = 0;
-  for (double& s : shares) sum += s = 1 + rng() % 100;
-  for (double& s : shares) s /= sum;
-  return shares;
-}
-
 TEST(ChainDpTest, MatchesIlpOnRandomChains) {
   std::mt19937 rng(20190325);
   int solved = 0, infeasible = 0, fused = 0;

@@ -14,18 +14,37 @@
 
 namespace shoal {
 
+// What the fusion ILP minimises: the link time, each layer's busiest device
+// uplink summed over the layers, under the way shoal's plans move data
+// (partition/link_load.h), or the papers' total communication C
+// (partition/paper_cost.h).
+enum class FuseObjective { kBusiestLink, kBytes };
+
 struct FuseOptions {
   // Also consider running a layer whole on the hub. Off by default: with it,
   // the communication optimum is to run everything on the hub.
   bool allow_whole = false;
   double time_limit_s = 10;  // the ILP's; the DP needs none
   int hub = 0;
+  // The papers' by default here; `shoal plan --strategy fuse-ilp` asks
+  // for the busiest link unless told --fuse-objective bytes.
+  FuseObjective objective = FuseObjective::kBytes;
+  // Per device, the rate of its uplink in bits per second (<= 0
+  // unlimited). Empty: links not known, all alike.
+  std::vector<double> link_rates;
+  // A message's latency: each exchange a layer waits for costs it.
+  double link_latency_s = 0;
+  // The fan-out of the plan's broadcast trees (plan/broadcast.h), which
+  // decides who sends what every device reads.
+  int broadcast_fanout = 2;
 };
 
 struct FuseChoice {
-  std::vector<Scheme> schemes;  // one per layer
-  ChainCost cost;               // EvaluateChain of `schemes`
-  bool proven_optimal = true;   // false: the ILP ran out of time first
+  std::vector<Scheme> schemes;      // one per layer
+  ChainCost cost;                   // EvaluateChain of `schemes`
+  std::vector<int64_t> link_loads;  // ChainLinkLoads of `schemes`
+  double link_time = 0;             // ChainLinkTime of `schemes`
+  bool proven_optimal = true;       // false: the ILP ran out of time first
 };
 
 // The schemes the search chooses from, in tie-break order.

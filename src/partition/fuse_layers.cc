@@ -1,8 +1,11 @@
 // fuse: the fully-distributed paper's Fig. 6, every fusable pair fused from
 // the first layer on, the rest LOP. fuse-ilp: its §4.3, the scheme of every
 // layer chosen by an ILP that minimises communication.
+#include <cmath>
+
 #include "partition/chain_dp.h"
 #include "partition/fuse_ilp.h"
+#include "partition/link_load.h"
 #include "partition/model_chain.h"
 #include "partition/plan_builder.h"
 #include "partition/split_counts.h"
@@ -37,11 +40,24 @@ StatusOr<Plan> PlanFuse(const Graph& g, const PlanOptions& opts) {
     FuseOptions fo;
     fo.hub = opts.hub;
     fo.time_limit_s = opts.ilp_time_limit_s;
+    fo.objective = opts.fuse_objective;
+    fo.broadcast_fanout = opts.broadcast_fanout;
+    if (opts.link_rates.size() == opts.devices.size()) {
+      fo.link_rates = opts.link_rates;
+      fo.link_latency_s = opts.link_latency_s;
+    }
     ASSIGN_OR_RETURN(FuseChoice c, SolveFuseIlp(chain, shares, fo));
     schemes = c.schemes;
+    const std::string what =
+        fo.objective == FuseObjective::kBytes
+            ? "least total communication C = " +
+                  std::to_string(c.cost.communication) + " elements"
+            : "least link time: each layer's busiest uplink, summed, " +
+                  std::to_string(std::llround(c.link_time)) + " elements" +
+                  (fo.link_rates.empty() ? " (links taken as equal)"
+                                         : " at the fastest link's rate");
     for (size_t i = 0; i < chain.size(); ++i) {
-      reasons[i] = std::string("chosen by the ILP (total C = ") +
-                   std::to_string(c.cost.communication) + " elements" +
+      reasons[i] = "chosen by the ILP (" + what +
                    (c.proven_optimal ? ", optimal)" : ", time limit hit)");
     }
   }

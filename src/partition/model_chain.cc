@@ -91,6 +91,8 @@ StatusOr<std::vector<ChainLayer>> ModelChain(const Graph& g) {
     if (mu != l.M) l.m_units = mu;
     const int64_t sent = NumElements(g.tensors.at(SplitOutputEnd(g, n)).shape);
     if (sent != l.K) l.k_sent = sent;
+    const int producer = g.ProducerIndex(n.inputs[0]);
+    l.input_is_concat = producer >= 0 && g.nodes[producer].op == "Concat";
     if (prev != nullptr && ReadsDirectly(g, *prev, n)) {
       l.reuses_prev = true;
       // Fusing keeps the previous layer's output on its devices, so nothing

@@ -28,11 +28,6 @@ StatusOr<std::vector<int64_t>> SplitElements(int64_t total, int64_t units,
   return counts;
 }
 
-// x * part / whole without overflow: the device's proportion of Q or R.
-int64_t Portion(int64_t x, int64_t part, int64_t whole) {
-  return static_cast<int64_t>(static_cast<__int128>(x) * part / whole);
-}
-
 bool IsSplitScheme(Scheme s) {
   return s == Scheme::kLop || s == Scheme::kLip || s == Scheme::kFuse1 ||
          s == Scheme::kFuse2;
@@ -41,6 +36,10 @@ bool IsSplitScheme(Scheme s) {
 bool SplitsOutput(Scheme s) { return s == Scheme::kLop || s == Scheme::kFuse1; }
 
 }  // namespace
+
+int64_t Portion(int64_t x, int64_t part, int64_t whole) {
+  return static_cast<int64_t>(static_cast<__int128>(x) * part / whole);
+}
 
 Status ValidateHub(int hub, const std::vector<double>& shares) {
   if (hub < 0 || hub >= static_cast<int>(shares.size())) {

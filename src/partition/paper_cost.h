@@ -46,6 +46,10 @@ struct ChainCost {
   int64_t macs_longest_path = 0;            // T: sum over layers of the max
 };
 
+// x * part / whole without overflow: a device's proportion of Q, R or of
+// a tensor split by units.
+int64_t Portion(int64_t x, int64_t part, int64_t whole);
+
 // OK when 0 <= hub < shares.size().
 Status ValidateHub(int hub, const std::vector<double>& shares);
 

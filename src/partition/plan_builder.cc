@@ -29,10 +29,6 @@ struct Dist {
   enum Kind { kWhole, kParts, kPartials } kind = kWhole;
   std::vector<Holder> holders;
   std::string layer;  // the split layer that produced parts/partials
-  // Parts made by a reduce-scatter of partial sums (or by channel-local
-  // nodes run on such parts): each is a slice of channels (or of the
-  // features they flatten to) on the device that summed it.
-  bool reduced = false;
 };
 
 // A strip cut for halo overlap may do at most this much of its uncut work.
@@ -302,7 +298,7 @@ class Builder {
     for (int64_t c : counts.value()) {
       if (c < 1) return false;
     }
-    Dist out{Dist::kParts, {}, partials.layer, true};
+    Dist out{Dist::kParts, {}, partials.layer};
     int64_t b = 0;
     for (size_t i = 0; i < devs.size(); ++i) {
       Region slice = Region::Full(s);
@@ -497,10 +493,13 @@ class Builder {
            (reducers_.count(t) && plan_.tasks[t].fragment.FindTensor(name));
   }
 
-  // A node of one activation input that reads reduce-scattered parts and
-  // acts on each channel alone (a pool, an activation) or flattens them
-  // runs on each slice where it was summed: the next layer split by inputs
-  // over the same devices then reads its slices without any message.
+  // A node of one activation input that reads channel slices (of a
+  // reduce-scatter, or of an output split whose output has several
+  // readers) and acts on each channel alone (a pool, an activation) or
+  // flattens them runs on each slice where it lives: the next layer split
+  // by inputs over the same devices then reads its slices without any
+  // message, and one split by outputs gathers the smaller pooled slices
+  // from their holders instead of the whole tensor through one device.
   StatusOr<bool> PlaceAlongSlices(const Node& n) {
     std::string in;
     for (const auto& i : n.inputs) {
@@ -510,7 +509,7 @@ class Builder {
     }
     auto it = dist_.find(in);
     if (in.empty() || n.outputs.size() != 1 || it == dist_.end() ||
-        it->second.kind != Dist::kParts || !it->second.reduced) {
+        it->second.kind != Dist::kParts) {
       return false;
     }
     const Shape& from = ShapeOf(in);
@@ -539,7 +538,7 @@ class Builder {
         regions.push_back(o);
       }
     }
-    Dist out{Dist::kParts, {}, split.layer, true};
+    Dist out{Dist::kParts, {}, split.layer};
     for (size_t k = 0; k < split.holders.size(); ++k) {
       const Holder& h = split.holders[k];
       int t = h.task;
@@ -556,10 +555,9 @@ class Builder {
     }
     dist_[n.outputs[0]] = std::move(out);
     placed_.insert(n.name);
-    notes_[n.name] =
-        LayerDecision{n.name, "parts",
-                      n.op + " runs on each slice of " + in +
-                          " where the devices summed its partial sums"};
+    notes_[n.name] = LayerDecision{n.name, "parts",
+                                   n.op + " runs on each channel slice of " +
+                                       in + " on the device that holds it"};
     return true;
   }
 
@@ -592,7 +590,7 @@ class Builder {
     for (const auto& h : parts->holders) {
       if (h.task < 0 || plan_.tasks[h.task].devices.size() != 1) return false;
     }
-    Dist out{Dist::kParts, {}, parts->layer, parts->reduced};
+    Dist out{Dist::kParts, {}, parts->layer};
     const Dist split = *parts;  // Need below may change dist_
     for (const auto& h : split.holders) {
       int t = h.task;

@@ -59,6 +59,7 @@ TEST(PaperExample, CountsOfFigures4To7) {
     po.devices = EqualDevices(2);
     po.model.spec = m.graph.name;
     po.reduce_on_peers = false;
+    po.fuse_objective = FuseObjective::kBytes;  // and their objective
     testing::PlanRunResult r;
     ASSERT_TRUE(RunPlanExact(m, po, &r)) << strategy;
     EXPECT_EQ(r.stats.elements_total, c) << strategy;
@@ -73,8 +74,13 @@ TEST(PaperExample, CountsOfFigures4To7) {
     EXPECT_EQ(cost.value().max_weight_bytes_per_device(), 120 * 4) << strategy;
     EXPECT_EQ(cost.value().macs_longest_path, 120) << strategy;
   }
+  PlanOptions paper;
+  paper.strategy = "fuse-ilp";
+  paper.devices = EqualDevices(2);
+  paper.model.spec = m.graph.name;
+  paper.fuse_objective = FuseObjective::kBytes;
   testing::PlanRunResult r;
-  ASSERT_TRUE(RunPlanExact(m, "fuse-ilp", EqualDevices(2), &r));
+  ASSERT_TRUE(RunPlanExact(m, paper, &r));
   std::vector<std::string> schemes;
   for (const auto& d : r.plan.decisions) {
     if (d.layer[0] == 'l') schemes.push_back(d.scheme);  // the fc layers

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "partition/fuse_choice.h"
 #include "plan/broadcast.h"
 #include "plan/plan.h"
 
@@ -45,6 +46,12 @@ struct PlanOptions {
   // How activations travel (Plan::wire): candidates are priced with it.
   WireSettings wire;
   double ilp_time_limit_s = 10;
+  // fuse-ilp: minimise the busiest uplink's time (the default) or the
+  // papers' total communication (partition/fuse_choice.h).
+  FuseObjective fuse_objective = FuseObjective::kBusiestLink;
+  // Each device's uplink rate (Cluster::UplinkRates); empty: not known.
+  std::vector<double> link_rates;
+  double link_latency_s = 0;  // the slowest link's latency
   // auto: what to minimise ("latency" or "throughput", i.e. the busiest
   // device's time per request) and the cost model to predict it with (null:
   // from the devices' shares, links free).

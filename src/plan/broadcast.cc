@@ -54,6 +54,17 @@ std::vector<RelayHop> RelayHops(const Plan& p,
     if (!into.count(d)) devices.push_back(d);
     into[d].push_back(xi);
   }
+  // Receivers in device order starting after `self` and wrapping round, so
+  // that when every device broadcasts a slice (the all-gather before a
+  // layer split by outputs) each one heads runs for different sources;
+  // in plan order device 0 would relay for every source and its uplink
+  // carry most of the all-gather.
+  const int n = static_cast<int>(p.devices.size());
+  if (n > 0 && self >= 0) {
+    std::stable_sort(devices.begin(), devices.end(), [&](int a, int b) {
+      return ((a - self) % n + n) % n < ((b - self) % n + n) % n;
+    });
+  }
   std::vector<RelayHop> hops;
   const int m = static_cast<int>(devices.size());
   const int k = std::min(std::max(fanout, 1), m);

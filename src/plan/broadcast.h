@@ -59,9 +59,10 @@ std::vector<std::vector<int>> BroadcastGroups(const Plan& p,
                                               int self, int64_t seq);
 
 // The sends by which device `self` passes on `transfers` (one source
-// endpoint, none into `self`): their devices in order of first appearance,
-// cut into min(fanout, devices) runs of nearly equal length; each run's
-// first device receives, and relays to the rest of its run.
+// endpoint, none into `self`): their devices in index order starting after
+// `self` and wrapping round, cut into min(fanout, devices) runs of nearly
+// equal length; each run's first device receives, and relays to the rest of
+// its run.
 std::vector<RelayHop> RelayHops(const Plan& p,
                                 const std::vector<int>& transfers, int self,
                                 int64_t seq, int fanout);

@@ -98,6 +98,35 @@ TEST(Broadcast, WireHopsReachEveryDeviceOnce) {
   }
 }
 
+// Every device's task broadcasts its slice to a task on each other device
+// (the all-gather before a layer split by outputs): the relaying is spread,
+// so every device sends the same number of messages.
+TEST(Broadcast, AllGatherSpreadsTheRelays) {
+  for (int n : {4, 6, 8}) {
+    Plan p = Star(n, 2);
+    p.transfers.clear();
+    for (int d = 0; d < n; ++d) {
+      Task t;
+      t.id = n + d;
+      t.name = "next" + std::to_string(d);
+      t.devices = {d};
+      p.tasks.push_back(t);
+    }
+    for (int src = 0; src < n; ++src) {
+      for (int dst = 0; dst < n; ++dst) {
+        p.transfers.push_back(
+            Transfer{Endpoint{src, "y", Region::Full({1, 4})},
+                     Endpoint{n + dst, "y", Region{{0, src}, {1, src + 1}}},
+                     Merge::kCopy, ""});
+      }
+    }
+    std::map<int, int> sent;
+    for (const WireHop& h : WireHops(p, 0)) sent[h.from]++;
+    ASSERT_EQ(static_cast<int>(sent.size()), n);
+    for (const auto& [d, k] : sent) EXPECT_EQ(k, n - 1) << n << " " << d;
+  }
+}
+
 TEST(Broadcast, VerifyChecksTheSettings) {
   Plan p = Star(4, 2);
   p.broadcast.fanout = 99;

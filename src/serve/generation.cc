@@ -28,6 +28,8 @@ StatusOr<PlanChoice> PlanForDevices(const Graph& g, const PlanOptions& base,
   }
   // auto predicts its candidates on this model: the speeds and the links.
   po.latency = std::make_shared<LatencyModel>(LatencyModel::FromCluster(c));
+  po.link_rates = c.UplinkRates();
+  po.link_latency_s = c.MaxLinkLatency();
   const std::string strategy = base.strategy;
   auto p = MakePlan(g, po);
   if (p.ok()) return PlanChoice{std::move(p).value(), strategy, ""};
