@@ -40,7 +40,7 @@ Status RunCost(const CostArgs& a) {
   po.hub = a.hub;
   po.reduce_on_peers = a.reduce == "peers";
   po.fuse_objective = a.fuse_objective == "bytes" ? FuseObjective::kBytes
-                                                  : FuseObjective::kBusiestLink;
+                                                  : FuseObjective::kLinkTime;
   po.link_rates = cluster.UplinkRates();
   po.link_latency_s = cluster.MaxLinkLatency();
   po.model.spec = a.model;

@@ -79,7 +79,7 @@ Status RunPlan(const PlanArgs& a) {
   po.overlap_halos = a.halo_overlap == "on";
   po.reduce_on_peers = a.reduce == "peers";
   po.fuse_objective = a.fuse_objective == "bytes" ? FuseObjective::kBytes
-                                                  : FuseObjective::kBusiestLink;
+                                                  : FuseObjective::kLinkTime;
   po.link_rates = cluster.UplinkRates();
   po.link_latency_s = cluster.MaxLinkLatency();
   po.model.spec = a.model;

@@ -18,7 +18,7 @@ namespace shoal {
 // uplink summed over the layers, under the way shoal's plans move data
 // (partition/link_load.h), or the papers' total communication C
 // (partition/paper_cost.h).
-enum class FuseObjective { kBusiestLink, kBytes };
+enum class FuseObjective { kLinkTime, kBytes };
 
 struct FuseOptions {
   // Also consider running a layer whole on the hub. Off by default: with it,

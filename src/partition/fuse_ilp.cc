@@ -147,7 +147,7 @@ StatusOr<FuseChoice> SolveLinkIlp(
     terms.push_back(LayerLinkLoadTerms(chain, parts, i, devices, options.hub,
                                        options.broadcast_fanout));
   }
-  // Tie-break: among plans with the same busiest link, the least total.
+  // Tie-break: among plans with the same link time, the least total load.
   const double eps = 1e-4 / devices;
   auto weight = [&](const std::vector<int64_t>& v) {
     double w = 0;
@@ -290,7 +290,7 @@ StatusOr<FuseChoice> SolveFuseIlp(const std::vector<ChainLayer>& chain,
     return InvalidArgument("ILP time limit must be > 0 seconds, not " +
                            std::to_string(options.time_limit_s));
   }
-  if (options.objective == FuseObjective::kBusiestLink) {
+  if (options.objective == FuseObjective::kLinkTime) {
     // No LIP on a layer that reads a concat of tensors made at different
     // points (YOLOv2's layer 29): a device whose input slice lies in the
     // earlier one starts its whole share as soon as that is there, and

@@ -83,7 +83,7 @@ TEST(LinkLoad, IlpFindsTheLeastLinkTime) {
     const int devices = 2 + rng() % 6;
     const auto shares = RandomShares(rng, devices);
     FuseOptions options;
-    options.objective = FuseObjective::kBusiestLink;
+    options.objective = FuseObjective::kLinkTime;
     options.hub = rng() % devices;
     options.broadcast_fanout = rng() % 3;
     for (int d = 0; d < devices; ++d) {

@@ -48,7 +48,7 @@ struct PlanOptions {
   double ilp_time_limit_s = 10;
   // fuse-ilp: minimise the busiest uplink's time (the default) or the
   // papers' total communication (partition/fuse_choice.h).
-  FuseObjective fuse_objective = FuseObjective::kBusiestLink;
+  FuseObjective fuse_objective = FuseObjective::kLinkTime;
   // Each device's uplink rate (Cluster::UplinkRates); empty: not known.
   std::vector<double> link_rates;
   double link_latency_s = 0;  // the slowest link's latency
