@@ -88,6 +88,21 @@ StatusOr<FuseChoice> Solve(GlpkProblem& ilp,
   return choice;
 }
 
+// The link model's loads and link time of the chosen schemes.
+Status AddLinkFigures(const std::vector<ChainLayer>& chain,
+                      const std::vector<double>& shares,
+                      const FuseOptions& options, FuseChoice* choice) {
+  ASSIGN_OR_RETURN(choice->link_loads,
+                   ChainLinkLoads(chain, choice->schemes, shares, options.hub,
+                                  options.broadcast_fanout));
+  ASSIGN_OR_RETURN(
+      choice->link_time,
+      ChainLinkTime(chain, choice->schemes, shares, options.hub,
+                    options.broadcast_fanout, options.link_rates,
+                    StepCost(options.link_latency_s, options.link_rates)));
+  return Status::Ok();
+}
+
 int IndexOf(Scheme s) {
   for (int c = 0; c < static_cast<int>(kFuseCandidates.size()); ++c) {
     if (kFuseCandidates[c] == s) return c;
@@ -259,13 +274,7 @@ StatusOr<FuseChoice> SolveLinkIlp(
   ASSIGN_OR_RETURN(FuseChoice choice, Solve(ilp, col, options.time_limit_s));
   double objective = 0;
   for (int b : busiest) objective += glp_mip_col_val(ilp.get(), b);
-  ASSIGN_OR_RETURN(choice.link_loads,
-                   ChainLinkLoads(chain, choice.schemes, shares, options.hub,
-                                  options.broadcast_fanout));
-  ASSIGN_OR_RETURN(
-      choice.link_time,
-      ChainLinkTime(chain, choice.schemes, shares, options.hub,
-                    options.broadcast_fanout, options.link_rates, step_cost));
+  RETURN_IF_ERROR(AddLinkFigures(chain, shares, options, &choice));
   // At the optimum every product variable is at its bound, so the ILP's
   // link time and the load model's must agree, or the ILP is built wrong.
   if (choice.proven_optimal &&
@@ -348,14 +357,7 @@ StatusOr<FuseChoice> SolveFuseIlp(const std::vector<ChainLayer>& chain,
                     std::to_string(choice.cost.communication));
   }
   PreferLop(chain, shares, options.hub, &choice);
-  ASSIGN_OR_RETURN(choice.link_loads,
-                   ChainLinkLoads(chain, choice.schemes, shares, options.hub,
-                                  options.broadcast_fanout));
-  ASSIGN_OR_RETURN(
-      choice.link_time,
-      ChainLinkTime(chain, choice.schemes, shares, options.hub,
-                    options.broadcast_fanout, options.link_rates,
-                    StepCost(options.link_latency_s, options.link_rates)));
+  RETURN_IF_ERROR(AddLinkFigures(chain, shares, options, &choice));
   return choice;
 }
 
