@@ -40,11 +40,10 @@ struct FuseOptions {
 };
 
 struct FuseChoice {
-  std::vector<Scheme> schemes;      // one per layer
-  ChainCost cost;                   // EvaluateChain of `schemes`
-  std::vector<int64_t> link_loads;  // ChainLinkLoads of `schemes`
-  double link_time = 0;             // ChainLinkTime of `schemes`
-  bool proven_optimal = true;       // false: the ILP ran out of time first
+  std::vector<Scheme> schemes;  // one per layer
+  ChainCost cost;               // EvaluateChain of `schemes`
+  double link_time = 0;         // ChainLinkTime of `schemes`
+  bool proven_optimal = true;   // false: the ILP ran out of time first
 };
 
 // The schemes the search chooses from, in tie-break order.

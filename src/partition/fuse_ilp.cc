@@ -88,13 +88,10 @@ StatusOr<FuseChoice> Solve(GlpkProblem& ilp,
   return choice;
 }
 
-// The link model's loads and link time of the chosen schemes.
+// The link model's link time of the chosen schemes.
 Status AddLinkFigures(const std::vector<ChainLayer>& chain,
                       const std::vector<double>& shares,
                       const FuseOptions& options, FuseChoice* choice) {
-  ASSIGN_OR_RETURN(choice->link_loads,
-                   ChainLinkLoads(chain, choice->schemes, shares, options.hub,
-                                  options.broadcast_fanout));
   ASSIGN_OR_RETURN(
       choice->link_time,
       ChainLinkTime(chain, choice->schemes, shares, options.hub,

@@ -111,15 +111,11 @@ LayerLinkTerms LayerLinkLoadTerms(const std::vector<ChainLayer>& chain,
   return t;
 }
 
-std::vector<int64_t> LayerLinkLoad(const std::vector<ChainLayer>& chain,
-                                   const std::vector<LayerParts>& parts,
-                                   size_t i, Scheme prev, Scheme scheme,
-                                   int devices, int hub, int fanout) {
-  const LayerLinkTerms t =
-      LayerLinkLoadTerms(chain, parts, i, devices, hub, fanout);
+std::vector<int64_t> LayerLinkLoad(const LayerLinkTerms& t, size_t i,
+                                   size_t layers, Scheme prev, Scheme scheme) {
   std::vector<int64_t> load(t.gather.size(), 0);
   const bool after_parts = i > 0 && LeavesParts(prev);
-  const bool last = i + 1 == chain.size();
+  const bool last = i + 1 == layers;
   switch (scheme) {
     case Scheme::kLop:
     case Scheme::kFuse1:
@@ -150,9 +146,11 @@ StatusOr<std::vector<int64_t>> ChainLinkLoads(
   ASSIGN_OR_RETURN(std::vector<LayerParts> parts, SplitChain(chain, shares));
   std::vector<int64_t> loads(shares.size(), 0);
   for (size_t i = 0; i < chain.size(); ++i) {
-    Add(&loads, LayerLinkLoad(
-                    chain, parts, i, i > 0 ? schemes[i - 1] : Scheme::kWhole,
-                    schemes[i], static_cast<int>(shares.size()), hub, fanout));
+    const LayerLinkTerms t = LayerLinkLoadTerms(
+        chain, parts, i, static_cast<int>(shares.size()), hub, fanout);
+    Add(&loads,
+        LayerLinkLoad(t, i, chain.size(),
+                      i > 0 ? schemes[i - 1] : Scheme::kWhole, schemes[i]));
   }
   return loads;
 }
@@ -171,13 +169,10 @@ std::vector<double> LinkTimeScales(const std::vector<double>& rates,
   return scale;
 }
 
-int LayerLinkSteps(const std::vector<ChainLayer>& chain,
-                   const std::vector<LayerParts>& parts, size_t i, Scheme prev,
-                   Scheme scheme, int devices, int hub, int fanout) {
-  const LayerLinkTerms t =
-      LayerLinkLoadTerms(chain, parts, i, devices, hub, fanout);
+int LayerLinkSteps(const LayerLinkTerms& t, size_t i, size_t layers,
+                   Scheme prev, Scheme scheme) {
   const bool after_parts = i > 0 && LeavesParts(prev);
-  const bool last = i + 1 == chain.size();
+  const bool last = i + 1 == layers;
   switch (scheme) {
     case Scheme::kLop:
       return t.tree_depth + (last ? 1 : 0);
@@ -210,11 +205,11 @@ StatusOr<double> ChainLinkTime(const std::vector<ChainLayer>& chain,
   const int n = static_cast<int>(shares.size());
   for (size_t i = 0; i < chain.size(); ++i) {
     const Scheme prev = i > 0 ? schemes[i - 1] : Scheme::kWhole;
-    time += BusiestLinkTime(LayerLinkLoad(chain, parts, i, prev, schemes[i], n,
-                                          hub, fanout),
+    const LayerLinkTerms t =
+        LayerLinkLoadTerms(chain, parts, i, n, hub, fanout);
+    time += BusiestLinkTime(LayerLinkLoad(t, i, chain.size(), prev, schemes[i]),
                             rates) +
-            step_cost * LayerLinkSteps(chain, parts, i, prev, schemes[i], n,
-                                       hub, fanout);
+            step_cost * LayerLinkSteps(t, i, chain.size(), prev, schemes[i]);
   }
   return time;
 }

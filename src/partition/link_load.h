@@ -66,9 +66,9 @@ BroadcastShape BroadcastSends(int devices, int src, int fanout);
 
 // How many messages one after the other layer i's transfers take under
 // (prev, scheme): a broadcast tree its depth, any other exchange one.
-int LayerLinkSteps(const std::vector<ChainLayer>& chain,
-                   const std::vector<LayerParts>& parts, size_t i, Scheme prev,
-                   Scheme scheme, int devices, int hub, int fanout);
+// `t`: LayerLinkLoadTerms of layer i of a chain of `layers`.
+int LayerLinkSteps(const LayerLinkTerms& t, size_t i, size_t layers,
+                   Scheme prev, Scheme scheme);
 
 // Whether a layer under `prev` leaves its output in slices on the devices.
 bool LeavesParts(Scheme prev);
@@ -76,12 +76,11 @@ bool LeavesParts(Scheme prev);
 // Elements each device sends for layer i's input when the previous layer
 // ran under `prev` (ignored for i = 0: the input is on the hub) and layer i
 // runs under `scheme`, plus what layer i's partial sums and, for the last
-// layer, its output to the hub add. `parts` from SplitChain; `scheme` must
-// fit the layer (CheckSchemeFits). One entry per device.
-std::vector<int64_t> LayerLinkLoad(const std::vector<ChainLayer>& chain,
-                                   const std::vector<LayerParts>& parts,
-                                   size_t i, Scheme prev, Scheme scheme,
-                                   int devices, int hub, int fanout);
+// layer, its output to the hub add; `t` is LayerLinkLoadTerms of layer i
+// of a chain of `layers`, and `scheme` must fit the layer
+// (CheckSchemeFits). One entry per device.
+std::vector<int64_t> LayerLinkLoad(const LayerLinkTerms& t, size_t i,
+                                   size_t layers, Scheme prev, Scheme scheme);
 
 // The sum of LayerLinkLoad over the chain: elements per device uplink.
 StatusOr<std::vector<int64_t>> ChainLinkLoads(
