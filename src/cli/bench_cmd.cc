@@ -19,9 +19,9 @@
 #include "graph/random_input.h"
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
+#include "plan/timeline_svg.h"
+#include "plan/trace.h"
 #include "runtime/coordinator.h"
-#include "runtime/timeline_svg.h"
-#include "runtime/trace.h"
 #include "util/stats.h"
 
 namespace shoal {

@@ -33,8 +33,8 @@
 #include "plan/plan_cost.h"
 #include "plan/plan_verify.h"
 #include "runtime/coordinator.h"
-#include "runtime/net_address.h"
 #include "sim/latency_model.h"
+#include "util/net_address.h"
 #include "util/stats.h"
 
 namespace shoal {

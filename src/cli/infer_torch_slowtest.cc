@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend_compare.h"
+#include "engine/backend_compare_test_util.h"
 #include "io/npy.h"
 #include "onnx/onnx_test_util.h"
 

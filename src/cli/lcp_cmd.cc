@@ -8,13 +8,13 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/lcp_train_cmd.h"
 #include "cli/plan_common.h"
 #include "lcp/split_branches.h"
 #include "lcp/splitter.h"
 #include "models/load_model.h"
 #include "models/zoo.h"
 #include "onnx/onnx_export.h"
-#include "train/lcp_train_cmd.h"
 
 namespace shoal {
 namespace {

@@ -2,8 +2,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
-#include "runtime/net_address.h"
 #include "runtime/process_setup.h"
+#include "util/net_address.h"
 #include "util/version.h"
 
 int main(int argc, char** argv) {

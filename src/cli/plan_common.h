@@ -11,6 +11,7 @@
 #include "graph/weights.h"
 #include "io/image.h"
 #include "lcp/splitter.h"
+#include "partition/plan_model.h"
 #include "plan/plan.h"
 
 namespace shoal {
@@ -32,7 +33,6 @@ struct DeviceFlags {
 // then. Unshaped links (loopback, --devices N) are left alone.
 bool HasSlowLink(const Cluster& c);
 
-// Plans are made and run on the BN-folded graph of the model.
 // The LCP Splitter for a cluster's devices (lcp/splitter.h), their speeds
 // and memory, at the spec rates of sim/latency_model.h; `shoal lcp split
 // --cluster` and `shoal plan --strategy lcp` without --branches.
@@ -42,8 +42,6 @@ StatusOr<ClusterSplitResult> SplitForCluster(const Graph& g, const Cluster& c,
                                              int64_t division_factor = 2);
 // One line: which branches were sized for which devices, and why.
 std::string ClusterSplitReason(const ClusterSplitResult& r);
-
-StatusOr<Model> LoadPlanModel(const ModelRef& ref, bool with_weights);
 
 // A seeded input for plan `p`: a random image when its input is pixels
 // (Plan::input_pixels; `pixels` then gets the normalisation, for

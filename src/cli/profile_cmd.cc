@@ -1,6 +1,6 @@
 // `shoal profile MODEL --cluster FILE.yaml [-o profile.json]`: the profiling
 // database of the collaborative-execution paper's Step 1, measured on the
-// cluster's own workers (src/sim/profiler.h). An existing output file is
+// cluster's own workers (src/profile/profiler.h). An existing output file is
 // merged into, so one profile serves several models on the same cluster.
 #include <unistd.h>
 
@@ -12,8 +12,8 @@
 
 #include "cli/commands.h"
 #include "cli/plan_common.h"
+#include "profile/profiler.h"
 #include "sim/fit.h"
-#include "sim/profiler.h"
 #include "util/progress_bar.h"
 
 namespace shoal {
@@ -106,7 +106,7 @@ Status RunProfile(const ProfileArgs& a) {
                       : std::string("none"))
               << "\n";
   }
-  // What the simulator charges a device's CPU per message (sim/path_cpu.h):
+  // What the simulator charges a device's CPU per message (profile/path_cpu.h):
   // under a quota it is the device's time, like compute.
   std::cout << "device        send ms/msg  recv ms/msg  send us/KiB  "
                "recv us/KiB  idle ms/s\n";

@@ -16,12 +16,12 @@
 #include "cluster/cluster.h"
 #include "graph/random_input.h"
 #include "io/npy.h"
-#include "runtime/net_address.h"
 #include "runtime/wire.h"
 #include "serve/client.h"
 #include "serve/monitor.h"
 #include "serve/server.h"
 #include "serve/status_json.h"
+#include "util/net_address.h"
 
 namespace shoal {
 namespace {

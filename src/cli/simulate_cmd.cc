@@ -7,7 +7,7 @@
 #include "cli/bench_report.h"
 #include "cli/commands.h"
 #include "plan/plan_json.h"
-#include "runtime/timeline_svg.h"
+#include "plan/timeline_svg.h"
 #include "sim/simulator.h"
 
 namespace shoal {

@@ -12,13 +12,13 @@
 #include "cli/commands.h"
 #include "cli/worker_config.h"
 #include "cluster/cluster_writer.h"
-#include "cluster/device_name.h"
 #include "discovery/dns_sd.h"
 #include "discovery/worker_txt.h"
-#include "runtime/net_address.h"
 #include "runtime/peer_auth.h"
 #include "runtime/wire.h"
 #include "runtime/worker.h"
+#include "security/device_name.h"
+#include "util/net_address.h"
 #include "util/version.h"
 
 namespace shoal {

@@ -12,7 +12,7 @@
 
 #include "cluster/cluster.h"
 #include "engine/executor.h"
-#include "runtime/net_address.h"
+#include "util/net_address.h"
 
 namespace shoal {
 namespace {

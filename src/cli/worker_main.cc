@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "runtime/net_address.h"
 #include "runtime/process_setup.h"
+#include "util/net_address.h"
 #include "util/version.h"
 
 int main(int argc, char** argv) {

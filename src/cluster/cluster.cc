@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "cluster/device_name.h"
+#include "security/device_name.h"
 
 namespace shoal {
 
@@ -25,7 +25,7 @@ constexpr double kMaxLatencyS = 60;
 constexpr int kMaxCores = 1024;
 constexpr double kMaxHostCores = 1024;
 // The smallest CPU share `cluster up` emulates: the kernel's minimum
-// quota (1 ms) in a period of 1 s (sim/cpu_quota.h).
+// quota (1 ms) in a period of 1 s (cluster/cpu_quota.h).
 constexpr double kMinHostCores = 1e-3;
 
 // Numbers of a device, each within its bounds: NaN, infinities and

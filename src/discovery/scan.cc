@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "cluster/cluster_writer.h"
-#include "runtime/net_address.h"
 #include "runtime/wire.h"
+#include "util/net_address.h"
 #include "util/version.h"
 
 namespace shoal {

@@ -11,9 +11,9 @@
 
 #include <chrono>
 
-#include "runtime/net_address.h"
 #include "runtime/runtime_test_util.h"
 #include "runtime/wire.h"
+#include "util/net_address.h"
 #include "util/version.h"
 
 namespace shoal {

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "cluster/device_name.h"
+#include "security/device_name.h"
 
 namespace shoal {
 namespace {

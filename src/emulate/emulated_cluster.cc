@@ -19,13 +19,13 @@
 #include <sstream>
 #include <thread>
 
+#include "cluster/cpu_quota.h"
 #include "emulate/calibrate.h"
 #include "emulate/netns.h"
-#include "runtime/net_address.h"
 #include "runtime/wire.h"
 #include "security/certs.h"
-#include "sim/cpu_quota.h"
 #include "sim/latency_model.h"
+#include "util/net_address.h"
 
 namespace shoal {
 namespace {
@@ -342,7 +342,7 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
     std::vector<std::string> dirs;
     const std::string cg = CgroupName(file, d.name);
     if (d.cpu > 0) {
-      // The simulator models the same period and quota (sim/cpu_quota.h).
+      // The simulator models the same period and quota (cluster/cpu_quota.h).
       const int64_t period = QuotaPeriodUs(d.QuotaCpu());
       const int64_t quota = QuotaUs(d.QuotaCpu());
       std::string why;

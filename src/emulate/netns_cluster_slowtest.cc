@@ -17,9 +17,9 @@
 
 #include "emulate/emulated_cluster.h"
 #include "emulate/netns.h"
-#include "runtime/net_address.h"
 #include "runtime/process_test_util.h"
 #include "serve/client.h"
+#include "util/net_address.h"
 
 namespace shoal {
 namespace {

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "runtime/net_address.h"
 #include "runtime/process_test_util.h"
+#include "util/net_address.h"
 
 namespace shoal {
 namespace {

@@ -3,7 +3,7 @@
 // oneDNN step (no reference fallback) and agrees with the reference kernel.
 #include <gtest/gtest.h>
 
-#include "engine/backend_compare.h"
+#include "engine/backend_compare_test_util.h"
 #include "graph/shape_inference.h"
 
 namespace shoal {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/backend_compare.h"
+#include "engine/backend_compare_test_util.h"
 #include "engine/executor.h"
 #include "graph/shape_inference.h"
 #include "graph/verify.h"

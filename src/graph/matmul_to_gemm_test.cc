@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/backend_compare.h"
+#include "engine/backend_compare_test_util.h"
 #include "graph/shape_inference.h"
 #include "graph/verify.h"
 

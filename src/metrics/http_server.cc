@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/net_address.h"
+#include "util/net_address.h"
 
 namespace shoal {
 

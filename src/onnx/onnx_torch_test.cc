@@ -7,7 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "engine/backend_compare.h"
+#include "engine/backend_compare_test_util.h"
 #include "engine/executor.h"
 #include "graph/cost.h"
 #include "io/npy.h"

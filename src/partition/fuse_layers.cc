@@ -13,7 +13,7 @@
 
 namespace shoal {
 
-StatusOr<Plan> PlanFuse(const Graph& g, const PlanOptions& opts) {
+static StatusOr<Plan> PlanFuse(const Graph& g, const PlanOptions& opts) {
   ASSIGN_OR_RETURN(std::vector<ChainLayer> chain, ModelChain(g));
   if (chain.empty()) {
     return InvalidArgument("strategy " + opts.strategy +
@@ -67,5 +67,8 @@ StatusOr<Plan> PlanFuse(const Graph& g, const PlanOptions& opts) {
   }
   return BuildPlan(r);
 }
+
+SHOAL_REGISTER_STRATEGY("fuse", 9, PlanFuse);
+SHOAL_REGISTER_STRATEGY("fuse-ilp", 10, PlanFuse);
 
 }  // namespace shoal

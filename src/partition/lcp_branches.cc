@@ -63,7 +63,7 @@ std::string SplitClassifier(const Graph& g, const std::vector<int>& branch_of,
 
 }  // namespace
 
-StatusOr<Plan> PlanLcp(const Graph& g, const PlanOptions& opts) {
+static StatusOr<Plan> PlanLcp(const Graph& g, const PlanOptions& opts) {
   std::vector<int> branch_of;
   int branches = 0;
   for (const auto& n : g.nodes) {
@@ -147,5 +147,7 @@ StatusOr<Plan> PlanLcp(const Graph& g, const PlanOptions& opts) {
                 note});
   return p;
 }
+
+SHOAL_REGISTER_STRATEGY("lcp", 11, PlanLcp);
 
 }  // namespace shoal

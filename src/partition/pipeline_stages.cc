@@ -45,7 +45,7 @@ std::vector<int> BalancedCuts(const std::vector<double>& cost,
 
 }  // namespace
 
-StatusOr<Plan> PlanPipeline(const Graph& g, const PlanOptions& opts) {
+static StatusOr<Plan> PlanPipeline(const Graph& g, const PlanOptions& opts) {
   const int k = static_cast<int>(opts.devices.size());
   const int n = static_cast<int>(g.nodes.size());
   if (n < k) {
@@ -83,7 +83,7 @@ StatusOr<Plan> PlanPipeline(const Graph& g, const PlanOptions& opts) {
   return p;
 }
 
-StatusOr<Plan> PlanData(const Graph& g, const PlanOptions& opts) {
+static StatusOr<Plan> PlanData(const Graph& g, const PlanOptions& opts) {
   BuildRequest r = BaseRequest(g, opts);
   std::vector<int> all;
   for (size_t d = 0; d < opts.devices.size(); ++d)
@@ -109,5 +109,8 @@ StatusOr<Plan> PlanData(const Graph& g, const PlanOptions& opts) {
                                           " devices, " + how});
   return p;
 }
+
+SHOAL_REGISTER_STRATEGY("pipeline", 2, PlanPipeline);
+SHOAL_REGISTER_STRATEGY("data", 3, PlanData);
 
 }  // namespace shoal

@@ -49,7 +49,7 @@ std::vector<double> GroupShares(const std::vector<int>& group,
 
 }  // namespace
 
-StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
+static StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
   BuildRequest r = BaseRequest(g, opts);
   std::set<std::string> used;
   Status last_why = Status::Ok();
@@ -142,5 +142,7 @@ StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
   }
   return BuildPlan(r);
 }
+
+SHOAL_REGISTER_STRATEGY("spatial", 8, PlanSpatial);
 
 }  // namespace shoal

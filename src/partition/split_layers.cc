@@ -10,7 +10,7 @@
 
 namespace shoal {
 
-StatusOr<Plan> PlanLayerSplits(const Graph& g, const PlanOptions& opts) {
+static StatusOr<Plan> PlanLayerSplits(const Graph& g, const PlanOptions& opts) {
   BuildRequest r = BaseRequest(g, opts);
   const std::string& s = opts.strategy;
   const bool output = s == "lop" || s == "channel";
@@ -52,5 +52,10 @@ StatusOr<Plan> PlanLayerSplits(const Graph& g, const PlanOptions& opts) {
   }
   return BuildPlan(r);
 }
+
+SHOAL_REGISTER_STRATEGY("lop", 4, PlanLayerSplits);
+SHOAL_REGISTER_STRATEGY("lip", 5, PlanLayerSplits);
+SHOAL_REGISTER_STRATEGY("channel", 6, PlanLayerSplits);
+SHOAL_REGISTER_STRATEGY("filter", 7, PlanLayerSplits);
 
 }  // namespace shoal

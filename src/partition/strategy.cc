@@ -1,13 +1,38 @@
 #include "partition/strategy.h"
 
+#include <algorithm>
+
 #include "partition/plan_builder.h"
 
 namespace shoal {
 
+StrategyRegistry& StrategyRegistry::Global() {
+  static StrategyRegistry* r = new StrategyRegistry();
+  return *r;
+}
+
+int StrategyRegistry::Register(const std::string& name, int rank,
+                               StrategyFn fn) {
+  entries_[name] = Entry{rank, fn};
+  return 0;
+}
+
+StrategyFn StrategyRegistry::Find(const std::string& name) const {
+  auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : it->second.fn;
+}
+
+std::vector<std::string> StrategyRegistry::Names() const {
+  std::vector<std::pair<int, std::string>> ranked;
+  for (const auto& [name, e] : entries_) ranked.push_back({e.rank, name});
+  std::sort(ranked.begin(), ranked.end());
+  std::vector<std::string> names;
+  for (const auto& r : ranked) names.push_back(r.second);
+  return names;
+}
+
 std::vector<std::string> StrategyNames() {
-  return {"auto",     "procedure1", "pipeline", "data",    "lop",
-          "lip",      "channel",    "filter",   "spatial", "fuse",
-          "fuse-ilp", "lcp",        "random"};
+  return StrategyRegistry::Global().Names();
 }
 
 std::vector<double> NormalizedShares(const std::vector<PlanDevice>& devices) {
@@ -41,17 +66,7 @@ StatusOr<Plan> MakePlan(const Graph& g, const PlanOptions& opts) {
                            std::to_string(opts.devices.size()) + " devices");
   }
   const std::string& s = opts.strategy;
-  if (s == "lop" || s == "lip" || s == "channel" || s == "filter") {
-    return PlanLayerSplits(g, opts);
-  }
-  if (s == "fuse" || s == "fuse-ilp") return PlanFuse(g, opts);
-  if (s == "spatial") return PlanSpatial(g, opts);
-  if (s == "pipeline") return PlanPipeline(g, opts);
-  if (s == "data") return PlanData(g, opts);
-  if (s == "lcp") return PlanLcp(g, opts);
-  if (s == "auto") return PlanAuto(g, opts);
-  if (s == "random") return PlanRandom(g, opts);
-  if (s == "procedure1") return PlanProcedure1(g, opts);
+  if (StrategyFn fn = StrategyRegistry::Global().Find(s)) return fn(g, opts);
   std::string names;
   for (const auto& n : StrategyNames())
     names += (names.empty() ? "" : ", ") + n;

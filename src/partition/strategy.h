@@ -1,8 +1,9 @@
 // Strategies: each turns a model and a set of devices into a Plan by one
-// method of the papers. One file per strategy; this is the registry.
+// method of the papers. One file per strategy; this is their registry.
 #ifndef SHOAL_PARTITION_STRATEGY_H_
 #define SHOAL_PARTITION_STRATEGY_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,24 +69,36 @@ struct PlanOptions {
 // `g`: shaped, BN folded. Errors name the layer and the numbers.
 StatusOr<Plan> MakePlan(const Graph& g, const PlanOptions& opts);
 
+// Every registered strategy's name, in the order `shoal plan --help` and the
+// docs list them.
 std::vector<std::string> StrategyNames();
 
-// The strategies, one per file.
-StatusOr<Plan> PlanLayerSplits(
-    const Graph& g, const PlanOptions& opts);  // lop lip channel filter
-StatusOr<Plan> PlanFuse(const Graph& g,
-                        const PlanOptions& opts);  // fuse fuse-ilp
-StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts);
-StatusOr<Plan> PlanPipeline(const Graph& g, const PlanOptions& opts);
-StatusOr<Plan> PlanData(const Graph& g, const PlanOptions& opts);
-StatusOr<Plan> PlanLcp(const Graph& g, const PlanOptions& opts);
-// auto (src/planner): Procedure 1, the joint MILP and every strategy above,
-// predicted on the latency model; the best one wins and says why.
-StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& opts);
-// procedure1: the collaborative-execution paper's heuristic alone.
-StatusOr<Plan> PlanProcedure1(const Graph& g, const PlanOptions& opts);
-// random: every layer whole on a random device (the paper's baseline).
-StatusOr<Plan> PlanRandom(const Graph& g, const PlanOptions& opts);
+// A strategy turns a shaped graph and the options into a plan. Each one
+// registers itself beside its code (SHOAL_REGISTER_STRATEGY), the way ops
+// do: the partitioners here, auto, procedure1 and random in planner/, which
+// builds on this folder; MakePlan finds them by name.
+using StrategyFn = StatusOr<Plan> (*)(const Graph& g, const PlanOptions& opts);
+
+class StrategyRegistry {
+ public:
+  static StrategyRegistry& Global();
+  // `rank` orders StrategyNames(); one strategy function may serve several
+  // names (lop, lip, channel and filter read opts.strategy).
+  int Register(const std::string& name, int rank, StrategyFn fn);
+  StrategyFn Find(const std::string& name) const;
+  std::vector<std::string> Names() const;
+
+ private:
+  struct Entry {
+    int rank;
+    StrategyFn fn;
+  };
+  std::map<std::string, Entry> entries_;
+};
+
+#define SHOAL_REGISTER_STRATEGY(name, rank, fn)                            \
+  static int SHOAL_CONCAT(shoal_strategy_, __COUNTER__) [[maybe_unused]] = \
+      ::shoal::StrategyRegistry::Global().Register(name, rank, fn)
 
 // The devices' shares scaled to sum to 1.
 std::vector<double> NormalizedShares(const std::vector<PlanDevice>& devices);

@@ -6,8 +6,8 @@
 
 #include "graph/cost.h"
 #include "plan/broadcast.h"
+#include "plan/run_stats.h"
 #include "plan/task_weights.h"
-#include "runtime/local_runner.h"
 
 namespace shoal {
 

@@ -5,8 +5,8 @@
 #include <map>
 
 #include "graph/cost.h"
+#include "plan/run_stats.h"
 #include "plan/task_weights.h"
-#include "runtime/local_runner.h"
 
 namespace shoal {
 

@@ -223,7 +223,7 @@ Assignment RandomAssignment(const std::vector<PlanUnit>& units, int devices,
   return a;
 }
 
-StatusOr<Plan> PlanRandom(const Graph& g, const PlanOptions& opts) {
+static StatusOr<Plan> PlanRandom(const Graph& g, const PlanOptions& opts) {
   ASSIGN_OR_RETURN(std::vector<PlanUnit> units, MakeUnits(g));
   const Assignment a = RandomAssignment(
       units, static_cast<int>(opts.devices.size()), opts.random_seed);
@@ -263,7 +263,7 @@ StatusOr<PlanOptions> AutoOptions(const PlanOptions& in) {
 
 }  // namespace
 
-StatusOr<Plan> PlanProcedure1(const Graph& g, const PlanOptions& in) {
+static StatusOr<Plan> PlanProcedure1(const Graph& g, const PlanOptions& in) {
   ASSIGN_OR_RETURN(PlanOptions opts, AutoOptions(in));
   ASSIGN_OR_RETURN(std::vector<PlanUnit> units, MakeUnits(g));
   UnitPricer pr(g, units, *opts.latency, opts.hub);
@@ -279,7 +279,7 @@ StatusOr<Plan> PlanProcedure1(const Graph& g, const PlanOptions& in) {
   return p;
 }
 
-StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
+static StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
   ASSIGN_OR_RETURN(PlanOptions opts, AutoOptions(in));
   const std::string& objective = opts.objective;
   std::shared_ptr<const LatencyModel> model = opts.latency;
@@ -521,5 +521,9 @@ StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
   plan.prediction = pp;
   return plan;
 }
+
+SHOAL_REGISTER_STRATEGY("auto", 0, PlanAuto);
+SHOAL_REGISTER_STRATEGY("procedure1", 1, PlanProcedure1);
+SHOAL_REGISTER_STRATEGY("random", 12, PlanRandom);
 
 }  // namespace shoal

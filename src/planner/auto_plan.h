@@ -1,5 +1,6 @@
-// Helpers of --strategy auto that tests and the benchmark use (PlanAuto
-// itself is declared with the other strategies in partition/strategy.h).
+// Helpers of --strategy auto that tests and the benchmark use (auto,
+// procedure1 and random register themselves as strategies: MakePlan in
+// partition/strategy.h finds them by name).
 #ifndef SHOAL_PLANNER_AUTO_PLAN_H_
 #define SHOAL_PLANNER_AUTO_PLAN_H_
 

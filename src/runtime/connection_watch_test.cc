@@ -8,9 +8,9 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "runtime/net_address.h"
 #include "runtime/wire.h"
 #include "runtime/worker.h"
+#include "util/net_address.h"
 
 namespace shoal {
 namespace {

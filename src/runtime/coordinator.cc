@@ -16,7 +16,6 @@
 #include "plan/task_weights.h"
 #include "runtime/connection_watch.h"
 #include "runtime/link_shaper.h"
-#include "runtime/net_address.h"
 #include "runtime/peer_auth.h"
 #include "runtime/pixel_codec.h"
 #include "runtime/relay_messages.h"
@@ -24,6 +23,7 @@
 #include "runtime/tensor_codec.h"
 #include "runtime/wire.h"
 #include "util/clock.h"
+#include "util/net_address.h"
 
 namespace shoal {
 

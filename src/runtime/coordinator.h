@@ -16,8 +16,8 @@
 #include "graph/weights.h"
 #include "io/pixels.h"
 #include "plan/plan.h"
-#include "runtime/local_runner.h"
-#include "runtime/trace.h"
+#include "plan/run_stats.h"
+#include "plan/trace.h"
 #include "security/tls_identity.h"
 
 namespace shoal {
@@ -25,7 +25,7 @@ namespace shoal {
 struct CoordinatorOptions {
   int64_t timeout_ms = 30000;  // per request
   int64_t deploy_timeout_ms = 600000;
-  // Where workers reach us, HOST[:PORT] (runtime/net_address.h); empty:
+  // Where workers reach us, HOST[:PORT] (util/net_address.h); empty:
   // the local address of our route to the first device, any free port.
   std::string advertise;
   int64_t max_message_bytes = 0;  // 0: kDefaultMaxMessageBytes

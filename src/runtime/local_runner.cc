@@ -18,30 +18,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void CountHop(const Plan& p, const WireHop& h, RunStats* s) {
-  const Transfer& x = p.transfers[h.transfer];
-  const int64_t n = x.src.region.elements();
-  const int64_t b = p.WireBytes(x);
-  s->elements_total += n;
-  s->bytes_total += b;
-  s->bytes_sent[h.from] += b;
-  s->bytes_received[h.to] += b;
-  s->elements_per_layer[x.layer] += n;
-}
-
 // Whether transfer `x` goes through a message on a cluster: the model input
 // (from the coordinator), the output (to it), and what crosses devices.
 bool CrossesWire(const Plan& p, const Transfer& x, int64_t request) {
   return x.src.task == kModelInput || x.dst.task == kModelOutput ||
          p.DeviceOf(x.src.task, request) != p.DeviceOf(x.dst.task, request);
-}
-
-RunStats EmptyStats(const Plan& p) {
-  RunStats s;
-  s.bytes_sent.assign(p.devices.size(), 0);
-  s.bytes_received.assign(p.devices.size(), 0);
-  s.task_ms.assign(p.tasks.size(), 0.0);
-  return s;
 }
 
 // The inputs a task is waiting for, filled by the senders.
@@ -51,12 +32,6 @@ struct Mailbox {
 };
 
 }  // namespace
-
-RunStats CountCommunication(const Plan& plan, int64_t request) {
-  RunStats s = EmptyStats(plan);
-  for (const WireHop& h : WireHops(plan, request)) CountHop(plan, h, &s);
-  return s;
-}
 
 LocalRunner::~LocalRunner() = default;
 
@@ -92,7 +67,7 @@ Status LocalRunner::Run(const Tensor& input, Tensor* output, RunStats* stats,
                            " but the plan's model expects " +
                            ShapeToString(p.input_shape));
   }
-  RunStats s = EmptyStats(p);
+  RunStats s = EmptyRunStats(p);
   std::mutex mu;
   std::condition_variable cv;
   Status failure;
@@ -137,7 +112,7 @@ Status LocalRunner::Run(const Tensor& input, Tensor* output, RunStats* stats,
     cv.notify_all();
   };
   // What crosses devices, counted as the workers send it (broadcast trees).
-  for (const WireHop& h : WireHops(p, request)) CountHop(p, h, &s);
+  for (const WireHop& h : WireHops(p, request)) CountWireHop(p, h, &s);
   const auto t0 = Clock::now();
   deliver(kModelInput, {{p.input_name, &input}});
 

@@ -4,7 +4,6 @@
 #ifndef SHOAL_RUNTIME_LOCAL_RUNNER_H_
 #define SHOAL_RUNTIME_LOCAL_RUNNER_H_
 
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,24 +11,13 @@
 #include "engine/executor.h"
 #include "graph/weights.h"
 #include "plan/plan.h"
+#include "plan/run_stats.h"
 
 namespace shoal {
 
 struct LocalRunOptions {
   Backend backend = Backend::kOneDnn;
   int threads_per_device = 1;
-};
-
-// What one run moved and spent. Bytes count only transfers between
-// different devices: a device reading its own data costs nothing.
-struct RunStats {
-  int64_t elements_total = 0;
-  int64_t bytes_total = 0;
-  std::vector<int64_t> bytes_sent;      // per device
-  std::vector<int64_t> bytes_received;  // per device
-  std::map<std::string, int64_t> elements_per_layer;
-  std::vector<double> task_ms;  // compute time of each task
-  double latency_ms = 0;
 };
 
 class LocalRunner {
@@ -50,9 +38,6 @@ class LocalRunner {
   LocalRunOptions opts_;
   std::vector<std::unique_ptr<Executor>> executors_;  // per task
 };
-
-// Counts the plan's communication for one request without running it.
-RunStats CountCommunication(const Plan& plan, int64_t request = 0);
 
 }  // namespace shoal
 

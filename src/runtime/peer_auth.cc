@@ -1,6 +1,6 @@
 #include "runtime/peer_auth.h"
 
-#include "runtime/net_address.h"
+#include "util/net_address.h"
 
 namespace shoal {
 

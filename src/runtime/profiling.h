@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "cluster/cpu_quota.h"
 #include "engine/executor.h"
 #include "graph/graph.h"
-#include "sim/cpu_quota.h"
 #include "util/status.h"
 
 namespace shoal {

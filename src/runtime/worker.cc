@@ -20,6 +20,7 @@
 #include "plan/plan_cost.h"
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
+#include "plan/trace.h"
 #include "runtime/blob_cache.h"
 #include "runtime/chunk_assembler.h"
 #include "runtime/cpu_pacer.h"
@@ -29,7 +30,6 @@
 #include "runtime/relay_messages.h"
 #include "runtime/rpc_guard.h"
 #include "runtime/tensor_codec.h"
-#include "runtime/trace.h"
 #include "runtime/wire.h"
 #include "util/clock.h"
 

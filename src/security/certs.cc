@@ -14,7 +14,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "cluster/device_name.h"
+#include "security/device_name.h"
 #include "security/openssl_util.h"
 
 namespace shoal {

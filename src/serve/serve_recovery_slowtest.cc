@@ -23,10 +23,10 @@
 #include "partition/plan_test_util.h"
 #include "partition/strategy.h"
 #include "runtime/coordinator.h"
-#include "runtime/net_address.h"
 #include "runtime/process_test_util.h"
 #include "runtime/runtime_test_util.h"
 #include "serve/client.h"
+#include "util/net_address.h"
 
 namespace shoal {
 namespace {

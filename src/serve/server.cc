@@ -9,9 +9,9 @@
 #include <mutex>
 #include <thread>
 
-#include "cli/plan_common.h"
 #include "metrics/exposition.h"
 #include "metrics/http_server.h"
+#include "partition/plan_model.h"
 #include "plan/plan_json.h"
 #include "runtime/peer_auth.h"
 #include "runtime/rpc_guard.h"

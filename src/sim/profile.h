@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cluster/cluster.h"
-#include "sim/cpu_quota.h"
+#include "cluster/cpu_quota.h"
 #include "util/status.h"
 
 namespace shoal {
@@ -80,7 +80,7 @@ struct DeviceProfile {
   double recv_cpu_s = 0;
   // And per byte (copies, serialising, gRPC's framing), measured on the
   // runtime's own path: requests of 1 MiB through a one-task plan on the
-  // device (sim/path_cpu.h). 0: not measured.
+  // device (profile/path_cpu.h). 0: not measured.
   double send_cpu_per_byte_s = 0;
   double recv_cpu_per_byte_s = 0;
   // Host CPU seconds per second the idle worker uses (gRPC's timers and

@@ -8,9 +8,9 @@
 #include <set>
 #include <unordered_map>
 
+#include "cluster/cpu_quota.h"
 #include "graph/cost.h"
 #include "plan/broadcast.h"
-#include "sim/cpu_quota.h"
 #include "util/stats.h"
 
 namespace shoal {
@@ -125,7 +125,7 @@ class Sim {
   double CpuDone(int d, double from, double cpu_s);
   void Complete(int req);
   // What request `req` moved between devices, counted as the runtime counts
-  // (runtime/local_runner.h CountCommunication: a transfer within a device
+  // (plan/run_stats.h CountCommunication: a transfer within a device
   // is free); the same for every request when no task has replicas.
   void CountBytes(int req);
   Status StartNext(int dev);

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "plan/plan.h"
-#include "runtime/trace.h"
+#include "plan/trace.h"
 #include "sim/latency_model.h"
 #include "util/status.h"
 
@@ -56,7 +56,7 @@ struct SimResult {
   int64_t bytes_total = 0;
   int64_t events = 0;
   // With SimOptions::trace: every request, task run and message, as
-  // `shoal bench --trace` records them (runtime/trace.h).
+  // `shoal bench --trace` records them (plan/trace.h).
   std::vector<TraceSpan> spans;
 };
 

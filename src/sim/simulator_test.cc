@@ -8,8 +8,8 @@
 #include "graph/shape_inference.h"
 #include "models/load_model.h"
 #include "partition/strategy.h"
+#include "plan/run_stats.h"
 #include "planner/predict.h"
-#include "runtime/local_runner.h"
 
 namespace shoal {
 namespace {

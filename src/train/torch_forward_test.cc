@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "engine/backend_compare.h"
+#include "engine/backend_compare_test_util.h"
 #include "lcp/split_branches.h"
 #include "models/builder.h"
 #include "models/zoo.h"

@@ -1,4 +1,4 @@
-// Text for SVG pictures written directly (runtime/timeline_svg,
+// Text for SVG pictures written directly (plan/timeline_svg,
 // plan/plan_svg): escaped strings, coordinates, byte counts for labels.
 #ifndef SHOAL_UTIL_SVG_TEXT_H_
 #define SHOAL_UTIL_SVG_TEXT_H_

@@ -1,0 +1,49 @@
+// Test helpers: run a graph on both backends and compare (header-only, used
+// by executor_test.cc and zoo_backends_slowtest.cc).
+#ifndef SHOAL_ENGINE_BACKEND_COMPARE_TEST_UTIL_H_
+#define SHOAL_ENGINE_BACKEND_COMPARE_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include "engine/executor.h"
+#include "graph/random_input.h"
+#include "graph/tensor_diff.h"
+#include "models/zoo.h"
+
+namespace shoal {
+
+inline std::vector<Tensor> RunWith(const Graph& g, const WeightStore& w,
+                                   Backend backend,
+                                   const std::vector<Tensor>& in,
+                                   ExecutorStats* stats = nullptr) {
+  ExecutorOptions o;
+  o.backend = backend;
+  auto ex = Executor::Create(g, w, o);
+  EXPECT_TRUE(ex.ok()) << ex.status().ToString();
+  if (!ex.ok()) return {};
+  std::vector<Tensor> out;
+  Status s = (*ex)->Run(in, &out);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  if (stats) *stats = (*ex)->stats();
+  return out;
+}
+
+inline void ExpectBackendsAgree(const Graph& g, uint64_t seed) {
+  WeightStore w = RandomWeights(g, seed);
+  std::vector<Tensor> in;
+  for (const auto& name : g.inputs)
+    in.push_back(RandomInput(g.FindTensor(name)->shape, seed));
+  ExecutorStats st;
+  auto fast = RunWith(g, w, Backend::kOneDnn, in, &st);
+  auto ref = RunWith(g, w, Backend::kReference, in);
+  ASSERT_EQ(fast.size(), ref.size());
+  for (size_t i = 0; i < fast.size(); ++i) {
+    ASSERT_EQ(fast[i].shape, ref[i].shape);
+    EXPECT_LE(MaxRelDiff(fast[i], ref[i]), 1e-4) << g.name << " output " << i;
+  }
+  EXPECT_GT(st.onednn_steps, 0) << g.name;
+}
+
+}  // namespace shoal
+
+#endif  // SHOAL_ENGINE_BACKEND_COMPARE_TEST_UTIL_H_

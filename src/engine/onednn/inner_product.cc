@@ -1,0 +1,71 @@
+// Gemm with constant weights (a fully connected layer) as oneDNN's
+// inner_product, with a following activation fused.
+#include "engine/onednn/primitive_step.h"
+
+namespace shoal {
+namespace {
+
+StatusOr<bool> BuildInnerProduct(ExecBuilder& b, const Node& n) {
+  const Graph& g = b.graph();
+  if (n.attrs.GetInt("transA", 0) != 0 ||
+      n.attrs.GetFloat("alpha", 1.f) != 1.f ||
+      n.attrs.GetFloat("beta", 1.f) != 1.f) {
+    return false;
+  }
+  const TensorInfo* w_info = g.FindTensor(n.inputs[1]);
+  if (!w_info->is_weight() || !b.Weight(n.inputs[1])) return false;
+  const bool has_bias = n.inputs.size() > 2 && !n.inputs[2].empty();
+  const int64_t out_features = g.FindTensor(n.outputs[0])->shape[1];
+  if (has_bias) {
+    const TensorInfo* c = g.FindTensor(n.inputs[2]);
+    if (!c->is_weight() || !b.Weight(n.inputs[2]) ||
+        NumElements(c->shape) != out_features)
+      return false;
+  }
+  const int x = b.ValueOf(n.inputs[0]);
+  const Shape xs = b.value(x).shape;
+  const bool trans_b = n.attrs.GetInt("transB", 0) != 0;
+  const int64_t m = xs[0], k = xs[1];
+
+  const auto f32 = memory::data_type::f32;
+  const auto any = memory::format_tag::any;
+  memory::desc src_md({m, k}, f32, any), w_md({out_features, k}, f32, any),
+      dst_md({m, out_features}, f32, any);
+  memory::desc b_md =
+      has_bias ? memory::desc({out_features}, f32, memory::format_tag::a)
+               : memory::desc();
+  dnnl::primitive_attr attr = ScratchpadAttr();
+  const Node* act = FuseActivation(b, n.outputs[0], &attr);
+  auto pd_or = TryDnnl([&] {
+    auto d = dnnl::inner_product_forward::desc(
+        dnnl::prop_kind::forward_inference, src_md, w_md, b_md, dst_md);
+    return dnnl::inner_product_forward::primitive_desc(d, attr, b.engine());
+  });
+  if (!pd_or.ok()) return false;
+  auto pd = *pd_or;
+  // B is [N, K] with transB, else [K, N]: describe it as [N, K] either way.
+  memory::desc w_plain =
+      trans_b ? PlainDims({out_features, k})
+              : memory::desc({out_features, k}, f32, {1, out_features});
+  auto step = std::make_unique<PrimitiveStep>(&b.engine(),
+                                              dnnl::inner_product_forward(pd));
+  step->AddInput(DNNL_ARG_SRC, b.InLayout(x, pd.src_desc()), pd.src_desc());
+  step->AddFixed(
+      DNNL_ARG_WEIGHTS,
+      ReorderedWeights(b.engine(), b.Weight(n.inputs[1])->data.data(), w_plain,
+                       pd.weights_desc()));
+  if (has_bias) {
+    step->AddFixed(
+        DNNL_ARG_BIAS,
+        ReorderedWeights(b.engine(), b.Weight(n.inputs[2])->data.data(),
+                         PlainDims({out_features}), pd.bias_desc()));
+  }
+  const Shape ys = {m, out_features};
+  AddFusedOutputStep(b, n, act, std::move(step), ys, pd.dst_desc());
+  return true;
+}
+
+SHOAL_REGISTER_ONEDNN_KERNEL("Gemm", BuildInnerProduct);
+
+}  // namespace
+}  // namespace shoal
