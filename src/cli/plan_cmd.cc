@@ -43,9 +43,9 @@ Status RunPlan(const PlanArgs& a) {
   PlanOptions po;
   po.strategy = a.strategy;
   po.devices = cluster.PlanDevices();
-  po.objective = a.objective;
+  ASSIGN_OR_RETURN(po.objective, ParseObjective(a.objective));
   if (a.concurrency < 0) return InvalidArgument("--concurrency must be >= 0");
-  if (a.concurrency > 0 && a.objective != "throughput") {
+  if (a.concurrency > 0 && po.objective != PlanObjective::kThroughput) {
     return InvalidArgument("--concurrency goes with --objective throughput");
   }
   po.concurrency = a.concurrency;
@@ -150,9 +150,9 @@ void AddPlanCommand(CLI::App* app) {
       "Split a model over devices by one strategy; print and save the Plan");
   cmd->add_option("model", a->model, "Zoo name or .onnx file")->required();
   a->devices.Add(cmd);
-  cmd->add_option("--strategy", a->strategy,
-                  "auto (default)|procedure1|pipeline|data|lop|lip|channel|"
-                  "filter|spatial|fuse|fuse-ilp|lcp|random");
+  // The registered strategies (partition/strategy.h), listed by CLI11.
+  cmd->add_option("--strategy", a->strategy, "Planning strategy (default auto)")
+      ->check(CLI::IsMember(StrategyNames()));
   cmd->add_option("--objective", a->objective,
                   "auto: minimise latency (default) or maximise throughput")
       ->check(CLI::IsMember({"latency", "throughput"}));

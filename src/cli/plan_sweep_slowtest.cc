@@ -64,7 +64,7 @@ std::string PlanOnce(const Graph& g, const ModelRef& ref, const Cluster& c,
   *made = false;
   PlanOptions po;
   po.strategy = strategy;
-  po.objective = objective;
+  po.objective = *ParseObjective(objective);
   po.devices = c.PlanDevices();
   po.latency = std::make_shared<LatencyModel>(LatencyModel::FromCluster(c));
   po.link_rates = c.UplinkRates();

@@ -28,7 +28,7 @@ namespace {
 
 struct ServeArgs {
   ServeOptions o;
-  std::string input_shape, max_message = "256MiB";
+  std::string input_shape, max_message = "256MiB", objective = "latency";
   bool no_rebalance = false;
 };
 
@@ -47,7 +47,8 @@ Status RunServe(ServeArgs a) {
   }
   a.o.rebalance = !a.no_rebalance;
   if (a.o.concurrency < 0) return InvalidArgument("--concurrency must be >= 0");
-  if (a.o.concurrency > 0 && a.o.objective != "throughput") {
+  ASSIGN_OR_RETURN(a.o.objective, ParseObjective(a.objective));
+  if (a.o.concurrency > 0 && a.o.objective != PlanObjective::kThroughput) {
     return InvalidArgument("--concurrency goes with --objective throughput");
   }
   if (!(a.o.monitor_interval_s > 0) || !(a.o.imbalance > 1) ||
@@ -275,7 +276,7 @@ void AddServeCommand(CLI::App* app) {
   cmd->add_option("--strategy", a->o.strategy,
                   "Planning strategy (default auto when available, else "
                   "pipeline)");
-  cmd->add_option("--objective", a->o.objective,
+  cmd->add_option("--objective", a->objective,
                   "auto: minimise latency or maximise throughput (default "
                   "latency)")
       ->check(CLI::IsMember({"latency", "throughput"}));

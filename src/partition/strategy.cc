@@ -35,6 +35,17 @@ std::vector<std::string> StrategyNames() {
   return StrategyRegistry::Global().Names();
 }
 
+const char* ObjectiveName(PlanObjective o) {
+  return o == PlanObjective::kThroughput ? "throughput" : "latency";
+}
+
+StatusOr<PlanObjective> ParseObjective(const std::string& name) {
+  if (name == "latency") return PlanObjective::kLatency;
+  if (name == "throughput") return PlanObjective::kThroughput;
+  return InvalidArgument("objective '" + name +
+                         "' is not one of: latency, throughput");
+}
+
 std::vector<double> NormalizedShares(const std::vector<PlanDevice>& devices) {
   double sum = 0;
   for (const auto& d : devices) sum += d.share;

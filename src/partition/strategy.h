@@ -17,6 +17,12 @@ namespace shoal {
 
 class LatencyModel;
 
+// What auto minimises: one request's latency, or the time per request of
+// the busiest device (throughput).
+enum class PlanObjective { kLatency, kThroughput };
+const char* ObjectiveName(PlanObjective o);  // "latency", "throughput"
+StatusOr<PlanObjective> ParseObjective(const std::string& name);
+
 // Spatial: where the fc layers run.
 enum class SpatialFc {
   kWhereNeeded,  // whole on the input device, split (lop) if it cannot hold
@@ -56,7 +62,7 @@ struct PlanOptions {
   // auto: what to minimise ("latency" or "throughput", i.e. the busiest
   // device's time per request) and the cost model to predict it with (null:
   // from the devices' shares, links free).
-  std::string objective = "latency";
+  PlanObjective objective = PlanObjective::kLatency;
   std::shared_ptr<const LatencyModel> latency;
   // auto, throughput: requests in flight the candidates are simulated at
   // (0: one per device). The busiest device's time per request assumes

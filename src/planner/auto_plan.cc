@@ -29,8 +29,8 @@ std::string Ms(double s) {
   return buf;
 }
 
-std::string Value(double v, const std::string& objective) {
-  if (objective == "throughput") {
+std::string Value(double v, PlanObjective objective) {
+  if (objective == PlanObjective::kThroughput) {
     char buf[48];
     snprintf(buf, sizeof(buf), "%.3g req/s", v > 0 ? 1 / v : 0.0);
     return buf;
@@ -200,8 +200,8 @@ namespace {
 // it overflows a device (WithReorderRoom, which fills `memo`).
 StatusOr<Plan> Procedure1Plan(const Graph& g, const PlanOptions& opts,
                               const std::vector<PlanUnit>& units,
-                              const UnitPricer& pr,
-                              const std::string& objective, std::string* memo) {
+                              const UnitPricer& pr, PlanObjective objective,
+                              std::string* memo) {
   return WithReorderRoom(
       pr,
       [&](const UnitPricer& rp) -> StatusOr<Plan> {
@@ -242,10 +242,6 @@ namespace {
 // devices) and shares that follow the speed it predicts with (measured, if
 // profiled).
 StatusOr<PlanOptions> AutoOptions(const PlanOptions& in) {
-  if (in.objective != "latency" && in.objective != "throughput") {
-    return InvalidArgument("objective '" + in.objective +
-                           "' is not one of: latency, throughput");
-  }
   PlanOptions opts = in;
   std::shared_ptr<const LatencyModel> model =
       in.latency ? in.latency : DefaultLatencyModel(in.devices);
@@ -281,7 +277,7 @@ static StatusOr<Plan> PlanProcedure1(const Graph& g, const PlanOptions& in) {
 
 static StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
   ASSIGN_OR_RETURN(PlanOptions opts, AutoOptions(in));
-  const std::string& objective = opts.objective;
+  const PlanObjective objective = opts.objective;
   std::shared_ptr<const LatencyModel> model = opts.latency;
   const int N = static_cast<int>(opts.devices.size());
   ASSIGN_OR_RETURN(std::vector<PlanUnit> units, MakeUnits(g));
@@ -318,12 +314,13 @@ static StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
   // Procedure 1 plans then compete too, since with few requests in flight
   // they can serve more than plans built for a full pipeline.
   constexpr int kMaxCompareDevices = 64;
-  const bool simulate = objective == "throughput" && N <= kMaxCompareDevices;
+  const bool simulate =
+      objective == PlanObjective::kThroughput && N <= kMaxCompareDevices;
   const int K = opts.concurrency > 0 ? opts.concurrency : N;
 
   // The joint MILP, then Procedure 1 (also the fallback).
   std::string solver;
-  auto add_milp = [&](const std::string& name, const std::string& obj) {
+  auto add_milp = [&](const std::string& name, PlanObjective obj) {
     const auto start = std::chrono::steady_clock::now();
     Status solved = Status::Ok();
     std::string memo;
@@ -349,7 +346,7 @@ static StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
             const Placement& p = milp->assignment[u];
             const Load l = rp.Price(static_cast<int>(u), p);
             reasons.push_back(
-                std::string("joint MILP (") + obj + ", " +
+                std::string("joint MILP (") + ObjectiveName(obj) + ", " +
                 (milp->proven_optimal ? "optimal" : "time limit, best found") +
                 "): " + FormName(p.form) + " on " + GroupName(devs, p.devices) +
                 (p.form == Form::kReplicate ? ", requests dealt by speed"
@@ -364,7 +361,7 @@ static StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
     cands.back().memo = memo;
     return solved;
   };
-  auto add_procedure1 = [&](const std::string& name, const std::string& obj) {
+  auto add_procedure1 = [&](const std::string& name, PlanObjective obj) {
     std::string memo;
     consider(name, Procedure1Plan(g, opts, units, pr, obj, &memo));
     cands.back().memo = memo;
@@ -375,8 +372,8 @@ static StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
   }
   add_procedure1("procedure1", objective);
   if (simulate) {
-    add_milp("milp-latency", "latency");
-    add_procedure1("procedure1-latency", "latency");
+    add_milp("milp-latency", PlanObjective::kLatency);
+    add_procedure1("procedure1-latency", PlanObjective::kLatency);
   }
   // Every single strategy, where plans stay small enough to compare.
   for (const auto& s : StrategyNames()) {
@@ -445,7 +442,7 @@ static StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
   }
   Candidate& w = cands[best];
   PlanPrediction pp;
-  pp.objective = objective;
+  pp.objective = ObjectiveName(objective);
   pp.method = w.name;
   pp.solver = solver;
   pp.latency_s = w.pred.latency_s;
@@ -500,14 +497,14 @@ static StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
   int compared = 0;
   for (const auto& c : cands) compared += c.ok;
   std::string judged;
-  if (objective == "throughput") {
+  if (objective == PlanObjective::kThroughput) {
     judged = simulate ? " at " + std::to_string(K) + " in flight, simulated"
                       : ", busiest device (" + std::to_string(N) +
                             " devices are too many to simulate each plan)";
   }
   std::string why = "auto chose " + w.name + ": predicted " +
-                    Value(v, objective) + " (" + objective + judged +
-                    "), the best of " + std::to_string(compared) +
+                    Value(v, objective) + " (" + ObjectiveName(objective) +
+                    judged + "), the best of " + std::to_string(compared) +
                     " candidates; " + solver;
   if (!w.memo.empty()) why += "; " + w.name + " " + w.memo;
   if (w.name.rfind("milp", 0) != 0 && w.name.rfind("procedure1", 0) != 0) {

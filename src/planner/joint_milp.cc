@@ -184,7 +184,7 @@ StatusOr<MilpResult> SolveJointMilp(const UnitPricer& pr,
     return Status(Code::kDeadlineExceeded,
                   std::string(buf) + " leaves no time for the MILP");
   }
-  const bool throughput = opts.objective == "throughput";
+  const bool throughput = opts.objective == PlanObjective::kThroughput;
   // For latency, equal devices are interchangeable: one whole-placement
   // variable per class (its first device) instead of per device removes
   // the MILP's symmetric solutions, which GLPK otherwise explores one by

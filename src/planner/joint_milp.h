@@ -43,7 +43,7 @@ std::vector<Placement> UnitCandidates(const UnitPricer& pr, int u,
                                       const CandidateCaps& caps);
 
 struct MilpOptions {
-  std::string objective = "latency";
+  PlanObjective objective = PlanObjective::kLatency;
   double time_limit_s = 10;
   int max_columns = 40000;  // candidates shrink until the MILP fits
   // Latency: one whole-placement variable per class of equal devices, not

@@ -87,7 +87,7 @@ TEST(Procedure1, SplitsALayerThatFitsNoDevice) {
   auto units = MakeUnits(m.graph).value();
   const LatencyModel lm = LatencyModel::FromCluster(c);
   UnitPricer pr(m.graph, units, lm, 0);
-  auto h = Procedure1(pr, "latency");
+  auto h = Procedure1(pr, PlanObjective::kLatency);
   ASSERT_TRUE(h.ok()) << h.status().message();
   for (const char* layer : {"fc0", "fc1", "fc2"}) {
     const Placement& p = h->assignment[UnitOf(units, layer)];
@@ -152,12 +152,14 @@ TEST(Placements, AUnitWholeMustFitWhileItsWeightIsReordered) {
   EXPECT_FALSE(whole.ok);
   EXPECT_NE(whole.why.find("reordered"), std::string::npos) << whole.why;
   EXPECT_TRUE(pr.Price(UnitOf(units, "fc0"), {Form::kLop, {0, 1}}).ok);
-  for (const std::string objective : {"latency", "throughput"}) {
+  for (const PlanObjective objective :
+       {PlanObjective::kLatency, PlanObjective::kThroughput}) {
     PlanOptions po = AutoOptions(c, "fc-chain");
     po.objective = objective;
     testing::PlanRunResult r;
-    ASSERT_TRUE(testing::RunPlanExact(m, po, &r)) << objective;
-    EXPECT_TRUE(CheckPlanMemory(r.plan, m.graph).ok()) << objective;
+    ASSERT_TRUE(testing::RunPlanExact(m, po, &r)) << ObjectiveName(objective);
+    EXPECT_TRUE(CheckPlanMemory(r.plan, m.graph).ok())
+        << ObjectiveName(objective);
   }
 }
 
@@ -209,7 +211,7 @@ TEST(Procedure1, NoGroupHoldsTheLayerNamesIt) {
   auto units = MakeUnits(m.graph).value();
   const LatencyModel lm = LatencyModel::FromCluster(c);
   UnitPricer pr(m.graph, units, lm, 0);
-  auto h = Procedure1(pr, "latency");
+  auto h = Procedure1(pr, PlanObjective::kLatency);
   ASSERT_FALSE(h.ok());
   EXPECT_NE(h.status().message().find("layer fc0"), std::string::npos)
       << h.status().message();
@@ -234,7 +236,7 @@ TEST(Procedure1, EqualDevicesGetBalancedStages) {
   ASSERT_EQ(stage.size(), 4u);
   for (const auto& [d, s] : stage) EXPECT_NEAR(s, stage[0], 1e-9) << d;
   // Procedure 1 for throughput uses every device, one stage each.
-  auto h = Procedure1(pr, "throughput");
+  auto h = Procedure1(pr, PlanObjective::kThroughput);
   ASSERT_TRUE(h.ok());
   std::set<int> used;
   for (const auto& p : h->assignment)
@@ -325,7 +327,7 @@ TEST(JointMilp, ClassesOfEqualDevicesSolveAMemoryBoundChain) {
       EXPECT_LE(DeviceWeightMemory(w, layer), memory) << "device " << d;
   }
   EXPECT_GE(held.size(), 4u);
-  auto h = Procedure1(pr, "latency");
+  auto h = Procedure1(pr, PlanObjective::kLatency);
   ASSERT_TRUE(h.ok()) << h.status().message();
   // Procedure 1's stages are a solution of the class MILP too (hops priced
   // at no more than they cost), so the optimum is no worse.
@@ -405,7 +407,7 @@ TEST(Auto, ThroughputObjectiveDiffersFromLatency) {
   const Cluster c = MakeCluster({0.064, 0.064, 0.064, 0.064}, 0, 62e6, 9e-3);
   PlanOptions lat = AutoOptions(c, "fc-chain");
   PlanOptions thr = lat;
-  thr.objective = "throughput";
+  thr.objective = PlanObjective::kThroughput;
   auto pl = MakePlan(m.graph, lat);
   auto pt = MakePlan(m.graph, thr);
   ASSERT_TRUE(pl.ok() && pt.ok());
@@ -443,7 +445,7 @@ TEST(Auto, ThroughputIsJudgedAtTheRequestsInFlight) {
   const Cluster c = MakeCluster({0.064, 0.064, 0.064, 0.064}, 0, 1e6, 20e-3);
   PlanOptions lat = AutoOptions(c, "fc-chain");
   PlanOptions one = lat, full = lat;
-  one.objective = full.objective = "throughput";
+  one.objective = full.objective = PlanObjective::kThroughput;
   one.concurrency = 1;
   auto pl = MakePlan(m.graph, lat);
   auto p1 = MakePlan(m.graph, one);
@@ -482,7 +484,7 @@ TEST(Auto, NeverPredictedWorseThanWhatItCompared) {
     const Model m = Zoo(name);
     for (const std::string obj : {"latency", "throughput"}) {
       PlanOptions po = AutoOptions(mixed, name);
-      po.objective = obj;
+      po.objective = *ParseObjective(obj);
       testing::PlanRunResult r;
       ASSERT_TRUE(testing::RunPlanExact(m, po, &r)) << name << " " << obj;
       const PlanPrediction& pp = *r.plan.prediction;
@@ -515,7 +517,7 @@ TEST(Auto, HundredLayersOnAThousandDevicesSaysWhatItSkipped) {
       MakeCluster(std::vector<double>(1000, 1.0), 1 << 30, 62e6, 9e-3);
   for (const std::string obj : {"latency", "throughput"}) {
     PlanOptions po = AutoOptions(c, "fc-chain");
-    po.objective = obj;
+    po.objective = *ParseObjective(obj);
     auto p = MakePlan(m.graph, po);
     ASSERT_TRUE(p.ok()) << p.status().message();
     bool said = false;

@@ -164,8 +164,8 @@ StatusOr<Prediction> PredictPlan(const Plan& p, const LatencyModel& m) {
   return pr.Run();
 }
 
-double ObjectiveValue(const Prediction& pr, const std::string& objective) {
-  return objective == "throughput" ? pr.period_s() : pr.latency_s;
+double ObjectiveValue(const Prediction& pr, PlanObjective objective) {
+  return objective == PlanObjective::kThroughput ? pr.period_s() : pr.latency_s;
 }
 
 std::vector<DevicePrediction> DeviceRows(const Plan& p, const Prediction& pr) {

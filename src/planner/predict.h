@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "partition/strategy.h"
 #include "plan/plan.h"
 #include "sim/latency_model.h"
 
@@ -38,7 +39,7 @@ constexpr int kLatencyRequests = 64;
 StatusOr<Prediction> PredictPlan(const Plan& p, const LatencyModel& m);
 
 // The objective's value, smaller is better: latency, or time per request.
-double ObjectiveValue(const Prediction& pr, const std::string& objective);
+double ObjectiveValue(const Prediction& pr, PlanObjective objective);
 
 // The per-device rows a Plan stores (idle: latency minus compute and sends).
 std::vector<DevicePrediction> DeviceRows(const Plan& p, const Prediction& pr);

@@ -103,7 +103,7 @@ Assignment BalancedStages(const UnitPricer& pr, const std::vector<int>& devices,
 }
 
 StatusOr<HeuristicResult> Procedure1(const UnitPricer& pr,
-                                     const std::string& objective) {
+                                     PlanObjective objective) {
   const auto& units = pr.units();
   const int n = static_cast<int>(units.size());
   const LatencyModel& m = pr.model();
@@ -179,7 +179,8 @@ StatusOr<HeuristicResult> Procedure1(const UnitPricer& pr,
       if (a.empty()) continue;
       Estimate e = EstimateAssignment(pr, a);
       if (!e.ok) continue;
-      const double v = objective == "throughput" ? e.period_s : e.latency_s;
+      const double v =
+          objective == PlanObjective::kThroughput ? e.period_s : e.latency_s;
       if (v < best_v) {
         best_v = v;
         best.assignment = std::move(a);
@@ -195,7 +196,7 @@ StatusOr<HeuristicResult> Procedure1(const UnitPricer& pr,
   }
   // Throughput: spare devices replicate the slowest stage while that helps.
   std::string replicas;
-  if (objective == "throughput") {
+  if (objective == PlanObjective::kThroughput) {
     std::set<int> used = busy_devices;
     for (const auto& p : best.assignment)
       used.insert(p.devices.begin(), p.devices.end());

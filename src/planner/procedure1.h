@@ -24,7 +24,7 @@ struct HeuristicResult {
 
 // Errors name the layer whose weights fit no group of devices.
 StatusOr<HeuristicResult> Procedure1(const UnitPricer& pr,
-                                     const std::string& objective);
+                                     PlanObjective objective);
 
 // Stages over `devices` in order (each a non-empty run of units; units in
 // `fixed` keep their placement), balanced so the slowest stage is as fast

@@ -366,6 +366,8 @@ TEST(ClusterRuntime, WorkerOverItsMemoryBudgetRefuses) {
   auto c = Coordinator::Create(p, lc.cluster, {});
   Status s = c.value()->Deploy(m.weights, nullptr);
   ASSERT_FALSE(s.ok());
+  // Typed across gRPC: serve decides on the code (drain, then deploy alone).
+  EXPECT_EQ(s.code(), Code::kResourceExhausted) << s.ToString();
   EXPECT_NE(s.message().find("refuses the deployment"), std::string::npos)
       << s.message();
   EXPECT_NE(s.message().find("memory budget is"), std::string::npos);

@@ -116,8 +116,10 @@ Status FromGrpc(const grpc::Status& s, const std::string& context) {
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       c = Code::kDeadlineExceeded;
       break;
-    case grpc::StatusCode::FAILED_PRECONDITION:
     case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      c = Code::kResourceExhausted;
+      break;
+    case grpc::StatusCode::FAILED_PRECONDITION:
     // A certificate without the right role (runtime/peer_auth.h): the
     // caller's set-up, not a fault of the callee.
     case grpc::StatusCode::PERMISSION_DENIED:
@@ -157,6 +159,9 @@ grpc::Status ToGrpc(const Status& s) {
       break;
     case Code::kUnsupported:
       c = grpc::StatusCode::UNIMPLEMENTED;
+      break;
+    case Code::kResourceExhausted:
+      c = grpc::StatusCode::RESOURCE_EXHAUSTED;
       break;
     default:
       break;

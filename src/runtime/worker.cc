@@ -436,7 +436,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
     rep->set_activation_bytes(d->activation_bytes);
     rep->set_budget_bytes(opts.memory_bytes);
     if (opts.memory_bytes > 0 && need > opts.memory_bytes) {
-      return FailedPrecondition(
+      return ResourceExhausted(
           "refuses the deployment: it needs " + MiB(need) + " (" +
           MiB(d->weight_bytes) + " of weights + " + MiB(largest_weight) +
           " while its largest weight is reordered + " +
@@ -611,7 +611,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
       }
     }
     if (!requests.count(meta.id) && requests.size() >= kMaxRequestsInFlight) {
-      return FailedPrecondition(
+      return ResourceExhausted(
           opts.name + " has " + std::to_string(requests.size()) +
           " requests in flight, the most it takes; request " + meta.id +
           " is refused");
@@ -643,7 +643,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
       if (mailbox_bytes + bytes > cap) {
         r.boxes.erase(bit);
         if (r.boxes.empty() && r.done.empty()) requests.erase(it);
-        return FailedPrecondition(
+        return ResourceExhausted(
             opts.name + " holds " + MiB(mailbox_bytes) +
             " of inputs for requests in flight; task " + t.name +
             " of request " + meta.id + " would take " + MiB(bytes) +

@@ -31,10 +31,9 @@ StatusOr<PlanChoice> PlanForDevices(const Graph& g, const PlanOptions& base,
   po.link_rates = c.UplinkRates();
   po.link_latency_s = c.MaxLinkLatency();
   const std::string strategy = base.strategy;
+  const bool unknown = StrategyRegistry::Global().Find(strategy) == nullptr;
   auto p = MakePlan(g, po);
   if (p.ok()) return PlanChoice{std::move(p).value(), strategy, ""};
-  const bool unknown = p.status().code() == Code::kInvalidArgument &&
-                       p.status().message().find("unknown strategy") == 0;
   if (strategy == "pipeline" || unknown) {
     return p.status().WithContext("strategy " + strategy);
   }

@@ -274,7 +274,7 @@ TEST(Serve, ThroughputPlansAreJudgedAtTheConcurrencyAsked) {
   PlanOptions base;
   base.strategy = "auto";
   base.model.spec = "lenet5";
-  base.objective = "throughput";
+  base.objective = PlanObjective::kThroughput;
   base.ilp_time_limit_s = 2;
   const std::vector<DeviceSpec> devs = EqualCluster(3).devices;
   for (int k : {0, 5}) {

@@ -72,10 +72,11 @@ std::string PlanShape(Plan p) {
 }
 
 // A failure a second try on a newer plan can fix: a device that cannot be
-// reached, aborted the request, or lost its deployment.
+// reached, aborted the request, lost its deployment, or was full.
 bool Retryable(const Status& s) {
   return s.code() == Code::kUnavailable ||
-         s.code() == Code::kFailedPrecondition;
+         s.code() == Code::kFailedPrecondition ||
+         s.code() == Code::kResourceExhausted;
 }
 
 }  // namespace
@@ -663,9 +664,9 @@ struct Server::Impl final : public rpc::Inference::Service {
     bool drained_first = false;
     if (!st.ok()) {
       coord->Release();  // where it was deployed, the kept plan is current
-      const bool memory =
-          st.code() == Code::kFailedPrecondition &&
-          st.message().find("kept alongside") != std::string::npos;
+      // A device over its memory budget with both plans: alone the new
+      // one may fit (if not, the deploy alone fails and the old returns).
+      const bool memory = st.code() == Code::kResourceExhausted;
       if (!cur || broken || !memory) {
         return st.WithContext("deploying the new plan (" + reason + ")");
       }

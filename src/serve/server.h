@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "partition/strategy.h"
 #include "plan/plan.h"
 #include "shoal.pb.h"
 #include "util/status.h"
@@ -29,8 +30,8 @@ struct ServeOptions {
   // generation listens on its own free port); "": the local address of
   // the route to the first device (CoordinatorOptions::advertise).
   std::string advertise;
-  std::string strategy;               // "": auto once registered, else pipeline
-  std::string objective = "latency";  // auto: latency or throughput
+  std::string strategy;  // "": auto once registered, else pipeline
+  PlanObjective objective = PlanObjective::kLatency;  // auto
   int concurrency = 0;  // throughput: requests in flight (0: one per device)
   double time_limit_s = 10;  // auto: the MILP's time limit
   double monitor_interval_s = 1.0;

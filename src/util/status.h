@@ -19,6 +19,9 @@ enum class Code {
   kFailedPrecondition,  // e.g. a plan that does not fit
   kUnavailable,         // a device that cannot be reached
   kDeadlineExceeded,
+  // A limit of a device: its memory budget, the requests or input bytes it
+  // holds at once. Deploying alone, or later, may succeed.
+  kResourceExhausted,
   kInternal,
 };
 
@@ -59,6 +62,9 @@ inline Status FailedPrecondition(std::string m) {
 }
 inline Status Unavailable(std::string m) {
   return Status(Code::kUnavailable, std::move(m));
+}
+inline Status ResourceExhausted(std::string m) {
+  return Status(Code::kResourceExhausted, std::move(m));
 }
 inline Status Internal(std::string m) {
   return Status(Code::kInternal, std::move(m));
@@ -111,10 +117,10 @@ int ExitCodeFor(const Status& s);
 #define SHOAL_CONCAT_IMPL(a, b) a##b
 #define SHOAL_CONCAT(a, b) SHOAL_CONCAT_IMPL(a, b)
 
-#define RETURN_IF_ERROR(expr)              \
-  do {                                     \
-    ::shoal::Status _st = (expr);          \
-    if (!_st.ok()) return _st;             \
+#define RETURN_IF_ERROR(expr)     \
+  do {                            \
+    ::shoal::Status _st = (expr); \
+    if (!_st.ok()) return _st;    \
   } while (0)
 
 #define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
