@@ -21,6 +21,7 @@
 #include "serve/latency_history.h"
 #include "serve/membership.h"
 #include "serve/monitor.h"
+#include "serve/replan.h"
 #include "serve/serve_metrics.h"
 #include "shoal.grpc.pb.h"
 #include "util/clock.h"
@@ -57,18 +58,6 @@ void Log(const char* fmt, ...) {
   std::strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
   std::lock_guard<std::mutex> lock(mu);
   std::fprintf(stderr, "[serve %s.%03d] %s\n", stamp, ms, msg);
-}
-
-double Max(const std::vector<double>& v) {
-  return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
-}
-
-// The plan without what does not change what runs where (shares, the
-// reasons): two plans equal by this run the same tasks on the same devices.
-std::string PlanShape(Plan p) {
-  for (auto& d : p.devices) d.share = 1;
-  p.decisions.clear();
-  return PlanToJson(p).dump();
 }
 
 // A failure a second try on a newer plan can fix: a device that cannot be
@@ -542,36 +531,6 @@ struct Server::Impl final : public rpc::Inference::Service {
 
   // --- Re-planning --------------------------------------------------------
 
-  std::string SharesLine(const std::vector<DeviceSpec>& before,
-                         const std::vector<DeviceSpec>& after) {
-    std::string out;
-    for (const auto& d : after) {
-      double old = 0;
-      for (const auto& b : before) {
-        if (b.name == d.name) old = b.speed;
-      }
-      char buf[128];
-      if (before.empty()) {
-        std::snprintf(buf, sizeof(buf), "%s%s %.2f", out.empty() ? "" : ", ",
-                      d.name.c_str(), d.speed);
-      } else {
-        std::snprintf(buf, sizeof(buf), "%s%s %.2f -> %.2f",
-                      out.empty() ? "" : ", ", d.name.c_str(), old, d.speed);
-      }
-      out += buf;
-    }
-    for (const auto& b : before) {
-      bool kept = false;
-      for (const auto& d : after) kept |= d.name == b.name;
-      if (kept) continue;
-      char buf[128];
-      std::snprintf(buf, sizeof(buf), ", %s %.2f -> gone", b.name.c_str(),
-                    b.speed);
-      out += buf;
-    }
-    return out;
-  }
-
   // Plans for `devs`, deploys alongside the current plan and switches.
   // `broken`: the current plan lost a device, so its requests in flight are
   // cancelled (and retried once) instead of drained. Without `force`, a
@@ -614,42 +573,68 @@ struct Server::Impl final : public rpc::Inference::Service {
     ASSIGN_OR_RETURN(std::vector<double> pred,
                      PredictComputeMs(choice.plan, devs));
     if (cur && !broken) {
-      // Same devices: compare with the current plan at the new speeds.
-      std::vector<DeviceSpec> cur_devs = cur->devices();
-      bool same_set = cur_devs.size() == devs.size();
-      for (auto& c : cur_devs) {
-        bool found = false;
-        for (const auto& d : devs) {
-          if (d.name == c.name && d.address == c.address) {
-            c.speed = d.speed;
-            found = true;
-          }
-        }
-        same_set &= found;
-      }
-      if (same_set) {
-        ASSIGN_OR_RETURN(std::vector<double> cur_pred,
-                         PredictComputeMs(cur->plan(), cur_devs));
-        const bool same = PlanShape(choice.plan) == PlanShape(cur->plan());
-        if (same ||
-            (!force && Max(pred) > (1 - opts.min_gain) * Max(cur_pred))) {
-          Log("no new plan (%s): %s; the current plan's busiest device is "
-              "predicted at %.1f ms per request at the measured speeds, the "
-              "best new one at %.1f ms; adopting the measured speeds (%s)",
-              reason.c_str(),
-              same ? "the planner gives the same plan"
-                   : "it would not gain enough",
-              Max(cur_pred), Max(pred),
-              SharesLine(cur->devices(), cur_devs).c_str());
-          std::lock_guard<std::mutex> lock(mu);
-          cur->devices() = cur_devs;
-          cur->predicted_ms() = cur_pred;
-          window.Clear();
-          last_replan = Clock::now();
-          return Status::Ok();
-        }
+      ASSIGN_OR_RETURN(
+          ReplanVerdict v,
+          JudgeAgainstCurrent(cur->plan(), cur->devices(), choice.plan, pred,
+                              devs, force, opts.min_gain));
+      if (v.keep_current) {
+        KeepCurrentLocked(cur, v, MaxOf(pred), reason);
+        return Status::Ok();
       }
     }
+    SwitchReport report;
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<Coordinator> coord,
+        DeployNextLocked(choice.plan, devs, cur, broken, reason, &report));
+    report.deploy_ms = MsSince(t0);
+    std::shared_ptr<Generation> old;
+    const size_t record =
+        SwitchToLocked(std::move(choice), devs, pred, std::move(coord), kind,
+                       reason, measured_ms, &old, &report);
+    if (old) {
+      report.old_devices = old->devices();
+      report.old_generation = old->id();
+      report.cancelled = broken;
+      report.old_requests =
+          RetireLocked(old, broken, reason, report.generation);
+      for (const auto& l : loads_before) {
+        report.measured_before_ms.push_back(l.measured_ms);
+      }
+    }
+    report.switch_ms = MsSince(t0);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      replans[record].set_switch_ms(report.switch_ms);
+    }
+    Log("%s", SwitchReportText(report).c_str());
+    window.Clear();
+    last_replan = Clock::now();
+    return Status::Ok();
+  }
+
+  // No switch: the current plan stays and takes the measured speeds.
+  void KeepCurrentLocked(const std::shared_ptr<Generation>& cur,
+                         const ReplanVerdict& v, double best_new_ms,
+                         const std::string& reason) {
+    Log("no new plan (%s): %s; the current plan's busiest device is "
+        "predicted at %.1f ms per request at the measured speeds, the "
+        "best new one at %.1f ms; adopting the measured speeds (%s)",
+        reason.c_str(), v.why.c_str(), MaxOf(v.current_ms), best_new_ms,
+        SharesLine(cur->devices(), v.current_devices).c_str());
+    std::lock_guard<std::mutex> lock(mu);
+    cur->devices() = v.current_devices;
+    cur->predicted_ms() = v.current_ms;
+    window.Clear();
+    last_replan = Clock::now();
+  }
+
+  // Deploys `plan` alongside the current one; where the devices cannot
+  // hold both, drains the current one (requests wait) and deploys alone. On
+  // failure the current plan serves again.
+  StatusOr<std::unique_ptr<Coordinator>> DeployNextLocked(
+      const Plan& plan, const std::vector<DeviceSpec>& devs,
+      const std::shared_ptr<Generation>& cur, bool broken,
+      const std::string& reason, SwitchReport* report) {
     Cluster cl;
     cl.devices = devs;
     CoordinatorOptions co;
@@ -658,10 +643,9 @@ struct Server::Impl final : public rpc::Inference::Service {
     co.keep_previous = true;
     co.advertise = opts.advertise;
     co.tls = tls;
-    ASSIGN_OR_RETURN(auto coord, Coordinator::Create(choice.plan, cl, co));
+    ASSIGN_OR_RETURN(auto coord, Coordinator::Create(plan, cl, co));
     DeployReport dep;
     Status st = coord->Deploy(model.weights, &dep);
-    bool drained_first = false;
     if (!st.ok()) {
       coord->Release();  // where it was deployed, the kept plan is current
       // A device over its memory budget with both plans: alone the new
@@ -670,7 +654,6 @@ struct Server::Impl final : public rpc::Inference::Service {
       if (!cur || broken || !memory) {
         return st.WithContext("deploying the new plan (" + reason + ")");
       }
-      // The devices cannot hold both plans: drain, then deploy alone.
       Log("the devices cannot hold both plans (%s); draining generation %lld "
           "first, requests wait",
           st.message().c_str(), static_cast<long long>(cur->id()));
@@ -681,7 +664,7 @@ struct Server::Impl final : public rpc::Inference::Service {
       cur->WaitIdle(Clock::now() +
                     std::chrono::milliseconds(opts.timeout_ms + 2000));
       co.keep_previous = false;
-      ASSIGN_OR_RETURN(coord, Coordinator::Create(choice.plan, cl, co));
+      ASSIGN_OR_RETURN(coord, Coordinator::Create(plan, cl, co));
       st = coord->Deploy(model.weights, &dep);
       if (!st.ok()) {
         coord->Release();
@@ -697,124 +680,72 @@ struct Server::Impl final : public rpc::Inference::Service {
                        : "; the previous plan could not be restored: " +
                              back.message()));
       }
-      drained_first = true;
+      report->drained_first = true;
     }
-    const double deploy_ms = MsSince(t0);
-    int64_t uploaded = 0;
-    for (int64_t b : dep.uploaded_bytes) uploaded += b;
-    std::shared_ptr<Generation> gen;
-    std::shared_ptr<Generation> old;
-    size_t replan_index = 0;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      gen = std::make_shared<Generation>(next_generation++, choice, devs, pred,
-                                         std::move(coord));
-      old = current;
-      current = gen;
-      // Recorded with the switch, so that a status showing generation g
-      // also shows its re-plan; the switch time follows after the drain.
-      rpc::Replan r;
-      r.set_generation(gen->id());
-      r.set_reason(reason);
-      r.set_kind(kind);
-      metrics.Replanned(kind);
-      r.set_strategy(choice.strategy);
+    report->uploaded_bytes = 0;
+    for (int64_t b : dep.uploaded_bytes) report->uploaded_bytes += b;
+    return coord;
+  }
+
+  // Makes the deployed plan current: new requests go to it from here on.
+  // Records the re-plan with the switch, so that a status showing
+  // generation g also shows its re-plan (the switch time follows after the
+  // drain); returns the record's index, and the old generation in *old.
+  size_t SwitchToLocked(PlanChoice choice, const std::vector<DeviceSpec>& devs,
+                        const std::vector<double>& pred,
+                        std::unique_ptr<Coordinator> coord,
+                        const std::string& kind, const std::string& reason,
+                        double measured_ms, std::shared_ptr<Generation>* old,
+                        SwitchReport* report) {
+    report->strategy = choice.strategy;
+    report->note = choice.note;
+    report->reason = reason;
+    report->devices = devs;
+    report->predicted_ms = pred;
+    std::lock_guard<std::mutex> lock(mu);
+    auto gen = std::make_shared<Generation>(
+        next_generation++, std::move(choice), devs, pred, std::move(coord));
+    *old = current;
+    current = gen;
+    report->generation = gen->id();
+    report->first = *old == nullptr;
+    metrics.Replanned(kind);
+    replans.push_back(
+        ReplanRecord(gen->id(), kind, reason, gen->strategy(),
+                     *old ? (*old)->devices() : std::vector<DeviceSpec>{}, devs,
+                     pred, measured_ms));
+    paused = false;
+    for (auto& m : members) {
       for (const auto& d : devs) {
-        r.add_devices(d.name);
-        double was = 0;
-        if (old) {
-          for (const auto& o : old->devices()) {
-            if (o.name == d.name) was = o.speed;
-          }
-        }
-        r.add_old_shares(was);
-        r.add_new_shares(d.speed);
-      }
-      r.set_predicted_ms(Max(pred));
-      r.set_measured_ms(measured_ms);
-      r.set_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::system_clock::now().time_since_epoch())
-                        .count());
-      replans.push_back(std::move(r));
-      replan_index = replans.size() - 1;
-      paused = false;
-      for (auto& m : members) {
-        for (const auto& d : devs) {
-          if (d.name == m.spec.name && m.state == Member::kJoining) {
-            m.state = Member::kServing;
-          }
+        if (d.name == m.spec.name && m.state == Member::kJoining) {
+          m.state = Member::kServing;
         }
       }
-      last_loads.clear();
-      cv.notify_all();
     }
-    int drained = 0;
-    if (old) {
-      drained = old->InFlight();
-      if (broken) {
-        old->coord().Cancel(Unavailable(
-            "generation " + std::to_string(old->id()) + " lost a device (" +
-            reason + "); requests in flight on it are " +
-            "retried once on generation " + std::to_string(gen->id())));
-      }
-      if (!old->WaitIdle(Clock::now() +
-                         std::chrono::milliseconds(opts.timeout_ms + 2000))) {
-        Log("generation %lld still has %d requests after the deadline",
-            static_cast<long long>(old->id()), old->InFlight());
-      }
-      old->coord().Release();  // best effort: a dead device is skipped
+    last_loads.clear();
+    cv.notify_all();
+    return replans.size() - 1;
+  }
+
+  // Ends the old generation: its requests drain (or, when it lost a device,
+  // are cancelled to be retried once on `next`), then its deployment is
+  // released. Returns how many requests it still held.
+  int RetireLocked(const std::shared_ptr<Generation>& old, bool broken,
+                   const std::string& reason, int64_t next) {
+    const int held = old->InFlight();
+    if (broken) {
+      old->coord().Cancel(Unavailable(
+          "generation " + std::to_string(old->id()) + " lost a device (" +
+          reason + "); requests in flight on it are " +
+          "retried once on generation " + std::to_string(next)));
     }
-    const double switch_ms = MsSince(t0);
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      replans[replan_index].set_switch_ms(switch_ms);
+    if (!old->WaitIdle(Clock::now() +
+                       std::chrono::milliseconds(opts.timeout_ms + 2000))) {
+      Log("generation %lld still has %d requests after the deadline",
+          static_cast<long long>(old->id()), old->InFlight());
     }
-    std::string pred_line;
-    for (size_t d = 0; d < devs.size(); ++d) {
-      char buf[160];
-      double was = 0;
-      if (old) {
-        for (size_t o = 0; o < old->devices().size(); ++o) {
-          if (old->devices()[o].name == devs[d].name &&
-              o < loads_before.size()) {
-            was = loads_before[o].measured_ms;
-          }
-        }
-      }
-      std::snprintf(buf, sizeof(buf), "%s%s %.2f ms",
-                    pred_line.empty() ? "" : ", ", devs[d].name.c_str(),
-                    pred[d]);
-      pred_line += buf;
-      if (was > 0) {
-        std::snprintf(buf, sizeof(buf), " (measured on the old plan: %.2f ms)",
-                      was);
-        pred_line += buf;
-      }
-    }
-    std::string done;
-    if (old) {
-      char buf[200];
-      std::snprintf(
-          buf, sizeof(buf),
-          "; %s %d request(s) of generation %lld; switch took %.0f ms",
-          broken ? "cancelled (to retry once)" : "drained", drained,
-          static_cast<long long>(old->id()), switch_ms);
-      done = buf;
-    }
-    Log("%s generation %lld (%s on %zu devices%s%s) because %s\n"
-        "  shares: %s\n"
-        "  predicted compute per request: %s\n"
-        "  deployed in %.0f ms (%lld weight bytes uploaded)%s%s",
-        old ? "re-plan ->" : "plan:", static_cast<long long>(gen->id()),
-        choice.strategy.c_str(), devs.size(), choice.note.empty() ? "" : "; ",
-        choice.note.c_str(), reason.c_str(),
-        SharesLine(old ? old->devices() : std::vector<DeviceSpec>{}, devs)
-            .c_str(),
-        pred_line.c_str(), deploy_ms, static_cast<long long>(uploaded),
-        drained_first ? " after draining first" : "", done.c_str());
-    window.Clear();
-    last_replan = Clock::now();
-    return Status::Ok();
+    old->coord().Release();  // best effort: a dead device is skipped
+    return held;
   }
 
   // --- Lifecycle ----------------------------------------------------------
