@@ -275,29 +275,69 @@ static StatusOr<Plan> PlanProcedure1(const Graph& g, const PlanOptions& in) {
   return p;
 }
 
-static StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
-  ASSIGN_OR_RETURN(PlanOptions opts, AutoOptions(in));
-  const PlanObjective objective = opts.objective;
-  std::shared_ptr<const LatencyModel> model = opts.latency;
-  const int N = static_cast<int>(opts.devices.size());
-  ASSIGN_OR_RETURN(std::vector<PlanUnit> units, MakeUnits(g));
-  UnitPricer pr(g, units, *model, opts.hub);
-  pr.SetWire(opts.wire, opts.input_pixels);
+namespace {
 
-  std::vector<Candidate> cands;
-  auto consider = [&](const std::string& name, StatusOr<Plan> p) {
+// Throughput is judged by the simulator at K requests in flight, where
+// plans stay small enough to simulate; every single strategy is compared
+// only up to this many devices.
+constexpr int kMaxCompareDevices = 64;
+
+// One run of --strategy auto: the candidates it makes, predicts and
+// compares, and the plan of the best with the reasons.
+class AutoPlanner {
+ public:
+  AutoPlanner(const Graph& g, PlanOptions opts, std::vector<PlanUnit> units)
+      : g_(g),
+        opts_(std::move(opts)),
+        model_(opts_.latency),
+        units_(std::move(units)),
+        pr_(g, units_, *model_, opts_.hub),
+        n_(static_cast<int>(opts_.devices.size())),
+        // With few requests in flight the latency objective's MILP and
+        // Procedure 1 plans can serve more than plans built for a full
+        // pipeline: under throughput they compete too.
+        simulate_(opts_.objective == PlanObjective::kThroughput &&
+                  n_ <= kMaxCompareDevices),
+        k_(opts_.concurrency > 0 ? opts_.concurrency : n_) {
+    pr_.SetWire(opts_.wire, opts_.input_pixels);
+  }
+
+  StatusOr<Plan> Run() {
+    const PlanObjective objective = opts_.objective;
+    // The joint MILP, then Procedure 1 (also the fallback).
+    const Status milp = AddMilp("milp", objective);
+    if (!milp.ok()) {
+      solver_ =
+          "MILP not used: " + milp.message() + "; fell back to Procedure 1";
+    }
+    AddProcedure1("procedure1", objective);
+    if (simulate_) {
+      AddMilp("milp-latency", PlanObjective::kLatency);
+      AddProcedure1("procedure1-latency", PlanObjective::kLatency);
+    }
+    AddStrategies();
+    if (simulate_) SimulateThroughputs();
+    ASSIGN_OR_RETURN(const int best, Best());
+    return Chosen(best);
+  }
+
+ private:
+  // Verifies and predicts a candidate plan; a failure is kept as its note.
+  void Consider(const std::string& name, StatusOr<Plan> p,
+                const std::string& memo = "") {
     Candidate c;
     c.name = name;
+    c.memo = memo;
     if (!p.ok()) {
       c.note = p.status().message();
-      cands.push_back(std::move(c));
+      cands_.push_back(std::move(c));
       return;
     }
     c.plan = std::move(p).value();
     Status s = VerifyPlan(c.plan);
-    if (s.ok()) s = CheckPlanMemory(c.plan, g);
+    if (s.ok()) s = CheckPlanMemory(c.plan, g_);
     if (s.ok()) {
-      auto pred = PredictPlan(c.plan, *model);
+      auto pred = PredictPlan(c.plan, *model_);
       if (pred.ok()) {
         c.pred = pred.value();
         c.ok = true;
@@ -306,117 +346,113 @@ static StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
       }
     }
     if (!s.ok()) c.note = s.message();
-    cands.push_back(std::move(c));
-  };
+    cands_.push_back(std::move(c));
+  }
 
-  // Throughput is judged by the simulator at K requests in flight, where
-  // plans stay small enough to simulate; the latency objective's MILP and
-  // Procedure 1 plans then compete too, since with few requests in flight
-  // they can serve more than plans built for a full pipeline.
-  constexpr int kMaxCompareDevices = 64;
-  const bool simulate =
-      objective == PlanObjective::kThroughput && N <= kMaxCompareDevices;
-  const int K = opts.concurrency > 0 ? opts.concurrency : N;
-
-  // The joint MILP, then Procedure 1 (also the fallback).
-  std::string solver;
-  auto add_milp = [&](const std::string& name, PlanObjective obj) {
+  // The joint MILP's plan for `obj`; returns why the solver failed.
+  Status AddMilp(const std::string& name, PlanObjective obj) {
     const auto start = std::chrono::steady_clock::now();
     Status solved = Status::Ok();
     std::string memo;
     auto plan = WithReorderRoom(
-        pr,
+        pr_,
         [&](const UnitPricer& rp) -> StatusOr<Plan> {
           MilpOptions mo;
           mo.objective = obj;
           const double spent = std::chrono::duration<double>(
                                    std::chrono::steady_clock::now() - start)
                                    .count();
-          mo.time_limit_s = std::max(opts.ilp_time_limit_s - spent,
-                                     opts.ilp_time_limit_s / 4);
+          mo.time_limit_s = std::max(opts_.ilp_time_limit_s - spent,
+                                     opts_.ilp_time_limit_s / 4);
           auto milp = SolveJointMilp(rp, mo);
           if (!milp.ok()) {
             solved = milp.status();
             return milp.status();
           }
-          if (solver.empty()) solver = "MILP " + milp->status;
-          std::vector<std::string> reasons;
-          const auto& devs = opts.devices;
-          for (size_t u = 0; u < units.size(); ++u) {
-            const Placement& p = milp->assignment[u];
-            const Load l = rp.Price(static_cast<int>(u), p);
-            reasons.push_back(
-                std::string("joint MILP (") + ObjectiveName(obj) + ", " +
-                (milp->proven_optimal ? "optimal" : "time limit, best found") +
-                "): " + FormName(p.form) + " on " + GroupName(devs, p.devices) +
-                (p.form == Form::kReplicate ? ", requests dealt by speed"
-                 : p.devices.size() > 1     ? ", parts by speed"
-                                            : "") +
-                ", predicted " + Ms(l.seconds) + " compute");
-          }
-          return PlanAssignment(g, opts, units, milp->assignment, reasons);
+          if (solver_.empty()) solver_ = "MILP " + milp->status;
+          return PlanAssignment(g_, opts_, units_, milp->assignment,
+                                MilpReasons(rp, *milp, obj));
         },
         &memo);
-    consider(name, std::move(plan));
-    cands.back().memo = memo;
+    Consider(name, std::move(plan), memo);
     return solved;
-  };
-  auto add_procedure1 = [&](const std::string& name, PlanObjective obj) {
+  }
+
+  // Per unit: what the MILP chose and what it predicted.
+  std::vector<std::string> MilpReasons(const UnitPricer& rp,
+                                       const MilpResult& milp,
+                                       PlanObjective obj) const {
+    std::vector<std::string> reasons;
+    const auto& devs = opts_.devices;
+    for (size_t u = 0; u < units_.size(); ++u) {
+      const Placement& p = milp.assignment[u];
+      const Load l = rp.Price(static_cast<int>(u), p);
+      reasons.push_back(
+          std::string("joint MILP (") + ObjectiveName(obj) + ", " +
+          (milp.proven_optimal ? "optimal" : "time limit, best found") +
+          "): " + FormName(p.form) + " on " + GroupName(devs, p.devices) +
+          (p.form == Form::kReplicate ? ", requests dealt by speed"
+           : p.devices.size() > 1     ? ", parts by speed"
+                                      : "") +
+          ", predicted " + Ms(l.seconds) + " compute");
+    }
+    return reasons;
+  }
+
+  void AddProcedure1(const std::string& name, PlanObjective obj) {
     std::string memo;
-    consider(name, Procedure1Plan(g, opts, units, pr, obj, &memo));
-    cands.back().memo = memo;
-  };
-  const Status milp = add_milp("milp", objective);
-  if (!milp.ok()) {
-    solver = "MILP not used: " + milp.message() + "; fell back to Procedure 1";
+    auto plan = Procedure1Plan(g_, opts_, units_, pr_, obj, &memo);
+    Consider(name, std::move(plan), memo);
   }
-  add_procedure1("procedure1", objective);
-  if (simulate) {
-    add_milp("milp-latency", PlanObjective::kLatency);
-    add_procedure1("procedure1-latency", PlanObjective::kLatency);
-  }
+
   // Every single strategy, where plans stay small enough to compare.
-  for (const auto& s : StrategyNames()) {
-    if (s == "auto" || s == "random" || s == "procedure1") continue;
-    Candidate skip;
-    skip.name = s;
-    if (s == "lcp") {
-      skip.note = "not compared: it changes the model";
-      cands.push_back(skip);
-      continue;
+  void AddStrategies() {
+    for (const auto& s : StrategyNames()) {
+      if (s == "auto" || s == "random" || s == "procedure1") continue;
+      Candidate skip;
+      skip.name = s;
+      if (s == "lcp") {
+        skip.note = "not compared: it changes the model";
+        cands_.push_back(skip);
+        continue;
+      }
+      if (n_ > kMaxCompareDevices) {
+        skip.note = "not compared: " + std::to_string(n_) +
+                    " devices (more than " +
+                    std::to_string(kMaxCompareDevices) +
+                    ") would make plans of devices x layers tasks";
+        cands_.push_back(skip);
+        continue;
+      }
+      PlanOptions so = opts_;
+      so.strategy = s;
+      Consider(s, MakePlan(g_, so));
+      if (s == "spatial") AddSpatialDepths(so);
     }
-    if (N > kMaxCompareDevices) {
-      skip.note = "not compared: " + std::to_string(N) +
-                  " devices (more than " + std::to_string(kMaxCompareDevices) +
-                  ") would make plans of devices x layers tasks";
-      cands.push_back(skip);
-      continue;
-    }
-    PlanOptions so = opts;
-    so.strategy = s;
-    consider(s, MakePlan(g, so));
-    if (s == "spatial") {
-      // How deep strips fuse before they exchange halos: deeper saves
-      // messages, shallower saves the halo's recomputed rows. The latency
-      // model prices both; 1.0 is a halo exchange at every window layer
-      // but those that need none.
-      for (double f : {1.0, 1.2, 1.5, 2.0, 4.0}) {
-        for (SpatialFc fc : {SpatialFc::kWhole, SpatialFc::kLop}) {
-          if (f == opts.max_read_factor && fc == SpatialFc::kWhole) continue;
-          so.max_read_factor = f;
-          so.spatial_fc = fc;
-          char name[48];
-          std::snprintf(name, sizeof(name), "spatial-%.1f%s", f,
-                        fc == SpatialFc::kLop ? "-lop" : "");
-          consider(name, MakePlan(g, so));
-        }
+  }
+
+  // How deep strips fuse before they exchange halos: deeper saves
+  // messages, shallower saves the halo's recomputed rows. The latency model
+  // prices both; 1.0 is a halo exchange at every window layer but those
+  // that need none.
+  void AddSpatialDepths(PlanOptions so) {
+    for (double f : {1.0, 1.2, 1.5, 2.0, 4.0}) {
+      for (SpatialFc fc : {SpatialFc::kWhole, SpatialFc::kLop}) {
+        if (f == opts_.max_read_factor && fc == SpatialFc::kWhole) continue;
+        so.max_read_factor = f;
+        so.spatial_fc = fc;
+        char name[48];
+        std::snprintf(name, sizeof(name), "spatial-%.1f%s", f,
+                      fc == SpatialFc::kLop ? "-lop" : "");
+        Consider(name, MakePlan(g_, so));
       }
     }
   }
-  if (simulate) {
-    for (auto& c : cands) {
+
+  void SimulateThroughputs() {
+    for (auto& c : cands_) {
       if (!c.ok) continue;
-      auto t = SimulatedThroughput(c.plan, *model, K);
+      auto t = SimulatedThroughput(c.plan, *model_, k_);
       if (t.ok()) {
         c.pred.throughput_rps = t.value();
       } else {
@@ -425,56 +461,40 @@ static StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
       }
     }
   }
-  // Pick the best; ties go to the earlier candidate (MILP first).
-  int best = -1;
-  for (size_t i = 0; i < cands.size(); ++i) {
-    if (!cands[i].ok) continue;
-    if (best < 0 || ObjectiveValue(cands[i].pred, objective) <
-                        ObjectiveValue(cands[best].pred, objective)) {
-      best = static_cast<int>(i);
+
+  // The best candidate; ties go to the earlier one (MILP first).
+  StatusOr<int> Best() const {
+    int best = -1;
+    for (size_t i = 0; i < cands_.size(); ++i) {
+      if (!cands_[i].ok) continue;
+      if (best < 0 || ObjectiveValue(cands_[i].pred, opts_.objective) <
+                          ObjectiveValue(cands_[best].pred, opts_.objective)) {
+        best = static_cast<int>(i);
+      }
     }
-  }
-  if (best < 0) {
-    std::string why;
-    for (const auto& c : cands) why += "\n  " + c.name + ": " + c.note;
-    return FailedPrecondition("no plan for model " + g.name +
-                              " fits these devices:" + why);
-  }
-  Candidate& w = cands[best];
-  PlanPrediction pp;
-  pp.objective = ObjectiveName(objective);
-  pp.method = w.name;
-  pp.solver = solver;
-  pp.latency_s = w.pred.latency_s;
-  pp.throughput_rps = w.pred.throughput_rps;
-  pp.concurrency = simulate ? K : 0;
-  pp.devices = DeviceRows(w.plan, w.pred);
-  for (const auto& c : cands) {
-    PlanAlternative a;
-    a.name = c.name;
-    if (c.ok) {
-      a.latency_s = c.pred.latency_s;
-      a.throughput_rps = c.pred.throughput_rps;
-      a.note = c.memo;
-    } else {
-      a.note = c.note.empty() ? "failed" : c.note;
+    if (best < 0) {
+      std::string why;
+      for (const auto& c : cands_) why += "\n  " + c.name + ": " + c.note;
+      return FailedPrecondition("no plan for model " + g_.name +
+                                " fits these devices:" + why);
     }
-    pp.alternatives.push_back(a);
+    return best;
   }
+
   // The paper's baseline: layers on random devices (mean of 5 seeds).
-  {
+  PlanAlternative RandomBaseline() const {
     PlanAlternative a;
     a.name = "random";
     int n = 0;
     for (uint64_t seed = 1; seed <= 5; ++seed) {
-      const Assignment ra = RandomAssignment(units, N, seed);
-      auto p = PlanAssignment(g, opts, units, ra,
-                              std::vector<std::string>(units.size(), ""));
+      const Assignment ra = RandomAssignment(units_, n_, seed);
+      auto p = PlanAssignment(g_, opts_, units_, ra,
+                              std::vector<std::string>(units_.size(), ""));
       if (!p.ok()) continue;
-      auto pred = PredictPlan(p.value(), *model);
+      auto pred = PredictPlan(p.value(), *model_);
       if (!pred.ok()) continue;
-      if (simulate) {
-        auto t = SimulatedThroughput(p.value(), *model, K);
+      if (simulate_) {
+        auto t = SimulatedThroughput(p.value(), *model_, k_);
         if (!t.ok()) continue;
         pred->throughput_rps = t.value();
       }
@@ -490,33 +510,86 @@ static StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
     } else {
       a.note = "no random assignment could be built";
     }
-    pp.alternatives.push_back(a);
+    return a;
   }
-  Plan plan = std::move(w.plan);
-  const double v = ObjectiveValue(w.pred, objective);
-  int compared = 0;
-  for (const auto& c : cands) compared += c.ok;
-  std::string judged;
-  if (objective == PlanObjective::kThroughput) {
-    judged = simulate ? " at " + std::to_string(K) + " in flight, simulated"
-                      : ", busiest device (" + std::to_string(N) +
-                            " devices are too many to simulate each plan)";
+
+  // What the plan records of the choice: the winner's prediction and every
+  // alternative, compared or not.
+  PlanPrediction PredictionOf(const Candidate& w) const {
+    PlanPrediction pp;
+    pp.objective = ObjectiveName(opts_.objective);
+    pp.method = w.name;
+    pp.solver = solver_;
+    pp.latency_s = w.pred.latency_s;
+    pp.throughput_rps = w.pred.throughput_rps;
+    pp.concurrency = simulate_ ? k_ : 0;
+    pp.devices = DeviceRows(w.plan, w.pred);
+    for (const auto& c : cands_) {
+      PlanAlternative a;
+      a.name = c.name;
+      if (c.ok) {
+        a.latency_s = c.pred.latency_s;
+        a.throughput_rps = c.pred.throughput_rps;
+        a.note = c.memo;
+      } else {
+        a.note = c.note.empty() ? "failed" : c.note;
+      }
+      pp.alternatives.push_back(a);
+    }
+    pp.alternatives.push_back(RandomBaseline());
+    return pp;
   }
-  std::string why = "auto chose " + w.name + ": predicted " +
-                    Value(v, objective) + " (" + ObjectiveName(objective) +
-                    judged + "), the best of " + std::to_string(compared) +
-                    " candidates; " + solver;
-  if (!w.memo.empty()) why += "; " + w.name + " " + w.memo;
-  if (w.name.rfind("milp", 0) != 0 && w.name.rfind("procedure1", 0) != 0) {
-    for (auto& d : plan.decisions)
-      d.reason = "strategy " + w.name + ": " + d.reason;
+
+  // The winner as auto's plan, saying why it won.
+  Plan Chosen(int best) {
+    Candidate& w = cands_[best];
+    const PlanPrediction pp = PredictionOf(w);
+    const PlanObjective objective = opts_.objective;
+    Plan plan = std::move(w.plan);
+    const double v = ObjectiveValue(w.pred, objective);
+    int compared = 0;
+    for (const auto& c : cands_) compared += c.ok;
+    std::string judged;
+    if (objective == PlanObjective::kThroughput) {
+      judged = simulate_ ? " at " + std::to_string(k_) + " in flight, simulated"
+                         : ", busiest device (" + std::to_string(n_) +
+                               " devices are too many to simulate each plan)";
+    }
+    std::string why = "auto chose " + w.name + ": predicted " +
+                      Value(v, objective) + " (" + ObjectiveName(objective) +
+                      judged + "), the best of " + std::to_string(compared) +
+                      " candidates; " + solver_;
+    if (!w.memo.empty()) why += "; " + w.name + " " + w.memo;
+    if (w.name.rfind("milp", 0) != 0 && w.name.rfind("procedure1", 0) != 0) {
+      for (auto& d : plan.decisions)
+        d.reason = "strategy " + w.name + ": " + d.reason;
+    }
+    plan.decisions.insert(plan.decisions.begin(),
+                          LayerDecision{"*", "auto", why});
+    plan.strategy = "auto";
+    plan.devices = opts_.devices;
+    plan.prediction = pp;
+    return plan;
   }
-  plan.decisions.insert(plan.decisions.begin(),
-                        LayerDecision{"*", "auto", why});
-  plan.strategy = "auto";
-  plan.devices = opts.devices;
-  plan.prediction = pp;
-  return plan;
+
+  const Graph& g_;
+  const PlanOptions opts_;
+  std::shared_ptr<const LatencyModel> model_;
+  const std::vector<PlanUnit> units_;
+  UnitPricer pr_;
+  const int n_;
+  const bool simulate_;
+  const int k_;
+  std::vector<Candidate> cands_;
+  std::string solver_;  // what the MILP did
+};
+
+}  // namespace
+
+static StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
+  ASSIGN_OR_RETURN(PlanOptions opts, AutoOptions(in));
+  ASSIGN_OR_RETURN(std::vector<PlanUnit> units, MakeUnits(g));
+  return AutoPlanner(g, std::move(opts), std::move(units)).Run();
 }
 
 SHOAL_REGISTER_STRATEGY("auto", 0, PlanAuto);
