@@ -17,6 +17,7 @@
 #include "partition/plan_test_util.h"
 #include "partition/strategy.h"
 #include "plan/graph_json.h"
+#include "plan/plan_cost.h"
 #include "plan/plan_json.h"
 #include "runtime/coordinator.h"
 #include "runtime/local_runner.h"
@@ -366,11 +367,51 @@ TEST(ClusterRuntime, WorkerOverItsMemoryBudgetRefuses) {
   auto c = Coordinator::Create(p, lc.cluster, {});
   Status s = c.value()->Deploy(m.weights, nullptr);
   ASSERT_FALSE(s.ok());
-  // Typed across gRPC: serve decides on the code (drain, then deploy alone).
-  EXPECT_EQ(s.code(), Code::kResourceExhausted) << s.ToString();
+  // Alone it does not fit: nothing to free would help.
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition) << s.ToString();
   EXPECT_NE(s.message().find("refuses the deployment"), std::string::npos)
       << s.message();
   EXPECT_NE(s.message().find("memory budget is"), std::string::npos);
+}
+
+// A second plan deployed alongside the first (as serve switches plans) over
+// the budget only because of the first: refused as exhausted, typed across
+// gRPC, so that serve drains and deploys it alone, which fits.
+TEST(ClusterRuntime, PlanKeptAlongsideThatLeavesNoRoomIsExhausted) {
+  const Model m = Load("lenet5");
+  const Plan p = MakeTestPlan(m, "pipeline", 1);
+  DeployReport r;
+  {
+    LocalWorkers free(1);
+    ASSERT_OK_STATUS(Coordinator::Create(p, free.cluster, {})
+                         .value()
+                         ->Deploy(m.weights, &r));
+  }
+  int64_t largest = 0;
+  for (const auto& [name, t] : m.weights) {
+    largest = std::max<int64_t>(largest, t.data.size() * sizeof(float));
+  }
+  const int64_t alone =
+      DeviceWeightMemory(r.weight_bytes[0], largest) + r.activation_bytes[0];
+  const int64_t held = r.weight_bytes[0] + r.activation_bytes[0];
+  LocalWorkers lc(1, alone + held / 2);
+  ASSERT_OK_STATUS(Coordinator::Create(p, lc.cluster, {})
+                       .value()
+                       ->Deploy(m.weights, nullptr));
+  Plan q = p;
+  q.strategy = "pipeline-again";  // another plan over the same weights
+  CoordinatorOptions keep;
+  keep.keep_previous = true;
+  Status s = Coordinator::Create(q, lc.cluster, keep)
+                 .value()
+                 ->Deploy(m.weights, nullptr);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Code::kResourceExhausted) << s.ToString();
+  EXPECT_NE(s.message().find("kept alongside"), std::string::npos)
+      << s.message();
+  ASSERT_OK_STATUS(Coordinator::Create(q, lc.cluster, {})
+                       .value()
+                       ->Deploy(m.weights, nullptr));
 }
 
 TEST(ClusterRuntime, DeadWorkerFailsTheRequestNamingItAndRestartRecovers) {

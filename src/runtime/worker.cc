@@ -31,6 +31,7 @@
 #include "runtime/rpc_guard.h"
 #include "runtime/tensor_codec.h"
 #include "runtime/wire.h"
+#include "runtime/worker_stats.h"
 #include "util/clock.h"
 
 namespace shoal {
@@ -43,7 +44,6 @@ using Clock = std::chrono::steady_clock;
 // also forwards chunks and sends its own outputs.
 // The simulator models as many (SimOptions::sender_threads).
 constexpr int kSenderThreads = 8;
-constexpr int kQueueHistogramBins = 17;  // 0..15, and 16 or more
 constexpr int64_t kMaxTimeoutMs = 3600 * 1000;
 constexpr size_t kMaxReplyStubs = 8;
 
@@ -141,24 +141,6 @@ struct Outgoing {
   Clock::time_point queued;
 };
 
-// Spans kept for `shoal bench --trace` between two resets (a bench of AlexNet
-// split over four devices records about 100 a request); later ones are
-// counted, not kept, so that a long-running coordinator that never asks
-// costs a worker under a megabyte.
-constexpr size_t kMaxTimelineSpans = 1 << 14;
-
-struct Span {  // rpc::TimelineSpan, kept plain
-  int64_t seq;
-  int task, transfer;
-  Clock::time_point ready, start, end;
-};
-
-struct TaskCounters {
-  int64_t runs = 0;
-  std::vector<float> compute_ms;
-  double wait_ms = 0;
-};
-
 }  // namespace
 
 struct Worker::Impl final : public rpc::Worker::Service {
@@ -181,14 +163,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
   std::map<std::string, RequestState> requests;
   int64_t mailbox_bytes = 0;  // the sum of every request's `held`
   std::priority_queue<Ready> ready;
-  // Statistics since the last reset.
-  std::map<int, TaskCounters> counters;
-  int64_t bytes_sent = 0, bytes_received = 0, failed = 0;
-  std::vector<int64_t> queue_hist = std::vector<int64_t>(kQueueHistogramBins);
-  double busy_ms = 0;
-  Clock::time_point stats_since = Clock::now();
-  std::vector<Span> timeline;
-  int64_t timeline_dropped = 0;
+  WorkerStats stats;      // since the last reset
   ChunkAssembler chunks;  // transfers arriving in chunks; its own lock
 
   std::mutex out_mu;
@@ -436,15 +411,20 @@ struct Worker::Impl final : public rpc::Worker::Service {
     rep->set_activation_bytes(d->activation_bytes);
     rep->set_budget_bytes(opts.memory_bytes);
     if (opts.memory_bytes > 0 && need > opts.memory_bytes) {
-      return ResourceExhausted(
+      // Over only for the plan kept alongside: once that one is released,
+      // this one fits (serve drains, then deploys it alone).
+      const bool alone_fits = need - held <= opts.memory_bytes;
+      return Status(
+          held > 0 && alone_fits ? Code::kResourceExhausted
+                                 : Code::kFailedPrecondition,
           "refuses the deployment: it needs " + MiB(need) + " (" +
-          MiB(d->weight_bytes) + " of weights + " + MiB(largest_weight) +
-          " while its largest weight is reordered + " +
-          MiB(d->activation_bytes) + " of activations" +
-          (held > 0 ? " + " + MiB(held) +
-                          " held by the previous deployment kept alongside"
-                    : std::string()) +
-          ") but its memory budget is " + MiB(opts.memory_bytes));
+              MiB(d->weight_bytes) + " of weights + " + MiB(largest_weight) +
+              " while its largest weight is reordered + " +
+              MiB(d->activation_bytes) + " of activations" +
+              (held > 0 ? " + " + MiB(held) +
+                              " held by the previous deployment kept alongside"
+                        : std::string()) +
+              ") but its memory budget is " + MiB(opts.memory_bytes));
     }
     // A task at a time: its weights read from the cache, handed to the
     // engine, which keeps its own layout and drops the plain copy, so the
@@ -540,8 +520,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
           mailbox_bytes = 0;
         }
         dep = std::move(d).value();
-        counters.clear();
-        timeline.clear();
+        stats.ForgetTasks();
         metrics.Deployed(dep->plan_id, dep->tasks_here);
         PruneBlobsLocked();
       }
@@ -583,8 +562,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
         // A previous deployment kept alongside is the current one again (a
         // switch that failed on another device is undone this way).
         dep = std::move(prev);
-        counters.clear();
-        timeline.clear();
+        stats.ForgetTasks();
         rep->set_released(true);
         metrics.PlanNow(dep ? dep->plan_id : "", dep ? dep->tasks_here : 0);
       }
@@ -673,15 +651,16 @@ struct Worker::Impl final : public rpc::Worker::Service {
     for (const auto& in : t.fragment.inputs) {
       rd.inputs.push_back(std::move(box.inputs.at(in)));
     }
-    counters[task].wait_ms +=
-        std::chrono::duration<double, std::milli>(now - box.first).count();
+    stats.AddWait(
+        task,
+        std::chrono::duration<double, std::milli>(now - box.first).count());
     r.held -= box.bytes;
     mailbox_bytes -= box.bytes;
     r.boxes.erase(bit);
     r.done.insert(task);
     if (static_cast<int>(r.done.size()) == r.my_tasks) requests.erase(it);
     ready.push(std::move(rd));
-    queue_hist[std::min<size_t>(ready.size(), kQueueHistogramBins - 1)]++;
+    stats.AddQueueDepth(ready.size());
     ready_cv.notify_one();
     return Status::Ok();
   }
@@ -746,7 +725,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
         std::lock_guard<std::mutex> lock(mu);
         const int from = p.DeviceOf(x.src.task, m->seq());
         if (from != d->device) {
-          bytes_received += m->data().size();
+          stats.AddReceived(m->data().size());
           if (from >= 0) d->received_from[from]->Increment(m->data().size());
         }
       }
@@ -873,44 +852,9 @@ struct Worker::Impl final : public rpc::Worker::Service {
       }
       std::lock_guard<std::mutex> lock(mu);
       rep->set_name(opts.name);
-      for (const auto& [id, c] : counters) {
-        auto* t = rep->add_tasks();
-        t->set_task(id);
-        if (dep && id < static_cast<int>(dep->plan.tasks.size())) {
-          t->set_name(dep->plan.tasks[id].name);
-        }
-        t->set_runs(c.runs);
-        for (float v : c.compute_ms) t->add_compute_ms(v);
-        t->set_wait_ms_total(c.wait_ms);
-      }
-      rep->set_bytes_sent(bytes_sent);
-      rep->set_bytes_received(bytes_received);
-      for (int64_t v : queue_hist) rep->add_queue_histogram(v);
-      rep->set_busy_ms(busy_ms);
-      rep->set_elapsed_ms(MsSince(stats_since));
-      rep->set_requests_failed(failed);
-      if (req->timeline()) {
-        for (const Span& x : timeline) {
-          rpc::TimelineSpan* t = rep->add_timeline();
-          t->set_seq(x.seq);
-          t->set_task(x.task);
-          t->set_transfer(x.transfer);
-          t->set_ready_ns(SteadyNs(x.ready));
-          t->set_start_ns(SteadyNs(x.start));
-          t->set_end_ns(SteadyNs(x.end));
-        }
-        rep->set_timeline_dropped(timeline_dropped);
-      }
+      stats.Report(dep ? &dep->plan : nullptr, req->timeline(), rep);
       rep->set_now_ns(SteadyNs(Clock::now()));
-      if (req->reset()) {
-        counters.clear();
-        timeline.clear();
-        timeline_dropped = 0;
-        bytes_sent = bytes_received = failed = 0;
-        queue_hist.assign(kQueueHistogramBins, 0);
-        busy_ms = 0;
-        stats_since = Clock::now();
-      }
+      if (req->reset()) stats.Reset();
       return grpc::Status::OK;
     });
   }
@@ -1065,7 +1009,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
     metrics.Error(kind);
     {
       std::lock_guard<std::mutex> lock(mu);
-      failed++;
+      stats.AddFailed();
       DropRequestLocked(meta.id);
     }
     chunks.Drop(meta.id);
@@ -1132,12 +1076,10 @@ struct Worker::Impl final : public rpc::Worker::Service {
     {
       std::lock_guard<std::mutex> lock(mu);
       if (rd.dep == dep) {  // a draining previous plan's tasks differ
-        auto& c = counters[rd.task];
-        c.runs++;
-        c.compute_ms.push_back(static_cast<float>(ms));
-        AddSpanLocked(rd.meta.seq, rd.task, -1, rd.at, t0, Clock::now());
+        stats.AddRun(rd.task, ms);
+        stats.AddSpan(rd.meta.seq, rd.task, -1, rd.at, t0, Clock::now());
       }
-      busy_ms += ms;
+      stats.AddBusy(ms);
     }
     if (!st.ok()) {
       Fail(rd.meta, WorkerError::kTaskFailed,
@@ -1270,7 +1212,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
     // this thread runs again, and the bytes would land in the next window.
     if (remote) {
       std::lock_guard<std::mutex> lock(mu);
-      bytes_sent += bytes;
+      stats.AddSent(bytes);
     }
     std::shared_ptr<rpc::Worker::Stub> reply;
     if (o.dst_device < 0) reply = ReplyStub(o.meta.reply_to);
@@ -1291,19 +1233,9 @@ struct Worker::Impl final : public rpc::Worker::Service {
     }
     std::lock_guard<std::mutex> lock(mu);
     if (o.dep == dep) {
-      AddSpanLocked(o.meta.seq, -1, o.msg.transfer(), o.queued, taken,
+      stats.AddSpan(o.meta.seq, -1, o.msg.transfer(), o.queued, taken,
                     Clock::now());
     }
-  }
-
-  void AddSpanLocked(int64_t seq, int task, int transfer,
-                     Clock::time_point ready, Clock::time_point start,
-                     Clock::time_point end) {
-    if (timeline.size() >= kMaxTimelineSpans) {
-      timeline_dropped++;
-      return;
-    }
-    timeline.push_back(Span{seq, task, transfer, ready, start, end});
   }
 
   // GET /metrics: the counters as they stand, and the gauges read now.

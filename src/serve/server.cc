@@ -648,8 +648,8 @@ struct Server::Impl final : public rpc::Inference::Service {
     Status st = coord->Deploy(model.weights, &dep);
     if (!st.ok()) {
       coord->Release();  // where it was deployed, the kept plan is current
-      // A device over its memory budget with both plans: alone the new
-      // one may fit (if not, the deploy alone fails and the old returns).
+      // A device over its memory budget with both plans, where the new one
+      // alone fits (runtime/worker.cc).
       const bool memory = st.code() == Code::kResourceExhausted;
       if (!cur || broken || !memory) {
         return st.WithContext("deploying the new plan (" + reason + ")");

@@ -19,8 +19,9 @@ enum class Code {
   kFailedPrecondition,  // e.g. a plan that does not fit
   kUnavailable,         // a device that cannot be reached
   kDeadlineExceeded,
-  // A limit of a device: its memory budget, the requests or input bytes it
-  // holds at once. Deploying alone, or later, may succeed.
+  // A device over a limit because of what it holds now (a plan kept
+  // alongside, requests in flight, their inputs): once those are gone, the
+  // same call may succeed.
   kResourceExhausted,
   kInternal,
 };
