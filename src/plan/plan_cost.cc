@@ -8,6 +8,7 @@
 #include "plan/broadcast.h"
 #include "plan/run_stats.h"
 #include "plan/task_weights.h"
+#include "util/units.h"
 
 namespace shoal {
 
@@ -119,14 +120,6 @@ StatusOr<PlanCost> ComputePlanCost(const Plan& p, const Graph& model,
   }
   return pc;
 }
-
-namespace {
-std::string MiB(int64_t b) {
-  char buf[32];
-  snprintf(buf, sizeof(buf), "%.1f MiB", b / 1048576.0);
-  return buf;
-}
-}  // namespace
 
 int64_t DeviceWeightMemory(int64_t weight_bytes, int64_t largest_weight) {
   return weight_bytes + largest_weight;

@@ -7,22 +7,11 @@
 #include "graph/cost.h"
 #include "plan/run_stats.h"
 #include "plan/task_weights.h"
+#include "util/units.h"
 
 namespace shoal {
 
 namespace {
-
-std::string Bytes(int64_t b) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(1);
-  if (b >= (1 << 20))
-    os << b / 1048576.0 << " MiB";
-  else if (b >= 1024)
-    os << b / 1024.0 << " KiB";
-  else
-    os << b << " B";
-  return os.str();
-}
 
 // "laptop,pi4", or "laptop x16,pi4 x3,pi3a" for a deal in proportion to
 // speed (a device listed several times; plan/deal.h).
@@ -68,7 +57,7 @@ void PrintPlanTable(const Plan& p, std::ostream& os) {
     for (const auto& s : t.weights) w += s.region.elements() * kBytesPerElement;
     os << std::left << std::setw(5) << t.id << std::setw(14)
        << (Devices(p, t) + " ") << std::setw(9) << t.scheme << std::setw(7)
-       << t.fragment.nodes.size() << std::setw(12) << Bytes(w) << t.name
+       << t.fragment.nodes.size() << std::setw(12) << HumanBytes(w) << t.name
        << "\n";
   }
   os << "\n"
@@ -77,11 +66,11 @@ void PrintPlanTable(const Plan& p, std::ostream& os) {
      << "received\n";
   for (size_t d = 0; d < p.devices.size(); ++d) {
     os << std::left << std::setw(14) << p.devices[d].name << std::setw(14)
-       << Bytes(wb[d]) << std::setw(14) << Bytes(c.bytes_sent[d])
-       << Bytes(c.bytes_received[d]) << "\n";
+       << HumanBytes(wb[d]) << std::setw(14) << HumanBytes(c.bytes_sent[d])
+       << HumanBytes(c.bytes_received[d]) << "\n";
   }
   os << "communication per inference: " << c.elements_total << " elements ("
-     << Bytes(c.bytes_total) << ")\n";
+     << HumanBytes(c.bytes_total) << ")\n";
   if (!p.decisions.empty()) {
     os << "\nwhy:\n";
     for (const auto& d : p.decisions) {
@@ -156,7 +145,7 @@ void WritePlanDot(const Plan& p, std::ostream& os) {
   for (const auto& [e, b] : edges) {
     const bool cross = p.DeviceOf(e.first) != p.DeviceOf(e.second);
     os << "  " << id(e.first) << " -> " << id(e.second) << " [label=\""
-       << Bytes(b) << "\"" << (cross ? "" : ", style=dashed") << "];\n";
+       << HumanBytes(b) << "\"" << (cross ? "" : ", style=dashed") << "];\n";
   }
   os << "  subgraph cluster_legend { label=\"devices\";\n";
   for (size_t d = 0; d < p.devices.size(); ++d) {

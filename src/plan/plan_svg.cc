@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "util/svg_text.h"
+#include "util/units.h"
 
 namespace shoal {
 
@@ -124,7 +125,7 @@ std::string PlanSvg(const Plan& p, const std::string& title) {
     << SvgEscape(
            "strategy " + p.strategy + ", " + std::to_string(n_dev) +
            " devices, " + std::to_string(p.tasks.size()) + " tasks; " +
-           SvgBytes(static_cast<int64_t>(cross_total)) +
+           HumanBytes(static_cast<int64_t>(cross_total)) +
            " between devices per request in " + std::to_string(crossing) +
            " arrows (thicker: more bytes; hover a box or an arrow for details)")
     << "</text>\n";
@@ -158,7 +159,7 @@ std::string PlanSvg(const Plan& p, const std::string& title) {
     }
     const double w = 1 + 4 * std::sqrt(b / most);
     const std::string tip = p.devices[ds].name + " -> " + p.devices[dd].name +
-                            ": " + SvgBytes(static_cast<int64_t>(b)) +
+                            ": " + HumanBytes(static_cast<int64_t>(b)) +
                             " per request; " + tips[k];
     o << "<g><title>" << SvgEscape(tip) << "</title><line x1=\"" << SvgNum(x1)
       << "\" y1=\"" << SvgNum(y1) << "\" x2=\"" << SvgNum(x2) << "\" y2=\""
@@ -172,7 +173,7 @@ std::string PlanSvg(const Plan& p, const std::string& title) {
       o << "<text x=\"" << SvgNum((x1 + x2) / 2) << "\" y=\""
         << SvgNum((y1 + y2) / 2 - 3)
         << "\" font-size=\"9\" text-anchor=\"middle\" fill=\"#7b241c\">"
-        << SvgBytes(static_cast<int64_t>(b)) << "</text>";
+        << HumanBytes(static_cast<int64_t>(b)) << "</text>";
     }
     o << "</g>\n";
   }
@@ -183,7 +184,7 @@ std::string PlanSvg(const Plan& p, const std::string& title) {
     for (const auto& [c, b] : gap_bytes) {
       o << "<text x=\"" << SvgNum(kLeft + c * kColW + kColW / 2) << "\" y=\""
         << SvgNum(y) << "\" text-anchor=\"middle\" fill=\"#7b241c\">"
-        << SvgBytes(static_cast<int64_t>(b)) << "</text>\n";
+        << HumanBytes(static_cast<int64_t>(b)) << "</text>\n";
     }
   }
   // Boxes.

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "util/svg_text.h"
+#include "util/units.h"
 
 namespace shoal {
 
@@ -29,8 +30,6 @@ std::string Ms(double s) {
   std::snprintf(buf, sizeof(buf), "%.1f ms", s * 1e3);
   return buf;
 }
-
-std::string Bytes(int64_t b) { return SvgBytes(b); }
 
 // A tick step of 1, 2 or 5 times a power of ten giving 5 to 10 ticks.
 double TickStep(double span_s) {
@@ -127,7 +126,7 @@ std::string TimelineSvg(const Plan& p, const std::vector<TraceSpan>& spans,
         bytes = p.WireBytes(t);
       }
       name = "to " + to;
-      tip = name + ", " + Bytes(bytes) + ": " + Ms(s->end_s - s->start_s) +
+      tip = name + ", " + HumanBytes(bytes) + ": " + Ms(s->end_s - s->start_s) +
             " after " + Ms(s->start_s - s->ready_s) + " queued";
     } else {
       name = s->item >= 0 && s->item < nt ? p.tasks[s->item].name

@@ -9,16 +9,12 @@
 
 #include "plan/plan_cost.h"
 #include "planner/joint_milp.h"
+#include "util/units.h"
 
 namespace shoal {
 
 namespace {
 
-std::string Mib(int64_t b) {
-  char buf[32];
-  snprintf(buf, sizeof(buf), "%.1f MiB", b / 1048576.0);
-  return buf;
-}
 std::string Ms(double s) {
   char buf[32];
   snprintf(buf, sizeof(buf), "%.1f ms", s * 1e3);
@@ -143,7 +139,7 @@ StatusOr<HeuristicResult> Procedure1(const UnitPricer& pr,
         for (const auto& [d, w] : l.weights) used[d] += w;
         fixed[u] = p;
         reasons[u] = "Procedure 1 step 1: its weights (" +
-                     Mib(units[u].weight_bytes) +
+                     MiB(units[u].weight_bytes) +
                      ") fit no device's memory, so it is split (" +
                      FormName(f) + ") over " + std::to_string(k) + " devices " +
                      GroupName(m.cluster().PlanDevices(), grp) +
@@ -155,7 +151,7 @@ StatusOr<HeuristicResult> Procedure1(const UnitPricer& pr,
     }
     if (!placed) {
       return FailedPrecondition(
-          "layer " + units[u].nodes[0] + " has " + Mib(units[u].weight_bytes) +
+          "layer " + units[u].nodes[0] + " has " + MiB(units[u].weight_bytes) +
           " of weights: no device holds them and, split over the devices "
           "by speed, some device's slice exceeds the memory it has left");
     }

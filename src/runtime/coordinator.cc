@@ -24,6 +24,7 @@
 #include "runtime/wire.h"
 #include "util/clock.h"
 #include "util/net_address.h"
+#include "util/units.h"
 
 namespace shoal {
 
@@ -470,18 +471,13 @@ Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
     }
     const int64_t need = DeviceWeightMemory(weight_bytes, largest);
     if (hr.memory_budget() > 0 && need > hr.memory_budget()) {
-      auto mib = [](int64_t b) {
-        char buf[32];
-        std::snprintf(buf, sizeof(buf), "%.1f MiB", b / 1048576.0);
-        return std::string(buf);
-      };
       return FailedPrecondition(
           m.DeviceName(d) + " refuses the deployment: it needs at least " +
-          mib(need) + " (" + mib(weight_bytes) + " of weights + " +
-          mib(largest) +
+          MiB(need) + " (" + MiB(weight_bytes) + " of weights + " +
+          MiB(largest) +
           " while its largest weight is reordered) but its memory budget "
           "is " +
-          mib(hr.memory_budget()));
+          MiB(hr.memory_budget()));
     }
   }
   rpc::HaveBlobsRequest hb;

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include "util/units.h"
+
 namespace shoal {
 
 namespace {
@@ -14,17 +16,7 @@ constexpr int kBarWidth = 30;
 
 std::string Amount(int64_t v, ProgressBar::Unit u) {
   if (u == ProgressBar::Unit::kCount) return std::to_string(v);
-  char buf[32];
-  if (v >= (int64_t{1} << 30)) {
-    std::snprintf(buf, sizeof(buf), "%.2f GiB", v / 1073741824.0);
-  } else if (v >= (int64_t{1} << 20)) {
-    std::snprintf(buf, sizeof(buf), "%.1f MiB", v / 1048576.0);
-  } else if (v >= 1024) {
-    std::snprintf(buf, sizeof(buf), "%.1f KiB", v / 1024.0);
-  } else {
-    std::snprintf(buf, sizeof(buf), "%lld B", static_cast<long long>(v));
-  }
-  return buf;
+  return HumanBytes(v);
 }
 
 std::string Duration(double s) {

@@ -33,16 +33,4 @@ std::string SvgNum(double v) {
   return buf;
 }
 
-std::string SvgBytes(int64_t b) {
-  char buf[32];
-  if (b >= (int64_t{1} << 20)) {
-    std::snprintf(buf, sizeof(buf), "%.1f MiB", b / 1048576.0);
-  } else if (b >= 1024) {
-    std::snprintf(buf, sizeof(buf), "%.1f KiB", b / 1024.0);
-  } else {
-    std::snprintf(buf, sizeof(buf), "%lld B", static_cast<long long>(b));
-  }
-  return buf;
-}
-
 }  // namespace shoal

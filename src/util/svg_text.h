@@ -13,8 +13,6 @@ namespace shoal {
 std::string SvgEscape(const std::string& s);
 // A coordinate with one decimal: "12.5".
 std::string SvgNum(double v);
-// "1.5 MiB", "12.0 KiB", "640 B".
-std::string SvgBytes(int64_t b);
 
 }  // namespace shoal
 

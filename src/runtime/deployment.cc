@@ -1,0 +1,187 @@
+#include "runtime/deployment.h"
+
+#include <grpcpp/channel.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "graph/cost.h"
+#include "plan/plan_cost.h"
+#include "plan/plan_json.h"
+#include "plan/plan_verify.h"
+#include "util/units.h"
+
+namespace shoal {
+
+namespace {
+
+// The op of a fragment's node with the most multiply-accumulates (its
+// first node when none has any): what a task is, for the compute-time
+// histogram's `kind` label, without a series per task of every plan.
+std::string TaskKind(const Graph& g) {
+  std::string kind = g.nodes.empty() ? "none" : g.nodes.front().op;
+  int64_t most = 0;
+  for (const auto& n : g.nodes) {
+    auto c = ComputeNodeCost(g, n);
+    if (c.ok() && c->macs > most) {
+      most = c->macs;
+      kind = n.op;
+    }
+  }
+  return kind;
+}
+
+// Opens the connections to the devices this one sends to now, while
+// every device is idle: a throttled device flooded with partial sums
+// mid-request may not finish a new connection's handshake within gRPC's
+// connect timeout (docs/BENCHMARKS.md). A peer that does not answer in
+// time is not an error here; the request that needs it fails naming it.
+void ConnectToReceivers(
+    const Deployment& d,
+    const std::vector<std::shared_ptr<grpc::Channel>>& channels) {
+  const Plan& p = d.plan;
+  std::set<int> receivers;
+  for (const Transfer& x : p.transfers) {
+    if (x.src.task < 0 || x.dst.task < 0 || !d.mine[x.src.task]) continue;
+    for (int dv : p.tasks[x.dst.task].devices) {
+      if (dv != d.device) receivers.insert(dv);
+    }
+  }
+  for (int dv : receivers) channels[dv]->GetState(/*try_to_connect=*/true);
+  const auto deadline =
+      std::chrono::system_clock::now() + std::chrono::seconds(5);
+  for (int dv : receivers) channels[dv]->WaitForConnected(deadline);
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<Deployment>> BuildDeployment(
+    const rpc::DeployRequest& req, const DeploymentContext& ctx, int64_t held,
+    rpc::DeployReply* rep) {
+  auto d = std::make_shared<Deployment>();
+  d->id = req.deployment();
+  d->plan_id = req.plan_id();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(req.plan_json());
+  } catch (const std::exception& e) {
+    return InvalidArgument(std::string("plan is not JSON: ") + e.what());
+  }
+  ASSIGN_OR_RETURN(d->plan, PlanFromJson(j));
+  RETURN_IF_ERROR(VerifyPlan(d->plan));
+  const Plan& p = d->plan;
+  const int n = static_cast<int>(p.tasks.size());
+  d->device = req.device();
+  if (d->device < 0 || d->device >= static_cast<int>(p.devices.size()) ||
+      req.peers_size() != static_cast<int>(p.devices.size())) {
+    return InvalidArgument("device index or peer list does not fit the plan");
+  }
+  d->peers.assign(req.peers().begin(), req.peers().end());
+  d->mine.assign(n, false);
+  d->incoming.assign(n, 0);
+  d->outgoing.assign(n, {});
+  for (const auto& t : p.tasks) {
+    for (int dv : t.devices) d->mine[t.id] = d->mine[t.id] || dv == d->device;
+  }
+  for (size_t i = 0; i < p.transfers.size(); ++i) {
+    const Transfer& x = p.transfers[i];
+    if (x.dst.task >= 0) d->incoming[x.dst.task]++;
+    if (x.src.task >= 0) d->outgoing[x.src.task].push_back(i);
+  }
+  std::map<int, const rpc::TaskWeights*> tw;
+  for (const auto& t : req.tasks()) tw[t.task()] = &t;
+  std::set<std::string> used;
+  // The engine reorders each weight into its own layout while the plain
+  // copy read from the cache still exists: for a moment the largest
+  // weight is held twice.
+  int64_t largest_weight = 0;
+  for (const auto& t : p.tasks) {
+    if (!d->mine[t.id]) continue;
+    if (d->incoming[t.id] == 0) {
+      return Unsupported("task " + t.name +
+                         " has no input transfer: nothing would start it");
+    }
+    // The engine's arena is planned the same way (engine/memory_plan.h).
+    d->activation_bytes =
+        std::max(d->activation_bytes, PeakActivationBytes(t.fragment));
+    if (!tw.count(t.id)) continue;
+    for (const auto& w : tw[t.id]->weights()) {
+      const int64_t size = ctx.cache->Size(w.hash());
+      if (size < 0) {
+        return FailedPrecondition("weight blob " + w.hash() + " of task " +
+                                  t.name + " was not uploaded");
+      }
+      if (used.insert(w.hash()).second) d->weight_bytes += size;
+      largest_weight = std::max(largest_weight, size);
+    }
+  }
+  d->blob_hashes = used;
+  d->task_seconds.assign(n, nullptr);
+  for (const auto& t : p.tasks) {
+    if (!d->mine[t.id]) continue;
+    d->tasks_here++;
+    d->task_seconds[t.id] = ctx.metrics->TaskSeconds(TaskKind(t.fragment));
+  }
+  for (const auto& dv : p.devices) {
+    d->sent_to.push_back(ctx.metrics->BytesSent(dv.name));
+    d->received_from.push_back(ctx.metrics->BytesReceived(dv.name));
+  }
+  d->sent_to_coordinator = ctx.metrics->BytesSent("coordinator");
+  const int64_t need = DeviceWeightMemory(d->weight_bytes, largest_weight) +
+                       d->activation_bytes + held;
+  rep->set_weight_bytes(d->weight_bytes);
+  rep->set_activation_bytes(d->activation_bytes);
+  rep->set_budget_bytes(ctx.memory_bytes);
+  if (ctx.memory_bytes > 0 && need > ctx.memory_bytes) {
+    // Over only for the plan kept alongside: once that one is released,
+    // this one fits (serve drains, then deploys it alone).
+    const bool alone_fits = need - held <= ctx.memory_bytes;
+    return Status(
+        held > 0 && alone_fits ? Code::kResourceExhausted
+                               : Code::kFailedPrecondition,
+        "refuses the deployment: it needs " + MiB(need) + " (" +
+            MiB(d->weight_bytes) + " of weights + " + MiB(largest_weight) +
+            " while its largest weight is reordered + " +
+            MiB(d->activation_bytes) + " of activations" +
+            (held > 0 ? " + " + MiB(held) +
+                            " held by the previous deployment kept alongside"
+                      : std::string()) +
+            ") but its memory budget is " + MiB(ctx.memory_bytes));
+  }
+  // A task at a time: its weights read from the cache, handed to the
+  // engine, which keeps its own layout and drops the plain copy, so the
+  // plain weights of one task at most are in memory beside the engine's.
+  d->exec.resize(n);
+  for (const auto& t : p.tasks) {
+    if (!d->mine[t.id] || t.fragment.nodes.empty()) continue;
+    WeightStore store;
+    if (tw.count(t.id)) {
+      for (const auto& w : tw[t.id]->weights()) {
+        Shape shape(w.shape().begin(), w.shape().end());
+        auto tensor = ctx.cache->Read(w.hash(), shape);
+        if (!tensor.ok()) {
+          return tensor.status().WithContext("task " + t.name + ", weight " +
+                                             w.name());
+        }
+        store[w.name()] = std::move(tensor).value();
+      }
+    }
+    ExecutorOptions eo;
+    eo.backend = ctx.backend;
+    eo.threads = ctx.threads;
+    auto ex = Executor::Create(t.fragment, std::move(store), eo);
+    if (!ex.ok()) return ex.status().WithContext("task " + t.name);
+    d->exec[t.id] = std::move(ex).value();
+  }
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  for (const auto& addr : d->peers) {
+    channels.push_back(ctx.dial(addr));
+    d->stubs.push_back(rpc::Worker::NewStub(channels.back()));
+  }
+  if (ctx.connect_now) ConnectToReceivers(*d, channels);
+  return d;
+}
+
+}  // namespace shoal

@@ -1,0 +1,69 @@
+// One plan as a worker holds it: its tasks' executors with their weights
+// read from the blob cache, the transfers in and out of each task, the
+// stubs to its peers; built from a Deploy request after checking the plan
+// and the device's memory budget.
+#ifndef SHOAL_RUNTIME_DEPLOYMENT_H_
+#define SHOAL_RUNTIME_DEPLOYMENT_H_
+
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/executor.h"
+#include "metrics/worker_metrics.h"
+#include "plan/plan.h"
+#include "runtime/blob_cache.h"
+#include "shoal.grpc.pb.h"
+#include "util/status.h"
+
+namespace shoal {
+
+// One plan, as this worker holds it.
+struct Deployment {
+  std::string id;
+  std::string plan_id;
+  Plan plan;
+  int device = 0;
+  std::vector<std::string> peers;
+  std::vector<bool> mine;                       // per task
+  std::vector<std::unique_ptr<Executor>> exec;  // per task (null: none)
+  std::vector<int> incoming;                    // transfers into each task
+  std::vector<std::vector<int>> outgoing;       // transfers out of each task
+  std::vector<std::unique_ptr<rpc::Worker::Stub>> stubs;  // per device
+  int64_t weight_bytes = 0, activation_bytes = 0;
+  std::set<std::string> blob_hashes;  // the cached blobs it reads
+  int tasks_here = 0;
+  // Metric handles, resolved once here so that the task loop and the
+  // senders only add to atomics (metrics/worker_metrics.h).
+  std::vector<prometheus::Histogram*> task_seconds;  // per task; null: not mine
+  std::vector<prometheus::Counter*> sent_to, received_from;  // per device
+  prometheus::Counter* sent_to_coordinator = nullptr;
+};
+
+// What building a deployment needs of its worker.
+struct DeploymentContext {
+  BlobCache* cache = nullptr;
+  WorkerMetrics* metrics = nullptr;
+  int64_t memory_bytes = 0;  // the worker's budget; 0: unlimited
+  Backend backend = Backend::kOneDnn;
+  int threads = 1;
+  // A channel to a peer's address.
+  std::function<std::shared_ptr<grpc::Channel>(const std::string&)> dial;
+  // Connect to the devices it sends to before the first request
+  // (ConnectToReceivers); off where one channel stands for every peer.
+  bool connect_now = true;
+};
+
+// Checks the request's plan and that it fits the memory budget beside
+// `held` bytes of a deployment kept alongside (kResourceExhausted when only
+// those are in the way, kFailedPrecondition when it does not fit alone),
+// then builds the executors a task at a time. Fills the reply's sizes.
+StatusOr<std::shared_ptr<Deployment>> BuildDeployment(
+    const rpc::DeployRequest& req, const DeploymentContext& ctx, int64_t held,
+    rpc::DeployReply* rep);
+
+}  // namespace shoal
+
+#endif  // SHOAL_RUNTIME_DEPLOYMENT_H_
