@@ -341,3 +341,30 @@ TEST(Strategies, DataParallelDealsUnequalDevicesBySpeed) {
 
 }  // namespace
 }  // namespace shoal
+
+namespace shoal {
+namespace {
+
+// Every strategy registers itself, planner/'s included, in the order the
+// CLI lists them; a name that is none is refused naming them all.
+TEST(StrategyRegistry, ListsEveryStrategyInOrderAndRefusesOthers) {
+  EXPECT_EQ(StrategyNames(), (std::vector<std::string>{
+                                 "auto", "procedure1", "pipeline", "data",
+                                 "lop", "lip", "channel", "filter", "spatial",
+                                 "fuse", "fuse-ilp", "lcp", "random"}));
+  for (const auto& n : StrategyNames()) {
+    EXPECT_NE(StrategyRegistry::Global().Find(n), nullptr) << n;
+  }
+  EXPECT_EQ(StrategyRegistry::Global().Find("lopp"), nullptr);
+  PlanOptions po;
+  po.strategy = "lopp";
+  po.devices = testing::EqualDevices(2);
+  auto p = MakePlan(Load("lenet5").graph, po);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(p.status().message().find("fuse-ilp"), std::string::npos)
+      << p.status().message();
+}
+
+}  // namespace
+}  // namespace shoal

@@ -59,9 +59,9 @@ struct PlanOptions {
   // Each device's uplink rate (Cluster::UplinkRates); empty: not known.
   std::vector<double> link_rates;
   double link_latency_s = 0;  // the slowest link's latency
-  // auto: what to minimise ("latency" or "throughput", i.e. the busiest
-  // device's time per request) and the cost model to predict it with (null:
-  // from the devices' shares, links free).
+  // auto: what to minimise (latency, or throughput: the busiest device's
+  // time per request) and the cost model to predict it with (null: from the
+  // devices' shares, links free).
   PlanObjective objective = PlanObjective::kLatency;
   std::shared_ptr<const LatencyModel> latency;
   // auto, throughput: requests in flight the candidates are simulated at
