@@ -7,6 +7,7 @@
 #include "graph/cost.h"
 #include "graph/shape_inference.h"
 #include "models/load_model.h"
+#include "util/units.h"
 
 namespace shoal {
 namespace {
@@ -16,20 +17,6 @@ struct AnalyzeArgs {
   std::string input_shape;
   bool json = false;
 };
-
-std::string HumanCount(int64_t n) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(2);
-  if (n >= 1000000000)
-    os << n / 1e9 << "G";
-  else if (n >= 1000000)
-    os << n / 1e6 << "M";
-  else if (n >= 1000)
-    os << n / 1e3 << "k";
-  else
-    os << n;
-  return os.str();
-}
 
 Status RunAnalyze(const AnalyzeArgs& a) {
   LoadOptions lo;
@@ -74,8 +61,8 @@ Status RunAnalyze(const AnalyzeArgs& a) {
   std::cout << "model " << g.name << "  (" << g.nodes.size() << " layers)\n";
   std::cout << std::left << std::setw(28) << "name" << std::setw(20) << "op"
             << std::setw(20) << "input" << std::setw(18) << "output"
-            << std::right << std::setw(12) << "params" << std::setw(14)
-            << "MACs" << std::setw(12) << "out bytes"
+            << std::right << std::setw(10) << "params" << std::setw(10)
+            << "MACs" << std::setw(12) << "output"
             << "\n";
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
@@ -88,14 +75,15 @@ Status RunAnalyze(const AnalyzeArgs& a) {
     std::cout << std::left << std::setw(28) << name << std::setw(20) << n.op
               << std::setw(20) << in_text << std::setw(18)
               << ShapeToString(g.FindTensor(n.outputs[0])->shape) << std::right
-              << std::setw(12) << c.params << std::setw(14) << c.macs
-              << std::setw(12) << c.output_bytes() << "\n";
+              << std::setw(10) << HumanCount(c.params) << std::setw(10)
+              << HumanCount(c.macs) << std::setw(12)
+              << HumanBytes(c.output_bytes()) << "\n";
   }
-  std::cout << "total: params " << cost.params << " ("
-            << HumanCount(cost.params) << "), MACs " << cost.macs << " ("
-            << HumanCount(cost.macs) << "), weight bytes "
-            << cost.weight_bytes() << ", peak activation bytes "
-            << cost.peak_activation_bytes << "\n";
+  std::cout << "total: " << HumanCount(cost.params) << " params, "
+            << HumanCount(cost.macs) << " MACs, "
+            << HumanBytes(cost.weight_bytes()) << " of weights, "
+            << HumanBytes(cost.peak_activation_bytes)
+            << " of activations at the peak (--json gives exact counts)\n";
   return Status::Ok();
 }
 

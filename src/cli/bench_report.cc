@@ -1,12 +1,14 @@
 #include "cli/bench_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iomanip>
 
 #include "graph/cost.h"
 #include "plan/broadcast.h"
 #include "sim/simulator.h"
 #include "util/stats.h"
+#include "util/units.h"
 
 namespace shoal {
 
@@ -49,11 +51,19 @@ void PrintHistogram(const std::vector<double>& lat, std::ostream& out) {
   constexpr int kBins = 10, kWidth = 40;
   const double lo = *std::min_element(lat.begin(), lat.end());
   const double hi = *std::max_element(lat.begin(), lat.end());
-  const double w = hi > lo ? (hi - lo) / kBins : 1;
+  out << "latency histogram (ms):\n";
+  // Latencies that print alike (a simulation of a plan with no queueing
+  // gives one value) make one bar, not ten bins of the same label.
+  if (hi - lo < 0.01) {
+    out << "  " << std::setw(9) << std::fixed << std::setprecision(2) << lo
+        << " - " << std::setw(9) << hi << " |" << std::string(kWidth, '#')
+        << " " << lat.size() << "\n";
+    return;
+  }
+  const double w = (hi - lo) / kBins;
   std::vector<int> bins(kBins);
   for (double v : lat) bins[std::min(kBins - 1, int((v - lo) / w))]++;
   const int most = *std::max_element(bins.begin(), bins.end());
-  out << "latency histogram (ms):\n";
   for (int b = 0; b < kBins; ++b) {
     out << "  " << std::setw(9) << std::fixed << std::setprecision(2)
         << lo + b * w << " - " << std::setw(9) << lo + (b + 1) * w << " |"
@@ -150,8 +160,9 @@ void PrintBenchReport(const BenchReport& r, std::ostream& out) {
       << ", p99 " << l["p99"].get<double>() << ", max "
       << l["max"].get<double>() << "\n";
   out << "throughput " << j["throughput_rps"].get<double>() << " requests/s; "
-      << j["bytes_total"].get<int64_t>() << " bytes on the wire ("
-      << j["bytes_per_request"].get<double>() << " per request)\n";
+      << HumanBytes(j["bytes_total"].get<int64_t>()) << " on the wire ("
+      << HumanBytes(std::llround(j["bytes_per_request"].get<double>()))
+      << " per request)\n";
   if (!r.latency_ms.empty()) PrintHistogram(r.latency_ms, out);
   out << "energy " << std::setprecision(3)
       << j["energy_j_per_inference"].get<double>()
@@ -160,8 +171,8 @@ void PrintBenchReport(const BenchReport& r, std::ostream& out) {
     out << " (" << j["energy_note"].get<std::string>() << ")";
   }
   out << "\n" << std::setprecision(2);
-  out << "device        compute ms/req    idle ms     bytes sent  "
-         "bytes recv     J/inf  queue occupancy (0,1,2,..)\n";
+  out << "device        compute ms/req    idle ms           sent    "
+         "received     J/inf  queue occupancy (0,1,2,..)\n";
   for (const auto& d : j["devices"]) {
     std::string q;
     const auto& h = d["queue_histogram"];
@@ -181,8 +192,8 @@ void PrintBenchReport(const BenchReport& r, std::ostream& out) {
     out << "  " << std::left << std::setw(12) << d["name"].get<std::string>()
         << std::right << std::setw(14) << d["compute_ms_median"].get<double>()
         << std::setw(11) << d["idle_ms"].get<double>() << std::setw(15)
-        << d["bytes_sent"].get<int64_t>() << std::setw(12)
-        << d["bytes_received"].get<int64_t>() << std::setw(10)
+        << HumanBytes(d["bytes_sent"].get<int64_t>()) << std::setw(12)
+        << HumanBytes(d["bytes_received"].get<int64_t>()) << std::setw(10)
         << std::setprecision(3)
         << d["energy_j_per_inference"]["total"].get<double>() << "  " << q
         << std::setprecision(2) << "\n";

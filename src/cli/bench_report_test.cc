@@ -50,6 +50,21 @@ TEST(BenchReport, EnergyPerInferenceOfEachDeviceAndAll) {
       << text.str();
 }
 
+TEST(BenchReport, TextGivesBytesInHumanUnitsAndEqualLatenciesOneBar) {
+  std::ostringstream text;
+  PrintBenchReport(TwoDevices(), text);
+  const std::string t = text.str();
+  // 4 000 000 bytes sent over 4 requests.
+  EXPECT_NE(t.find("3.8 MiB on the wire (976.6 KiB per request)"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(t.find("4000000"), std::string::npos) << t;
+  // Four latencies of 500 ms: one bar holding all four.
+  EXPECT_NE(t.find("500.00 -    500.00 |" + std::string(40, '#') + " 4\n"),
+            std::string::npos)
+      << t;
+}
+
 TEST(BenchReport, SetDevicePowerFollowsTheClusterByName) {
   Plan p;
   p.devices = {PlanDevice{"b", 1, 0}, PlanDevice{"a", 1, 0}};

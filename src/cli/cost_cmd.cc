@@ -13,6 +13,7 @@
 #include "partition/strategy.h"
 #include "plan/plan_cost.h"
 #include "plan/task_weights.h"
+#include "util/units.h"
 
 namespace shoal {
 namespace {
@@ -25,12 +26,6 @@ struct CostArgs {
   std::string fuse_objective = "link";
   DeviceFlags devices;
 };
-
-std::string Ms(double seconds) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%.1f ms", seconds * 1e3);
-  return b;
-}
 
 Status RunCost(const CostArgs& a) {
   ASSIGN_OR_RETURN(Cluster cluster, a.devices.ResolveCluster());
@@ -144,7 +139,7 @@ Status RunCost(const CostArgs& a) {
   std::cout << a.model << ", strategy " << a.strategy << ", "
             << cluster.devices.size() << " devices\n\n";
   std::cout << std::left << std::setw(28) << "layer" << std::setw(10)
-            << "scheme" << std::right << std::setw(14) << "comm elems"
+            << "scheme" << std::right << std::setw(14) << "crossing"
             << std::setw(16) << "max weights/dev" << std::setw(16)
             << "max MACs/dev"
             << "\n";
@@ -154,19 +149,25 @@ Status RunCost(const CostArgs& a) {
     for (auto v : l.macs_per_device) mm = std::max(mm, v);
     std::cout << std::left << std::setw(28) << l.name << std::setw(10)
               << l.scheme << std::right << std::setw(14)
-              << l.communication_elements << std::setw(16) << mw
-              << std::setw(16) << mm << "\n";
+              << HumanBytes(l.communication_elements * kBytesPerElement)
+              << std::setw(16) << HumanBytes(mw * kBytesPerElement)
+              << std::setw(16) << HumanCount(mm) << "\n";
   }
-  std::cout << "\nC = " << c.communication_elements << " elements ("
-            << c.communication_elements * kBytesPerElement
-            << " bytes) per inference";
-  if (formula.ok())
-    std::cout << "; the paper's formulas give " << formula.value();
-  std::cout << "\nF = " << c.max_weight_bytes_per_device()
-            << " bytes of weights on the fullest device\nT = "
-            << c.macs_longest_path << " MACs on the longest path\n";
-  std::cout << std::fixed << std::setprecision(1)
-            << "memory: " << need[fullest] / 1048576.0 << " MiB on "
+  // C keeps its exact count beside the human one: it is what the paper's
+  // formulas are compared with.
+  std::cout << "\nC = "
+            << HumanBytes(c.communication_elements * kBytesPerElement)
+            << " per inference (" << c.communication_elements << " elements)";
+  if (formula.ok()) {
+    std::cout << "; the paper's formulas give "
+              << (formula.value() == c.communication_elements
+                      ? std::string("the same")
+                      : std::to_string(formula.value()) + " elements");
+  }
+  std::cout << "\nF = " << HumanBytes(c.max_weight_bytes_per_device())
+            << " of weights on the fullest device\nT = "
+            << HumanCount(c.macs_longest_path) << " MACs on the longest path\n";
+  std::cout << "memory: " << MiB(need[fullest]) << " on "
             << p.devices[fullest].name
             << ", the most of any device (weights + its largest weight while "
                "reordered + activations); "
@@ -176,21 +177,21 @@ Status RunCost(const CostArgs& a) {
   std::cout << "\nuplink        sends         transfers   busy at its "
                "bandwidth         receives\n";
   for (size_t d = 0; d < up_bytes.size(); ++d) {
-    std::string busy =
-        up_seconds(d) > 0 ? Ms(up_seconds(d)) : std::string("- (free link)");
+    std::string busy = up_seconds(d) > 0 ? HumanMs(up_seconds(d) * 1e3)
+                                         : std::string("- (free link)");
     if (d == busiest) busy += "   the busiest";
-    std::string down = std::to_string(down_bytes[d]) + " B";
+    std::string down = HumanBytes(down_bytes[d]);
     if (d == busiest_down && down_bytes[d] > 0) down += "   the most";
     std::cout << std::left << std::setw(14) << p.devices[d].name
-              << std::setw(14) << (std::to_string(up_bytes[d]) + " B")
-              << std::setw(12) << up_transfers[d] << std::setw(28) << busy
-              << down << "\n";
+              << std::setw(14) << HumanBytes(up_bytes[d]) << std::setw(12)
+              << up_transfers[d] << std::setw(28) << busy << down << "\n";
   }
   std::cout << "\n" << links.size() << " links carry data; the busiest:\n";
   for (size_t i = 0; i < links.size() && i < 5; ++i) {
     std::cout << "  " << p.devices[links[i].from].name << " -> "
-              << p.devices[links[i].to].name << ": " << links[i].bytes
-              << " B in " << links[i].transfers << " transfers\n";
+              << p.devices[links[i].to].name << ": "
+              << HumanBytes(links[i].bytes) << " in " << links[i].transfers
+              << (links[i].transfers == 1 ? " transfer\n" : " transfers\n");
   }
   return Status::Ok();
 }

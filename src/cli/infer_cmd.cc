@@ -18,6 +18,7 @@
 #include "models/load_model.h"
 #include "models/zoo.h"
 #include "util/stats.h"
+#include "util/units.h"
 
 namespace shoal {
 namespace {
@@ -179,9 +180,9 @@ Status RunInfer(const InferArgs& a) {
   } else {
     std::cout << "latency " << median << " ms\n";
   }
-  std::cout << "peak RSS " << PeakRssBytes() / (1 << 20)
-            << " MiB, activation arena " << ex->stats().arena_bytes / 1024
-            << " KiB\n";
+  std::cout << "peak RSS " << HumanBytes(PeakRssBytes())
+            << ", activation arena " << HumanBytes(ex->stats().arena_bytes)
+            << "\n";
   if (a.profile) {
     std::cout << "time by op (wall clock, mean of " << a.repeat
               << (a.repeat == 1 ? " run" : " runs")

@@ -10,11 +10,13 @@
 #include "cli/commands.h"
 #include "cli/lcp_train_cmd.h"
 #include "cli/plan_common.h"
+#include "graph/cost.h"
 #include "lcp/split_branches.h"
 #include "lcp/splitter.h"
 #include "models/load_model.h"
 #include "models/zoo.h"
 #include "onnx/onnx_export.h"
+#include "util/units.h"
 
 namespace shoal {
 namespace {
@@ -44,15 +46,20 @@ void PrintText(const LcpSummary& s, const Graph& g) {
   std::cout << "model " << s.model << " -> " << g.name << ": " << s.branches
             << " branches, fattened " << s.fatten_pct << "%, " << g.nodes.size()
             << " nodes\n"
-            << "  params  " << s.params << " (original " << s.original_params
-            << ", " << ratio(s.original_params, s.params) << " fewer)\n"
-            << "  MACs    " << s.macs << " (original " << s.original_macs
-            << ", " << ratio(s.original_macs, s.macs) << " fewer)\n"
-            << "  per branch: " << s.params_per_branch << " params, "
-            << s.macs_per_branch << " MACs, " << s.branch_memory_bytes
-            << " bytes (weights + peak activations)\n"
-            << "  communication per inference: " << s.communication_elements
-            << " elements (input to every branch, pre-final activations to "
+            << "  params  " << HumanCount(s.params) << " (original "
+            << HumanCount(s.original_params) << ", "
+            << ratio(s.original_params, s.params) << " fewer)\n"
+            << "  MACs    " << HumanCount(s.macs) << " (original "
+            << HumanCount(s.original_macs) << ", "
+            << ratio(s.original_macs, s.macs) << " fewer)\n"
+            << "  per branch: " << HumanCount(s.params_per_branch)
+            << " params, " << HumanCount(s.macs_per_branch) << " MACs, "
+            << HumanBytes(s.branch_memory_bytes)
+            << " (weights + peak activations)\n"
+            << "  communication per inference: "
+            << HumanBytes(s.communication_elements * kBytesPerElement) << " ("
+            << HumanCount(s.communication_elements)
+            << " elements: input to every branch, pre-final activations to "
                "the classifier)\n";
 }
 

@@ -15,6 +15,7 @@
 #include "profile/profiler.h"
 #include "sim/fit.h"
 #include "util/progress_bar.h"
+#include "util/units.h"
 
 namespace shoal {
 namespace {
@@ -100,9 +101,8 @@ Status RunProfile(const ProfileArgs& a) {
               << std::setw(12) << std::setprecision(2) << d.link.latency_s * 1e3
               << "  "
               << (d.has_cpu_quota && d.cpu_quota.limited()
-                      ? std::to_string(int(d.cpu_quota.quota_s * 1e6)) + "/" +
-                            std::to_string(int(d.cpu_quota.period_s * 1e6)) +
-                            " us"
+                      ? Percent(d.cpu_quota.quota_s / d.cpu_quota.period_s) +
+                            " of a core"
                       : std::string("none"))
               << "\n";
   }

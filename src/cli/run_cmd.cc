@@ -18,6 +18,7 @@
 #include "plan/plan_verify.h"
 #include "runtime/coordinator.h"
 #include "runtime/local_runner.h"
+#include "util/units.h"
 
 namespace shoal {
 namespace {
@@ -157,14 +158,15 @@ Status RunRun(const RunArgs& a, int* exit_code) {
         up += deploy.uploaded_bytes[d];
       }
       std::cout << "deployed to " << p.devices.size() << " workers in "
-                << deploy.ms << " ms (" << reused << " already had it; " << up
-                << " weight bytes uploaded)\n";
+                << HumanMs(deploy.ms) << " (" << reused << " already had it; "
+                << HumanBytes(up) << " of weights uploaded)\n";
     }
     std::cout << "ran " << a.plan << " (" << p.strategy << ", "
-              << p.devices.size() << " devices"
+              << Plural(static_cast<int64_t>(p.devices.size()), "device")
               << (a.local ? "" : " of " + a.cluster) << ") in "
-              << stats.latency_ms << " ms; output " << ShapeToString(out.shape)
-              << "; " << stats.bytes_total << " bytes between devices\n";
+              << HumanMs(stats.latency_ms) << "; output "
+              << ShapeToString(out.shape) << "; "
+              << HumanBytes(stats.bytes_total) << " between devices\n";
     if (a.check) {
       std::cout << "check against one device: max abs diff " << max_abs
                 << ", max rel diff " << max_rel

@@ -22,6 +22,7 @@
 #include "serve/server.h"
 #include "serve/status_json.h"
 #include "util/net_address.h"
+#include "util/units.h"
 
 namespace shoal {
 namespace {
@@ -103,9 +104,12 @@ void PrintStatus(const rpc::ServeStatusReply& s) {
   std::cout << "model " << s.model() << ", generation " << s.generation()
             << " (" << s.strategy() << "): " << s.accepted() << " accepted, "
             << s.answered() << " answered, " << s.failed() << " failed, "
-            << s.retried() << " retried, " << s.in_flight()
-            << " in flight; median latency " << std::fixed
-            << std::setprecision(1) << s.latency_ms_p50() << " ms\n";
+            << s.retried() << " retried, " << s.in_flight() << " in flight; "
+            << (s.latency_ms_p50() > 0
+                    ? "median latency " + HumanMs(s.latency_ms_p50())
+                    : std::string("none answered"))
+            << " in the last monitoring window\n"
+            << std::fixed;
   std::cout << "  device        state     share  predicted  measured  queue  "
                "busy\n";
   for (const auto& d : s.devices()) {

@@ -19,6 +19,7 @@
 #include "runtime/worker.h"
 #include "security/device_name.h"
 #include "util/net_address.h"
+#include "util/units.h"
 #include "util/version.h"
 
 namespace shoal {
@@ -142,23 +143,21 @@ Status RunWorker(const WorkerArgs& a) {
   if (announce) announcement = Announce(o, w->port());
   std::cout << "worker " << o.name << " listening on port " << w->port()
             << " (memory budget "
-            << (o.memory_bytes > 0 ? FormatBytes(o.memory_bytes)
+            << (o.memory_bytes > 0 ? HumanBytes(o.memory_bytes)
                                    : std::string("unlimited"))
             << ", weights cached in " << o.cache_dir << ", " << o.threads
             << (o.threads == 1 ? " kernel thread, " : " kernel threads, ")
             << (o.cpu_fraction > 0
-                    ? "compute paced to " + std::to_string(o.cpu_fraction) +
+                    ? "compute paced to " + Percent(o.cpu_fraction) +
                           " of a host core, "
                     : std::string())
             << (o.tls ? "mutual TLS as " + o.tls->name + ", "
                       : std::string("plaintext, "))
             << "link "
-            << (o.link.bandwidth_bps > 0
-                    ? std::to_string(o.link.bandwidth_bps / 1e6) + " Mbit/s"
-                    : std::string("unshaped"))
-            << (o.link.latency_s > 0
-                    ? " + " + std::to_string(o.link.latency_s * 1e3) + " ms"
-                    : std::string())
+            << (o.link.bandwidth_bps > 0 ? HumanBitRate(o.link.bandwidth_bps)
+                                         : std::string("unshaped"))
+            << (o.link.latency_s > 0 ? " + " + HumanMs(o.link.latency_s * 1e3)
+                                     : std::string())
             << ")" << std::endl;
   if (w->metrics_port() > 0) {
     std::cout << "worker " << o.name << " metrics on port " << w->metrics_port()

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "graph/cost.h"
 #include "models/zoo.h"
+#include "util/units.h"
 
 namespace shoal {
 
@@ -18,8 +19,8 @@ void AddZooCommand(CLI::App* app) {
     nlohmann::json out = nlohmann::json::array();
     if (!*json) {
       std::cout << std::left << std::setw(14) << "name" << std::setw(18)
-                << "input" << std::right << std::setw(14) << "params"
-                << std::setw(16) << "MACs"
+                << "input" << std::right << std::setw(10) << "params"
+                << std::setw(10) << "MACs"
                 << "  reference\n";
     }
     for (const auto& e : Zoo::Global().entries()) {
@@ -36,9 +37,9 @@ void AddZooCommand(CLI::App* app) {
                        {"reference", e.reference}});
       } else {
         std::cout << std::left << std::setw(14) << e.name << std::setw(18)
-                  << ShapeToString(e.input_shape) << std::right << std::setw(14)
-                  << c->params << std::setw(16) << c->macs << "  "
-                  << e.reference << "\n";
+                  << ShapeToString(e.input_shape) << std::right << std::setw(10)
+                  << HumanCount(c->params) << std::setw(10)
+                  << HumanCount(c->macs) << "  " << e.reference << "\n";
       }
     }
     if (*json) std::cout << out.dump(2) << std::endl;

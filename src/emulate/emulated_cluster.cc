@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -26,6 +27,7 @@
 #include "security/certs.h"
 #include "sim/latency_model.h"
 #include "util/net_address.h"
+#include "util/units.h"
 
 namespace shoal {
 namespace {
@@ -354,13 +356,15 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
       if (!dir.empty()) {
         dirs.push_back(dir);
         rep.cpu_limited = true;
-        rep.cpu_note = "cgroup cpu quota " + std::to_string(quota) + "/" +
-                       std::to_string(period) + " us";
+        rep.cpu_note = "cgroup cpu quota " +
+                       Percent(static_cast<double>(quota) / period) +
+                       " of a core (" + std::to_string(quota) + " of every " +
+                       std::to_string(period) + " us)";
       } else {
         rep.cpu_note = "NOT limited by the kernel (" + why + ")";
       }
-      rep.cpu_note += ", compute paced by the worker to " +
-                      std::to_string(d.cpu).substr(0, 5) + " of a core";
+      rep.cpu_note +=
+          ", compute paced by the worker to " + Percent(d.cpu) + " of a core";
     }
     if (d.memory_bytes > 0) {
       std::string why;
@@ -471,10 +475,10 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
     }
     out << "  " << d.name << " on " << d.address
         << (netns ? " in " + device_ns[index] : std::string()) << " (pid "
-        << pid << ", " << threads << " threads): cpu " << rep.cpu_note
+        << pid << ", " << Plural(threads, "thread") << "): cpu " << rep.cpu_note
         << "; memory " << rep.memory_note << "; link "
         << (d.link.bandwidth_bps > 0
-                ? Num(d.link.bandwidth_bps / 1e6) + " Mbit/s" +
+                ? HumanBitRate(d.link.bandwidth_bps) +
                       (netns ? " (shaped by the kernel)" : "")
                 : std::string("unshaped"))
         << (d.link.latency_s > 0 ? " + " + Num(d.link.latency_s * 1e3) +

@@ -10,6 +10,7 @@
 #include "graph/cost.h"
 #include "lcp/find_classifier.h"
 #include "lcp/split_branches.h"
+#include "util/units.h"
 
 namespace shoal {
 
@@ -63,10 +64,13 @@ StatusOr<SplitterResult> RunSplitter(const Graph& g, const SplitterBudget& b) {
     const bool mem_ok = s.branch_memory_bytes <= b.device_memory_bytes;
     const bool mac_ok = s.macs_per_branch <= b.device_macs;
     std::ostringstream line;
-    line << "K=" << k << ": one branch needs " << s.branch_memory_bytes
-         << " bytes (" << (mem_ok ? "fits" : "over") << " "
-         << b.device_memory_bytes << ") and " << s.macs_per_branch << " MACs ("
-         << (mac_ok ? "fits" : "over") << " " << b.device_macs << ")";
+    line << "K=" << k << ": one branch needs "
+         << HumanBytes(s.branch_memory_bytes) << " ("
+         << (mem_ok ? "fits" : "over") << " "
+         << HumanBytes(b.device_memory_bytes) << ") and "
+         << HumanCount(s.macs_per_branch) << " MACs ("
+         << (mac_ok ? "fits" : "over") << " " << HumanCount(b.device_macs)
+         << ")";
     r.steps.push_back(line.str());
     if (mem_ok && mac_ok) {
       r.graph = std::move(split);
@@ -78,10 +82,10 @@ StatusOr<SplitterResult> RunSplitter(const Graph& g, const SplitterBudget& b) {
   for (const auto& s : r.steps) why += "\n  " + s;
   return InvalidArgument(
       "no branch count meets the budget of " +
-      std::to_string(b.device_memory_bytes) + " bytes and " +
-      std::to_string(b.device_macs) + " MACs per device: dividing by " +
-      std::to_string(b.division_factor) + " past the pre-final width " +
-      std::to_string(pre_width) + " is not possible;" + why);
+      HumanBytes(b.device_memory_bytes) + " and " + HumanCount(b.device_macs) +
+      " MACs per device: dividing by " + std::to_string(b.division_factor) +
+      " past the pre-final width " + std::to_string(pre_width) +
+      " is not possible;" + why);
 }
 
 StatusOr<ClusterSplitResult> RunClusterSplitter(

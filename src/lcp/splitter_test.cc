@@ -34,7 +34,7 @@ TEST(SplitterTest, ImpossibleBudgetErrorsWithNumbers) {
   auto r = RunSplitter(Zoo("lenet5"), {100, 100, 2, 0});
   ASSERT_FALSE(r.ok());
   const std::string m = r.status().ToString();
-  EXPECT_NE(m.find("no branch count meets the budget of 100 bytes"),
+  EXPECT_NE(m.find("no branch count meets the budget of 100 B"),
             std::string::npos)
       << m;
   EXPECT_NE(m.find("K=64"), std::string::npos) << m;

@@ -10,6 +10,7 @@
 #include "partition/plan_builder.h"
 #include "partition/split_counts.h"
 #include "partition/strategy.h"
+#include "util/units.h"
 
 namespace shoal {
 
@@ -51,9 +52,9 @@ static StatusOr<Plan> PlanFuse(const Graph& g, const PlanOptions& opts) {
     const std::string what =
         fo.objective == FuseObjective::kBytes
             ? "least total communication C = " +
-                  std::to_string(c.cost.communication) + " elements"
+                  HumanCount(c.cost.communication) + " elements"
             : "least link time: each layer's busiest uplink, summed, " +
-                  std::to_string(std::llround(c.link_time)) + " elements" +
+                  HumanCount(std::llround(c.link_time)) + " elements" +
                   (fo.link_rates.empty() ? " (links taken as equal)"
                                          : " at the fastest link's rate");
     for (size_t i = 0; i < chain.size(); ++i) {

@@ -69,8 +69,8 @@ void PrintPlanTable(const Plan& p, std::ostream& os) {
        << HumanBytes(wb[d]) << std::setw(14) << HumanBytes(c.bytes_sent[d])
        << HumanBytes(c.bytes_received[d]) << "\n";
   }
-  os << "communication per inference: " << c.elements_total << " elements ("
-     << HumanBytes(c.bytes_total) << ")\n";
+  os << "communication per inference: " << HumanBytes(c.bytes_total) << " ("
+     << HumanCount(c.elements_total) << " elements)\n";
   if (!p.decisions.empty()) {
     os << "\nwhy:\n";
     for (const auto& d : p.decisions) {

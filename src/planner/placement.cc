@@ -8,6 +8,7 @@
 #include "partition/split_counts.h"
 #include "plan/deal.h"
 #include "plan/plan_cost.h"
+#include "util/units.h"
 
 namespace shoal {
 
@@ -258,9 +259,9 @@ Load UnitPricer::Price(int ui, const Placement& p) const {
     // once more while it is reordered: a unit alone needs up to 2x its
     // weights, so a 640 MiB fc is not placed whole on a 1 GiB device.
     if (!FitsWhole(w, devs[d].memory_bytes)) {
-      return fail(u.nodes[0] + " needs " + std::to_string(w) +
-                  " bytes of weights on " + devs[d].name + ", which can hold " +
-                  std::to_string(devs[d].memory_bytes / 2) +
+      return fail(u.nodes[0] + " needs " + MiB(w) + " of weights on " +
+                  devs[d].name + ", which can hold " +
+                  MiB(devs[d].memory_bytes / 2) +
                   " (once, and once more while reordered)");
     }
   }
@@ -455,8 +456,8 @@ Estimate EstimateAssignment(const UnitPricer& pr, const Assignment& a) {
     const int64_t cap = pr.Capacity(d);
     if (cap > 0 && w > cap && e.ok) {
       e.ok = false;
-      e.why = "device " + devs[d].name + " would hold " + std::to_string(w) +
-              " bytes of weights but can hold " + std::to_string(cap) +
+      e.why = "device " + devs[d].name + " would hold " + MiB(w) +
+              " of weights but can hold " + MiB(cap) +
               " (half its memory: cache and engine" +
               (pr.Reserved(d) > 0 ? ", after reorder room" : "") + ")";
     }

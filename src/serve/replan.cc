@@ -6,6 +6,7 @@
 
 #include "plan/plan_json.h"
 #include "serve/monitor.h"
+#include "util/units.h"
 
 namespace shoal {
 
@@ -136,19 +137,19 @@ std::string SwitchReportText(const SwitchReport& r) {
   if (!r.first) {
     char buf[200];
     std::snprintf(buf, sizeof(buf),
-                  "; %s %d request(s) of generation %lld; switch took %.0f ms",
+                  "; %s %d %s of generation %lld; switch took %.0f ms",
                   r.cancelled ? "cancelled (to retry once)" : "drained",
-                  r.old_requests, static_cast<long long>(r.old_generation),
-                  r.switch_ms);
+                  r.old_requests, r.old_requests == 1 ? "request" : "requests",
+                  static_cast<long long>(r.old_generation), r.switch_ms);
     done = buf;
   }
   char deployed[160];
   std::snprintf(deployed, sizeof(deployed),
-                "  deployed in %.0f ms (%lld weight bytes uploaded)",
-                r.deploy_ms, static_cast<long long>(r.uploaded_bytes));
+                "  deployed in %.0f ms (%s of weights uploaded)", r.deploy_ms,
+                HumanBytes(r.uploaded_bytes).c_str());
   return std::string(r.first ? "plan:" : "re-plan ->") + " generation " +
          std::to_string(r.generation) + " (" + r.strategy + " on " +
-         std::to_string(r.devices.size()) + " devices" +
+         Plural(static_cast<int64_t>(r.devices.size()), "device") +
          (r.note.empty() ? "" : "; " + r.note) + ") because " + r.reason +
          "\n  shares: " + SharesLine(r.old_devices, r.devices) +
          "\n  predicted compute per request: " + pred_line + "\n" + deployed +

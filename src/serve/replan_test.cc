@@ -137,8 +137,8 @@ TEST(Replan, RecordAndReportOfASwitch) {
             "  predicted compute per request: dev0 4.00 ms (measured on the "
             "old plan: 5.00 ms), dev1 7.00 ms (measured on the old plan: "
             "12.50 ms)\n"
-            "  deployed in 120 ms (4096 weight bytes uploaded); drained 2 "
-            "request(s) of generation 2; switch took 300 ms");
+            "  deployed in 120 ms (4.0 KiB of weights uploaded); drained 2 "
+            "requests of generation 2; switch took 300 ms");
   SwitchReport first;
   first.first = true;
   first.generation = 1;
@@ -149,11 +149,11 @@ TEST(Replan, RecordAndReportOfASwitch) {
   first.predicted_ms = {3};
   first.drained_first = true;
   EXPECT_EQ(SwitchReportText(first),
-            "plan: generation 1 (pipeline on 1 devices; fell back) because "
+            "plan: generation 1 (pipeline on 1 device; fell back) because "
             "start\n"
             "  shares: dev0 1.00\n"
             "  predicted compute per request: dev0 3.00 ms\n"
-            "  deployed in 0 ms (0 weight bytes uploaded) after draining "
+            "  deployed in 0 ms (0 B of weights uploaded) after draining "
             "first");
 }
 

@@ -25,6 +25,7 @@
 #include "serve/serve_metrics.h"
 #include "shoal.grpc.pb.h"
 #include "util/clock.h"
+#include "util/units.h"
 
 namespace shoal {
 
@@ -467,10 +468,19 @@ struct Server::Impl final : public rpc::Inference::Service {
                     loads[d].queue_mean);
       per += buf;
     }
-    Log("generation %lld (%s): %zu answered in %.1f s, median %.1f ms; "
-        "compute per request measured/predicted: %s",
-        static_cast<long long>(cur->id()), cur->strategy().c_str(), lat.size(),
-        since / 1e3, Median(lat), per.c_str());
+    char answered[96];
+    if (lat.empty()) {
+      std::snprintf(answered, sizeof(answered), "none answered in %.1f s",
+                    since / 1e3);
+    } else {
+      std::snprintf(answered, sizeof(answered),
+                    "%zu answered in %.1f s, median %s", lat.size(),
+                    since / 1e3, HumanMs(Median(lat)).c_str());
+    }
+    Log("generation %lld (%s): %s; compute per request measured/predicted: "
+        "%s",
+        static_cast<long long>(cur->id()), cur->strategy().c_str(), answered,
+        per.c_str());
   }
 
   // Plan devices that answer but no longer hold `cur`'s deployment (the
