@@ -24,6 +24,7 @@
 #include "train/engine_eval.h"
 #include "train/fashion_mnist.h"
 #include "train/trainer.h"
+#include "util/units.h"
 
 namespace shoal {
 namespace {
@@ -105,9 +106,10 @@ StatusOr<TrainedModel> TrainAndCheck(const Graph& g, const ImageDataset& data,
   TrainedModel t;
   ASSIGN_OR_RETURN(t.cost, ComputeGraphCost(g));
   t.used = o.limit > 0 ? std::min(o.limit, data.train.count) : data.train.count;
-  std::cerr << "training " << g.name << " (" << t.cost.params << " params, "
-            << t.cost.macs << " MACs) on " << t.used << " images of "
-            << data.dir << ", testing on " << data.test.count << "\n";
+  std::cerr << "training " << g.name << " (" << HumanCount(t.cost.params)
+            << " params, " << HumanCount(t.cost.macs) << " MACs) on " << t.used
+            << " images of " << data.dir << ", testing on " << data.test.count
+            << "\n";
   ASSIGN_OR_RETURN(t.r, TrainGraph(g, data, o));
   RETURN_IF_ERROR(ExportOnnx(Model{g, t.r.weights}, out));
   // The engine runs the file as written, as `shoal infer` would.
@@ -144,9 +146,10 @@ Status RunFattenLoop(const LcpTrainArgs& a, const Graph& original,
                    TrainAndCheck(original, data, o, scratch));
   const double base_acc = base.e.accuracy;
   if (!a.json) {
-    std::cout << "original " << original.name << ": " << base.cost.params
-              << " params, " << base.cost.macs << " MACs, test "
-              << Pct(base_acc) << "\n"
+    std::cout << "original " << original.name << ": "
+              << HumanCount(base.cost.params) << " params, "
+              << HumanCount(base.cost.macs) << " MACs, test " << Pct(base_acc)
+              << "\n"
               << std::flush;
   }
   nlohmann::json steps = nlohmann::json::array();
@@ -158,9 +161,9 @@ Status RunFattenLoop(const LcpTrainArgs& a, const Graph& original,
     const double drop = 100 * (base_acc - t.e.accuracy);
     const bool ok = drop <= a.target_drop + 1e-9;
     std::cout << "fatten " << std::setw(4) << Num(f) << "%: " << g.name << ", "
-              << t.cost.params << " params, " << t.cost.macs << " MACs, test "
-              << Pct(t.e.accuracy) << ", " << std::fixed << std::setprecision(2)
-              << std::fabs(drop)
+              << HumanCount(t.cost.params) << " params, "
+              << HumanCount(t.cost.macs) << " MACs, test " << Pct(t.e.accuracy)
+              << ", " << std::fixed << std::setprecision(2) << std::fabs(drop)
               << (drop >= 0 ? " points below" : " points above")
               << " the original" << (ok ? " (within " : " (over ")
               << a.target_drop << ")\n"
@@ -272,10 +275,10 @@ Status RunLcpTrain(const LcpTrainArgs& a) {
     std::cout << j.dump(2) << "\n";
     return Status::Ok();
   }
-  std::cout << g.name << ": " << cost.params << " params, " << cost.macs
-            << " MACs, " << a.epochs << " epoch" << (a.epochs == 1 ? "" : "s")
-            << " on " << used << " images in " << std::fixed
-            << std::setprecision(1) << r.train_seconds << " s\n"
+  std::cout << g.name << ": " << HumanCount(cost.params) << " params, "
+            << HumanCount(cost.macs) << " MACs, " << a.epochs << " epoch"
+            << (a.epochs == 1 ? "" : "s") << " on " << used << " images in "
+            << std::fixed << std::setprecision(1) << r.train_seconds << " s\n"
             << "  test accuracy (trainer, libtorch): " << Pct(r.test_accuracy)
             << " of " << data.test.count << " images\n"
             << "  test accuracy (engine, " << a.out << "): " << Pct(e.accuracy)

@@ -8,6 +8,7 @@
 #include "graph/cost.h"
 #include "partition/plan_builder.h"
 #include "partition/strategy.h"
+#include "util/units.h"
 
 namespace shoal {
 
@@ -77,8 +78,9 @@ static StatusOr<Plan> PlanPipeline(const Graph& g, const PlanOptions& opts) {
         g.nodes[cuts[d]].name + ".." + g.nodes[cuts[d + 1] - 1].name,
         "pipeline",
         "stage " + std::to_string(d) + " on " + opts.devices[d].name + ": " +
-            std::to_string(cuts[d + 1] - cuts[d]) + " layers, cost " +
-            std::to_string(static_cast<int64_t>(macs))});
+            Plural(cuts[d + 1] - cuts[d], "layer") + ", cost " +
+            HumanCount(static_cast<int64_t>(macs)) +
+            " (MACs + output elements)"});
   }
   return p;
 }

@@ -13,6 +13,7 @@
 #include "sim/fit.h"
 #include "util/net_address.h"
 #include "util/stats.h"
+#include "util/units.h"
 
 namespace shoal {
 
@@ -176,8 +177,8 @@ StatusOr<ProbeResult> Probe(const DeviceSpec& d, rpc::Worker::Stub* stub,
   ctx.set_deadline(DeadlineIn(o.rpc_timeout_ms));
   grpc::Status s = stub->ProbeLink(&ctx, req, &rep);
   if (!s.ok()) {
-    return FromGrpc(s, Who(d) + " could not send " + std::to_string(bytes) +
-                           " bytes to " + target);
+    return FromGrpc(
+        s, Who(d) + " could not send " + HumanBytes(bytes) + " to " + target);
   }
   return ProbeResult{{rep.seconds().begin(), rep.seconds().end()},
                      rep.cpu_seconds()};
