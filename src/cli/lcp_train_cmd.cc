@@ -57,7 +57,8 @@ std::string Pct(double v) {
   return o.str();
 }
 
-// One line per epoch; on a terminal, a bar redrawn in place as batches go.
+// One line per epoch; on a terminal, a bar redrawn in place as batches go,
+// with the time left in the whole run.
 void ShowProgress(const TrainProgress& p, bool tty) {
   std::ostringstream line;
   line << "epoch " << p.epoch << "/" << p.epochs << " ";
@@ -70,9 +71,12 @@ void ShowProgress(const TrainProgress& p, bool tty) {
   }
   line << std::fixed << std::setprecision(4) << " loss " << p.loss << " acc "
        << Pct(p.accuracy) << " lr " << std::setprecision(5) << p.lr;
-  if (p.epoch_done)
+  if (p.epoch_done) {
     line << " test " << Pct(p.test_accuracy) << " " << std::setprecision(1)
          << p.seconds << "s";
+  } else if (const double left = TrainSecondsLeft(p); left >= 0) {
+    line << ", " << HumanMs(left * 1e3) << " left";
+  }
   if (tty) {
     // Redraw at most every 20 batches, and the final line of each epoch.
     if (!p.epoch_done && p.batch % 20 != 0) return;
@@ -292,6 +296,14 @@ Status RunLcpTrain(const LcpTrainArgs& a) {
 }
 
 }  // namespace
+
+double TrainSecondsLeft(const TrainProgress& p) {
+  if (p.batch <= 0 || p.batches <= 0) return -1;
+  const double per_batch = p.seconds / p.batch;
+  const int64_t batches_left =
+      (p.batches - p.batch) + int64_t{p.epochs - p.epoch} * p.batches;
+  return per_batch * static_cast<double>(batches_left);
+}
 
 void AddLcpTrainCommand(CLI::App* lcp) {
   auto a = std::make_shared<LcpTrainArgs>();

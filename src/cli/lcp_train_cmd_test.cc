@@ -1,6 +1,8 @@
 // `shoal lcp train` as a user runs it: a short run on Fashion-MNIST learns,
 // and the engine scores the written ONNX exactly as the trainer did; bad
 // datasets end with a non-zero exit and a message naming the file.
+#include "cli/lcp_train_cmd.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -24,6 +26,17 @@ nlohmann::json LastJson(const std::string& out) {
   const size_t at = out.rfind("\n{");
   return nlohmann::json::parse(out.substr(at == std::string::npos ? 0 : at + 1),
                                nullptr, false);
+}
+
+TEST(LcpTrainCmd, TimeLeftAtThePaceOfTheEpochSoFar) {
+  TrainProgress p;
+  p.epoch = 2;
+  p.epochs = 3;
+  p.batches = 100;
+  EXPECT_LT(TrainSecondsLeft(p), 0) << "no batch yet: no pace";
+  p.batch = 25;
+  p.seconds = 5;  // 0.2 s a batch; 75 left in this epoch and 100 in the next
+  EXPECT_DOUBLE_EQ(TrainSecondsLeft(p), 0.2 * 175);
 }
 
 TEST(LcpTrainCmd, ShortRunLearnsAndEngineAgrees) {
