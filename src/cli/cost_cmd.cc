@@ -1,7 +1,6 @@
 // `shoal cost MODEL --devices N --strategy S`: F, T and C of a strategy's
 // Plan, per layer, counted from the Plan (and, for the fully-distributed
 // paper's schemes, its formulas, which must agree).
-#include <cstdio>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -27,8 +26,29 @@ struct CostArgs {
   DeviceFlags devices;
 };
 
-Status RunCost(const CostArgs& a) {
-  ASSIGN_OR_RETURN(Cluster cluster, a.devices.ResolveCluster());
+// Everything `cost` reports, computed once for the JSON and the text.
+struct CostReport {
+  Cluster cluster;
+  Plan plan;
+  PlanCost cost;
+  StatusOr<int64_t> formula = Unsupported("not computed");
+  // What each worker needs, by the rule the planners and workers use.
+  std::vector<int64_t> need;
+  size_t fullest = 0;
+  Status fits;
+  // Traffic per link and per uplink (what a device sends, over its one
+  // radio): the busiest uplink, not the total, bounds the time. What each
+  // device receives: on a radio that carries its uplink and its downlink
+  // at the link's rate, a device that every partial sum goes to is bound
+  // by this side.
+  std::vector<LinkTraffic> links;
+  std::vector<int64_t> up_bytes, down_bytes;
+  std::vector<int> up_transfers;
+  std::vector<double> up_seconds;  // at the link's bandwidth; 0 when free
+  size_t busiest = 0, busiest_down = 0;
+};
+
+StatusOr<Plan> CostPlan(const CostArgs& a, const Cluster& cluster, Model* m) {
   PlanOptions po;
   po.strategy = a.strategy;
   po.devices = cluster.PlanDevices();
@@ -41,103 +61,113 @@ Status RunCost(const CostArgs& a) {
   po.model.spec = a.model;
   ASSIGN_OR_RETURN(auto shape, ParseInputShapeFlag(a.input_shape));
   if (shape) po.model.input_shape = *shape;
-  ASSIGN_OR_RETURN(Model m, LoadPlanModel(po.model, false));
-  ASSIGN_OR_RETURN(Plan p, MakePlan(m.graph, po));
-  ASSIGN_OR_RETURN(PlanCost c, ComputePlanCost(p, m.graph));
-  auto formula = FormulaCommunication(p, m.graph);
-  // What each worker needs, by the rule the planners and workers use.
+  ASSIGN_OR_RETURN(*m, LoadPlanModel(po.model, false));
+  return MakePlan(m->graph, po);
+}
+
+void CountMemory(const Graph& g, CostReport* r) {
+  const Plan& p = r->plan;
   const auto wb = WeightBytesPerDevice(p);
   const auto largest = LargestWeightPerDevice(p);
   const auto act = PeakActivationPerDevice(p);
-  std::vector<int64_t> need(p.devices.size());
-  size_t fullest = 0;
-  for (size_t d = 0; d < need.size(); ++d) {
-    need[d] = DeviceWeightMemory(wb[d], largest[d]) + act[d];
-    if (need[d] > need[fullest]) fullest = d;
+  r->need.assign(p.devices.size(), 0);
+  for (size_t d = 0; d < r->need.size(); ++d) {
+    r->need[d] = DeviceWeightMemory(wb[d], largest[d]) + act[d];
+    if (r->need[d] > r->need[r->fullest]) r->fullest = d;
   }
-  const Status fits = CheckPlanMemory(p, m.graph);
-  // Traffic per link and per uplink (what a device sends, over its one
-  // radio): the busiest uplink, not the total, bounds the time.
-  const std::vector<LinkTraffic> links = TrafficPerLink(p);
-  std::vector<int64_t> up_bytes(p.devices.size(), 0);
-  std::vector<int> up_transfers(p.devices.size(), 0);
-  // What each device receives: on a radio that carries its uplink and its
-  // downlink at the link's rate, a device that every partial sum goes to
-  // is bound by this side.
-  std::vector<int64_t> down_bytes(p.devices.size(), 0);
-  for (const auto& l : links) {
-    up_bytes[l.from] += l.bytes;
-    up_transfers[l.from] += l.transfers;
-    down_bytes[l.to] += l.bytes;
+  r->fits = CheckPlanMemory(p, g);
+}
+
+void CountLinks(CostReport* r) {
+  const size_t n = r->plan.devices.size();
+  r->links = TrafficPerLink(r->plan);
+  r->up_bytes.assign(n, 0);
+  r->down_bytes.assign(n, 0);
+  r->up_transfers.assign(n, 0);
+  for (const auto& l : r->links) {
+    r->up_bytes[l.from] += l.bytes;
+    r->up_transfers[l.from] += l.transfers;
+    r->down_bytes[l.to] += l.bytes;
   }
-  size_t busiest_down = 0;
-  for (size_t d = 0; d < down_bytes.size(); ++d) {
-    if (down_bytes[d] > down_bytes[busiest_down]) busiest_down = d;
+  r->up_seconds.assign(n, 0);
+  for (size_t d = 0; d < n && d < r->cluster.devices.size(); ++d) {
+    const double bps = r->cluster.devices[d].link.bandwidth_bps;
+    if (bps > 0) r->up_seconds[d] = r->up_bytes[d] * 8.0 / bps;
   }
-  // Seconds an uplink is busy at its bandwidth; 0 on a free link.
-  auto up_seconds = [&](size_t d) {
-    const double bps =
-        d < cluster.devices.size() ? cluster.devices[d].link.bandwidth_bps : 0;
-    return bps > 0 ? up_bytes[d] * 8.0 / bps : 0.0;
-  };
-  size_t busiest = 0;
-  for (size_t d = 0; d < up_bytes.size(); ++d) {
-    const bool more = up_seconds(d) != up_seconds(busiest)
-                          ? up_seconds(d) > up_seconds(busiest)
-                          : up_bytes[d] > up_bytes[busiest];
-    if (more) busiest = d;
+  for (size_t d = 0; d < n; ++d) {
+    if (r->down_bytes[d] > r->down_bytes[r->busiest_down]) r->busiest_down = d;
+    const size_t b = r->busiest;
+    const bool more = r->up_seconds[d] != r->up_seconds[b]
+                          ? r->up_seconds[d] > r->up_seconds[b]
+                          : r->up_bytes[d] > r->up_bytes[b];
+    if (more) r->busiest = d;
   }
-  if (a.json) {
-    nlohmann::json j;
-    j["strategy"] = a.strategy;
-    j["devices"] = cluster.devices.size();
-    j["layers"] = nlohmann::json::array();
-    for (const auto& l : c.layers) {
-      j["layers"].push_back(
-          {{"name", l.name},
-           {"scheme", l.scheme},
-           {"communication_elements", l.communication_elements},
-           {"communication_bytes", l.communication_elements * kBytesPerElement},
-           {"weight_elements_per_device", l.weight_elements_per_device},
-           {"macs_per_device", l.macs_per_device}});
-    }
-    j["total"] = {
-        {"communication_elements", c.communication_elements},
-        {"communication_bytes", c.communication_elements * kBytesPerElement},
-        {"max_weight_bytes_per_device", c.max_weight_bytes_per_device()},
-        {"weight_bytes_per_device", c.weight_bytes_per_device},
-        {"macs_longest_path", c.macs_longest_path},
-        {"memory_bytes_per_device", need},
-        {"fits_memory", fits.ok()}};
-    if (formula.ok()) {
-      j["total"]["formula_communication_elements"] = formula.value();
-    }
-    j["links"] = nlohmann::json::array();
-    for (const auto& l : links) {
-      j["links"].push_back({{"from", p.devices[l.from].name},
-                            {"to", p.devices[l.to].name},
-                            {"bytes", l.bytes},
-                            {"transfers", l.transfers}});
-    }
-    j["uplinks"] = nlohmann::json::array();
-    for (size_t d = 0; d < up_bytes.size(); ++d) {
-      j["uplinks"].push_back({{"device", p.devices[d].name},
-                              {"bytes", up_bytes[d]},
-                              {"transfers", up_transfers[d]},
-                              {"busy_seconds", up_seconds(d)}});
-    }
-    j["busiest_uplink"] = p.devices[busiest].name;
-    j["downlinks"] = nlohmann::json::array();
-    for (size_t d = 0; d < down_bytes.size(); ++d) {
-      j["downlinks"].push_back(
-          {{"device", p.devices[d].name}, {"bytes", down_bytes[d]}});
-    }
-    j["busiest_downlink"] = p.devices[busiest_down].name;
-    std::cout << j.dump(1) << "\n";
-    return Status::Ok();
+}
+
+StatusOr<CostReport> ComputeCost(const CostArgs& a) {
+  CostReport r;
+  ASSIGN_OR_RETURN(r.cluster, a.devices.ResolveCluster());
+  Model m;
+  ASSIGN_OR_RETURN(r.plan, CostPlan(a, r.cluster, &m));
+  ASSIGN_OR_RETURN(r.cost, ComputePlanCost(r.plan, m.graph));
+  r.formula = FormulaCommunication(r.plan, m.graph);
+  CountMemory(m.graph, &r);
+  CountLinks(&r);
+  return r;
+}
+
+nlohmann::json CostJson(const CostArgs& a, const CostReport& r) {
+  const Plan& p = r.plan;
+  const PlanCost& c = r.cost;
+  nlohmann::json j;
+  j["strategy"] = a.strategy;
+  j["devices"] = r.cluster.devices.size();
+  j["layers"] = nlohmann::json::array();
+  for (const auto& l : c.layers) {
+    j["layers"].push_back(
+        {{"name", l.name},
+         {"scheme", l.scheme},
+         {"communication_elements", l.communication_elements},
+         {"communication_bytes", l.communication_elements * kBytesPerElement},
+         {"weight_elements_per_device", l.weight_elements_per_device},
+         {"macs_per_device", l.macs_per_device}});
   }
-  std::cout << a.model << ", strategy " << a.strategy << ", "
-            << cluster.devices.size() << " devices\n\n";
+  j["total"] = {
+      {"communication_elements", c.communication_elements},
+      {"communication_bytes", c.communication_elements * kBytesPerElement},
+      {"max_weight_bytes_per_device", c.max_weight_bytes_per_device()},
+      {"weight_bytes_per_device", c.weight_bytes_per_device},
+      {"macs_longest_path", c.macs_longest_path},
+      {"memory_bytes_per_device", r.need},
+      {"fits_memory", r.fits.ok()}};
+  if (r.formula.ok()) {
+    j["total"]["formula_communication_elements"] = r.formula.value();
+  }
+  j["links"] = nlohmann::json::array();
+  for (const auto& l : r.links) {
+    j["links"].push_back({{"from", p.devices[l.from].name},
+                          {"to", p.devices[l.to].name},
+                          {"bytes", l.bytes},
+                          {"transfers", l.transfers}});
+  }
+  j["uplinks"] = nlohmann::json::array();
+  for (size_t d = 0; d < r.up_bytes.size(); ++d) {
+    j["uplinks"].push_back({{"device", p.devices[d].name},
+                            {"bytes", r.up_bytes[d]},
+                            {"transfers", r.up_transfers[d]},
+                            {"busy_seconds", r.up_seconds[d]}});
+  }
+  j["busiest_uplink"] = p.devices[r.busiest].name;
+  j["downlinks"] = nlohmann::json::array();
+  for (size_t d = 0; d < r.down_bytes.size(); ++d) {
+    j["downlinks"].push_back(
+        {{"device", p.devices[d].name}, {"bytes", r.down_bytes[d]}});
+  }
+  j["busiest_downlink"] = p.devices[r.busiest_down].name;
+  return j;
+}
+
+void PrintLayers(const PlanCost& c) {
   std::cout << std::left << std::setw(28) << "layer" << std::setw(10)
             << "scheme" << std::right << std::setw(14) << "crossing"
             << std::setw(16) << "max weights/dev" << std::setw(16)
@@ -153,46 +183,67 @@ Status RunCost(const CostArgs& a) {
               << std::setw(16) << HumanBytes(mw * kBytesPerElement)
               << std::setw(16) << HumanCount(mm) << "\n";
   }
+}
+
+void PrintTotals(const CostReport& r) {
+  const PlanCost& c = r.cost;
   // C keeps its exact count beside the human one: it is what the paper's
   // formulas are compared with.
   std::cout << "\nC = "
             << HumanBytes(c.communication_elements * kBytesPerElement)
             << " per inference (" << c.communication_elements << " elements)";
-  if (formula.ok()) {
+  if (r.formula.ok()) {
     std::cout << "; the paper's formulas give "
-              << (formula.value() == c.communication_elements
+              << (r.formula.value() == c.communication_elements
                       ? std::string("the same")
-                      : std::to_string(formula.value()) + " elements");
+                      : std::to_string(r.formula.value()) + " elements");
   }
   std::cout << "\nF = " << HumanBytes(c.max_weight_bytes_per_device())
             << " of weights on the fullest device\nT = "
             << HumanCount(c.macs_longest_path) << " MACs on the longest path\n";
-  std::cout << "memory: " << MiB(need[fullest]) << " on "
-            << p.devices[fullest].name
+  std::cout << "memory: " << MiB(r.need[r.fullest]) << " on "
+            << r.plan.devices[r.fullest].name
             << ", the most of any device (weights + its largest weight while "
                "reordered + activations); "
-            << (fits.ok() ? "every device holds its part" : fits.message())
+            << (r.fits.ok() ? "every device holds its part" : r.fits.message())
             << "\n";
-  if (links.empty()) return Status::Ok();
+}
+
+void PrintTraffic(const CostReport& r) {
+  const Plan& p = r.plan;
   std::cout << "\nuplink        sends         transfers   busy at its "
                "bandwidth         receives\n";
-  for (size_t d = 0; d < up_bytes.size(); ++d) {
-    std::string busy = up_seconds(d) > 0 ? HumanMs(up_seconds(d) * 1e3)
-                                         : std::string("- (free link)");
-    if (d == busiest) busy += "   the busiest";
-    std::string down = HumanBytes(down_bytes[d]);
-    if (d == busiest_down && down_bytes[d] > 0) down += "   the most";
+  for (size_t d = 0; d < r.up_bytes.size(); ++d) {
+    std::string busy = r.up_seconds[d] > 0 ? HumanMs(r.up_seconds[d] * 1e3)
+                                           : std::string("- (free link)");
+    if (d == r.busiest) busy += "   the busiest";
+    std::string down = HumanBytes(r.down_bytes[d]);
+    if (d == r.busiest_down && r.down_bytes[d] > 0) down += "   the most";
     std::cout << std::left << std::setw(14) << p.devices[d].name
-              << std::setw(14) << HumanBytes(up_bytes[d]) << std::setw(12)
-              << up_transfers[d] << std::setw(28) << busy << down << "\n";
+              << std::setw(14) << HumanBytes(r.up_bytes[d]) << std::setw(12)
+              << r.up_transfers[d] << std::setw(28) << busy << down << "\n";
   }
-  std::cout << "\n" << links.size() << " links carry data; the busiest:\n";
-  for (size_t i = 0; i < links.size() && i < 5; ++i) {
-    std::cout << "  " << p.devices[links[i].from].name << " -> "
-              << p.devices[links[i].to].name << ": "
-              << HumanBytes(links[i].bytes) << " in " << links[i].transfers
-              << (links[i].transfers == 1 ? " transfer\n" : " transfers\n");
+  std::cout << "\n" << r.links.size() << " links carry data; the busiest:\n";
+  for (size_t i = 0; i < r.links.size() && i < 5; ++i) {
+    const LinkTraffic& l = r.links[i];
+    std::cout << "  " << p.devices[l.from].name << " -> "
+              << p.devices[l.to].name << ": " << HumanBytes(l.bytes) << " in "
+              << Plural(l.transfers, "transfer") << "\n";
   }
+}
+
+Status RunCost(const CostArgs& a) {
+  ASSIGN_OR_RETURN(CostReport r, ComputeCost(a));
+  if (a.json) {
+    std::cout << CostJson(a, r).dump(1) << "\n";
+    return Status::Ok();
+  }
+  std::cout << a.model << ", strategy " << a.strategy << ", "
+            << Plural(static_cast<int64_t>(r.cluster.devices.size()), "device")
+            << "\n\n";
+  PrintLayers(r.cost);
+  PrintTotals(r);
+  if (!r.links.empty()) PrintTraffic(r);
   return Status::Ok();
 }
 
