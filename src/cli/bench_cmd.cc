@@ -34,6 +34,154 @@ struct BenchArgs {
   bool json = false, tasks = false;
 };
 
+// Warm-up: first-touch costs (primitive creation, weight reorders) are not
+// the steady state, and each replica pays them on its first request, so
+// requests until every replica of every task has run once (a device listed
+// several times in a deal by speed needs its first turn only).
+int64_t WarmUpRequests(const Plan& p) {
+  int64_t warm = 1;
+  for (const auto& t : p.tasks) {
+    for (int d : t.Replicas()) {
+      const auto first = std::find(t.devices.begin(), t.devices.end(), d);
+      warm = std::max<int64_t>(warm, first - t.devices.begin() + 1);
+    }
+  }
+  return warm;
+}
+
+// What the timed requests gave, in the order they ended.
+struct Measured {
+  std::vector<double> lat;
+  std::vector<int64_t> ok_seqs;
+  std::vector<TraceSpan> spans;  // the requests, for --trace
+  Status first_error;
+  int failed = 0, finished = 0;
+  double wall_s = 0;
+};
+
+// The requests, `concurrency` in flight. The first failed request stops
+// the run: a lost device fails every later request too, and the report of
+// those done is what is worth having.
+Measured SendRequests(Coordinator* coord, const Tensor& input,
+                      const BenchArgs& a) {
+  std::atomic<int> next{0}, finished{0};
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  Measured m;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto client = [&] {
+    for (int i; !stop && (i = next++) < a.requests;) {
+      Tensor out;
+      RunStats s;
+      const double sent = SteadySeconds();
+      Status st = coord->Run(input, &out, &s, i + 1);
+      const double answered = SteadySeconds();
+      std::lock_guard<std::mutex> lock(mu);
+      m.spans.push_back(
+          {TraceSpan::Kind::kRequest, -1, i + 1, -1, sent, sent, answered});
+      if (st.ok()) {
+        m.lat.push_back(s.latency_ms);
+        m.ok_seqs.push_back(i + 1);
+      } else {
+        m.failed++;
+        if (m.first_error.ok()) m.first_error = st;
+        stop = true;
+      }
+      finished++;
+    }
+  };
+  std::vector<std::thread> clients;
+  for (int k = 0; k < a.concurrency; ++k) clients.emplace_back(client);
+  ProgressBar bar("requests", a.requests, ProgressBar::Unit::kCount);
+  while (finished < a.requests && !stop) {
+    bar.Update(finished);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (auto& c : clients) c.join();
+  bar.Finish();
+  m.finished = finished;
+  m.wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  return m;
+}
+
+// One device's row: its compute per request is the sum of its tasks'
+// medians; `coord_sent`/`coord_received` are the coordinator's part of its
+// traffic (input scatter, output gather), which the worker does not count.
+BenchDeviceReport DeviceReport(const DeviceStats& d, const Plan& p,
+                               int64_t coord_sent, int64_t coord_received) {
+  BenchDeviceReport dr;
+  dr.name = d.name;
+  dr.error = d.error;
+  for (size_t t = 0; t < d.task_compute_ms.size(); ++t) {
+    const auto& runs = d.task_compute_ms[t];
+    if (runs.empty()) continue;
+    const double med =
+        Quantile(std::vector<double>(runs.begin(), runs.end()), 0.5);
+    dr.compute_ms_median += med;
+    dr.task_runs += runs.size();
+    dr.tasks.push_back({int(t), p.tasks[t].name, int64_t(runs.size()), med});
+  }
+  dr.busy_ms = d.busy_ms;
+  dr.idle_ms = std::max(0.0, d.elapsed_ms - d.busy_ms);
+  dr.wait_ms_total = d.wait_ms;
+  dr.bytes_sent = d.bytes_sent + coord_sent;
+  dr.bytes_received = d.bytes_received + coord_received;
+  dr.queue_histogram = d.queue_histogram;
+  dr.requests_failed = d.requests_failed;
+  return dr;
+}
+
+BenchReport MakeReport(const BenchArgs& a, const Plan& p, const Measured& m,
+                       const std::vector<DeviceStats>& ds) {
+  // Workers count what they send and receive; the coordinator's own part
+  // is added so that the bytes equal the plan's counted bytes.
+  std::vector<int64_t> coord_sent(ds.size(), 0), coord_received(ds.size(), 0);
+  for (int64_t seq : m.ok_seqs) {
+    AddCoordinatorBytes(p, seq, &coord_sent, &coord_received);
+  }
+  BenchReport r;
+  r.plan = a.plan;
+  r.cluster = a.cluster;
+  r.strategy = p.strategy;
+  r.model = p.model.spec;
+  r.requests = a.requests;
+  r.concurrency = a.concurrency;
+  r.failed = m.failed;
+  r.not_sent = a.requests - m.finished;
+  r.latency_ms = m.lat;
+  r.wall_s = m.wall_s;
+  r.print_tasks = a.tasks;
+  if (!m.first_error.ok()) r.first_error = m.first_error.message();
+  for (size_t i = 0; i < ds.size(); ++i) {
+    r.devices.push_back(
+        DeviceReport(ds[i], p, coord_sent[i], coord_received[i]));
+  }
+  return r;
+}
+
+// --trace and --timeline: the requests' spans and every device's.
+Status WriteSpans(const BenchArgs& a, const Plan& p,
+                  const std::vector<DeviceStats>& ds,
+                  std::vector<TraceSpan> spans) {
+  int64_t dropped = 0;
+  for (const auto& d : ds) {
+    spans.insert(spans.end(), d.timeline.begin(), d.timeline.end());
+    dropped += d.timeline_dropped;
+  }
+  if (!a.trace.empty()) RETURN_IF_ERROR(WriteTrace(a.trace, p, spans));
+  if (!a.timeline.empty()) {
+    RETURN_IF_ERROR(WriteTimelineSvg(
+        a.timeline, p, spans, "measured: " + a.plan + " on " + a.cluster));
+  }
+  if (dropped > 0) {
+    std::cerr << "warning: the workers kept the first spans only; " << dropped
+              << " more are not in the trace\n";
+  }
+  return Status::Ok();
+}
+
 Status RunBench(const BenchArgs& a) {
   if (a.requests < 1 || a.concurrency < 1) {
     return InvalidArgument("--requests and --concurrency must be >= 1");
@@ -51,121 +199,24 @@ Status RunBench(const BenchArgs& a) {
   DeployReport dep;
   RETURN_IF_ERROR(coord->Deploy(m.weights, &dep));
   upload->Finish();
-  // Warm-up: first-touch costs (primitive creation, weight reorders) are
-  // not the steady state, and each replica pays them on its first request,
-  // so requests until every replica of every task has run once (a device
-  // listed several times in a deal by speed needs its first turn only).
-  int64_t warm = 1;
-  for (const auto& t : p.tasks) {
-    for (int d : t.Replicas()) {
-      const auto first = std::find(t.devices.begin(), t.devices.end(), d);
-      warm = std::max<int64_t>(warm, first - t.devices.begin() + 1);
-    }
-  }
-  for (int64_t seq = 0; seq < warm; ++seq) {
+  for (int64_t seq = 0, warm = WarmUpRequests(p); seq < warm; ++seq) {
     Tensor out;
     RETURN_IF_ERROR(
         coord->Run(input, &out, nullptr, seq).WithContext("warm-up"));
   }
   RETURN_IF_ERROR(coord->Stats(/*reset=*/true).status());
 
-  std::atomic<int> next{0}, finished{0};
-  // The first failed request stops the run: a lost device fails every
-  // later request too, and the report of those done is what is worth having.
-  std::atomic<bool> stop{false};
-  std::mutex mu;
-  std::vector<double> lat;
-  std::vector<int64_t> ok_seqs;
-  std::vector<TraceSpan> spans;  // the requests, for --trace
-  Status first_error;
-  int failed = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto client = [&] {
-    for (int i; !stop && (i = next++) < a.requests;) {
-      Tensor out;
-      RunStats s;
-      const double sent = SteadySeconds();
-      Status st = coord->Run(input, &out, &s, i + 1);
-      const double answered = SteadySeconds();
-      std::lock_guard<std::mutex> lock(mu);
-      spans.push_back(
-          {TraceSpan::Kind::kRequest, -1, i + 1, -1, sent, sent, answered});
-      if (st.ok()) {
-        lat.push_back(s.latency_ms);
-        ok_seqs.push_back(i + 1);
-      } else {
-        failed++;
-        if (first_error.ok()) first_error = st;
-        stop = true;
-      }
-      finished++;
-    }
-  };
-  std::vector<std::thread> clients;
-  for (int k = 0; k < a.concurrency; ++k) clients.emplace_back(client);
-  ProgressBar bar("requests", a.requests, ProgressBar::Unit::kCount);
-  while (finished < a.requests && !stop) {
-    bar.Update(finished);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  for (auto& c : clients) c.join();
-  bar.Finish();
-  const double wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-          .count();
-  if (lat.empty()) {
-    return first_error.WithContext(
+  const Measured got = SendRequests(coord.get(), input, a);
+  if (got.lat.empty()) {
+    return got.first_error.WithContext(
         "bench stopped at the first request, which failed");
   }
   const bool want_spans = !a.trace.empty() || !a.timeline.empty();
   // After a failure the devices that still answer report; the lost one is
   // listed without statistics.
   ASSIGN_OR_RETURN(auto ds, coord->Stats(false, want_spans,
-                                         /*skip_lost=*/failed > 0));
-  // Workers count what they send and receive; the coordinator's own part
-  // (input scatter, output gather) is added so that the bytes equal the
-  // plan's counted bytes.
-  std::vector<int64_t> coord_sent(ds.size(), 0), coord_received(ds.size(), 0);
-  for (int64_t seq : ok_seqs) {
-    AddCoordinatorBytes(p, seq, &coord_sent, &coord_received);
-  }
-  BenchReport r;
-  r.plan = a.plan;
-  r.cluster = a.cluster;
-  r.strategy = p.strategy;
-  r.model = p.model.spec;
-  r.requests = a.requests;
-  r.concurrency = a.concurrency;
-  r.failed = failed;
-  r.not_sent = a.requests - finished;
-  r.latency_ms = lat;
-  r.wall_s = wall_s;
-  r.print_tasks = a.tasks;
-  if (!first_error.ok()) r.first_error = first_error.message();
-  for (size_t i = 0; i < ds.size(); ++i) {
-    const DeviceStats& d = ds[i];
-    BenchDeviceReport dr;
-    dr.name = d.name;
-    dr.error = d.error;
-    // A device's compute per request: the sum of its tasks' medians.
-    for (size_t t = 0; t < d.task_compute_ms.size(); ++t) {
-      const auto& runs = d.task_compute_ms[t];
-      if (runs.empty()) continue;
-      const double med =
-          Quantile(std::vector<double>(runs.begin(), runs.end()), 0.5);
-      dr.compute_ms_median += med;
-      dr.task_runs += runs.size();
-      dr.tasks.push_back({int(t), p.tasks[t].name, int64_t(runs.size()), med});
-    }
-    dr.busy_ms = d.busy_ms;
-    dr.idle_ms = std::max(0.0, d.elapsed_ms - d.busy_ms);
-    dr.wait_ms_total = d.wait_ms;
-    dr.bytes_sent = d.bytes_sent + coord_sent[i];
-    dr.bytes_received = d.bytes_received + coord_received[i];
-    dr.queue_histogram = d.queue_histogram;
-    dr.requests_failed = d.requests_failed;
-    r.devices.push_back(std::move(dr));
-  }
+                                         /*skip_lost=*/got.failed > 0));
+  BenchReport r = MakeReport(a, p, got, ds);
   SetDevicePower(p, cluster, &r);
   if (a.json) {
     std::cout << BenchReportJson(r).dump(1) << "\n";
@@ -174,30 +225,16 @@ Status RunBench(const BenchArgs& a) {
   }
   // The trace after the report: a trace file that cannot be written fails
   // the command without losing the measurement.
-  Status traced;
-  if (want_spans) {
-    int64_t dropped = 0;
-    for (const auto& d : ds) {
-      spans.insert(spans.end(), d.timeline.begin(), d.timeline.end());
-      dropped += d.timeline_dropped;
-    }
-    if (!a.trace.empty()) traced = WriteTrace(a.trace, p, spans);
-    if (traced.ok() && !a.timeline.empty()) {
-      traced = WriteTimelineSvg(a.timeline, p, spans,
-                                "measured: " + a.plan + " on " + a.cluster);
-    }
-    if (traced.ok() && dropped > 0) {
-      std::cerr << "warning: the workers kept the first spans only; " << dropped
-                << " more are not in the trace\n";
-    }
-  }
-  if (failed) {
+  const Status traced =
+      want_spans ? WriteSpans(a, p, ds, got.spans) : Status::Ok();
+  if (got.failed) {
     // The requests' error is the exit status; the trace's is not lost.
     if (!traced.ok()) std::cerr << "shoal: error: " << traced.message() << "\n";
-    return first_error.WithContext(
-        "bench stopped at the first failure (" + std::to_string(lat.size()) +
-        " requests answered, " + std::to_string(failed) + " failed, " +
-        std::to_string(r.not_sent) + " not sent)");
+    return got.first_error.WithContext(
+        "bench stopped at the first failure (" +
+        std::to_string(got.lat.size()) + " requests answered, " +
+        std::to_string(got.failed) + " failed, " + std::to_string(r.not_sent) +
+        " not sent)");
   }
   return traced;
 }
