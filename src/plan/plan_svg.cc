@@ -38,45 +38,59 @@ struct Box {
   double x, y, h;
 };
 
-}  // namespace
+// Where everything goes: a column per step of the task graph (the input at
+// 0, each task right of the latest it reads from, the output last) and a
+// box per (task, device), stacked when a cell holds several.
+struct Layout {
+  std::map<int, int> col;  // task -> column
+  int n_col = 0;
+  std::map<std::pair<int, int>, Box> boxes;  // (task, device) -> box
+};
 
-std::string PlanSvg(const Plan& p, const std::string& title) {
-  const int n_dev = static_cast<int>(p.devices.size());
-  // Columns: the input at 0, each task right of the latest it reads from.
-  std::map<int, int> col{{kModelInput, 0}};
+Layout LayOut(const Plan& p) {
+  Layout l;
+  l.col[kModelInput] = 0;
   int last = 0;
   for (const Task& t : p.tasks) {
     int c = 1;
     for (const Transfer& x : p.transfers) {
       if (x.dst.task != t.id) continue;
-      auto it = col.find(x.src.task);
-      if (it != col.end()) c = std::max(c, it->second + 1);
+      auto it = l.col.find(x.src.task);
+      if (it != l.col.end()) c = std::max(c, it->second + 1);
     }
-    col[t.id] = c;
+    l.col[t.id] = c;
     last = std::max(last, c);
   }
-  col[kModelOutput] = last + 1;
-  const int n_col = last + 2;
-
-  // The boxes of each (column, device) cell, stacked when several.
+  l.col[kModelOutput] = last + 1;
+  l.n_col = last + 2;
   std::map<std::pair<int, int>, std::vector<int>> cells;
   cells[{0, p.input_device}].push_back(kModelInput);
   for (const Task& t : p.tasks) {
-    for (int d : t.Replicas()) cells[{col[t.id], d}].push_back(t.id);
+    for (int d : t.Replicas()) cells[{l.col[t.id], d}].push_back(t.id);
   }
-  cells[{n_col - 1, p.output_device}].push_back(kModelOutput);
-  std::map<std::pair<int, int>, Box> boxes;  // (task, device) -> box
+  cells[{l.n_col - 1, p.output_device}].push_back(kModelOutput);
   for (const auto& [cell, ids] : cells) {
     const double h = (kRowH - 2 * kPad - 4.0 * (ids.size() - 1)) / ids.size();
     for (size_t i = 0; i < ids.size(); ++i) {
-      boxes[{ids[i], cell.second}] = {
+      l.boxes[{ids[i], cell.second}] = {
           kLeft + cell.first * kColW + (kColW - kBoxW) / 2,
           kTop + cell.second * kRowH + kPad + i * (h + 4), h};
     }
   }
+  return l;
+}
 
-  // Transfers per request, over one cycle of the round robins: (src task,
-  // dst task, src device, dst device) -> bytes and a tooltip.
+// Transfers per request, over one cycle of the round robins: (src task,
+// dst task, src device, dst device) -> bytes and a tooltip.
+struct Flows {
+  using Key = std::tuple<int, int, int, int>;
+  std::map<Key, double> bytes;
+  std::map<Key, std::string> tips;
+  double most = 1, cross_total = 0;  // of the arrows between devices
+  int crossing = 0;
+};
+
+Flows CountFlows(const Plan& p) {
   int64_t cycle = 1;
   for (const Task& t : p.tasks) {
     const int64_t n = std::max<int64_t>(1, t.devices.size());
@@ -84,32 +98,29 @@ std::string PlanSvg(const Plan& p, const std::string& title) {
     if (l > kMaxCycle) break;
     cycle = l;
   }
-  using Key = std::tuple<int, int, int, int>;
-  std::map<Key, double> bytes;
-  std::map<Key, std::string> tips;
+  Flows f;
   for (int64_t seq = 0; seq < cycle; ++seq) {
     for (const Transfer& x : p.transfers) {
-      const Key k{x.src.task, x.dst.task, p.DeviceOf(x.src.task, seq),
-                  p.DeviceOf(x.dst.task, seq)};
-      bytes[k] += static_cast<double>(p.WireBytes(x)) / cycle;
-      if (seq == 0 && tips[k].size() < 400) {
-        tips[k] += x.src.tensor + " " + x.src.region.ToString() + " -> " +
-                   x.dst.tensor + "; ";
+      const Flows::Key k{x.src.task, x.dst.task, p.DeviceOf(x.src.task, seq),
+                         p.DeviceOf(x.dst.task, seq)};
+      f.bytes[k] += static_cast<double>(p.WireBytes(x)) / cycle;
+      if (seq == 0 && f.tips[k].size() < 400) {
+        f.tips[k] += x.src.tensor + " " + x.src.region.ToString() + " -> " +
+                     x.dst.tensor + "; ";
       }
     }
   }
-  double most = 1, cross_total = 0;
-  int crossing = 0;
-  for (const auto& [k, b] : bytes) {
+  for (const auto& [k, b] : f.bytes) {
     if (std::get<2>(k) == std::get<3>(k)) continue;
-    most = std::max(most, b);
-    cross_total += b;
-    ++crossing;
+    f.most = std::max(f.most, b);
+    f.cross_total += b;
+    ++f.crossing;
   }
+  return f;
+}
 
-  const double width = kLeft + n_col * kColW + 20;
-  const double height = kTop + n_dev * kRowH + 30;
-  std::ostringstream o;
+void DrawHeader(const Plan& p, const std::string& title, const Flows& f,
+                double width, double height, std::ostream& o) {
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << SvgNum(width)
     << "\" height=\"" << SvgNum(height) << "\" viewBox=\"0 0 " << SvgNum(width)
     << " " << SvgNum(height)
@@ -123,14 +134,17 @@ std::string PlanSvg(const Plan& p, const std::string& title) {
     << SvgEscape(title) << "</text>\n";
   o << "<text x=\"10\" y=\"36\">"
     << SvgEscape(
-           "strategy " + p.strategy + ", " + std::to_string(n_dev) +
+           "strategy " + p.strategy + ", " + std::to_string(p.devices.size()) +
            " devices, " + std::to_string(p.tasks.size()) + " tasks; " +
-           HumanBytes(static_cast<int64_t>(cross_total)) +
-           " between devices per request in " + std::to_string(crossing) +
-           " arrows (thicker: more bytes; hover a box or an arrow for details)")
+           HumanBytes(static_cast<int64_t>(f.cross_total)) +
+           " between devices per request in " + std::to_string(f.crossing) +
+           " arrows (thicker: more bytes; hover a box or an arrow for "
+           "details)")
     << "</text>\n";
-  // Device rows.
-  for (int d = 0; d < n_dev; ++d) {
+}
+
+void DrawDeviceRows(const Plan& p, double width, std::ostream& o) {
+  for (size_t d = 0; d < p.devices.size(); ++d) {
     const double y = kTop + d * kRowH;
     o << "<rect x=\"0\" y=\"" << SvgNum(y) << "\" width=\"" << SvgNum(width)
       << "\" height=\"" << SvgNum(kRowH) << "\" fill=\""
@@ -142,13 +156,19 @@ std::string PlanSvg(const Plan& p, const std::string& title) {
       << "</text><text x=\"8\" y=\"" << SvgNum(y + kRowH / 2 + 12)
       << "\" fill=\"#555\">" << SvgEscape(share.str()) << "</text>\n";
   }
-  // Arrows under the boxes: local ones faint, crossing ones red.
+}
+
+// Arrows under the boxes: local ones faint, crossing ones red, thicker for
+// more bytes. Every arrow is labelled where that stays readable; a big
+// plan's bytes are summed per column instead, below the rows.
+void DrawArrows(const Plan& p, const Layout& l, const Flows& f,
+                std::ostream& o) {
   std::map<int, double> gap_bytes;  // by the column arrows lead into
-  for (const auto& [k, b] : bytes) {
+  for (const auto& [k, b] : f.bytes) {
     const auto [src, dst, ds, dd] = k;
-    auto a = boxes.find({src, ds});
-    auto z = boxes.find({dst, dd});
-    if (a == boxes.end() || z == boxes.end()) continue;
+    auto a = l.boxes.find({src, ds});
+    auto z = l.boxes.find({dst, dd});
+    if (a == l.boxes.end() || z == l.boxes.end()) continue;
     const double x1 = a->second.x + kBoxW, y1 = a->second.y + a->second.h / 2;
     const double x2 = z->second.x, y2 = z->second.y + z->second.h / 2;
     if (ds == dd) {
@@ -157,19 +177,17 @@ std::string PlanSvg(const Plan& p, const std::string& title) {
         << "\" stroke=\"#bbb\" stroke-width=\"1\"/>\n";
       continue;
     }
-    const double w = 1 + 4 * std::sqrt(b / most);
+    const double w = 1 + 4 * std::sqrt(b / f.most);
     const std::string tip = p.devices[ds].name + " -> " + p.devices[dd].name +
                             ": " + HumanBytes(static_cast<int64_t>(b)) +
-                            " per request; " + tips[k];
+                            " per request; " + f.tips.at(k);
     o << "<g><title>" << SvgEscape(tip) << "</title><line x1=\"" << SvgNum(x1)
       << "\" y1=\"" << SvgNum(y1) << "\" x2=\"" << SvgNum(x2) << "\" y2=\""
       << SvgNum(y2) << "\" stroke=\"#c0392b\" stroke-opacity=\""
       << "0.7\" stroke-width=\"" << SvgNum(w)
       << "\" marker-end=\"url(#arrow)\"/>";
-    // Every arrow labelled where that stays readable; a big plan's bytes
-    // are summed per column instead (below the rows).
-    gap_bytes[col[dst]] += b;
-    if (crossing <= kLabelArrows) {
+    gap_bytes[l.col.at(dst)] += b;
+    if (f.crossing <= kLabelArrows) {
       o << "<text x=\"" << SvgNum((x1 + x2) / 2) << "\" y=\""
         << SvgNum((y1 + y2) / 2 - 3)
         << "\" font-size=\"9\" text-anchor=\"middle\" fill=\"#7b241c\">"
@@ -177,8 +195,8 @@ std::string PlanSvg(const Plan& p, const std::string& title) {
     }
     o << "</g>\n";
   }
-  if (crossing > kLabelArrows) {
-    const double y = kTop + n_dev * kRowH + 16;
+  if (f.crossing > kLabelArrows) {
+    const double y = kTop + p.devices.size() * kRowH + 16;
     o << "<text x=\"8\" y=\"" << SvgNum(y) << "\" fill=\"#7b241c\">"
       << "into the step:</text>\n";
     for (const auto& [c, b] : gap_bytes) {
@@ -187,8 +205,10 @@ std::string PlanSvg(const Plan& p, const std::string& title) {
         << HumanBytes(static_cast<int64_t>(b)) << "</text>\n";
     }
   }
-  // Boxes.
-  for (const auto& [key, box] : boxes) {
+}
+
+void DrawBoxes(const Plan& p, const Layout& l, std::ostream& o) {
+  for (const auto& [key, box] : l.boxes) {
     const auto [id, d] = key;
     std::string label, tip;
     const char* fill = kColors[d % 12];
@@ -222,6 +242,20 @@ std::string PlanSvg(const Plan& p, const std::string& title) {
     }
     o << "</g>\n";
   }
+}
+
+}  // namespace
+
+std::string PlanSvg(const Plan& p, const std::string& title) {
+  const Layout l = LayOut(p);
+  const Flows f = CountFlows(p);
+  const double width = kLeft + l.n_col * kColW + 20;
+  const double height = kTop + p.devices.size() * kRowH + 30;
+  std::ostringstream o;
+  DrawHeader(p, title, f, width, height, o);
+  DrawDeviceRows(p, width, o);
+  DrawArrows(p, l, f, o);
+  DrawBoxes(p, l, o);
   o << "</svg>\n";
   return o.str();
 }
