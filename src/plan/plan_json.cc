@@ -176,6 +176,135 @@ json PlanToJson(const Plan& p) {
   return j;
 }
 
+namespace {
+
+// The parts of a plan file. Each throws json::exception on a missing key
+// or a wrong type, which PlanFromJson turns into one message.
+StatusOr<ModelRef> ModelFromJson(const json& m) {
+  ModelRef r;
+  r.spec = m.at("spec").get<std::string>();
+  r.input_shape = JsonInts<int64_t>(m.at("input_shape"));
+  r.weights_seed = JsonInt<uint64_t>(m.at("weights_seed"));
+  r.fuse_batchnorm = m.at("fuse_batchnorm").get<bool>();
+  r.lcp_branches = JsonIntOr<int64_t>(m, "lcp_branches", 0);
+  r.lcp_fatten_pct = m.value("lcp_fatten_pct", 0.0);
+  if (r.lcp_branches < 0 || r.lcp_fatten_pct < 0) {
+    return InvalidArgument(
+        "model.lcp_branches and model.lcp_fatten_pct "
+        "must not be negative");
+  }
+  if (!m.contains("lcp_shares")) return r;
+  const auto& s = m.at("lcp_shares");
+  if (!s.is_array() || static_cast<int64_t>(s.size()) != r.lcp_branches) {
+    return InvalidArgument(
+        "model.lcp_shares must be one number per LCP branch");
+  }
+  for (const auto& v : s) {
+    const double x = v.get<double>();
+    if (!(x >= kMinShare && x <= kMaxShare)) {
+      return InvalidArgument("model.lcp_shares must be within [" +
+                             std::to_string(kMinShare) + ", " +
+                             std::to_string(kMaxShare) + "]");
+    }
+    r.lcp_shares.push_back(x);
+  }
+  return r;
+}
+
+StatusOr<WireSettings> WireFromJson(const json& w) {
+  WireSettings r;
+  ASSIGN_OR_RETURN(r.dtype,
+                   ParseWireDtype(w.value("dtype", std::string("f32"))));
+  const std::string c = w.value("compression", std::string("none"));
+  if (c != "none" && c != "lz4") {
+    return InvalidArgument("plan's wire.compression '" + c +
+                           "' is not one of none, lz4");
+  }
+  r.lz4 = c == "lz4";
+  return r;
+}
+
+StatusOr<Task> TaskFromJson(const json& jt) {
+  Task t;
+  t.id = JsonInt<int>(jt.at("id"));
+  t.name = jt.at("name").get<std::string>();
+  t.devices = JsonInts<int>(jt.at("devices"));
+  t.layer = jt.at("layer").get<std::string>();
+  t.scheme = jt.at("scheme").get<std::string>();
+  for (const auto& w : jt.at("weights")) {
+    auto r = RegionFromJson(w.at("region"));
+    if (!r.ok()) return r.status().WithContext("task " + t.name);
+    t.weights.push_back(WeightSlice{w.at("name").get<std::string>(),
+                                    w.at("source").get<std::string>(),
+                                    std::move(r).value()});
+  }
+  auto g = GraphFromJson(jt.at("fragment"));
+  if (!g.ok()) return g.status().WithContext("task " + t.name);
+  t.fragment = std::move(g).value();
+  return t;
+}
+
+StatusOr<Transfer> TransferFromJson(const json& jx) {
+  Transfer x;
+  ASSIGN_OR_RETURN(x.src, EndpointFromJson(jx.at("src")));
+  ASSIGN_OR_RETURN(x.dst, EndpointFromJson(jx.at("dst")));
+  const std::string merge = jx.at("merge").get<std::string>();
+  if (merge != "copy" && merge != "sum") {
+    return InvalidArgument("transfer merge '" + merge +
+                           "' is neither copy nor sum");
+  }
+  x.merge = merge == "sum" ? Merge::kSum : Merge::kCopy;
+  x.layer = jx.value("layer", "");
+  return x;
+}
+
+// Everything but the tasks and transfers.
+Status HeaderFromJson(const json& j, Plan* p) {
+  p->version = JsonInt<int>(j.at("version"));
+  if (p->version != kPlanVersion) {
+    return InvalidArgument("plan version " + std::to_string(p->version) +
+                           " is not supported (this shoal reads version " +
+                           std::to_string(kPlanVersion) + ")");
+  }
+  p->strategy = j.at("strategy").get<std::string>();
+  ASSIGN_OR_RETURN(p->model, ModelFromJson(j.at("model")));
+  for (const auto& d : j.at("devices")) {
+    p->devices.push_back(PlanDevice{d.at("name").get<std::string>(),
+                                    d.at("share").get<double>(),
+                                    JsonInt<int64_t>(d.at("memory_bytes"))});
+    RETURN_IF_ERROR(CheckPlanDevice(p->devices.back()));
+  }
+  const json& in = j.at("input");
+  p->input_name = in.at("name").get<std::string>();
+  p->input_shape = JsonInts<int64_t>(in.at("shape"));
+  p->input_device = JsonInt<int>(in.at("device"));
+  p->input_pixels = in.value("pixels", false);
+  if (j.contains("broadcast")) {  // absent in older plans: direct sends
+    p->broadcast.fanout = JsonInt<int>(j.at("broadcast").at("fanout"));
+    p->broadcast.chunk_bytes =
+        JsonInt<int64_t>(j.at("broadcast").at("chunk_bytes"));
+  }
+  if (j.contains("wire")) {  // absent: float32, uncompressed
+    ASSIGN_OR_RETURN(p->wire, WireFromJson(j.at("wire")));
+  }
+  const json& out = j.at("output");
+  p->output_name = out.at("name").get<std::string>();
+  p->output_shape = JsonInts<int64_t>(out.at("shape"));
+  p->output_device = JsonInt<int>(out.at("device"));
+  for (const auto& d : j.at("decisions")) {
+    p->decisions.push_back(LayerDecision{d.at("layer").get<std::string>(),
+                                         d.at("scheme").get<std::string>(),
+                                         d.at("reason").get<std::string>()});
+  }
+  // Optional: plans made before predictions existed have none.
+  if (j.contains("prediction")) {
+    p->prediction = PredictionFromJson(j.at("prediction"));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<Plan> PlanFromJson(const json& j) {
   Plan p;
   try {
@@ -183,110 +312,13 @@ StatusOr<Plan> PlanFromJson(const json& j) {
       return InvalidArgument(
           "not a shoal plan (no \"format\": \"shoal-plan\")");
     }
-    p.version = JsonInt<int>(j.at("version"));
-    if (p.version != kPlanVersion) {
-      return InvalidArgument("plan version " + std::to_string(p.version) +
-                             " is not supported (this shoal reads version " +
-                             std::to_string(kPlanVersion) + ")");
-    }
-    p.strategy = j.at("strategy").get<std::string>();
-    const auto& m = j.at("model");
-    p.model.spec = m.at("spec").get<std::string>();
-    p.model.input_shape = JsonInts<int64_t>(m.at("input_shape"));
-    p.model.weights_seed = JsonInt<uint64_t>(m.at("weights_seed"));
-    p.model.fuse_batchnorm = m.at("fuse_batchnorm").get<bool>();
-    p.model.lcp_branches = JsonIntOr<int64_t>(m, "lcp_branches", 0);
-    p.model.lcp_fatten_pct = m.value("lcp_fatten_pct", 0.0);
-    if (p.model.lcp_branches < 0 || p.model.lcp_fatten_pct < 0) {
-      return InvalidArgument(
-          "model.lcp_branches and model.lcp_fatten_pct "
-          "must not be negative");
-    }
-    if (m.contains("lcp_shares")) {
-      const auto& s = m.at("lcp_shares");
-      if (!s.is_array() ||
-          static_cast<int64_t>(s.size()) != p.model.lcp_branches) {
-        return InvalidArgument(
-            "model.lcp_shares must be one number per LCP branch");
-      }
-      for (const auto& v : s) {
-        const double x = v.get<double>();
-        if (!(x >= kMinShare && x <= kMaxShare)) {
-          return InvalidArgument("model.lcp_shares must be within [" +
-                                 std::to_string(kMinShare) + ", " +
-                                 std::to_string(kMaxShare) + "]");
-        }
-        p.model.lcp_shares.push_back(x);
-      }
-    }
-    for (const auto& d : j.at("devices")) {
-      p.devices.push_back(PlanDevice{d.at("name").get<std::string>(),
-                                     d.at("share").get<double>(),
-                                     JsonInt<int64_t>(d.at("memory_bytes"))});
-      RETURN_IF_ERROR(CheckPlanDevice(p.devices.back()));
-    }
-    p.input_name = j.at("input").at("name").get<std::string>();
-    p.input_shape = JsonInts<int64_t>(j.at("input").at("shape"));
-    p.input_device = JsonInt<int>(j.at("input").at("device"));
-    p.input_pixels = j.at("input").value("pixels", false);
-    if (j.contains("broadcast")) {  // absent in older plans: direct sends
-      p.broadcast.fanout = JsonInt<int>(j.at("broadcast").at("fanout"));
-      p.broadcast.chunk_bytes =
-          JsonInt<int64_t>(j.at("broadcast").at("chunk_bytes"));
-    }
-    if (j.contains("wire")) {  // absent: float32, uncompressed
-      const json& w = j.at("wire");
-      ASSIGN_OR_RETURN(p.wire.dtype,
-                       ParseWireDtype(w.value("dtype", std::string("f32"))));
-      const std::string c = w.value("compression", std::string("none"));
-      if (c != "none" && c != "lz4") {
-        return InvalidArgument("plan's wire.compression '" + c +
-                               "' is not one of none, lz4");
-      }
-      p.wire.lz4 = c == "lz4";
-    }
-    p.output_name = j.at("output").at("name").get<std::string>();
-    p.output_shape = JsonInts<int64_t>(j.at("output").at("shape"));
-    p.output_device = JsonInt<int>(j.at("output").at("device"));
-    for (const auto& d : j.at("decisions")) {
-      p.decisions.push_back(LayerDecision{d.at("layer").get<std::string>(),
-                                          d.at("scheme").get<std::string>(),
-                                          d.at("reason").get<std::string>()});
-    }
-    // Optional: plans made before predictions existed have none.
-    if (j.contains("prediction")) {
-      p.prediction = PredictionFromJson(j.at("prediction"));
-    }
+    RETURN_IF_ERROR(HeaderFromJson(j, &p));
     for (const auto& jt : j.at("tasks")) {
-      Task t;
-      t.id = JsonInt<int>(jt.at("id"));
-      t.name = jt.at("name").get<std::string>();
-      t.devices = JsonInts<int>(jt.at("devices"));
-      t.layer = jt.at("layer").get<std::string>();
-      t.scheme = jt.at("scheme").get<std::string>();
-      for (const auto& w : jt.at("weights")) {
-        auto r = RegionFromJson(w.at("region"));
-        if (!r.ok()) return r.status().WithContext("task " + t.name);
-        t.weights.push_back(WeightSlice{w.at("name").get<std::string>(),
-                                        w.at("source").get<std::string>(),
-                                        std::move(r).value()});
-      }
-      auto g = GraphFromJson(jt.at("fragment"));
-      if (!g.ok()) return g.status().WithContext("task " + t.name);
-      t.fragment = std::move(g).value();
+      ASSIGN_OR_RETURN(Task t, TaskFromJson(jt));
       p.tasks.push_back(std::move(t));
     }
     for (const auto& jx : j.at("transfers")) {
-      Transfer x;
-      ASSIGN_OR_RETURN(x.src, EndpointFromJson(jx.at("src")));
-      ASSIGN_OR_RETURN(x.dst, EndpointFromJson(jx.at("dst")));
-      const std::string merge = jx.at("merge").get<std::string>();
-      if (merge != "copy" && merge != "sum") {
-        return InvalidArgument("transfer merge '" + merge +
-                               "' is neither copy nor sum");
-      }
-      x.merge = merge == "sum" ? Merge::kSum : Merge::kCopy;
-      x.layer = jx.value("layer", "");
+      ASSIGN_OR_RETURN(Transfer x, TransferFromJson(jx));
       p.transfers.push_back(std::move(x));
     }
   } catch (const json::exception& e) {
