@@ -64,9 +64,7 @@ std::string IndexToString(const std::vector<int64_t>& at) {
   return out + "]";
 }
 
-}  // namespace
-
-Status VerifyPlan(const Plan& p) {
+Status CheckDevicesAndBroadcast(const Plan& p) {
   const int nd = static_cast<int>(p.devices.size());
   if (nd == 0) return InvalidArgument("plan has no devices");
   if (p.input_device < 0 || p.input_device >= nd || p.output_device < 0 ||
@@ -83,101 +81,128 @@ Status VerifyPlan(const Plan& p) {
         ", chunk_bytes " + std::to_string(kMinBroadcastChunkBytes) + ".." +
         std::to_string(kMaxBroadcastChunkBytes));
   }
+  return Status::Ok();
+}
+
+// Task `i`: its id, its devices, and its weight slices against its
+// fragment.
+Status CheckTask(const Plan& p, size_t i) {
+  const Task& t = p.tasks[i];
+  const int nd = static_cast<int>(p.devices.size());
+  if (t.id != static_cast<int>(i)) {
+    return InvalidArgument("task ids must be 0..n-1 in order; task " + t.name +
+                           " has id " + std::to_string(t.id) + " at position " +
+                           std::to_string(i));
+  }
+  if (t.devices.empty()) {
+    return InvalidArgument("task " + t.name + " has no device");
+  }
+  for (int d : t.devices) {
+    if (d < 0 || d >= nd) {
+      return InvalidArgument("task " + t.name + " names device " +
+                             std::to_string(d) + " but the plan has " +
+                             std::to_string(nd));
+    }
+  }
+  for (const auto& w : t.weights) {
+    const TensorInfo* ti = t.fragment.FindTensor(w.name);
+    if (ti == nullptr || !ti->is_weight()) {
+      return InvalidArgument("task " + t.name + " slices weight '" + w.name +
+                             "', which its fragment does not read");
+    }
+    if (w.region.begin.size() != w.region.end.size() ||
+        w.region.extent() != ti->shape) {
+      return InvalidArgument("task " + t.name + ": slice " +
+                             w.region.ToString() + " of '" + w.source +
+                             "' does not have the fragment's shape " +
+                             ShapeToString(ti->shape));
+    }
+  }
+  return Status::Ok();
+}
+
+// The parts sent to one destination tensor, checked for coverage.
+struct Cover {
+  Shape shape;
+  std::vector<Region> boxes;
+  bool any_copy = false, any_sum = false;
+};
+using Covers = std::map<std::pair<int, std::string>, Cover>;
+
+// One transfer: both ends exist with valid regions of the same extent, in
+// task order; its destination part is added to `covers`.
+Status CheckTransfer(const Plan& p, const Transfer& x, Covers* covers) {
+  ASSIGN_OR_RETURN(Shape ss, EndpointShape(p, x.src, true));
+  ASSIGN_OR_RETURN(Shape ds, EndpointShape(p, x.dst, false));
+  const std::string what = "transfer of '" + x.src.tensor + "' from " +
+                           TaskLabel(p, x.src.task) + " to " +
+                           TaskLabel(p, x.dst.task);
+  RETURN_IF_ERROR(CheckShape(ss, what + " (source tensor)"));
+  RETURN_IF_ERROR(CheckShape(ds, what + " (destination tensor)"));
+  RETURN_IF_ERROR(CheckRegion(x.src.region, ss, what + " (source)"));
+  RETURN_IF_ERROR(CheckRegion(x.dst.region, ds, what + " (destination)"));
+  if (x.src.region.extent() != x.dst.region.extent()) {
+    return InvalidArgument(what + ": regions " + x.src.region.ToString() +
+                           " and " + x.dst.region.ToString() + " differ");
+  }
+  if (x.src.task >= 0 && x.dst.task >= 0 && x.src.task >= x.dst.task) {
+    return InvalidArgument(what +
+                           ": a task may only receive from an "
+                           "earlier task");
+  }
+  Cover& c = (*covers)[{x.dst.task, x.dst.tensor}];
+  c.shape = ds;
+  (x.merge == Merge::kSum ? c.any_sum : c.any_copy) = true;
+  c.boxes.push_back(x.dst.region);
+  return Status::Ok();
+}
+
+// `tensor` of `task` is filled exactly: copied parts without gaps or
+// overlaps, or summed parts that cover it, never both kinds.
+Status CheckCovered(const Plan& p, const Covers& covers, int task,
+                    const std::string& tensor) {
+  auto it = covers.find({task, tensor});
+  if (it == covers.end()) {
+    return InvalidArgument("nothing is sent to '" + tensor + "' of " +
+                           TaskLabel(p, task));
+  }
+  const Cover& c = it->second;
+  const std::string what = "'" + tensor + "' of " + TaskLabel(p, task);
+  if (c.any_copy && c.any_sum) {
+    return InvalidArgument(what + " mixes copied and summed parts");
+  }
+  auto r = CheckCover(c.shape, c.boxes, c.any_copy);
+  if (!r.ok()) return r.status().WithContext(what);
+  if (r->outcome == CoverOutcome::kGap) {
+    return InvalidArgument("transfers leave part of " + what +
+                           " unfilled (element " + IndexToString(r->at) + ")");
+  }
+  if (r->outcome == CoverOutcome::kOverlap) {
+    return InvalidArgument("copied parts of " + what + " overlap (element " +
+                           IndexToString(r->at) + ")");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status VerifyPlan(const Plan& p) {
+  RETURN_IF_ERROR(CheckDevicesAndBroadcast(p));
   RETURN_IF_ERROR(CheckShape(p.input_shape, "plan input " + p.input_name));
   RETURN_IF_ERROR(CheckShape(p.output_shape, "plan output " + p.output_name));
   for (size_t i = 0; i < p.tasks.size(); ++i) {
-    const Task& t = p.tasks[i];
-    if (t.id != static_cast<int>(i)) {
-      return InvalidArgument("task ids must be 0..n-1 in order; task " +
-                             t.name + " has id " + std::to_string(t.id) +
-                             " at position " + std::to_string(i));
-    }
-    if (t.devices.empty()) {
-      return InvalidArgument("task " + t.name + " has no device");
-    }
-    for (int d : t.devices) {
-      if (d < 0 || d >= nd) {
-        return InvalidArgument("task " + t.name + " names device " +
-                               std::to_string(d) + " but the plan has " +
-                               std::to_string(nd));
-      }
-    }
-    for (const auto& w : t.weights) {
-      const TensorInfo* ti = t.fragment.FindTensor(w.name);
-      if (ti == nullptr || !ti->is_weight()) {
-        return InvalidArgument("task " + t.name + " slices weight '" + w.name +
-                               "', which its fragment does not read");
-      }
-      if (w.region.begin.size() != w.region.end.size() ||
-          w.region.extent() != ti->shape) {
-        return InvalidArgument("task " + t.name + ": slice " +
-                               w.region.ToString() + " of '" + w.source +
-                               "' does not have the fragment's shape " +
-                               ShapeToString(ti->shape));
-      }
-    }
+    RETURN_IF_ERROR(CheckTask(p, i));
   }
-  // The parts sent to every destination tensor, checked for coverage below.
-  struct Cover {
-    Shape shape;
-    std::vector<Region> boxes;
-    bool any_copy = false, any_sum = false;
-  };
-  std::map<std::pair<int, std::string>, Cover> covers;
+  Covers covers;
   for (const auto& x : p.transfers) {
-    ASSIGN_OR_RETURN(Shape ss, EndpointShape(p, x.src, true));
-    ASSIGN_OR_RETURN(Shape ds, EndpointShape(p, x.dst, false));
-    const std::string what = "transfer of '" + x.src.tensor + "' from " +
-                             TaskLabel(p, x.src.task) + " to " +
-                             TaskLabel(p, x.dst.task);
-    RETURN_IF_ERROR(CheckShape(ss, what + " (source tensor)"));
-    RETURN_IF_ERROR(CheckShape(ds, what + " (destination tensor)"));
-    RETURN_IF_ERROR(CheckRegion(x.src.region, ss, what + " (source)"));
-    RETURN_IF_ERROR(CheckRegion(x.dst.region, ds, what + " (destination)"));
-    if (x.src.region.extent() != x.dst.region.extent()) {
-      return InvalidArgument(what + ": regions " + x.src.region.ToString() +
-                             " and " + x.dst.region.ToString() + " differ");
-    }
-    if (x.src.task >= 0 && x.dst.task >= 0 && x.src.task >= x.dst.task) {
-      return InvalidArgument(what +
-                             ": a task may only receive from an "
-                             "earlier task");
-    }
-    Cover& c = covers[{x.dst.task, x.dst.tensor}];
-    c.shape = ds;
-    (x.merge == Merge::kSum ? c.any_sum : c.any_copy) = true;
-    c.boxes.push_back(x.dst.region);
+    RETURN_IF_ERROR(CheckTransfer(p, x, &covers));
   }
-  auto check_cover = [&](int task, const std::string& tensor) -> Status {
-    auto it = covers.find({task, tensor});
-    if (it == covers.end()) {
-      return InvalidArgument("nothing is sent to '" + tensor + "' of " +
-                             TaskLabel(p, task));
-    }
-    const Cover& c = it->second;
-    const std::string what = "'" + tensor + "' of " + TaskLabel(p, task);
-    if (c.any_copy && c.any_sum) {
-      return InvalidArgument(what + " mixes copied and summed parts");
-    }
-    auto r = CheckCover(c.shape, c.boxes, c.any_copy);
-    if (!r.ok()) return r.status().WithContext(what);
-    if (r->outcome == CoverOutcome::kGap) {
-      return InvalidArgument("transfers leave part of " + what +
-                             " unfilled (element " + IndexToString(r->at) +
-                             ")");
-    }
-    if (r->outcome == CoverOutcome::kOverlap) {
-      return InvalidArgument("copied parts of " + what + " overlap (element " +
-                             IndexToString(r->at) + ")");
-    }
-    return Status::Ok();
-  };
   for (const auto& t : p.tasks) {
     for (const auto& in : t.fragment.inputs) {
-      RETURN_IF_ERROR(check_cover(t.id, in));
+      RETURN_IF_ERROR(CheckCovered(p, covers, t.id, in));
     }
   }
-  return check_cover(kModelOutput, p.output_name);
+  return CheckCovered(p, covers, kModelOutput, p.output_name);
 }
 
 Status VerifyPlanAgainstModel(const Plan& p, const Graph& model) {
