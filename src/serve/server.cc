@@ -342,52 +342,19 @@ struct Server::Impl final : public rpc::Inference::Service {
 
   // --- Monitoring ---------------------------------------------------------
 
-  // Caller holds monitor_mu.
+  // Caller holds monitor_mu. One monitoring step: membership first (a
+  // lost, returned or new device re-plans), then a device that lost its
+  // deployment, then the window's statistics and a rebalance.
   void TickLocked() {
-    std::vector<std::string> events;
-    const bool watch_due =
-        opts.watch_s > 0 && MsSince(last_reload) >= opts.watch_s * 1e3;
-    if (reload_requested.exchange(false) || watch_due) {
-      last_reload = Clock::now();
-      std::vector<std::string> log;
-      ReloadMembers(opts.cluster_file, tls, &members, mu, &events, &log);
-      for (const auto& line : log) Log("%s", line.c_str());
-    }
-    const bool broken = CheckMembers(&members, mu, &events);
+    bool broken = false;
+    const std::vector<std::string> events = WatchMembersLocked(&broken);
     std::shared_ptr<Generation> cur;
     {
       std::lock_guard<std::mutex> lock(mu);
       cur = current;
     }
-    // A plan device that is no longer serving, or a device waiting to join.
-    bool stale = !cur || broken;
-    std::string why;
-    for (const auto& e : events) why += (why.empty() ? "" : "; ") + e;
-    for (const auto& m : members) {
-      bool in_plan = false;
-      if (cur) {
-        for (const auto& d : cur->devices()) in_plan |= d.name == m.spec.name;
-      }
-      if (m.state == Member::kJoining) stale = true;
-      if (in_plan && m.state != Member::kServing) stale = true;
-    }
-    if (stale) {
-      // A join that failed to deploy is tried again after the cooldown; a
-      // lost device, at once.
-      const bool urgent = broken || !cur || events.size() > 0;
-      if (!urgent && MsSince(last_failure) < opts.cooldown_s * 1e3) return;
-      if (why.empty()) why = cur ? "the devices changed" : "no plan deployed";
-      bool joined = false;
-      for (const auto& m : members) joined |= m.state == Member::kJoining;
-      const char* kind = broken   ? "device_lost"
-                         : joined ? "device_joined"
-                                  : "membership";
-      Status s =
-          ReplanLocked(kind, why, Candidates(), broken || !cur, 0, false);
-      if (!s.ok()) {
-        last_failure = Clock::now();
-        Log("re-plan failed: %s", s.message().c_str());
-      }
+    if (StaleLocked(cur, broken)) {
+      ReplanMembershipLocked(cur, broken, events);
       return;
     }
     if (RedeployLostLocked(cur)) return;
@@ -408,6 +375,69 @@ struct Server::Impl final : public rpc::Inference::Service {
     }
     Summarize(cur, loads, names);
     if (!opts.rebalance || MsSince(last_replan) < opts.cooldown_s * 1e3) return;
+    RebalanceLocked(cur, loads, names);
+  }
+
+  // Reloads the cluster file when asked (SIGHUP) or due (--watch), and
+  // checks every member; what changed, as events. `broken`: a device of
+  // the current plan stopped answering. Caller holds monitor_mu.
+  std::vector<std::string> WatchMembersLocked(bool* broken) {
+    std::vector<std::string> events;
+    const bool watch_due =
+        opts.watch_s > 0 && MsSince(last_reload) >= opts.watch_s * 1e3;
+    if (reload_requested.exchange(false) || watch_due) {
+      last_reload = Clock::now();
+      std::vector<std::string> log;
+      ReloadMembers(opts.cluster_file, tls, &members, mu, &events, &log);
+      for (const auto& line : log) Log("%s", line.c_str());
+    }
+    *broken = CheckMembers(&members, mu, &events);
+    return events;
+  }
+
+  // No plan, a plan device that is no longer serving, or a device waiting
+  // to join. Caller holds monitor_mu.
+  bool StaleLocked(const std::shared_ptr<Generation>& cur, bool broken) const {
+    bool stale = !cur || broken;
+    for (const auto& m : members) {
+      bool in_plan = false;
+      if (cur) {
+        for (const auto& d : cur->devices()) in_plan |= d.name == m.spec.name;
+      }
+      if (m.state == Member::kJoining) stale = true;
+      if (in_plan && m.state != Member::kServing) stale = true;
+    }
+    return stale;
+  }
+
+  // A re-plan over the members serving now. A join that failed to deploy
+  // is tried again after the cooldown; a lost device, at once. Caller holds
+  // monitor_mu.
+  void ReplanMembershipLocked(const std::shared_ptr<Generation>& cur,
+                              bool broken,
+                              const std::vector<std::string>& events) {
+    const bool urgent = broken || !cur || !events.empty();
+    if (!urgent && MsSince(last_failure) < opts.cooldown_s * 1e3) return;
+    std::string why;
+    for (const auto& e : events) why += (why.empty() ? "" : "; ") + e;
+    if (why.empty()) why = cur ? "the devices changed" : "no plan deployed";
+    bool joined = false;
+    for (const auto& m : members) joined |= m.state == Member::kJoining;
+    const char* kind = broken   ? "device_lost"
+                       : joined ? "device_joined"
+                                : "membership";
+    Status s = ReplanLocked(kind, why, Candidates(), broken || !cur, 0, false);
+    if (!s.ok()) {
+      last_failure = Clock::now();
+      Log("re-plan failed: %s", s.message().c_str());
+    }
+  }
+
+  // A re-plan at the measured speeds when one device is out of balance
+  // with the others. Caller holds monitor_mu.
+  void RebalanceLocked(const std::shared_ptr<Generation>& cur,
+                       const std::vector<DeviceLoad>& loads,
+                       const std::vector<std::string>& names) {
     const Imbalance imb =
         FindImbalance(loads, names, opts.imbalance, opts.min_samples);
     if (!imb.found) return;
