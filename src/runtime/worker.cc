@@ -879,19 +879,37 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   // Runs one task whose inputs are all here and sends its outputs on.
   void RunReady(Ready& rd) {
-    if (Clock::now() > rd.meta.expiry) {
-      Fail(rd.meta, WorkerError::kRequestExpired,
-           "request " + rd.meta.id + " expired before task " +
-               rd.dep->plan.tasks[rd.task].name + " could run");
-      return;
+    std::vector<Tensor> outs;
+    if (!ComputeTask(rd, &outs)) return;
+    const Task& t = rd.dep->plan.tasks[rd.task];
+    std::map<std::string, const Tensor*> srcs;
+    for (size_t i = 0; i < rd.inputs.size(); ++i) {
+      srcs[t.fragment.inputs[i]] = &rd.inputs[i];
     }
+    for (size_t i = 0; i < outs.size(); ++i) {
+      srcs[t.fragment.outputs[i]] = &outs[i];
+    }
+    std::set<int> grouped;
+    if (!SendBroadcasts(rd, srcs, &grouped)) return;
+    SendOutputs(rd, srcs, grouped);
+  }
+
+  // Runs the task (paced to the device's share of a core) and records its
+  // time; false when the request expired or the task failed, which fails
+  // the request.
+  bool ComputeTask(Ready& rd, std::vector<Tensor>* outs) {
     const Deployment& d = *rd.dep;
     const Task& t = d.plan.tasks[rd.task];
-    std::vector<Tensor> outs;
+    if (Clock::now() > rd.meta.expiry) {
+      Fail(rd.meta, WorkerError::kRequestExpired,
+           "request " + rd.meta.id + " expired before task " + t.name +
+               " could run");
+      return false;
+    }
     const auto t0 = Clock::now();
     const double cpu0 = CpuSeconds(opts.threads > 1);
     Status st =
-        d.exec[rd.task] ? d.exec[rd.task]->Run(rd.inputs, &outs) : Status::Ok();
+        d.exec[rd.task] ? d.exec[rd.task]->Run(rd.inputs, outs) : Status::Ok();
     PaceCompute(opts.cpu_fraction, t0, CpuSeconds(opts.threads > 1) - cpu0);
     const double ms = MsSince(t0);
     if (d.task_seconds[rd.task] != nullptr) {
@@ -909,35 +927,39 @@ struct Worker::Impl final : public rpc::Worker::Service {
     if (!st.ok()) {
       Fail(rd.meta, WorkerError::kTaskFailed,
            "task " + t.name + " failed: " + st.message());
-      return;
+      return false;
     }
-    std::map<std::string, const Tensor*> srcs;
-    for (size_t i = 0; i < rd.inputs.size(); ++i) {
-      srcs[t.fragment.inputs[i]] = &rd.inputs[i];
-    }
-    for (size_t i = 0; i < outs.size(); ++i) {
-      srcs[t.fragment.outputs[i]] = &outs[i];
-    }
-    // Bytes that several devices read go out as broadcast trees.
+    return true;
+  }
+
+  // A tensor message of this request and deployment, without its payload.
+  static void AddressMessage(const Ready& rd, rpc::TensorMessage* m) {
+    m->set_protocol(kProtocolVersion);
+    m->set_request(rd.meta.id);
+    m->set_seq(rd.meta.seq);
+    m->set_reply_to(rd.meta.reply_to);
+    m->set_deployment(rd.dep->plan_id);
+  }
+
+  // Bytes that several devices read go out as broadcast trees; the
+  // transfers they carry are added to `grouped`. False when the request
+  // failed.
+  bool SendBroadcasts(const Ready& rd,
+                      const std::map<std::string, const Tensor*>& srcs,
+                      std::set<int>* grouped) {
+    const Deployment& d = *rd.dep;
     const auto groups =
         BroadcastGroups(d.plan, d.outgoing[rd.task], d.device, rd.meta.seq);
-    std::set<int> grouped;
-    bool sent = true;
     for (const auto& g : groups) {
       const Transfer& x = d.plan.transfers[g.front()];
       auto part = ExtractRegion(*srcs.at(x.src.tensor), x.src.region);
       if (!part.ok()) {
         Fail(rd.meta, WorkerError::kInternal, part.status().message());
-        sent = false;
-        break;
+        return false;
       }
-      grouped.insert(g.begin(), g.end());
+      grouped->insert(g.begin(), g.end());
       rpc::TensorMessage header;
-      header.set_protocol(kProtocolVersion);
-      header.set_request(rd.meta.id);
-      header.set_seq(rd.meta.seq);
-      header.set_reply_to(rd.meta.reply_to);
-      header.set_deployment(d.plan_id);
+      AddressMessage(rd, &header);
       for (int64_t v : part->shape) header.add_shape(v);
       EncodeTensor(*part, d.plan.wire, &header);
       QueueSends(
@@ -945,13 +967,23 @@ struct Worker::Impl final : public rpc::Worker::Service {
           RelayHops(d.plan, g, d.device, rd.meta.seq, d.plan.broadcast.fanout),
           std::move(header), /*readdress_only=*/false);
     }
-    for (int xi : sent ? d.outgoing[rd.task] : std::vector<int>{}) {
+    return true;
+  }
+
+  // Every other outgoing transfer of the task: delivered here when its
+  // reader runs on this device, queued for the senders otherwise.
+  void SendOutputs(const Ready& rd,
+                   const std::map<std::string, const Tensor*>& srcs,
+                   const std::set<int>& grouped) {
+    const Deployment& d = *rd.dep;
+    const Task& t = d.plan.tasks[rd.task];
+    for (int xi : d.outgoing[rd.task]) {
       if (grouped.count(xi)) continue;
       const Transfer& x = d.plan.transfers[xi];
       auto part = ExtractRegion(*srcs.at(x.src.tensor), x.src.region);
       if (!part.ok()) {
         Fail(rd.meta, WorkerError::kInternal, part.status().message());
-        break;
+        return;
       }
       const int to = x.dst.task == kModelOutput
                          ? -1
@@ -975,12 +1007,8 @@ struct Worker::Impl final : public rpc::Worker::Service {
       o.meta = rd.meta;
       o.dst_device = to;
       o.queued = Clock::now();
-      o.msg.set_protocol(kProtocolVersion);
-      o.msg.set_request(rd.meta.id);
-      o.msg.set_seq(rd.meta.seq);
-      o.msg.set_reply_to(rd.meta.reply_to);
+      AddressMessage(rd, &o.msg);
       o.msg.set_transfer(xi);
-      o.msg.set_deployment(d.plan_id);
       for (int64_t v : part->shape) o.msg.add_shape(v);
       EncodeTensor(*part, d.plan.wire, &o.msg);
       std::lock_guard<std::mutex> lock(out_mu);
