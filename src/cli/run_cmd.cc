@@ -32,6 +32,162 @@ struct RunArgs {
   bool local = false, check = false, json = false;
 };
 
+// The input: an .npy file, an image, or a seeded random tensor; `pixels`
+// is set when the input is an image (sent as 8-bit pixels).
+StatusOr<Tensor> RunInput(const RunArgs& a, const Plan& p,
+                          std::optional<ImageNormalization>* pixels) {
+  if (!a.input.empty() + !a.image.empty() > 1) {
+    return InvalidArgument("give one of --input and --image");
+  }
+  if (!a.input.empty()) {
+    ASSIGN_OR_RETURN(Tensor input, ReadNpy(a.input));
+    if (input.shape != p.input_shape) {
+      return InvalidArgument(
+          "input " + a.input + " has shape " + ShapeToString(input.shape) +
+          " but the model expects " + ShapeToString(p.input_shape));
+    }
+    return input;
+  }
+  if (!a.image.empty()) {
+    if (p.input_shape.size() != 4) {
+      return InvalidArgument("--image: the plan's input " +
+                             ShapeToString(p.input_shape) + " is not an image");
+    }
+    *pixels = DefaultNormalization(p.input_shape[1]);
+    return LoadImage(a.image, p.input_shape, **pixels);
+  }
+  return RandomPlanInput(p, a.random_seed, pixels);
+}
+
+// One run of the plan and what it cost each device.
+struct RunOutcome {
+  Tensor out;
+  RunStats stats;
+  std::vector<double> device_ms;
+  DeployReport deploy;  // on a cluster
+};
+
+Status RunLocally(const RunArgs& a, const Plan& p, const Model& m,
+                  Backend backend, const Tensor& input, RunOutcome* r) {
+  LocalRunOptions lo;
+  lo.backend = backend;
+  lo.threads_per_device = a.threads;
+  ASSIGN_OR_RETURN(auto runner, LocalRunner::Create(p, m.weights, lo));
+  RETURN_IF_ERROR(runner->Run(input, &r->out, &r->stats));
+  for (const auto& t : p.tasks) {
+    r->device_ms[p.DeviceOf(t.id)] += r->stats.task_ms[t.id];
+  }
+  return Status::Ok();
+}
+
+Status RunOnCluster(const RunArgs& a, const Plan& p, const Model& m,
+                    const std::optional<ImageNormalization>& pixels,
+                    const Tensor& input, RunOutcome* r) {
+  ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(a.cluster));
+  CoordinatorOptions co;
+  co.timeout_ms = a.timeout_ms;
+  co.advertise = a.advertise;
+  co.pixels = pixels;
+  auto upload = ShowDeployProgress(&co);
+  ASSIGN_OR_RETURN(auto coord, Coordinator::Create(p, cluster, co));
+  RETURN_IF_ERROR(coord->Deploy(m.weights, &r->deploy));
+  upload->Finish();
+  RETURN_IF_ERROR(coord->Stats(/*reset=*/true).status());
+  RETURN_IF_ERROR(coord->Run(input, &r->out, &r->stats, 0));
+  ASSIGN_OR_RETURN(auto ds, coord->Stats(false));
+  for (size_t d = 0; d < ds.size(); ++d) {
+    for (size_t t = 0; t < ds[d].task_compute_ms.size(); ++t) {
+      for (float v : ds[d].task_compute_ms[t]) {
+        r->device_ms[d] += v;
+        r->stats.task_ms[t] += v;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// --check: the output against the model run whole on one device. Exact
+// plans must match within 1e-4; a plan whose activations travel as f16 or
+// bf16 within that dtype's tolerance (Plan::wire).
+struct Check {
+  bool done = false;
+  TensorDiff diff;
+  double tolerance = 0;
+  bool passed() const { return !done || diff.max_rel <= tolerance; }
+  std::string tolerance_text() const {
+    std::ostringstream o;
+    o << tolerance;
+    return o.str();
+  }
+};
+
+nlohmann::json RunJson(const RunArgs& a, const Plan& p, const RunOutcome& r,
+                       const Check& c) {
+  nlohmann::json j;
+  j["plan"] = a.plan;
+  j["model"] = p.model.spec;
+  j["strategy"] = p.strategy;
+  j["output_shape"] = r.out.shape;
+  j["latency_ms"] = r.stats.latency_ms;
+  j["elements_total"] = r.stats.elements_total;
+  j["bytes_total"] = r.stats.bytes_total;
+  j["devices"] = nlohmann::json::array();
+  for (size_t d = 0; d < p.devices.size(); ++d) {
+    nlohmann::json dj = {{"name", p.devices[d].name},
+                         {"compute_ms", r.device_ms[d]},
+                         {"bytes_sent", r.stats.bytes_sent[d]},
+                         {"bytes_received", r.stats.bytes_received[d]}};
+    if (!a.local) {
+      dj["deploy_reused"] = bool(r.deploy.reused[d]);
+      dj["deploy_uploaded_bytes"] = r.deploy.uploaded_bytes[d];
+      dj["weight_bytes"] = r.deploy.weight_bytes[d];
+    }
+    j["devices"].push_back(dj);
+  }
+  if (!a.local) {
+    j["cluster"] = a.cluster;
+    j["deploy_ms"] = r.deploy.ms;
+  }
+  if (c.done) {
+    j["max_abs_diff"] = c.diff.max_abs;
+    j["max_rel_diff"] = c.diff.max_rel;
+    j["check_passed"] = c.passed();
+    j["check_tolerance"] = c.tolerance;
+  }
+  return j;
+}
+
+void PrintRun(const RunArgs& a, const Plan& p, const RunOutcome& r,
+              const Check& c) {
+  if (!a.local) {
+    int reused = 0;
+    int64_t up = 0;
+    for (size_t d = 0; d < p.devices.size(); ++d) {
+      reused += r.deploy.reused[d];
+      up += r.deploy.uploaded_bytes[d];
+    }
+    std::cout << "deployed to " << p.devices.size() << " workers in "
+              << HumanMs(r.deploy.ms) << " (" << reused << " already had it; "
+              << HumanBytes(up) << " of weights uploaded)\n";
+  }
+  std::cout << "ran " << a.plan << " (" << p.strategy << ", "
+            << Plural(static_cast<int64_t>(p.devices.size()), "device")
+            << (a.local ? "" : " of " + a.cluster) << ") in "
+            << HumanMs(r.stats.latency_ms) << "; output "
+            << ShapeToString(r.out.shape) << "; "
+            << HumanBytes(r.stats.bytes_total) << " between devices\n";
+  if (!c.done) return;
+  std::cout << "check against one device: max abs diff " << c.diff.max_abs
+            << ", max rel diff " << c.diff.max_rel
+            << (c.passed() ? " (ok)"
+                           : " (FAILED: above " + c.tolerance_text() + ")")
+            << (p.wire.dtype == WireDtype::kF32
+                    ? ""
+                    : " [activations as " + WireDtypeName(p.wire.dtype) +
+                          "; tolerance " + c.tolerance_text() + "]")
+            << "\n";
+}
+
 Status RunRun(const RunArgs& a, int* exit_code) {
   if (a.local == !a.cluster.empty()) {
     return InvalidArgument(
@@ -44,146 +200,33 @@ Status RunRun(const RunArgs& a, int* exit_code) {
   RETURN_IF_ERROR(VerifyPlanAgainstModel(p, m.graph)
                       .WithContext("plan " + a.plan + " does not fit model " +
                                    p.model.spec));
-  Tensor input;
   std::optional<ImageNormalization> pixels;  // the input is an image
-  if (!a.input.empty() + !a.image.empty() > 1) {
-    return InvalidArgument("give one of --input and --image");
-  }
-  if (!a.input.empty()) {
-    ASSIGN_OR_RETURN(input, ReadNpy(a.input));
-    if (input.shape != p.input_shape) {
-      return InvalidArgument(
-          "input " + a.input + " has shape " + ShapeToString(input.shape) +
-          " but the model expects " + ShapeToString(p.input_shape));
-    }
-  } else if (!a.image.empty()) {
-    if (p.input_shape.size() != 4) {
-      return InvalidArgument("--image: the plan's input " +
-                             ShapeToString(p.input_shape) + " is not an image");
-    }
-    pixels = DefaultNormalization(p.input_shape[1]);
-    ASSIGN_OR_RETURN(input, LoadImage(a.image, p.input_shape, *pixels));
-  } else {
-    input = RandomPlanInput(p, a.random_seed, &pixels);
-  }
-  Tensor out;
-  RunStats stats;
-  std::vector<double> device_ms(p.devices.size(), 0.0);
-  DeployReport deploy;
-  if (a.local) {
-    LocalRunOptions lo;
-    lo.backend = backend;
-    lo.threads_per_device = a.threads;
-    ASSIGN_OR_RETURN(auto runner, LocalRunner::Create(p, m.weights, lo));
-    RETURN_IF_ERROR(runner->Run(input, &out, &stats));
-    for (const auto& t : p.tasks)
-      device_ms[p.DeviceOf(t.id)] += stats.task_ms[t.id];
-  } else {
-    ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(a.cluster));
-    CoordinatorOptions co;
-    co.timeout_ms = a.timeout_ms;
-    co.advertise = a.advertise;
-    co.pixels = pixels;
-    auto upload = ShowDeployProgress(&co);
-    ASSIGN_OR_RETURN(auto coord, Coordinator::Create(p, cluster, co));
-    RETURN_IF_ERROR(coord->Deploy(m.weights, &deploy));
-    upload->Finish();
-    RETURN_IF_ERROR(coord->Stats(/*reset=*/true).status());
-    RETURN_IF_ERROR(coord->Run(input, &out, &stats, 0));
-    ASSIGN_OR_RETURN(auto ds, coord->Stats(false));
-    for (size_t d = 0; d < ds.size(); ++d) {
-      for (size_t t = 0; t < ds[d].task_compute_ms.size(); ++t) {
-        for (float v : ds[d].task_compute_ms[t]) {
-          device_ms[d] += v;
-          stats.task_ms[t] += v;
-        }
-      }
-    }
-  }
-  if (!a.output.empty()) RETURN_IF_ERROR(WriteNpy(a.output, out));
-
-  // Exact plans must match within 1e-4; a plan whose activations travel
-  // as f16 or bf16 within that dtype's tolerance (Plan::wire).
-  const double tolerance = WireTolerance(p.wire.dtype);
-  std::ostringstream tol_text;
-  tol_text << tolerance;
-  TensorDiff diff;
+  ASSIGN_OR_RETURN(const Tensor input, RunInput(a, p, &pixels));
+  RunOutcome r;
+  r.device_ms.assign(p.devices.size(), 0.0);
+  RETURN_IF_ERROR(a.local ? RunLocally(a, p, m, backend, input, &r)
+                          : RunOnCluster(a, p, m, pixels, input, &r));
+  if (!a.output.empty()) RETURN_IF_ERROR(WriteNpy(a.output, r.out));
+  Check c;
+  c.tolerance = WireTolerance(p.wire.dtype);
   if (a.check) {
     ExecutorOptions eo;
     eo.backend = backend;
     ASSIGN_OR_RETURN(Tensor ref, RunWhole(m, input, eo));
-    diff = DiffTensors(out, ref);
-    if (!(diff.max_rel <= tolerance)) *exit_code = 1;
+    c.done = true;
+    c.diff = DiffTensors(r.out, ref);
+    if (!c.passed()) *exit_code = 1;
   }
-  const double max_abs = diff.max_abs, max_rel = diff.max_rel;
   if (a.json) {
-    nlohmann::json j;
-    j["plan"] = a.plan;
-    j["model"] = p.model.spec;
-    j["strategy"] = p.strategy;
-    j["output_shape"] = out.shape;
-    j["latency_ms"] = stats.latency_ms;
-    j["elements_total"] = stats.elements_total;
-    j["bytes_total"] = stats.bytes_total;
-    j["devices"] = nlohmann::json::array();
-    for (size_t d = 0; d < p.devices.size(); ++d) {
-      nlohmann::json dj = {{"name", p.devices[d].name},
-                           {"compute_ms", device_ms[d]},
-                           {"bytes_sent", stats.bytes_sent[d]},
-                           {"bytes_received", stats.bytes_received[d]}};
-      if (!a.local) {
-        dj["deploy_reused"] = bool(deploy.reused[d]);
-        dj["deploy_uploaded_bytes"] = deploy.uploaded_bytes[d];
-        dj["weight_bytes"] = deploy.weight_bytes[d];
-      }
-      j["devices"].push_back(dj);
-    }
-    if (!a.local) {
-      j["cluster"] = a.cluster;
-      j["deploy_ms"] = deploy.ms;
-    }
-    if (a.check) {
-      j["max_abs_diff"] = max_abs;
-      j["max_rel_diff"] = max_rel;
-      j["check_passed"] = max_rel <= tolerance;
-      j["check_tolerance"] = tolerance;
-    }
-    std::cout << j.dump(1) << "\n";
+    std::cout << RunJson(a, p, r, c).dump(1) << "\n";
   } else {
-    if (!a.local) {
-      int reused = 0;
-      int64_t up = 0;
-      for (size_t d = 0; d < p.devices.size(); ++d) {
-        reused += deploy.reused[d];
-        up += deploy.uploaded_bytes[d];
-      }
-      std::cout << "deployed to " << p.devices.size() << " workers in "
-                << HumanMs(deploy.ms) << " (" << reused << " already had it; "
-                << HumanBytes(up) << " of weights uploaded)\n";
-    }
-    std::cout << "ran " << a.plan << " (" << p.strategy << ", "
-              << Plural(static_cast<int64_t>(p.devices.size()), "device")
-              << (a.local ? "" : " of " + a.cluster) << ") in "
-              << HumanMs(stats.latency_ms) << "; output "
-              << ShapeToString(out.shape) << "; "
-              << HumanBytes(stats.bytes_total) << " between devices\n";
-    if (a.check) {
-      std::cout << "check against one device: max abs diff " << max_abs
-                << ", max rel diff " << max_rel
-                << (max_rel <= tolerance
-                        ? " (ok)"
-                        : " (FAILED: above " + tol_text.str() + ")")
-                << (p.wire.dtype == WireDtype::kF32
-                        ? ""
-                        : " [activations as " + WireDtypeName(p.wire.dtype) +
-                              "; tolerance " + tol_text.str() + "]")
-                << "\n";
-    }
+    PrintRun(a, p, r, c);
   }
   if (*exit_code != 0) {
     std::cerr << "shoal: error: the plan's output differs from the one-device "
                  "run by "
-              << max_rel << " (relative), above " << tol_text.str() << "\n";
+              << c.diff.max_rel << " (relative), above " << c.tolerance_text()
+              << "\n";
   }
   return Status::Ok();
 }
