@@ -96,7 +96,8 @@ echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg)."
 # count, the three ops (with the kernel that ran them) of largest share.
 t1=${threads%% *}
 echo
-echo "Where shoal's time goes ($t1 thread(s), \`shoal infer --profile\`, each step timed alone):"
+if [ "$t1" = 1 ]; then t1_text="1 thread"; else t1_text="$t1 threads"; fi
+echo "Where shoal's time goes ($t1_text, \`shoal infer --profile\`, each step timed alone):"
 echo
 echo "| model | the three largest ops: share of the run (kernel) |"
 echo "|---|---|"

@@ -39,6 +39,121 @@ int64_t PeakRssBytes() {
   return static_cast<int64_t>(u.ru_maxrss) * 1024;
 }
 
+// The input: an .npy file, an image, or a seeded random tensor.
+StatusOr<Tensor> InferInput(const InferArgs& a, const Model& m,
+                            const Shape& in_shape) {
+  const int sources =
+      !a.input.empty() + !a.image.empty() + (a.random_seed >= 0);
+  if (sources > 1) {
+    return InvalidArgument("give one of --input, --image, --input-seed");
+  }
+  if (!a.input.empty()) {
+    ASSIGN_OR_RETURN(Tensor input, ReadNpy(a.input));
+    if (input.shape != in_shape) {
+      return InvalidArgument(
+          "input '" + a.input + "' has shape " + ShapeToString(input.shape) +
+          " but model '" + m.graph.name + "' takes " + ShapeToString(in_shape));
+    }
+    return input;
+  }
+  if (!a.image.empty()) {
+    ImageNormalization norm =
+        DefaultNormalization(in_shape.size() == 4 ? in_shape[1] : 3);
+    if (!a.mean.empty()) norm.mean = a.mean;
+    if (!a.std.empty()) norm.std = a.std;
+    return LoadImage(a.image, in_shape, norm);
+  }
+  return RandomInput(in_shape, a.random_seed >= 0 ? a.random_seed : 0);
+}
+
+// The timed runs (one warm-up first when there are several) and, with
+// --profile, as many again with each step timed alone: after the timed
+// ones, so that timing each step apart (a stream wait and two clock reads
+// per step) leaves the latency figures as they are.
+struct Timed {
+  std::vector<Tensor> outputs;
+  std::vector<double> ms;
+  OpProfile profile;
+};
+
+StatusOr<Timed> TimeRuns(const InferArgs& a, const Graph& g, Executor* ex,
+                         const std::vector<Tensor>& inputs) {
+  Timed t;
+  if (a.repeat > 1) RETURN_IF_ERROR(ex->Run(inputs, &t.outputs));  // warm-up
+  for (int i = 0; i < a.repeat; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    RETURN_IF_ERROR(ex->Run(inputs, &t.outputs));
+    t.ms.push_back(std::chrono::duration<double, std::milli>(
+                       std::chrono::steady_clock::now() - t0)
+                       .count());
+  }
+  if (a.profile) {
+    std::vector<double> step_seconds;
+    for (int i = 0; i < a.repeat; ++i) {
+      RETURN_IF_ERROR(ex->Run(inputs, &t.outputs, &step_seconds,
+                              Executor::StepClock::kWall));
+    }
+    t.profile = ProfileByOp(g, ex->step_labels(), ex->step_is_reference(),
+                            step_seconds, a.repeat);
+  }
+  return t;
+}
+
+nlohmann::json ProfileJson(const OpProfile& profile, int runs, int top_steps) {
+  nlohmann::json ops = nlohmann::json::array(), steps = nlohmann::json::array();
+  for (const auto& r : profile.ops) {
+    ops.push_back({{"op", r.op},
+                   {"kernel", r.reference ? "reference" : "onednn"},
+                   {"steps", r.steps},
+                   {"ms", r.seconds * 1e3}});
+  }
+  for (size_t i = 0;
+       i < profile.steps.size() && static_cast<int>(i) < top_steps; ++i) {
+    const auto& s = profile.steps[i];
+    steps.push_back({{"step", s.label},
+                     {"op", s.op},
+                     {"kernel", s.reference ? "reference" : "onednn"},
+                     {"ms", s.seconds * 1e3}});
+  }
+  return {{"clock", "wall"},
+          {"runs", runs},
+          {"total_ms", profile.total_seconds * 1e3},
+          {"ops", ops},
+          {"slowest_steps", steps}};
+}
+
+// A classifier's top five classes, with ImageNet's names for 1000
+// outputs; any other output, its range and mean.
+void PrintOutput(const InferArgs& a, const Tensor& y) {
+  const bool classifier =
+      y.shape.size() == 2 && y.shape[0] == 1 && y.shape[1] > 1;
+  if (!classifier) {
+    auto [lo_it, hi_it] = std::minmax_element(y.data.begin(), y.data.end());
+    double sum = std::accumulate(y.data.begin(), y.data.end(), 0.0);
+    std::cout << "output: min " << *lo_it << ", max " << *hi_it << ", mean "
+              << sum / y.data.size() << "\n";
+    return;
+  }
+  std::vector<int> idx(y.data.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  const size_t k = std::min<size_t>(5, idx.size());
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
+                    [&y](int p, int q) { return y.data[p] > y.data[q]; });
+  const bool imagenet = y.data.size() == kImagenetClasses;
+  std::cout << "top-" << k << " classes (index"
+            << (imagenet ? " and ImageNet name" : "") << ": score):\n";
+  for (size_t i = 0; i < k; ++i) {
+    std::cout << "  " << std::setw(5) << idx[i];
+    if (imagenet) std::cout << " " << ImagenetClassNames()[idx[i]];
+    std::cout << ": " << y.data[idx[i]] << "\n";
+  }
+  if (Zoo::Global().Find(a.model) != nullptr) {
+    std::cout << "  (" << a.model
+              << " has seeded random weights, not trained ones: these "
+                 "classes mean nothing; an .onnx file brings its own)\n";
+  }
+}
+
 Status RunInfer(const InferArgs& a) {
   ASSIGN_OR_RETURN(Backend backend, ParseBackend(a.backend));
   if (a.repeat < 1) return InvalidArgument("--repeat must be at least 1");
@@ -53,61 +168,19 @@ Status RunInfer(const InferArgs& a) {
                        "' has " + std::to_string(m.graph.inputs.size()));
   }
   const Shape in_shape = m.graph.FindTensor(m.graph.inputs[0])->shape;
-
-  Tensor input;
-  int sources = !a.input.empty() + !a.image.empty() + (a.random_seed >= 0);
-  if (sources > 1)
-    return InvalidArgument("give one of --input, --image, --input-seed");
-  if (!a.input.empty()) {
-    ASSIGN_OR_RETURN(input, ReadNpy(a.input));
-    if (input.shape != in_shape) {
-      return InvalidArgument(
-          "input '" + a.input + "' has shape " + ShapeToString(input.shape) +
-          " but model '" + m.graph.name + "' takes " + ShapeToString(in_shape));
-    }
-  } else if (!a.image.empty()) {
-    ImageNormalization norm =
-        DefaultNormalization(in_shape.size() == 4 ? in_shape[1] : 3);
-    if (!a.mean.empty()) norm.mean = a.mean;
-    if (!a.std.empty()) norm.std = a.std;
-    ASSIGN_OR_RETURN(input, LoadImage(a.image, in_shape, norm));
-  } else {
-    input = RandomInput(in_shape, a.random_seed >= 0 ? a.random_seed : 0);
-  }
+  ASSIGN_OR_RETURN(Tensor input, InferInput(a, m, in_shape));
 
   ExecutorOptions eo;
   eo.backend = backend;
   eo.threads = a.threads;
   ASSIGN_OR_RETURN(auto ex,
                    Executor::Create(m.graph, std::move(m.weights), eo));
-  std::vector<Tensor> outputs;
-  std::vector<double> ms;
-  std::vector<Tensor> inputs = {std::move(input)};
-  if (a.repeat > 1) RETURN_IF_ERROR(ex->Run(inputs, &outputs));  // warm-up
-  for (int i = 0; i < a.repeat; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    RETURN_IF_ERROR(ex->Run(inputs, &outputs));
-    ms.push_back(std::chrono::duration<double, std::milli>(
-                     std::chrono::steady_clock::now() - t0)
-                     .count());
-  }
-  // The profile's runs come after the timed ones, so that timing each step
-  // apart (a stream wait and two clock reads per step) leaves the latency
-  // figures as they are.
-  OpProfile profile;
-  if (a.profile) {
-    std::vector<double> step_seconds;
-    for (int i = 0; i < a.repeat; ++i) {
-      RETURN_IF_ERROR(
-          ex->Run(inputs, &outputs, &step_seconds, Executor::StepClock::kWall));
-    }
-    profile = ProfileByOp(m.graph, ex->step_labels(), ex->step_is_reference(),
-                          step_seconds, a.repeat);
-  }
-  if (!a.output.empty()) RETURN_IF_ERROR(WriteNpy(a.output, outputs[0]));
-  const Tensor& y = outputs[0];
-  const double median = Quantile(ms, 0.5), p90 = Quantile(ms, 0.9),
-               min = *std::min_element(ms.begin(), ms.end());
+  const std::vector<Tensor> inputs = {std::move(input)};
+  ASSIGN_OR_RETURN(Timed t, TimeRuns(a, m.graph, ex.get(), inputs));
+  if (!a.output.empty()) RETURN_IF_ERROR(WriteNpy(a.output, t.outputs[0]));
+  const Tensor& y = t.outputs[0];
+  const double median = Quantile(t.ms, 0.5), p90 = Quantile(t.ms, 0.9),
+               min = *std::min_element(t.ms.begin(), t.ms.end());
   if (a.json) {
     nlohmann::json j = {
         {"model", m.graph.name},
@@ -117,62 +190,14 @@ Status RunInfer(const InferArgs& a) {
         {"latency_ms", {{"median", median}, {"p90", p90}, {"min", min}}},
         {"peak_rss_bytes", PeakRssBytes()},
         {"arena_bytes", ex->stats().arena_bytes}};
-    if (a.profile) {
-      nlohmann::json ops = nlohmann::json::array(),
-                     steps = nlohmann::json::array();
-      for (const auto& r : profile.ops) {
-        ops.push_back({{"op", r.op},
-                       {"kernel", r.reference ? "reference" : "onednn"},
-                       {"steps", r.steps},
-                       {"ms", r.seconds * 1e3}});
-      }
-      for (size_t i = 0;
-           i < profile.steps.size() && static_cast<int>(i) < a.top_steps; ++i) {
-        const auto& s = profile.steps[i];
-        steps.push_back({{"step", s.label},
-                         {"op", s.op},
-                         {"kernel", s.reference ? "reference" : "onednn"},
-                         {"ms", s.seconds * 1e3}});
-      }
-      j["profile"] = {{"clock", "wall"},
-                      {"runs", a.repeat},
-                      {"total_ms", profile.total_seconds * 1e3},
-                      {"ops", ops},
-                      {"slowest_steps", steps}};
-    }
+    if (a.profile) j["profile"] = ProfileJson(t.profile, a.repeat, a.top_steps);
     std::cout << j.dump(2) << std::endl;
     return Status::Ok();
   }
   std::cout << "model " << m.graph.name << ", backend " << BackendName(backend)
-            << ", " << KernelThreads() << " thread(s), output "
+            << ", " << Plural(KernelThreads(), "thread") << ", output "
             << ShapeToString(y.shape) << "\n";
-  const bool classifier =
-      y.shape.size() == 2 && y.shape[0] == 1 && y.shape[1] > 1;
-  if (classifier) {
-    std::vector<int> idx(y.data.size());
-    std::iota(idx.begin(), idx.end(), 0);
-    const size_t k = std::min<size_t>(5, idx.size());
-    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
-                      [&y](int p, int q) { return y.data[p] > y.data[q]; });
-    const bool imagenet = y.data.size() == kImagenetClasses;
-    std::cout << "top-" << k << " classes (index"
-              << (imagenet ? " and ImageNet name" : "") << ": score):\n";
-    for (size_t i = 0; i < k; ++i) {
-      std::cout << "  " << std::setw(5) << idx[i];
-      if (imagenet) std::cout << " " << ImagenetClassNames()[idx[i]];
-      std::cout << ": " << y.data[idx[i]] << "\n";
-    }
-    if (Zoo::Global().Find(a.model) != nullptr) {
-      std::cout << "  (" << a.model
-                << " has seeded random weights, not trained ones: these "
-                   "classes mean nothing; an .onnx file brings its own)\n";
-    }
-  } else {
-    auto [lo_it, hi_it] = std::minmax_element(y.data.begin(), y.data.end());
-    double sum = std::accumulate(y.data.begin(), y.data.end(), 0.0);
-    std::cout << "output: min " << *lo_it << ", max " << *hi_it << ", mean "
-              << sum / y.data.size() << "\n";
-  }
+  PrintOutput(a, y);
   std::cout << std::fixed << std::setprecision(3);
   if (a.repeat > 1) {
     std::cout << "latency over " << a.repeat << " runs: median " << median
@@ -187,7 +212,7 @@ Status RunInfer(const InferArgs& a) {
     std::cout << "time by op (wall clock, mean of " << a.repeat
               << (a.repeat == 1 ? " run" : " runs")
               << ", each step timed alone):\n"
-              << OpProfileText(profile, a.top_steps);
+              << OpProfileText(t.profile, a.top_steps);
   }
   return Status::Ok();
 }
