@@ -723,71 +723,86 @@ class Builder {
     std::vector<int> group;
     std::vector<double> gshares;
     RETURN_IF_ERROR(Group(choice.devices, "layer " + n.name, &group, &gshares));
-    const int G = static_cast<int>(group.size());
-    if (IsOutputSplit(s)) {
-      const int64_t size = OutputSplitSize(g_, n);
-      auto counts = SplitCounts(size, gshares);
-      if (!counts.ok()) {
-        return counts.status().WithContext(
-            "layer " + n.name + " (" + SchemeName(s) + "): its " +
-            std::to_string(size) + " outputs cannot be split over " +
-            std::to_string(G) + " devices");
-      }
-      std::vector<LayerPart> parts;
-      std::vector<Region> regions;
-      int64_t b = 0;
-      for (int d = 0; d < G; ++d) {
-        const int64_t e = b + counts.value()[d];
-        ASSIGN_OR_RETURN(LayerPart p, SplitOutput(g_, n, b, e));
-        regions.push_back(p.out_region);
-        parts.push_back(std::move(p));
-        b = e;
-      }
-      std::vector<Region> final_regions = regions;
-      std::string final_tensor;
-      std::vector<std::vector<Region>> follower_parts;
-      auto followers =
-          Followers(n, &final_regions, &final_tensor, &follower_parts);
-      Dist out{Dist::kParts, {}, n.name};
-      for (int d = 0; d < G; ++d) {
-        const int t = NewTask(
-            n.name + "/" + SchemeName(s) + "@" + std::to_string(group[d]),
-            {group[d]}, n.name, s);
-        RETURN_IF_ERROR(Need(t, in, parts[d].in_region, n.name));
-        RETURN_IF_ERROR(AddWeights(t, parts[d].weights));
-        RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(parts[d].node));
-        for (size_t k = 0; k < followers.size(); ++k) {
-          const Node* f = followers[k];
-          RETURN_IF_ERROR(AddWholeWeights(t, *f));
-          Node part = *f;
-          // A Reshape of a part yields the part's extents, not the whole's.
-          if (part.op == "Reshape") {
-            const Region& r = follower_parts[k][d];
-            std::vector<int64_t> extents(r.rank());
-            for (int a = 0; a < r.rank(); ++a)
-              extents[a] = r.end[a] - r.begin[a];
-            part.attrs.Set("shape", extents);
-          }
-          RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(part));
-        }
-        out.holders.push_back(Holder{t, final_regions[d]});
-      }
-      placed_.insert(n.name);
-      for (const Node* f : followers) {
-        placed_.insert(f->name);
-        notes_[f->name] = LayerDecision{
-            f->name, SchemeName(s),
-            "travels with " + n.name + "'s split: " + f->op +
-                " acts on each channel alone, so each device applies it to "
-                "its own channels before sending"};
-      }
-      dist_[final_tensor] = out;
-      return Status::Ok();
-    }
+    if (IsOutputSplit(s)) return PlaceOutputSplit(n, s, group, gshares);
     if (!IsInputSplit(s)) {
       return Internal("scheme " + std::string(SchemeName(s)) +
                       " is not a layer split");
     }
+    return PlaceInputSplit(n, s, group, gshares);
+  }
+
+  // Each device computes its share of the layer's outputs, and the ops
+  // after it that act per channel travel with it.
+  Status PlaceOutputSplit(const Node& n, Scheme s,
+                          const std::vector<int>& group,
+                          const std::vector<double>& gshares) {
+    const std::string& in = n.inputs[0];
+    const int G = static_cast<int>(group.size());
+    const int64_t size = OutputSplitSize(g_, n);
+    auto counts = SplitCounts(size, gshares);
+    if (!counts.ok()) {
+      return counts.status().WithContext(
+          "layer " + n.name + " (" + SchemeName(s) + "): its " +
+          std::to_string(size) + " outputs cannot be split over " +
+          std::to_string(G) + " devices");
+    }
+    std::vector<LayerPart> parts;
+    std::vector<Region> regions;
+    int64_t b = 0;
+    for (int d = 0; d < G; ++d) {
+      const int64_t e = b + counts.value()[d];
+      ASSIGN_OR_RETURN(LayerPart p, SplitOutput(g_, n, b, e));
+      regions.push_back(p.out_region);
+      parts.push_back(std::move(p));
+      b = e;
+    }
+    std::vector<Region> final_regions = regions;
+    std::string final_tensor;
+    std::vector<std::vector<Region>> follower_parts;
+    auto followers =
+        Followers(n, &final_regions, &final_tensor, &follower_parts);
+    Dist out{Dist::kParts, {}, n.name};
+    for (int d = 0; d < G; ++d) {
+      const int t =
+          NewTask(n.name + "/" + SchemeName(s) + "@" + std::to_string(group[d]),
+                  {group[d]}, n.name, s);
+      RETURN_IF_ERROR(Need(t, in, parts[d].in_region, n.name));
+      RETURN_IF_ERROR(AddWeights(t, parts[d].weights));
+      RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(parts[d].node));
+      for (size_t k = 0; k < followers.size(); ++k) {
+        const Node* f = followers[k];
+        RETURN_IF_ERROR(AddWholeWeights(t, *f));
+        Node part = *f;
+        // A Reshape of a part yields the part's extents, not the whole's.
+        if (part.op == "Reshape") {
+          const Region& r = follower_parts[k][d];
+          std::vector<int64_t> extents(r.rank());
+          for (int a = 0; a < r.rank(); ++a) extents[a] = r.end[a] - r.begin[a];
+          part.attrs.Set("shape", extents);
+        }
+        RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(part));
+      }
+      out.holders.push_back(Holder{t, final_regions[d]});
+    }
+    placed_.insert(n.name);
+    for (const Node* f : followers) {
+      placed_.insert(f->name);
+      notes_[f->name] = LayerDecision{
+          f->name, SchemeName(s),
+          "travels with " + n.name + "'s split: " + f->op +
+              " acts on each channel alone, so each device applies it to "
+              "its own channels before sending"};
+    }
+    dist_[final_tensor] = out;
+    return Status::Ok();
+  }
+
+  // Each device reads its share of the layer's inputs and holds a partial
+  // sum of the whole output.
+  Status PlaceInputSplit(const Node& n, Scheme s, const std::vector<int>& group,
+                         const std::vector<double>& gshares) {
+    const std::string& in = n.inputs[0];
+    const int G = static_cast<int>(group.size());
     // Input split: follow the parts the input already has, so a fused pair
     // needs no communication in between; else split by the devices' shares.
     const int64_t size = InputSplitSize(g_, n);
