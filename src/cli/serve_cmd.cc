@@ -135,6 +135,119 @@ std::string CsvQuoted(const std::string& s) {
   return out;
 }
 
+// One request of infer-remote: when it was sent, and its answer.
+struct Row {
+  double start_ms = 0;
+  StatusOr<InferResult> r = Internal("not sent");
+};
+
+// The requests, `concurrency` in flight, or an open-loop stream at a
+// steady rate with --interval-ms.
+std::vector<Row> SendRemote(const RemoteArgs& a, ServeClient* client,
+                            const Tensor& input) {
+  std::vector<Row> rows(a.requests);
+  std::atomic<int> next{0};
+  const auto t0 = std::chrono::steady_clock::now();
+  auto worker = [&] {
+    for (int i; (i = next++) < a.requests;) {
+      if (a.interval_ms > 0) {
+        std::this_thread::sleep_until(
+            t0 + std::chrono::microseconds(int64_t(i * a.interval_ms * 1e3)));
+      }
+      rows[i].start_ms = std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - t0)
+                             .count();
+      rows[i].r = client->Infer(input, a.timeout_ms,
+                                "infer-remote#" + std::to_string(i));
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int k = 0; k < a.concurrency; ++k) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  return rows;
+}
+
+// --csv: a line per request. The server's request number and a hash of
+// the output: a request answered twice, or a wrong answer, shows in the
+// file.
+Status WriteRemoteCsv(const std::string& path, const std::vector<Row>& rows) {
+  std::ofstream f(path);
+  f << "request,start_ms,latency_ms,server_ms,generation,attempts,"
+       "server_request,output_hash,ok,error\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i].r;
+    f << i << "," << rows[i].start_ms << "," << (r.ok() ? r->latency_ms : 0)
+      << "," << (r.ok() ? r->server_ms : 0) << ","
+      << (r.ok() ? r->generation : 0) << "," << (r.ok() ? r->attempts : 0)
+      << "," << (r.ok() ? r->request : -1) << ","
+      << (r.ok() ? HashTensor(r->output).substr(0, 16) : "") << "," << r.ok()
+      << ",\"" << (r.ok() ? "" : CsvQuoted(r.status().message())) << "\"\n";
+  }
+  if (!f) return InvalidArgument("cannot write " + path);
+  return Status::Ok();
+}
+
+// What the answers add up to.
+struct RemoteSummary {
+  std::vector<double> lat;
+  std::map<int64_t, int> per_gen;  // answered, by plan generation
+  int failed = 0, retried = 0;
+  Status first_error;
+};
+
+RemoteSummary Summarize(const std::vector<Row>& rows) {
+  RemoteSummary m;
+  for (const auto& row : rows) {
+    if (!row.r.ok()) {
+      m.failed++;
+      if (m.first_error.ok()) m.first_error = row.r.status();
+      continue;
+    }
+    m.lat.push_back(row.r->latency_ms);
+    m.per_gen[row.r->generation]++;
+    m.retried += row.r->attempts > 1;
+  }
+  return m;
+}
+
+void PrintRemote(const RemoteArgs& a, const std::vector<Row>& rows,
+                 const RemoteSummary& m) {
+  if (a.json) {
+    nlohmann::json j;
+    j["requests"] = a.requests;
+    j["failed"] = m.failed;
+    j["retried"] = m.retried;
+    j["latency_ms"] = {
+        {"median", Median(m.lat)},
+        {"max",
+         m.lat.empty() ? 0.0 : *std::max_element(m.lat.begin(), m.lat.end())}};
+    nlohmann::json g;
+    for (const auto& [gen, n] : m.per_gen) g[std::to_string(gen)] = n;
+    j["answered_by_generation"] = g;
+    if (rows.back().r.ok()) j["output_shape"] = rows.back().r->output.shape;
+    std::cout << j.dump() << std::endl;
+  } else if (a.requests == 1 && rows[0].r.ok()) {
+    const InferResult& r = *rows[0].r;
+    const auto& d = r.output.data;
+    const size_t best = std::max_element(d.begin(), d.end()) - d.begin();
+    std::cout << "answered by generation " << r.generation << " (attempt "
+              << r.attempts << ") in " << HumanMs(r.latency_ms) << " ("
+              << HumanMs(r.server_ms) << " in the server); output "
+              << ShapeToString(r.output.shape) << ", largest value "
+              << std::setprecision(4) << d[best] << " at index " << best
+              << "\n";
+  } else if (!m.lat.empty()) {
+    std::cout << a.requests - m.failed << " of " << a.requests
+              << " requests answered (" << m.retried
+              << " after one retry); latency median " << HumanMs(Median(m.lat))
+              << "; by generation:";
+    for (const auto& [gen, n] : m.per_gen) {
+      std::cout << " " << gen << ": " << n;
+    }
+    std::cout << "\n";
+  }
+}
+
 Status RunRemote(const RemoteArgs& a) {
   if (a.requests < 1 || a.concurrency < 1 || a.timeout_ms < 1) {
     return InvalidArgument(
@@ -159,98 +272,17 @@ Status RunRemote(const RemoteArgs& a) {
     input = RandomInput(Shape(s.input_shape().begin(), s.input_shape().end()),
                         a.random_seed);
   }
-  struct Row {
-    double start_ms = 0;
-    StatusOr<InferResult> r = Internal("not sent");
-  };
-  std::vector<Row> rows(a.requests);
-  std::atomic<int> next{0};
-  const auto t0 = std::chrono::steady_clock::now();
-  auto worker = [&] {
-    for (int i; (i = next++) < a.requests;) {
-      if (a.interval_ms > 0) {  // an open-loop stream at a steady rate
-        std::this_thread::sleep_until(
-            t0 + std::chrono::microseconds(int64_t(i * a.interval_ms * 1e3)));
-      }
-      rows[i].start_ms = std::chrono::duration<double, std::milli>(
-                             std::chrono::steady_clock::now() - t0)
-                             .count();
-      rows[i].r = client.Infer(input, a.timeout_ms,
-                               "infer-remote#" + std::to_string(i));
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int k = 0; k < a.concurrency; ++k) threads.emplace_back(worker);
-  for (auto& t : threads) t.join();
-  std::vector<double> lat;
-  std::map<int64_t, int> per_gen;
-  int failed = 0, retried = 0;
-  Status first_error;
-  for (const auto& row : rows) {
-    if (!row.r.ok()) {
-      failed++;
-      if (first_error.ok()) first_error = row.r.status();
-      continue;
-    }
-    lat.push_back(row.r->latency_ms);
-    per_gen[row.r->generation]++;
-    retried += row.r->attempts > 1;
-  }
-  if (!a.csv.empty()) {
-    std::ofstream f(a.csv);
-    // The server's request number and a hash of the output: a request
-    // answered twice, or a wrong answer, shows in the file.
-    f << "request,start_ms,latency_ms,server_ms,generation,attempts,"
-         "server_request,output_hash,ok,error\n";
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const auto& r = rows[i].r;
-      f << i << "," << rows[i].start_ms << "," << (r.ok() ? r->latency_ms : 0)
-        << "," << (r.ok() ? r->server_ms : 0) << ","
-        << (r.ok() ? r->generation : 0) << "," << (r.ok() ? r->attempts : 0)
-        << "," << (r.ok() ? r->request : -1) << ","
-        << (r.ok() ? HashTensor(r->output).substr(0, 16) : "") << "," << r.ok()
-        << ",\"" << (r.ok() ? "" : CsvQuoted(r.status().message())) << "\"\n";
-    }
-    if (!f) return InvalidArgument("cannot write " + a.csv);
-  }
+  const std::vector<Row> rows = SendRemote(a, &client, input);
+  const RemoteSummary m = Summarize(rows);
+  if (!a.csv.empty()) RETURN_IF_ERROR(WriteRemoteCsv(a.csv, rows));
   if (!a.output.empty() && rows.back().r.ok()) {
     RETURN_IF_ERROR(WriteNpy(a.output, rows.back().r->output));
   }
-  if (a.json) {
-    nlohmann::json j;
-    j["requests"] = a.requests;
-    j["failed"] = failed;
-    j["retried"] = retried;
-    j["latency_ms"] = {
-        {"median", Median(lat)},
-        {"max", lat.empty() ? 0.0 : *std::max_element(lat.begin(), lat.end())}};
-    nlohmann::json g;
-    for (const auto& [gen, n] : per_gen) g[std::to_string(gen)] = n;
-    j["answered_by_generation"] = g;
-    if (rows.back().r.ok()) j["output_shape"] = rows.back().r->output.shape;
-    std::cout << j.dump() << std::endl;
-  } else if (a.requests == 1 && rows[0].r.ok()) {
-    const InferResult& r = *rows[0].r;
-    const auto& d = r.output.data;
-    const size_t best = std::max_element(d.begin(), d.end()) - d.begin();
-    std::cout << "answered by generation " << r.generation << " (attempt "
-              << r.attempts << ") in " << std::fixed << std::setprecision(1)
-              << r.latency_ms << " ms (" << r.server_ms
-              << " in the server); output " << ShapeToString(r.output.shape)
-              << ", largest value " << std::setprecision(4) << d[best]
-              << " at index " << best << "\n";
-  } else if (!lat.empty()) {
-    std::cout << a.requests - failed << " of " << a.requests
-              << " requests answered (" << retried
-              << " after one retry); latency median " << std::fixed
-              << std::setprecision(1) << Median(lat) << " ms; by generation:";
-    for (const auto& [gen, n] : per_gen) std::cout << " " << gen << ": " << n;
-    std::cout << "\n";
-  }
-  if (failed > 0) {
-    return first_error.WithContext(std::to_string(failed) + " of " +
-                                   std::to_string(a.requests) +
-                                   " requests failed; the first");
+  PrintRemote(a, rows, m);
+  if (m.failed > 0) {
+    return m.first_error.WithContext(std::to_string(m.failed) + " of " +
+                                     std::to_string(a.requests) +
+                                     " requests failed; the first");
   }
   return Status::Ok();
 }
