@@ -267,59 +267,36 @@ void PrintTable(const std::vector<Row>& rows, double base_ms,
   }
 }
 
-Status RunDemo(const DemoArgs& a) {
-  if (a.devices < 2 || a.requests < 1 || a.branches < 1) {
-    return InvalidArgument("--devices >= 2, --requests >= 1, --branches >= 1");
-  }
-  std::cout << "shoal demo: " << a.model << " on an emulated cluster of "
-            << (a.cluster.empty()
-                    ? std::to_string(a.devices) + " Raspberry-Pi-3-like devices"
-                    : a.cluster)
-            << ": one device, a pipeline, each exact model-parallel "
-               "strategy, and LCP branches\n";
-  std::string dir, file = a.cluster;
-  if (file.empty()) {
-    ASSIGN_OR_RETURN(file, WriteEmbeddedCluster(a.devices, &dir));
-  } else {
-    // A given file must not point at workers that already run: the demo
-    // deploys its own plans and stops the workers at the end.
-    ASSIGN_OR_RETURN(Cluster c, LoadCluster(file));
-    for (const auto& d : c.devices) {
-      const auto colon = d.address.rfind(':');
-      if (colon == std::string::npos) continue;
-      const int fd = socket(AF_INET, SOCK_STREAM, 0);
-      sockaddr_in sa{};
-      sa.sin_family = AF_INET;
-      sa.sin_port = htons(std::atoi(d.address.substr(colon + 1).c_str()));
-      sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      const bool taken =
-          connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0;
-      close(fd);
-      if (taken) {
-        return FailedPrecondition(
-            "something already listens on " + d.address + " (device " + d.name +
-            " of " + file + "): stop it (shoal cluster down " + file +
-            ") or run shoal demo without --cluster, which picks free ports");
-      }
+// A given cluster file must not point at workers that already run: the
+// demo deploys its own plans and stops the workers at the end.
+Status CheckPortsFree(const std::string& file) {
+  ASSIGN_OR_RETURN(Cluster c, LoadCluster(file));
+  for (const auto& d : c.devices) {
+    const auto colon = d.address.rfind(':');
+    if (colon == std::string::npos) continue;
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(std::atoi(d.address.substr(colon + 1).c_str()));
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool taken =
+        connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0;
+    close(fd);
+    if (taken) {
+      return FailedPrecondition(
+          "something already listens on " + d.address + " (device " + d.name +
+          " of " + file + "): stop it (shoal cluster down " + file +
+          ") or run shoal demo without --cluster, which picks free ports");
     }
   }
-  ClusterGuard guard(file, dir);
-  SignalWatcher watcher(&guard);
-  ClusterUpOptions uo;
-  uo.die_with_parent = true;
-  guard.Arm();
-  ASSIGN_OR_RETURN(auto up, ClusterUp(file, uo, std::cout));
-  bool limited = true;
-  for (const auto& d : up) limited &= d.cpu_limited && d.memory_limited;
-  if (!limited) {
-    std::cout << "NOTE: cgroups could not limit every worker (see above): "
-                 "those run at this machine's full speed, so their latencies "
-                 "are not a Pi's; links are still shaped by the workers' "
-                 "transport and memory budgets still refuse deployments\n";
-  }
-  ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(file));
-  const std::vector<PlanDevice> devices = cluster.PlanDevices();
+  return Status::Ok();
+}
 
+// Every configuration's row, in the table's order; `best` is the exact
+// strategy of lowest median latency.
+StatusOr<std::vector<Row>> RunConfigs(const DemoArgs& a, const Cluster& cluster,
+                                      std::string* best) {
+  const std::vector<PlanDevice> devices = cluster.PlanDevices();
   ModelRef ref;
   ref.spec = a.model;
   ASSIGN_OR_RETURN(Model m, LoadPlanModel(ref, true));
@@ -338,18 +315,16 @@ Status RunDemo(const DemoArgs& a) {
   if (!rows.back().ok) {
     return Unavailable("the single-device run failed: " + rows.back().note);
   }
-  const double base_ms = rows.back().latency_ms;
   rows.push_back(
       RunConfig("pipeline", "pipeline", m, ref, devices, cluster, x, want, a));
   std::stringstream ss(a.strategies);
-  std::string best;
   double best_ms = INFINITY;
   for (std::string s; std::getline(ss, s, ',');) {
     rows.push_back(RunConfig(s, s, m, ref, devices, cluster, x, want, a));
     if (rows.back().ok && rows.back().rel_diff <= kTolerance &&
         rows.back().latency_ms < best_ms) {
       best_ms = rows.back().latency_ms;
-      best = s;
+      *best = s;
     }
   }
   // LCP changes the model: checked against the branched model on one device.
@@ -358,10 +333,9 @@ Status RunDemo(const DemoArgs& a) {
   const std::string lcp_label = "lcp split" + std::to_string(a.branches);
   auto lm = LoadPlanModel(lref, true);
   if (lm.ok()) {
-    auto lwant = RunWhole(*lm, x);
-    if (!lwant.ok()) return lwant.status();
+    ASSIGN_OR_RETURN(Tensor lwant, RunWhole(*lm, x));
     rows.push_back(
-        RunConfig(lcp_label, "lcp", *lm, lref, devices, cluster, x, *lwant, a));
+        RunConfig(lcp_label, "lcp", *lm, lref, devices, cluster, x, lwant, a));
     rows.back().exact = false;
   } else {
     Row r;
@@ -370,9 +344,11 @@ Status RunDemo(const DemoArgs& a) {
     r.note = lm.status().message();
     rows.push_back(r);
   }
-  guard.Stop();
+  return rows;
+}
 
-  PrintTable(rows, base_ms, best);
+void PrintLegend(const DemoArgs& a, const std::string& best) {
+  const std::string lcp_label = "lcp split" + std::to_string(a.branches);
   std::cout << "\nspeedup: one-device latency / latency; latency: median "
                "request time on the emulated devices (each a Raspberry Pi "
                "3's speed, calibrated on this host, 62 Mbit/s + 9 ms "
@@ -388,15 +364,50 @@ Status RunDemo(const DemoArgs& a) {
             << a.model
             << "; its accuracy needs training (shoal lcp train, docs/lcp.md)."
             << "\n";
-  bool all_ok = true;
+}
+
+Status RunDemo(const DemoArgs& a) {
+  if (a.devices < 2 || a.requests < 1 || a.branches < 1) {
+    return InvalidArgument("--devices >= 2, --requests >= 1, --branches >= 1");
+  }
+  std::cout << "shoal demo: " << a.model << " on an emulated cluster of "
+            << (a.cluster.empty()
+                    ? std::to_string(a.devices) + " Raspberry-Pi-3-like devices"
+                    : a.cluster)
+            << ": one device, a pipeline, each exact model-parallel "
+               "strategy, and LCP branches\n";
+  std::string dir, file = a.cluster;
+  if (file.empty()) {
+    ASSIGN_OR_RETURN(file, WriteEmbeddedCluster(a.devices, &dir));
+  } else {
+    RETURN_IF_ERROR(CheckPortsFree(file));
+  }
+  ClusterGuard guard(file, dir);
+  SignalWatcher watcher(&guard);
+  ClusterUpOptions uo;
+  uo.die_with_parent = true;
+  guard.Arm();
+  ASSIGN_OR_RETURN(auto up, ClusterUp(file, uo, std::cout));
+  bool limited = true;
+  for (const auto& d : up) limited &= d.cpu_limited && d.memory_limited;
+  if (!limited) {
+    std::cout << "NOTE: cgroups could not limit every worker (see above): "
+                 "those run at this machine's full speed, so their latencies "
+                 "are not a Pi's; links are still shaped by the workers' "
+                 "transport and memory budgets still refuse deployments\n";
+  }
+  ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(file));
+  std::string best;
+  ASSIGN_OR_RETURN(const std::vector<Row> rows, RunConfigs(a, cluster, &best));
+  guard.Stop();
+
+  PrintTable(rows, rows.front().latency_ms, best);
+  PrintLegend(a, best);
   std::string bad;
   for (const auto& r : rows) {
-    if (r.ok && !(r.rel_diff <= kTolerance)) {
-      all_ok = false;
-      bad += " " + r.label;
-    }
+    if (r.ok && !(r.rel_diff <= kTolerance)) bad += " " + r.label;
   }
-  if (!all_ok) {
+  if (!bad.empty()) {
     return Internal(
         "outputs differ from the single-device run by more than "
         "1e-4 (relative):" +
