@@ -155,114 +155,148 @@ std::vector<double> UnitPricer::ReplicaShares(
   return f;
 }
 
+namespace {
+
+bool Refuse(Load* l, const std::string& why) {
+  l->ok = false;
+  l->why = why;
+  return false;
+}
+
+}  // namespace
+
+double UnitPricer::SecondsWhole(const PlanUnit& u, int d) const {
+  double s = 0;
+  for (const auto& c : u.costs) s += Seconds(d, c);
+  return s;
+}
+
+bool UnitPricer::PriceWhole(const PlanUnit& u, const Placement& p,
+                            Load* l) const {
+  const int d = p.devices[0];
+  l->seconds = SecondsWhole(u, d);
+  l->busy[d] = l->seconds;
+  l->weights[d] = u.weight_bytes;
+  return true;
+}
+
+bool UnitPricer::PriceReplicas(const PlanUnit& u, const Placement& p,
+                               Load* l) const {
+  const auto f = ReplicaShares(p.devices);
+  for (size_t i = 0; i < p.devices.size(); ++i) {
+    const int d = p.devices[i];
+    const double s = SecondsWhole(u, d) * f[i];
+    l->seconds += s;
+    l->busy[d] += s;
+    l->weights[d] += u.weight_bytes;
+  }
+  return true;
+}
+
+bool UnitPricer::PriceOutputSplit(const PlanUnit& u, const Placement& p,
+                                  Load* l) const {
+  if (!u.splittable) return Refuse(l, u.nodes[0] + " cannot be split");
+  bool ok = true;
+  const auto f = Fractions(u.out_units, Shares(p.devices), &ok);
+  if (!ok) return Refuse(l, u.nodes[0] + "'s outputs are fewer than devices");
+  for (size_t i = 0; i < p.devices.size(); ++i) {
+    const int d = p.devices[i];
+    double s = Seconds(d, Scaled(u.costs[0], f[i], f[i], 1, f[i]));
+    for (size_t n = 1; n < u.costs.size(); ++n)
+      s += Seconds(d, Scaled(u.costs[n], f[i], f[i], f[i], f[i]));
+    l->busy[d] += s;
+    l->weights[d] += std::llround(u.weight_bytes * f[i]);
+    l->seconds = std::max(l->seconds, s);
+  }
+  return true;
+}
+
+bool UnitPricer::PriceInputSplit(const PlanUnit& u, const Placement& p,
+                                 Load* l) const {
+  if (!u.splittable) return Refuse(l, u.nodes[0] + " cannot be split");
+  bool ok = true;
+  const auto f = Fractions(u.in_units, Shares(p.devices), &ok);
+  if (!ok) return Refuse(l, u.nodes[0] + "'s inputs are fewer than devices");
+  double slowest = 0;
+  for (size_t i = 0; i < p.devices.size(); ++i) {
+    const int d = p.devices[i];
+    double s = Seconds(d, Scaled(u.costs[0], f[i], f[i], f[i], 1));
+    l->busy[d] += s;
+    // Partial sums (dense) go to the hub, which adds them up.
+    const double send = m_.TransferSeconds(
+        d, hub_,
+        u.head_output_bytes * WireDtypeBytes(wire_.dtype) / kBytesPerElement);
+    l->busy[d] += send;
+    l->weights[d] += std::llround(u.weight_bytes * f[i]);
+    slowest = std::max(slowest, s + send);
+  }
+  double rest = 0;
+  for (size_t n = 1; n < u.costs.size(); ++n) rest += Seconds(hub_, u.costs[n]);
+  l->busy[hub_] += rest;
+  l->seconds = slowest + rest;
+  return true;
+}
+
+bool UnitPricer::PriceRows(const PlanUnit& u, const Placement& p,
+                           Load* l) const {
+  if (!u.tileable) return Refuse(l, u.nodes[0] + " cannot run on rows");
+  std::vector<const Node*> nodes;
+  for (const auto& n : u.nodes) nodes.push_back(g_.FindNode(n));
+  const auto shares = Shares(p.devices);
+  auto h = ChainReadFactor(g_, nodes, shares);
+  if (!h.ok()) return Refuse(l, h.status().message());
+  for (size_t i = 0; i < p.devices.size(); ++i) {
+    const int d = p.devices[i];
+    const double f = shares[i] * h.value();
+    double s = 0;
+    for (const auto& c : u.costs)
+      s += Seconds(d, Scaled(c, f, 1, f, shares[i]));
+    l->busy[d] += s;
+    l->weights[d] += u.weight_bytes;
+    l->seconds = std::max(l->seconds, s);
+  }
+  return true;
+}
+
 Load UnitPricer::Price(int ui, const Placement& p) const {
   const PlanUnit& u = units_[ui];
   Load l;
-  auto fail = [&](const std::string& why) {
-    l.ok = false;
-    l.why = why;
+  if (p.devices.empty()) {
+    Refuse(&l, "no devices");
     return l;
-  };
-  const int k = static_cast<int>(p.devices.size());
-  if (k == 0) return fail("no devices");
-  const auto& devs = m_.cluster().devices;
-  auto whole_on = [&](int d) {
-    double s = 0;
-    for (const auto& c : u.costs) s += Seconds(d, c);
-    return s;
-  };
-  switch (p.form) {
-    case Form::kWhole: {
-      const int d = p.devices[0];
-      l.seconds = whole_on(d);
-      l.busy[d] = l.seconds;
-      l.weights[d] = u.weight_bytes;
-      break;
-    }
-    case Form::kReplicate: {
-      const auto f = ReplicaShares(p.devices);
-      for (int i = 0; i < k; ++i) {
-        const int d = p.devices[i];
-        const double s = whole_on(d) * f[i];
-        l.seconds += s;
-        l.busy[d] += s;
-        l.weights[d] += u.weight_bytes;
-      }
-      break;
-    }
-    case Form::kLop:
-    case Form::kFuse1: {
-      if (!u.splittable) return fail(u.nodes[0] + " cannot be split");
-      bool ok = true;
-      const auto f = Fractions(u.out_units, Shares(p.devices), &ok);
-      if (!ok) return fail(u.nodes[0] + "'s outputs are fewer than devices");
-      for (int i = 0; i < k; ++i) {
-        const int d = p.devices[i];
-        double s = Seconds(d, Scaled(u.costs[0], f[i], f[i], 1, f[i]));
-        for (size_t n = 1; n < u.costs.size(); ++n)
-          s += Seconds(d, Scaled(u.costs[n], f[i], f[i], f[i], f[i]));
-        l.busy[d] += s;
-        l.weights[d] += std::llround(u.weight_bytes * f[i]);
-        l.seconds = std::max(l.seconds, s);
-      }
-      break;
-    }
-    case Form::kLip:
-    case Form::kFuse2: {
-      if (!u.splittable) return fail(u.nodes[0] + " cannot be split");
-      bool ok = true;
-      const auto f = Fractions(u.in_units, Shares(p.devices), &ok);
-      if (!ok) return fail(u.nodes[0] + "'s inputs are fewer than devices");
-      double slowest = 0;
-      for (int i = 0; i < k; ++i) {
-        const int d = p.devices[i];
-        double s = Seconds(d, Scaled(u.costs[0], f[i], f[i], f[i], 1));
-        l.busy[d] += s;
-        // Partial sums (dense) go to the hub, which adds them up.
-        const double send = m_.TransferSeconds(d, hub_,
-                                               u.head_output_bytes *
-                                                   WireDtypeBytes(wire_.dtype) /
-                                                   kBytesPerElement);
-        l.busy[d] += send;
-        l.weights[d] += std::llround(u.weight_bytes * f[i]);
-        slowest = std::max(slowest, s + send);
-      }
-      double rest = 0;
-      for (size_t n = 1; n < u.costs.size(); ++n)
-        rest += Seconds(hub_, u.costs[n]);
-      l.busy[hub_] += rest;
-      l.seconds = slowest + rest;
-      break;
-    }
-    case Form::kSpatial: {
-      if (!u.tileable) return fail(u.nodes[0] + " cannot run on rows");
-      std::vector<const Node*> nodes;
-      for (const auto& n : u.nodes) nodes.push_back(g_.FindNode(n));
-      const auto shares = Shares(p.devices);
-      auto h = ChainReadFactor(g_, nodes, shares);
-      if (!h.ok()) return fail(h.status().message());
-      for (int i = 0; i < k; ++i) {
-        const int d = p.devices[i];
-        const double f = shares[i] * h.value();
-        double s = 0;
-        for (const auto& c : u.costs)
-          s += Seconds(d, Scaled(c, f, 1, f, shares[i]));
-        l.busy[d] += s;
-        l.weights[d] += u.weight_bytes;
-        l.seconds = std::max(l.seconds, s);
-      }
-      break;
-    }
   }
+  bool priced = false;
+  switch (p.form) {
+    case Form::kWhole:
+      priced = PriceWhole(u, p, &l);
+      break;
+    case Form::kReplicate:
+      priced = PriceReplicas(u, p, &l);
+      break;
+    case Form::kLop:
+    case Form::kFuse1:
+      priced = PriceOutputSplit(u, p, &l);
+      break;
+    case Form::kLip:
+    case Form::kFuse2:
+      priced = PriceInputSplit(u, p, &l);
+      break;
+    case Form::kSpatial:
+      priced = PriceRows(u, p, &l);
+      break;
+  }
+  if (!priced) return l;
+  const auto& devs = m_.cluster().devices;
   for (const auto& [d, w] : l.weights) {
     // The plan's own check (CheckPlanMemory) also counts the largest weight
     // once more while it is reordered: a unit alone needs up to 2x its
     // weights, so a 640 MiB fc is not placed whole on a 1 GiB device.
     if (!FitsWhole(w, devs[d].memory_bytes)) {
-      return fail(u.nodes[0] + " needs " + MiB(w) + " of weights on " +
-                  devs[d].name + ", which can hold " +
-                  MiB(devs[d].memory_bytes / 2) +
-                  " (once, and once more while reordered)");
+      Refuse(&l, u.nodes[0] + " needs " + MiB(w) + " of weights on " +
+                     devs[d].name + ", which can hold " +
+                     MiB(devs[d].memory_bytes / 2) +
+                     " (once, and once more while reordered)");
+      return l;
     }
   }
   return l;

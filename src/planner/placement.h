@@ -89,6 +89,14 @@ class UnitPricer {
   double Seconds(int d, const NodeCost& c) const {
     return m_.NodeSeconds(d, c);
   }
+  // One form's busy seconds and weights per device, into `l`; false (with
+  // l->why) when the unit cannot take that form on those devices.
+  bool PriceWhole(const PlanUnit& u, const Placement& p, Load* l) const;
+  bool PriceReplicas(const PlanUnit& u, const Placement& p, Load* l) const;
+  bool PriceOutputSplit(const PlanUnit& u, const Placement& p, Load* l) const;
+  bool PriceInputSplit(const PlanUnit& u, const Placement& p, Load* l) const;
+  bool PriceRows(const PlanUnit& u, const Placement& p, Load* l) const;
+  double SecondsWhole(const PlanUnit& u, int d) const;
   const Graph& g_;
   const std::vector<PlanUnit>& units_;
   const LatencyModel& m_;
