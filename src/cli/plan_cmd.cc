@@ -38,8 +38,9 @@ struct PlanArgs {
   DeviceFlags devices;
 };
 
-Status RunPlan(const PlanArgs& a) {
-  ASSIGN_OR_RETURN(Cluster cluster, a.devices.ResolveCluster());
+// The flags as PlanOptions, the model reference included.
+StatusOr<PlanOptions> PlanOptionsFromFlags(const PlanArgs& a,
+                                           const Cluster& cluster) {
   PlanOptions po;
   po.strategy = a.strategy;
   po.devices = cluster.PlanDevices();
@@ -94,6 +95,43 @@ Status RunPlan(const PlanArgs& a) {
   po.model.lcp_fatten_pct = a.fatten;
   ASSIGN_OR_RETURN(auto shape, ParseInputShapeFlag(a.input_shape));
   if (shape) po.model.input_shape = *shape;
+  return po;
+}
+
+// --out, --dot and --svg.
+Status WritePlanFiles(const PlanArgs& a, const Plan& p) {
+  if (!a.out.empty()) RETURN_IF_ERROR(SavePlan(p, a.out));
+  if (!a.dot.empty()) {
+    std::ofstream f(a.dot);
+    if (!f) return InvalidArgument("cannot write " + a.dot);
+    WritePlanDot(p, f);
+  }
+  if (!a.svg.empty()) {
+    RETURN_IF_ERROR(WritePlanSvg(p, a.svg, "shoal plan " + a.model));
+  }
+  return Status::Ok();
+}
+
+void PrintPlanText(const PlanArgs& a, const Plan& p, const Cluster& cluster) {
+  PrintPlanTable(p, std::cout);
+  bool links_known = !a.profile.empty();
+  for (const auto& d : cluster.devices) {
+    links_known |= d.link.bandwidth_bps > 0 || d.link.latency_s > 0;
+  }
+  if (!links_known) {
+    std::cout << "\nnote: the devices' links are unknown, so moving data "
+                 "was priced as free; give each device a link in a "
+                 "cluster file (docs/cluster-format.md) or measure them "
+                 "with shoal profile\n";
+  }
+  if (!a.out.empty()) std::cout << "\nwrote " << a.out << "\n";
+  if (!a.dot.empty()) std::cout << "wrote " << a.dot << "\n";
+  if (!a.svg.empty()) std::cout << "wrote " << a.svg << "\n";
+}
+
+Status RunPlan(const PlanArgs& a) {
+  ASSIGN_OR_RETURN(Cluster cluster, a.devices.ResolveCluster());
+  ASSIGN_OR_RETURN(PlanOptions po, PlanOptionsFromFlags(a, cluster));
   ASSIGN_OR_RETURN(Model m, LoadPlanModel(po.model, false));
   // lcp of a model without branches and no --branches: the Splitter sizes
   // branches for the cluster's devices (as `shoal lcp split --cluster`).
@@ -111,32 +149,11 @@ Status RunPlan(const PlanArgs& a) {
   if (lcp_split) p.decisions.insert(p.decisions.begin(), *lcp_split);
   RETURN_IF_ERROR(VerifyPlan(p));
   RETURN_IF_ERROR(CheckPlanMemory(p, m.graph));
-  if (!a.out.empty()) RETURN_IF_ERROR(SavePlan(p, a.out));
-  if (!a.dot.empty()) {
-    std::ofstream f(a.dot);
-    if (!f) return InvalidArgument("cannot write " + a.dot);
-    WritePlanDot(p, f);
-  }
-  if (!a.svg.empty()) {
-    RETURN_IF_ERROR(WritePlanSvg(p, a.svg, "shoal plan " + a.model));
-  }
+  RETURN_IF_ERROR(WritePlanFiles(a, p));
   if (a.json) {
     std::cout << PlanToJson(p).dump(1) << "\n";
   } else {
-    PrintPlanTable(p, std::cout);
-    bool links_known = !a.profile.empty();
-    for (const auto& d : cluster.devices) {
-      links_known |= d.link.bandwidth_bps > 0 || d.link.latency_s > 0;
-    }
-    if (!links_known) {
-      std::cout << "\nnote: the devices' links are unknown, so moving data "
-                   "was priced as free; give each device a link in a "
-                   "cluster file (docs/cluster-format.md) or measure them "
-                   "with shoal profile\n";
-    }
-    if (!a.out.empty()) std::cout << "\nwrote " << a.out << "\n";
-    if (!a.dot.empty()) std::cout << "wrote " << a.dot << "\n";
-    if (!a.svg.empty()) std::cout << "wrote " << a.svg << "\n";
+    PrintPlanText(a, p, cluster);
   }
   return Status::Ok();
 }
