@@ -64,6 +64,11 @@ bool ActsPerChannel(const Node& n) {
   return f.per_channel || (f.any_axis && n.inputs.size() == 1);
 }
 
+bool ActsPerChannelWithWeights(const Node& n) {
+  const OpSchema* s = OpRegistry::Global().Find(n.op);
+  return s != nullptr && s->channel_weights();
+}
+
 Status ShapeError(const Node& node, const std::string& what) {
   return InvalidArgument("node '" + node.name + "' (" + node.op + "): " + what);
 }

@@ -120,6 +120,13 @@ class OpSchema {
     split_.non_reduced = true;
     return *this;
   }
+  // Output channel c reads only input channel c and entry c of each weight
+  // input (BatchNormalization's scale, shift, mean and variance): the
+  // channel can be removed with its entries (lcp/prune_channels.h).
+  OpSchema& ChannelWeights() {
+    channel_weights_ = true;
+    return *this;
+  }
   // What the op computes and its input and output shapes, in a line
   // (docs/operators.md).
   OpSchema& Doc(std::string text) {
@@ -145,6 +152,7 @@ class OpSchema {
   const std::string& name() const { return name_; }
   bool sparse_output() const { return sparse_output_; }
   bool keeps_sparsity() const { return keeps_sparsity_; }
+  bool channel_weights() const { return channel_weights_; }
   int min_inputs() const { return min_inputs_; }
   int max_inputs() const { return max_inputs_; }
   int min_outputs() const { return min_outputs_; }
@@ -170,6 +178,7 @@ class OpSchema {
   std::set<int> non_param_inputs_;
   bool elementwise_ = false;
   bool sparse_output_ = false, keeps_sparsity_ = false;
+  bool channel_weights_ = false;
   SplitFacts split_;
   std::string doc_;
   InferFn infer_;
@@ -200,6 +209,10 @@ const SplitFacts& SplitFactsOf(const std::string& op);
 // activation input (a pool, an activation): it runs on a channel slice, or
 // on each LCP branch's channels alone.
 bool ActsPerChannel(const Node& n);
+
+// Whether output channel c of `n` reads only input channel c of its first
+// input and entry c of its weights (OpSchema::ChannelWeights).
+bool ActsPerChannelWithWeights(const Node& n);
 
 // Error helper for shape inference: names the node and its op.
 Status ShapeError(const Node& node, const std::string& what);

@@ -33,6 +33,7 @@ SHOAL_REGISTER_OP("BatchNormalization")
     .Attr("training_mode")
     .NonParamInput(3)
     .NonParamInput(4)
+    .ChannelWeights()
     .Infer(InferBatchNorm);
 
 // Normalises over axes [axis, rank); Scale (and B) have those axes' shape.

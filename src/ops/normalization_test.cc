@@ -42,6 +42,16 @@ TEST(BatchNormTest, SchemaMarksOnlyMeanAndVarAsNonParams) {
   EXPECT_FALSE(bn->IsParamInput(4));
 }
 
+TEST(BatchNormTest, EachChannelReadsItsOwnEntryOfTheWeights) {
+  Node bn;
+  bn.op = "BatchNormalization";
+  EXPECT_TRUE(ActsPerChannelWithWeights(bn));
+  bn.op = "Conv";
+  EXPECT_FALSE(ActsPerChannelWithWeights(bn));
+  bn.op = "Relu";  // per channel, but without weights
+  EXPECT_FALSE(ActsPerChannelWithWeights(bn));
+}
+
 TEST(BatchNormTest, WorksOnFeaturesAnd3D) {
   auto fc = RunOneNode("BatchNormalization", BnInputs({1, 128}, 128));
   ASSERT_TRUE(fc.Ok());

@@ -90,6 +90,13 @@ struct Flows {
   int crossing = 0;
 };
 
+// The tensors an arrow carries, as the first request of the cycle sends
+// them; a pair of devices only later requests use has none.
+std::string Tip(const Flows& f, const Flows::Key& k) {
+  auto it = f.tips.find(k);
+  return it == f.tips.end() ? std::string() : it->second;
+}
+
 Flows CountFlows(const Plan& p) {
   int64_t cycle = 1;
   for (const Task& t : p.tasks) {
@@ -180,7 +187,7 @@ void DrawArrows(const Plan& p, const Layout& l, const Flows& f,
     const double w = 1 + 4 * std::sqrt(b / f.most);
     const std::string tip = p.devices[ds].name + " -> " + p.devices[dd].name +
                             ": " + HumanBytes(static_cast<int64_t>(b)) +
-                            " per request; " + f.tips.at(k);
+                            " per request; " + Tip(f, k);
     o << "<g><title>" << SvgEscape(tip) << "</title><line x1=\"" << SvgNum(x1)
       << "\" y1=\"" << SvgNum(y1) << "\" x2=\"" << SvgNum(x2) << "\" y2=\""
       << SvgNum(y2) << "\" stroke=\"#c0392b\" stroke-opacity=\""
