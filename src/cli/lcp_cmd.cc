@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/lcp_prune_cmd.h"
 #include "cli/lcp_train_cmd.h"
 #include "cli/plan_common.h"
 #include "graph/cost.h"
@@ -181,6 +182,7 @@ void AddLcpCommand(CLI::App* app) {
   cmd->add_flag("--json", a->json, "Print one JSON object");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunLcpSplit(*a))); });
   AddLcpTrainCommand(lcp);
+  AddLcpPruneCommand(lcp);
 }
 
 }  // namespace shoal

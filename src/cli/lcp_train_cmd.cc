@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/lcp_training.h"
 #include "graph/cost.h"
 #include "lcp/split_branches.h"
 #include "models/load_model.h"
@@ -51,91 +52,11 @@ struct LcpTrainArgs {
   double fatten_step = 10, max_fatten = 200;
 };
 
-std::string Pct(double v) {
-  std::ostringstream o;
-  o << std::fixed << std::setprecision(2) << 100 * v << "%";
-  return o.str();
-}
-
-// One line per epoch; on a terminal, a bar redrawn in place as batches go,
-// with the time left in the whole run.
-void ShowProgress(const TrainProgress& p, bool tty) {
-  std::ostringstream line;
-  line << "epoch " << p.epoch << "/" << p.epochs << " ";
-  if (tty || p.epoch_done) {
-    const int width = 30;
-    const int bar =
-        static_cast<int>(width * p.batch / std::max<int64_t>(1, p.batches));
-    line << "[" << std::string(bar, '=') << std::string(width - bar, ' ')
-         << "] " << p.batch << "/" << p.batches;
-  }
-  line << std::fixed << std::setprecision(4) << " loss " << p.loss << " acc "
-       << Pct(p.accuracy) << " lr " << std::setprecision(5) << p.lr;
-  if (p.epoch_done) {
-    line << " test " << Pct(p.test_accuracy) << " " << std::setprecision(1)
-         << p.seconds << "s";
-  } else if (const double left = TrainSecondsLeft(p); left >= 0) {
-    line << ", " << HumanMs(left * 1e3) << " left";
-  }
-  if (tty) {
-    // Redraw at most every 20 batches, and the final line of each epoch.
-    if (!p.epoch_done && p.batch % 20 != 0) return;
-    std::cerr << "\r" << line.str() << "\033[K" << (p.epoch_done ? "\n" : "")
-              << std::flush;
-  } else if (p.epoch_done) {
-    std::cerr << line.str() << "\n";
-  }
-}
-
 // 10 -> "10", 12.5 -> "12.5", whatever the stream's flags.
 std::string Num(double v) {
   std::ostringstream o;
   o << v;
   return o.str();
-}
-
-// One model trained, written as ONNX and scored by the engine.
-struct TrainedModel {
-  GraphCost cost;
-  TrainResult r;
-  EngineEval e;
-  ScoreComparison c;
-  double engine_s = 0;
-  int64_t used = 0;  // training images
-};
-
-StatusOr<TrainedModel> TrainAndCheck(const Graph& g, const ImageDataset& data,
-                                     const TrainOptions& o,
-                                     const std::string& out) {
-  TrainedModel t;
-  ASSIGN_OR_RETURN(t.cost, ComputeGraphCost(g));
-  t.used = o.limit > 0 ? std::min(o.limit, data.train.count) : data.train.count;
-  std::cerr << "training " << g.name << " (" << HumanCount(t.cost.params)
-            << " params, " << HumanCount(t.cost.macs) << " MACs) on " << t.used
-            << " images of " << data.dir << ", testing on " << data.test.count
-            << "\n";
-  ASSIGN_OR_RETURN(t.r, TrainGraph(g, data, o));
-  RETURN_IF_ERROR(ExportOnnx(Model{g, t.r.weights}, out));
-  // The engine runs the file as written, as `shoal infer` would.
-  LoadOptions reload;
-  reload.with_weights = true;
-  ASSIGN_OR_RETURN(Model written, LoadModel(out, reload));
-  const auto t0 = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(t.e, EvaluateWithEngine(written, data.test));
-  t.engine_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-          .count();
-  t.c = CompareScores(t.r.test_scores, t.e.scores, t.e.classes);
-  if (t.c.real_disagreements > 0)
-    return Internal("the engine running '" + out +
-                    "' disagrees with the "
-                    "trainer on " +
-                    std::to_string(t.c.real_disagreements) +
-                    " test images (largest score difference " +
-                    std::to_string(t.c.max_abs_diff) + "): accuracy " +
-                    Pct(t.e.accuracy) + " against the trainer's " +
-                    Pct(t.r.test_accuracy));
-  return t;
 }
 
 // The paper's Fig. 7 loop: train the original, then the split fattened
@@ -248,7 +169,7 @@ Status RunLcpTrain(const LcpTrainArgs& a) {
   o.seed = a.seed;
   o.threads = a.threads;
   const bool tty = isatty(2);
-  o.on_progress = [tty](const TrainProgress& p) { ShowProgress(p, tty); };
+  o.on_progress = [tty](const TrainProgress& p) { ShowTrainProgress(p, tty); };
   if (loop) return RunFattenLoop(a, m.graph, data, o);
   ASSIGN_OR_RETURN(TrainedModel t, TrainAndCheck(g, data, o, a.out));
   const GraphCost& cost = t.cost;
@@ -296,14 +217,6 @@ Status RunLcpTrain(const LcpTrainArgs& a) {
 }
 
 }  // namespace
-
-double TrainSecondsLeft(const TrainProgress& p) {
-  if (p.batch <= 0 || p.batches <= 0) return -1;
-  const double per_batch = p.seconds / p.batch;
-  const int64_t batches_left =
-      (p.batches - p.batch) + int64_t{p.epochs - p.epoch} * p.batches;
-  return per_batch * static_cast<double>(batches_left);
-}
 
 void AddLcpTrainCommand(CLI::App* lcp) {
   auto a = std::make_shared<LcpTrainArgs>();

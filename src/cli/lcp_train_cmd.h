@@ -4,15 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "train/trainer.h"
-
 namespace shoal {
 
 void AddLcpTrainCommand(CLI::App* lcp);
-
-// The time left in the whole training run, in seconds, at the pace of the
-// current epoch so far; negative before its first batch.
-double TrainSecondsLeft(const TrainProgress& p);
 
 }  // namespace shoal
 

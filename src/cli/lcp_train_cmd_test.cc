@@ -1,7 +1,7 @@
 // `shoal lcp train` as a user runs it: a short run on Fashion-MNIST learns,
 // and the engine scores the written ONNX exactly as the trainer did; bad
 // datasets end with a non-zero exit and a message naming the file.
-#include "cli/lcp_train_cmd.h"
+#include "cli/lcp_training.h"
 
 #include <gtest/gtest.h>
 

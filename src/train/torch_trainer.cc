@@ -109,9 +109,13 @@ StatusOr<TrainResult> Train(const Graph& g, const ImageDataset& data,
                           ? o.threads
                           : std::max(1u, std::thread::hardware_concurrency()));
   torch::manual_seed(o.seed);
-  ASSIGN_OR_RETURN(auto tg,
-                   TorchGraph::Create(g, InitialWeights(g, o.init_std, o.seed),
-                                      o.batch_branches));
+  if (o.initial != nullptr) RETURN_IF_ERROR(CheckWeights(g, *o.initial));
+  ASSIGN_OR_RETURN(
+      auto tg, TorchGraph::Create(g,
+                                  o.initial != nullptr
+                                      ? *o.initial
+                                      : InitialWeights(g, o.init_std, o.seed),
+                                  o.batch_branches));
   const std::string logits_name = LogitsTensor(g);
   const bool logits = logits_name != g.outputs[0] ||
                       g.ProducerIndex(g.outputs[0]) < 0 ||

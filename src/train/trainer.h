@@ -42,6 +42,9 @@ struct TrainOptions {
   double beta1 = 0.9, beta2 = 0.99;
   double weight_decay = 5e-4;
   double init_std = 0;
+  // Start from these weights (fine-tuning a pruned model), not from
+  // InitialWeights; they must hold every weight of the graph.
+  const WeightStore* initial = nullptr;
   uint64_t seed = 1;
   int threads = 0;  // libtorch intra-op threads; 0: all cores
   // Run an LCP model's branches as one wider computation (see

@@ -93,6 +93,41 @@ TEST(Trainer, InitialWeightsHeOrThePapersStd) {
   EXPECT_NEAR(StdDev(paper.at("fc1.weight").data), 0.04, 0.001);
 }
 
+TEST(Trainer, StartsFromGivenWeightsWhenAsked) {
+  TempDir dir;
+  ASSERT_TRUE(train_test::WriteTinyDataset(dir.path(), 64, 16));
+  GraphBuilder b("plain");
+  auto x = b.Input("input", {1, 1, 28, 28});
+  x = b.MaxPool(b.Relu(b.Conv("conv1", x, 4, 5)), {2}, {2});
+  auto g = b.Finish({b.Linear("fc1", b.Flatten(x), 10)});
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  auto data = LoadFashionMnist(dir.path());
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  TrainOptions o;
+  o.epochs = 1;
+  o.batch_size = 16;
+  o.threads = 1;
+  auto first = TrainGraph(*g, *data, o);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  // From those weights with a zero step: they come back as they went in,
+  // and they are not the initial ones.
+  o.initial = &first->weights;
+  o.lr = 0;
+  auto again = TrainGraph(*g, *data, o);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  const WeightStore init = InitialWeights(*g, 0, o.seed);
+  for (const auto& [name, t] : first->weights) {
+    EXPECT_EQ(again->weights.at(name).data, t.data) << name;
+  }
+  EXPECT_NE(first->weights.at("conv1.weight").data,
+            init.at("conv1.weight").data);
+  // Weights that do not fit the graph are refused.
+  WeightStore short_of_one = first->weights;
+  short_of_one.erase("fc1.bias");
+  o.initial = &short_of_one;
+  EXPECT_FALSE(TrainGraph(*g, *data, o).ok());
+}
+
 TEST(Trainer, RefusesModelsThatDoNotFitTheData) {
   TempDir dir;
   ASSERT_TRUE(train_test::WriteTinyDataset(dir.path(), 16, 8));

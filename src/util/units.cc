@@ -73,7 +73,9 @@ std::string Plural(int64_t n, const std::string& noun) {
 std::string HumanMs(double ms) {
   char buf[48];
   if (!(ms == ms)) return "-";  // NaN: nothing measured
-  if (ms < 10) {
+  if (ms < 0.1) {
+    std::snprintf(buf, sizeof(buf), "%.1f us", ms * 1e3);
+  } else if (ms < 10) {
     std::snprintf(buf, sizeof(buf), "%.2f ms", ms);
   } else if (ms < 999.95) {
     std::snprintf(buf, sizeof(buf), "%.1f ms", ms);

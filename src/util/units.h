@@ -32,8 +32,8 @@ std::string Percent(double fraction);
 // (nouns that take an "s").
 std::string Plural(int64_t n, const std::string& noun);
 
-// "0.42 ms", "524.7 ms", "10.49 s", "3 min 20 s": a duration given in
-// milliseconds, in the unit that keeps it short.
+// "25.0 us", "0.42 ms", "524.7 ms", "10.49 s", "3 min 20 s": a duration given
+// in milliseconds, in the unit that keeps it short.
 std::string HumanMs(double ms);
 
 }  // namespace shoal

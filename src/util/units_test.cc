@@ -48,6 +48,7 @@ TEST(Units, PluralOnlyWhenNotOne) {
 }
 
 TEST(Units, DurationsInTheUnitThatKeepsThemShort) {
+  EXPECT_EQ(HumanMs(0.025), "25.0 us");
   EXPECT_EQ(HumanMs(0.4213), "0.42 ms");
   EXPECT_EQ(HumanMs(524.72), "524.7 ms");
   EXPECT_EQ(HumanMs(999.96), "1.00 s");

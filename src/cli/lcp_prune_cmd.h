@@ -1,0 +1,13 @@
+// `shoal lcp prune`, added under `shoal lcp` by cli/lcp_cmd.cc.
+#ifndef SHOAL_CLI_LCP_PRUNE_CMD_H_
+#define SHOAL_CLI_LCP_PRUNE_CMD_H_
+
+#include <CLI/CLI.hpp>
+
+namespace shoal {
+
+void AddLcpPruneCommand(CLI::App* lcp);
+
+}  // namespace shoal
+
+#endif  // SHOAL_CLI_LCP_PRUNE_CMD_H_
