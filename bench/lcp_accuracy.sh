@@ -144,17 +144,7 @@ echo "$table"
 
 if [ "$write_docs" = 1 ]; then
   doc="$root/docs/lcp.md"
-  python3 - "$doc" "$header" "$table" <<'PY'
-import sys
-path, header, table = sys.argv[1:4]
-begin, end = "<!-- lcp-accuracy:begin -->", "<!-- lcp-accuracy:end -->"
-text = open(path).read()
-block = f"{begin}\n{header}\n\n{table}\n{end}"
-if begin in text and end in text:
-    text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
-else:
-    text = text.rstrip("\n") + "\n\n" + block + "\n"
-open(path, "w").write(text)
-PY
+  printf '%s\n\n%s\n' "$header" "$table" > "$work/block.md"
+  python3 "$here/write_block.py" "$doc" lcp-accuracy "$work/block.md"
   echo "wrote the table into $doc" >&2
 fi
