@@ -561,7 +561,7 @@ Status Coordinator::DeployTo(const WeightStore& weights,
   Impl& m = *impl_;
   const size_t n = m.devs.size();
   DeployReport r;
-  r.reused.assign(n, false);
+  r.reused.assign(n, 0);
   r.uploaded_bytes.assign(n, 0);
   r.weight_bytes.assign(n, 0);
   r.activation_bytes.assign(n, 0);

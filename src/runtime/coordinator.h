@@ -48,7 +48,10 @@ struct CoordinatorOptions {
 };
 
 struct DeployReport {
-  std::vector<bool> reused;               // per plan device
+  // Per plan device. Not vector<bool>: each device's deploy thread writes
+  // its own entry, and vector<bool> packs neighbours into one word (a data
+  // race ThreadSanitizer found).
+  std::vector<char> reused;
   std::vector<int64_t> uploaded_bytes;    // weight bytes actually sent
   std::vector<int64_t> weight_bytes;      // what the device holds
   std::vector<int64_t> activation_bytes;  // its largest task's activations
