@@ -104,11 +104,10 @@ TEST(PruneChannels, KeepsTheChannelsOfLargestWeights) {
 
 TEST(PruneChannels, EachLcpBranchAloneAndNotWhatTheClassifierReads) {
   Model m = Zoo("lenet5");
-  auto split = SplitIntoBranches(m.graph, {2, 0});
+  auto split = SplitIntoBranches(m.graph, {2, 0, {}});
   ASSERT_TRUE(split.ok()) << split.status().message();
   Model lcp;
   lcp.graph = *split;
-  LoadOptions lo;
   for (const auto& [name, t] : lcp.graph.tensors) {
     if (t.is_weight()) lcp.weights[name] = Tensor(t.shape);
   }
