@@ -1,13 +1,12 @@
 // `shoal lcp train` as a user runs it: a short run on Fashion-MNIST learns,
 // and the engine scores the written ONNX exactly as the trainer did; bad
 // datasets end with a non-zero exit and a message naming the file.
-#include "cli/lcp_training.h"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "cli/lcp_training.h"
 #include "onnx/onnx_test_util.h"
 #include "train/fashion_mnist.h"
 #include "train/train_test_util.h"

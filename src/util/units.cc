@@ -27,7 +27,7 @@ std::string HumanBytes(int64_t bytes) {
 
 std::string HumanCount(int64_t n) {
   char buf[32];
-  const double v = static_cast<double>(n < 0 ? -n : n);
+  const double v = std::fabs(static_cast<double>(n));  // -INT64_MIN wraps
   const char* sign = n < 0 ? "-" : "";
   // Three significant digits: 1.81, 23.3 or 714 of the unit.
   auto three = [&](double x, const char* unit) {
