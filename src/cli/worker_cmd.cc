@@ -28,7 +28,7 @@ namespace {
 struct WorkerArgs {
   std::string listen = "127.0.0.1:7000", name, memory = "0", bandwidth, latency,
               max_message = "256MiB", backend = "onednn", cache_dir,
-              cache_size = "4GiB", metrics, config;
+              cache_size = "4GiB", metrics, config, medium, medium_bandwidth;
   int threads = 0;                             // 0: the machine's cores
   bool announce = false, no_announce = false;  // neither: unless loopback
   double cpu_fraction = 0;
@@ -107,6 +107,18 @@ Status RunWorker(const WorkerArgs& a) {
   if (!a.latency.empty()) {
     ASSIGN_OR_RETURN(o.link.latency_s, ParseDuration(a.latency));
   }
+  if (a.medium.empty() != a.medium_bandwidth.empty()) {
+    return InvalidArgument(
+        "--medium and --medium-bandwidth go together (the channel's file and "
+        "its rate)");
+  }
+  if (!a.medium.empty()) {
+    Medium m{.shared = true};
+    auto bw = ParseBitRate(a.medium_bandwidth);
+    if (!bw.ok()) return bw.status().WithContext("--medium-bandwidth");
+    m.bandwidth_bps = bw.value();
+    ASSIGN_OR_RETURN(o.medium, SharedMedium::Open(a.medium, m));
+  }
   ASSIGN_OR_RETURN(o.max_message_bytes, ParseBytes(a.max_message));
   if (o.max_message_bytes < 4096 || o.max_message_bytes > (int64_t{1} << 30)) {
     return InvalidArgument("--max-message must be between 4KiB and 1GiB");
@@ -158,6 +170,9 @@ Status RunWorker(const WorkerArgs& a) {
                                          : std::string("unshaped"))
             << (o.link.latency_s > 0 ? " + " + HumanMs(o.link.latency_s * 1e3)
                                      : std::string())
+            << (o.medium ? ", on a shared medium of " +
+                               HumanBitRate(o.medium->medium().bandwidth_bps)
+                         : std::string())
             << ")" << std::endl;
   if (w->metrics_port() > 0) {
     std::cout << "worker " << o.name << " metrics on port " << w->metrics_port()
@@ -236,6 +251,12 @@ void AddWorkerCommand(CLI::App* app) {
                   "Emulated bandwidth of what it sends, e.g. 62Mbit");
   cmd->add_option("--link-latency", a->latency,
                   "Emulated one-way latency of what it sends, e.g. 9ms");
+  cmd->add_option("--medium", a->medium,
+                  "Emulated shared radio channel: a file every emulated "
+                  "device's worker on this host maps (cluster up passes it)");
+  cmd->add_option("--medium-bandwidth", a->medium_bandwidth,
+                  "The shared channel's rate, e.g. 62Mbit: a message to "
+                  "another device holds it twice its time at this rate");
   cmd->add_option("--max-message", a->max_message,
                   "Largest gRPC message accepted (default 256MiB)");
   cmd->add_option("--backend", a->backend, "onednn or reference");

@@ -98,6 +98,52 @@ Status CheckLink(const YAML::Node& l, const Link& link) {
   return Status::Ok();
 }
 
+// The cluster's `network` block: {medium: shared, bandwidth: RATE}, or
+// {medium: links} (each device's link only, as without the block).
+Status ParseNetwork(const YAML::Node& y, const std::string& origin, Medium* m) {
+  const std::string where = origin + ": network";
+  if (!y.IsMap()) {
+    return InvalidArgument(where +
+                           " must be a map like {medium: shared, bandwidth: "
+                           "62Mbit}");
+  }
+  for (const auto& kv : y) {
+    const std::string k = kv.first.as<std::string>();
+    if (k != "medium" && k != "bandwidth") {
+      return InvalidArgument(where + " has an unknown key '" + k +
+                             "' (medium, bandwidth)");
+    }
+  }
+  const std::string medium =
+      y["medium"] ? y["medium"].as<std::string>() : "links";
+  if (medium != "shared" && medium != "links") {
+    return InvalidArgument(where + ": medium '" + medium +
+                           "' is neither shared (one channel for every "
+                           "device) nor links (each device's own)");
+  }
+  m->shared = medium == "shared";
+  if (!m->shared) {
+    if (y["bandwidth"]) {
+      return InvalidArgument(where +
+                             ": bandwidth is the shared medium's; with "
+                             "medium: links each device's link has its own");
+    }
+    return Status::Ok();
+  }
+  if (!y["bandwidth"]) {
+    return InvalidArgument(where + ": a shared medium needs a bandwidth");
+  }
+  auto bw = ParseBitRate(y["bandwidth"].as<std::string>());
+  if (!bw.ok()) return bw.status().WithContext(where);
+  m->bandwidth_bps = bw.value();
+  if (!(m->bandwidth_bps >= kMinBandwidthBps &&
+        m->bandwidth_bps <= kMaxBandwidthBps)) {
+    return InvalidArgument(where +
+                           ": bandwidth must be within 1Kbit and 10000Gbit");
+  }
+  return Status::Ok();
+}
+
 // Splits "62Mbit" into 62 and "Mbit".
 bool SplitNumber(const std::string& text, double* value, std::string* unit) {
   size_t i = 0;
@@ -255,6 +301,9 @@ StatusOr<Cluster> ParseCluster(const std::string& text,
     }
     if (const YAML::Node& t = root["tls"]) {
       RETURN_IF_ERROR(ParseClusterTls(t, origin, &c));
+    }
+    if (const YAML::Node& n = root["network"]) {
+      RETURN_IF_ERROR(ParseNetwork(n, origin, &c.network));
     }
     std::set<std::string> names, addresses;
     for (size_t i = 0; i < devs.size(); ++i) {

@@ -19,6 +19,21 @@ struct Link {
   double latency_s = 0;
 };
 
+// The radio the devices share (`network: {medium: shared, bandwidth: ...}`):
+// one Wi-Fi channel carries every device's traffic, one frame at a time, so
+// what devices send adds up on it; a message from one device to another
+// goes up to the access point and down again, and takes its airtime twice.
+// Each device's own `link` still applies (docs/cluster-format.md).
+struct Medium {
+  bool shared = false;
+  double bandwidth_bps = 0;  // the channel's rate, with `shared`
+  // Seconds of the channel a message of `bytes` between two stations
+  // occupies (twice its time at the channel's rate); 0 without `shared`.
+  double Airtime(int64_t bytes) const {
+    return shared ? 2.0 * bytes * 8.0 / bandwidth_bps : 0.0;
+  }
+};
+
 struct DeviceSpec {
   std::string name;
   std::string address;       // host:port of its worker
@@ -57,6 +72,8 @@ struct Cluster {
   // `tls: {dir: ...}`: where `cluster up` keeps the CA and issues what is
   // missing; "" when the files are named one by one.
   std::string tls_dir;
+  // `network:`: a shared medium, or (default) only the per-device links.
+  Medium network;
   std::vector<PlanDevice> PlanDevices() const;
   // Each device's uplink in bits per second (0: unlimited or not given),
   // in device order: what fuse-ilp weighs the busiest link by.

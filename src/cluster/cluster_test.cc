@@ -5,6 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace shoal {
 namespace {
@@ -27,6 +30,47 @@ TEST(ParseCluster, CpuFromSpeedUnlessGiven) {
   EXPECT_DOUBLE_EQ(d[2].cpu, 0);
   EXPECT_TRUE(d[3].cpu_from_speed) << "cpu: auto";
   EXPECT_FALSE(d[4].cpu_from_speed) << "cpu: 0 is explicit";
+}
+
+TEST(ParseCluster, SharedMediumCostsTwiceTheAirtime) {
+  auto c = ParseCluster(R"(network: {medium: shared, bandwidth: 62Mbit}
+devices:
+  - {name: a, link: {bandwidth: 62Mbit, latency: 9ms}}
+)",
+                        "test");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->network.shared);
+  EXPECT_DOUBLE_EQ(c->network.bandwidth_bps, 62e6);
+  // Up to the access point and down again.
+  EXPECT_DOUBLE_EQ(c->network.Airtime(7750000), 2.0);
+  EXPECT_DOUBLE_EQ(c->devices[0].link.bandwidth_bps, 62e6) << "kept";
+  auto plain = ParseCluster("devices:\n  - {name: a}\n", "test");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->network.shared);
+  EXPECT_DOUBLE_EQ(plain->network.Airtime(1000), 0);
+  auto links = ParseCluster(
+      "network: {medium: links}\ndevices:\n  - {name: a}\n", "test");
+  ASSERT_TRUE(links.ok()) << links.status().message();
+  EXPECT_FALSE(links->network.shared);
+}
+
+TEST(ParseCluster, BadNetworkSaysWhatIsWrong) {
+  for (const auto& [block, says] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"network: {medium: shared}", "needs a bandwidth"},
+           {"network: {medium: air, bandwidth: 1Mbit}", "medium 'air'"},
+           {"network: {medium: shared, bandwidth: fast}", "not a bandwidth"},
+           {"network: {medium: shared, bandwidth: 0Mbit}", "within 1Kbit"},
+           {"network: {medium: links, bandwidth: 1Mbit}", "each device's link"},
+           {"network: {medium: shared, bandwith: 1Mbit}", "unknown key"},
+           {"network: shared", "must be a map"}}) {
+    auto c = ParseCluster(block + "\ndevices:\n  - {name: a}\n", "test");
+    ASSERT_FALSE(c.ok()) << block;
+    EXPECT_NE(c.status().message().find(says), std::string::npos)
+        << block << ": " << c.status().message();
+    EXPECT_NE(c.status().message().find("network"), std::string::npos)
+        << c.status().message();
+  }
 }
 
 TEST(ParseCluster, BadCpuNamesTheDevice) {

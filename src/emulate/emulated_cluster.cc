@@ -299,12 +299,21 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
     const std::string tag = ClusterTag(file);
     const std::string marker = state + "/netns";
     if (!any_running || !fs::exists(marker)) {
-      ASSIGN_OR_RETURN(NetnsLayout l, NetnsUp(tag, nd));
+      ASSIGN_OR_RETURN(
+          NetnsLayout l,
+          NetnsUp(tag, nd, c.network.shared ? c.network.bandwidth_bps : 0));
       std::ofstream(marker) << c.devices.size() << "\n";
       out << "network " << l.subnet << ": this host is " << l.host_ip
           << "; each device in a namespace of its own (" << NetnsName(tag, 0)
           << "...), its bandwidth shaped by the kernel (htb, both ways), its "
              "latency by the worker's transport (no netem here)\n";
+      if (c.network.shared) {
+        out << "shared medium: every frame into the bridge, from any device "
+               "or this host, passes one channel shaped at "
+            << HumanBitRate(c.network.bandwidth_bps / 2) << " (htb on an ifb "
+            << "device): half of " << HumanBitRate(c.network.bandwidth_bps)
+            << ", as Wi-Fi carries it up to the access point and down\n";
+      }
     }
     for (size_t i = 0; i < c.devices.size(); ++i) {
       device_ns[i] = NetnsName(tag, static_cast<int>(i));
@@ -315,6 +324,17 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
                                : opts.binary;
   out << "cluster " << file << ": " << c.devices.size()
       << " workers (logs and pids in " << state << ")\n";
+  // Transport mode: the shared medium is a clock in a file every worker
+  // maps (runtime/link_shaper.h); netns mode: the kernel's, above.
+  const std::string medium_file = state + "/medium";
+  if (c.network.shared && !netns) {
+    out << "shared medium: one channel of "
+        << HumanBitRate(c.network.bandwidth_bps)
+        << " for every device's sends, in the workers' transport ("
+        << medium_file
+        << "): a message to another device holds it twice its time at that "
+           "rate, behind what any device holds\n";
+  }
   std::vector<DeviceUpReport> reports;
   const pid_t parent = getpid();
   for (const auto& d : c.devices) {
@@ -410,6 +430,12 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
     if (d.link.latency_s > 0) {
       args.push_back("--link-latency");
       args.push_back(std::to_string(d.link.latency_s) + "s");
+    }
+    if (c.network.shared && !netns) {
+      args.push_back("--medium");
+      args.push_back(medium_file);
+      args.push_back("--medium-bandwidth");
+      args.push_back(std::to_string(c.network.bandwidth_bps) + "bit");
     }
     if (tls) {
       for (const auto& [flag, path] : {std::pair{"--tls-ca", d.tls.ca},

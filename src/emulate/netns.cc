@@ -89,6 +89,31 @@ Status Shape(const std::string& ns, const std::string& dev, double bps) {
                   std::to_string(queue)});
 }
 
+// The shared medium: everything that enters the bridge, from any device or
+// this host, is redirected through one ifb device, `air`, shaped at half the
+// channel's rate. A frame crosses the bridge once, but on Wi-Fi it goes up
+// to the access point and down again: two airtimes, so half the rate.
+Status ShareMedium(const std::string& b, size_t devices, double medium_bps) {
+  RETURN_IF_ERROR(
+      RunTool({"ip", "-n", b, "link", "add", "name", "air", "type", "ifb"}));
+  RETURN_IF_ERROR(RunTool({"ip", "-n", b, "link", "set", "air", "up"}));
+  RETURN_IF_ERROR(Shape(b, "air", medium_bps / 2));
+  std::vector<std::string> ports = {"uplink"};
+  for (size_t i = 0; i < devices; ++i)
+    ports.push_back("dev" + std::to_string(i));
+  for (const auto& port : ports) {
+    RETURN_IF_ERROR(RunTool({"ip", "netns", "exec", b, "tc", "qdisc", "add",
+                             "dev", port, "handle", "ffff:", "ingress"}));
+    // u32 matching everything: this kernel has no matchall classifier.
+    RETURN_IF_ERROR(
+        RunTool({"ip",     "netns",  "exec",   b,          "tc",    "filter",
+                 "add",    "dev",    port,     "parent",   "ffff:", "protocol",
+                 "all",    "u32",    "match",  "u32",      "0",     "0",
+                 "action", "mirred", "egress", "redirect", "dev",   "air"}));
+  }
+  return Status::Ok();
+}
+
 std::string BridgeNs(const std::string& tag) { return "shoal-" + tag + "-net"; }
 std::string HostVeth(const std::string& tag) { return "shh" + tag; }
 
@@ -172,7 +197,8 @@ StatusOr<std::string> NetnsSubnetOf(const std::vector<NetnsDevice>& devs) {
 }
 
 StatusOr<NetnsLayout> NetnsUp(const std::string& tag,
-                              const std::vector<NetnsDevice>& devs) {
+                              const std::vector<NetnsDevice>& devs,
+                              double medium_bps) {
   ASSIGN_OR_RETURN(std::string subnet, NetnsSubnetOf(devs));
   uint32_t net = 0;
   ParseIpv4(subnet.substr(0, subnet.find('/')), &net);
@@ -244,6 +270,11 @@ StatusOr<NetnsLayout> NetnsUp(const std::string& tag,
       return fail(s);
     }
     if (Status s = Shape(b, port, devs[i].bandwidth_bps); !s.ok()) {
+      return fail(s);
+    }
+  }
+  if (medium_bps > 0) {
+    if (Status s = ShareMedium(b, devs.size(), medium_bps); !s.ok()) {
       return fail(s);
     }
   }

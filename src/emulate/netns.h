@@ -5,7 +5,8 @@
 // FORWARD policy, Docker's DROP for one, does not touch it), and this host
 // reaches it through one more veth pair with the subnet's .1. Each device's
 // link is shaped by the kernel, htb with a bfifo queue, on both of its
-// veth ends: what it sends (uplink) and what it receives (downlink). This
+// veth ends: what it sends (uplink) and what it receives (downlink); with a
+// shared medium, all of it also passes one shaped channel. This
 // kernel has no netem qdisc, so latency stays with the worker's transport.
 #ifndef SHOAL_EMULATE_NETNS_H_
 #define SHOAL_EMULATE_NETNS_H_
@@ -44,9 +45,13 @@ StatusOr<std::string> NetnsSubnetOf(const std::vector<NetnsDevice>& devs);
 // Creates the namespaces, links and shaping for `devs`, named by `tag`
 // (the cluster file's hash). Refuses a subnet that an interface of this
 // host already uses (a real network). Anything left from an earlier run of
-// the same tag is removed first.
+// the same tag is removed first. `medium_bps` > 0: the devices share one
+// radio channel of that rate (cluster/cluster.h Medium): all traffic into
+// the bridge goes through one ifb device shaped at half of it, as each
+// frame takes the channel twice (up to the access point and down).
 StatusOr<NetnsLayout> NetnsUp(const std::string& tag,
-                              const std::vector<NetnsDevice>& devs);
+                              const std::vector<NetnsDevice>& devs,
+                              double medium_bps = 0);
 
 // Removes what NetnsUp made for `tag` (best effort; errors are returned
 // after everything was tried).

@@ -122,6 +122,12 @@ class Predictor {
         if (x.src.task != kModelInput) {
           pr.send_s[s] += m_.TransferSeconds(s, d, Bytes(x)) / double(n);
         }
+        // The channel carries what goes between two devices (the input
+        // too, sent for the input device), as the simulator does; the
+        // output reaches the coordinator off it.
+        if (x.dst.task != kModelOutput && s != d) {
+          pr.medium_s += m_.cluster().network.Airtime(Bytes(x)) / double(n);
+        }
         // The messages' CPU is the devices' work when a quota makes it so.
         if (Limited(s)) {
           pr.compute_s[s] += CpuTime(s, SendCpu(x, s, d)) / double(n);
@@ -145,6 +151,7 @@ class Predictor {
         pr.bottleneck = static_cast<int>(d);
       }
     }
+    busiest = std::max(busiest, pr.medium_s);
     pr.throughput_rps = busiest > 0 ? 1 / busiest : 0;
     return pr;
   }

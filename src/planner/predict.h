@@ -20,13 +20,17 @@ struct Prediction {
   // every replica set to come round (round robin), at most kLatencyRequests.
   double latency_s = 0;
   // Requests per second at full load: 1 / the busiest device's compute or
-  // uplink time per request (replicated tasks spread their requests).
+  // uplink time per request (replicated tasks spread their requests), or
+  // the shared medium's airtime per request when that is longer.
   double throughput_rps = 0;
   // Per device, per request: its tasks (and under a CPU quota the CPU of
   // its messages), and its uplink's time (the model input's is the
   // coordinator's).
   std::vector<double> compute_s;
   std::vector<double> send_s;
+  // With a shared medium (cluster/cluster.h): the channel's airtime per
+  // request, every device's messages together; 0 without one.
+  double medium_s = 0;
   int bottleneck = 0;  // the busiest device
   double period_s() const {
     return throughput_rps > 0 ? 1 / throughput_rps : 0;

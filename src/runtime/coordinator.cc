@@ -3,6 +3,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <random>
@@ -459,8 +460,18 @@ Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
     if (d == p.input_device) {
       // The input leaves as the input device's worker sends: through the
       // link its transport emulates (none where the kernel shapes it).
+      // With an emulated shared medium the input takes the same channel,
+      // when this coordinator runs on the host whose file it names (the
+      // emulation is one host's); elsewhere the channel is not emulated.
+      std::shared_ptr<SharedMedium> medium;
+      if (!hr.medium_path().empty() && hr.medium_bandwidth_bps() > 0 &&
+          std::filesystem::exists(hr.medium_path())) {
+        auto opened = SharedMedium::Open(
+            hr.medium_path(), Medium{true, hr.medium_bandwidth_bps()});
+        if (opened.ok()) medium = opened.value();
+      }
       m.input_link = std::make_unique<LinkShaper>(
-          Link{hr.link_bandwidth_bps(), hr.link_latency_s()});
+          Link{hr.link_bandwidth_bps(), hr.link_latency_s()}, medium);
     }
     // Refuse before uploading what cannot fit (DeviceWeightMemory). The
     // worker checks again, activations too.

@@ -145,7 +145,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
   // Last, so destroyed first: its page reads the members above.
   std::unique_ptr<HttpServer> metrics_http;
 
-  explicit Impl(const WorkerOptions& o) : opts(o), shaper(o.link) {
+  explicit Impl(const WorkerOptions& o) : opts(o), shaper(o.link, o.medium) {
     if (o.max_message_bytes > 0) max_msg = o.max_message_bytes;
   }
 
@@ -185,6 +185,10 @@ struct Worker::Impl final : public rpc::Worker::Service {
       rep->set_threads(opts.threads);
       rep->set_link_bandwidth_bps(opts.link.bandwidth_bps);
       rep->set_link_latency_s(opts.link.latency_s);
+      if (opts.medium) {
+        rep->set_medium_path(opts.medium->path());
+        rep->set_medium_bandwidth_bps(opts.medium->medium().bandwidth_bps);
+      }
       std::lock_guard<std::mutex> lock(mu);
       rep->set_deployment(dep ? dep->id : "");
       rep->set_uptime_ms(static_cast<int64_t>(MsSince(started)));

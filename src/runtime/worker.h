@@ -13,6 +13,7 @@
 
 #include "cluster/cluster.h"
 #include "engine/executor.h"
+#include "runtime/link_shaper.h"
 #include "security/tls_identity.h"
 #include "shoal.grpc.pb.h"
 #include "util/status.h"
@@ -25,6 +26,9 @@ struct WorkerOptions {
   int64_t memory_bytes = 0;  // budget for a deployment; 0: unlimited
   int threads = 1;           // kernel threads
   Link link;                 // emulated link applied to what it sends
+  // Emulated shared radio channel its sends also take (cluster up with
+  // `network: {medium: shared}`); null: none.
+  std::shared_ptr<SharedMedium> medium;
   // Emulated CPU speed in host cores (0: off): a task that used c seconds
   // of CPU takes c / cpu_fraction (runtime/cpu_pacer.h).
   double cpu_fraction = 0;

@@ -134,8 +134,10 @@ class Sim {
   void Pump(int dev);
   // A message handed to d's uplink at `from`: when it arrives (queued
   // behind what the link is still sending, then the latency). `link_free`
-  // is that link's queue.
-  double Transmit(int d, int64_t bytes, double from, double* link_free) const;
+  // is that link's queue. On a shared medium it also queues behind what
+  // any device holds of the channel, and holds link and channel for the
+  // longer of its times on them (runtime/link_shaper.h).
+  double Transmit(int d, int64_t bytes, double from, double* link_free);
 
   const Plan& p_;
   const LatencyModel& m_;
@@ -162,6 +164,7 @@ class Sim {
   std::vector<int64_t> sent_once_, received_once_;  // without replicas
   int64_t total_once_ = -1;
   double coord_link_free_ = 0;  // the coordinator's input link (runtime)
+  double medium_free_ = 0;      // the shared channel, with one (else 0)
   // Broadcasts (plan/broadcast.h), as the runtime sends them: each hop's
   // chunks, and each chunk forwarded by its hop as it arrives.
   std::vector<Hop> hops_;
@@ -209,12 +212,16 @@ StatusOr<double> Sim::TaskSeconds(int task, int dev) {
   return s;
 }
 
-double Sim::Transmit(int d, int64_t bytes, double from,
-                     double* link_free) const {
+double Sim::Transmit(int d, int64_t bytes, double from, double* link_free) {
   const Link& l = m_.LinkOf(map_[d]);
-  const double start = std::max(from, *link_free);
+  const Medium& air = m_.cluster().network;
+  const double start = std::max({from, *link_free, medium_free_});
   const double tx = l.bandwidth_bps > 0 ? bytes * 8.0 / l.bandwidth_bps : 0;
-  *link_free = start + tx;
+  if (air.shared) {
+    *link_free = medium_free_ = start + std::max(tx, air.Airtime(bytes));
+  } else {
+    *link_free = start + tx;
+  }
   return *link_free + l.latency_s;
 }
 

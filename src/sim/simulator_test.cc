@@ -146,6 +146,47 @@ TEST(Simulator, UplinkSerialisesTwoSends) {
   // send waited behind the first.
 }
 
+// dev0 feeds dev1 and dev2, whose outputs are summed on dev3: 1 MB per
+// message, 4 messages. Per-device links of 8 Mbit/s: dev0's two sends
+// queue (2 s), dev1's and dev2's go side by side (1 s). On a shared medium
+// of 16 Mbit/s each message holds the channel 1 s (up to the access point
+// and down), whichever device sends it: 4 s, and one request per 4 s.
+TEST(Simulator, ASharedMediumSerialisesEveryDevicesSends) {
+  const int64_t n = 250000;
+  Plan p = Chain(4, {{0}, {1}, {2}, {3}}, n);
+  p.transfers[2] = Move(0, "y", 2, "x", n);
+  p.transfers[3].merge = Merge::kSum;
+  Transfer fan_in = Move(1, "y", 3, "x", n);
+  fan_in.merge = Merge::kSum;
+  p.transfers.push_back(fan_in);
+  const std::vector<Link> links(4, Link{8e6, 0.0});
+  Cluster c = EqualCluster(4);
+  Profile prof;
+  for (int d = 0; d < 4; ++d) {
+    DeviceProfile dp;
+    dp.name = c.devices[d].name;
+    dp.fits["*"] = OpFit{0.0, 0, 0, 1};
+    dp.link = links[d];
+    prof.devices.push_back(dp);
+  }
+  SimOptions o;
+  o.requests = 1;
+  auto per_device = Simulate(p, LatencyModel::FromProfile(c, prof).value(), o);
+  ASSERT_TRUE(per_device.ok()) << per_device.status().message();
+  EXPECT_NEAR(per_device->latency_ms[0], 3000, 1e-6);
+  c.network = Medium{true, 16e6};
+  const LatencyModel shared = LatencyModel::FromProfile(c, prof).value();
+  auto r = Simulate(p, shared, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_NEAR(r->latency_ms[0], 4000, 1e-6);
+  // The planner's throughput: the channel's 4 s per request, not a
+  // device's 2 s.
+  auto pred = PredictPlan(p, shared);
+  ASSERT_TRUE(pred.ok()) << pred.status().message();
+  EXPECT_NEAR(pred->medium_s, 4.0, 1e-9);
+  EXPECT_NEAR(pred->period_s(), 4.0, 1e-9);
+}
+
 // Task 0 on dev0 feeds tasks 1..4 on dev1..dev4, whose outputs are summed
 // on dev0. dev0's link is 8 Mbit/s, the others' unlimited: one message per
 // device puts 4 MB on dev0's uplink, a binary broadcast tree 2 MB (dev1
