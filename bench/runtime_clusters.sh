@@ -15,7 +15,11 @@
 # plan's, the one-device baseline's too; with +wait: spatial strips wait for
 # their halo, shoal plan --halo-overlap off; with +hub: partial sums go to the
 # input device, shoal plan --reduce hub), LCP (default "lcp4 lcp8"), REQUESTS
-# (timed requests per plan, default 2), PORT_BASE (default 7400).
+# (timed requests per plan, default 2), PORT_BASE (default 7400), MEDIA
+# (default "links": each device's own link only; "shared": the devices also
+# share one channel of MEDIUM_RATE, default 62Mbit, the cluster file's
+# `network: {medium: shared}`; "links shared": both, one after the other),
+# TRANSPORT (default 1; 0: leave out the transport overhead).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -28,6 +32,8 @@ REQUESTS=${REQUESTS:-2}
 LCP=${LCP:-"lcp4 lcp8"}
 PORT_BASE=${PORT_BASE:-7400}
 PIXELS=${PIXELS:-0}
+MEDIA=${MEDIA:-links}
+MEDIUM_RATE=${MEDIUM_RATE:-62Mbit}
 [ -x "$shoal" ] || { echo "no $shoal: build first (make build)" >&2; exit 1; }
 
 . "$here/lib.sh"
@@ -97,7 +103,7 @@ loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 fmt_mib() { python3 -c "print('%.1f' % ($1 / 1048576))"; }
 
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
-echo "Command: bash bench/runtime_clusters.sh (MODE=$MODE MODELS='$MODELS' SIZES='$SIZES' STRATEGIES='$STRATEGIES' LCP='$LCP' REQUESTS=$REQUESTS PIXELS=$PIXELS)"
+echo "Command: bash bench/runtime_clusters.sh (MODE=$MODE MODELS='$MODELS' SIZES='$SIZES' STRATEGIES='$STRATEGIES' LCP='$LCP' REQUESTS=$REQUESTS PIXELS=$PIXELS MEDIA='$MEDIA' MEDIUM_RATE=$MEDIUM_RATE)"
 echo
 echo "Latency: median of $REQUESTS requests after a warm-up (shoal bench), one request in flight."
 echo "Wire: tensor bytes the devices sent per request as the workers measured them (\`shoal bench\`: relays of broadcast trees included, LZ4-compressed messages at their compressed size; the coordinator's sends of the input counted on the input device). Weights: the most any one device holds."
@@ -122,9 +128,15 @@ for m in $MODELS; do echo "| $m | ${base[$m]} |"; done
 echo
 
 for n in $SIZES; do
+ for medium in $MEDIA; do
   cluster_file "$n"
   c=$CLUSTER
-  echo "### $n emulated Pi 3"
+  case $medium in
+    links) echo "### $n emulated Pi 3" ;;
+    shared) sed -i "1i network: {medium: shared, bandwidth: $MEDIUM_RATE}" "$c"
+            echo "### $n emulated Pi 3 on one shared channel of $MEDIUM_RATE" ;;
+    *) echo "MEDIA: '$medium' is neither links nor shared" >&2; exit 2 ;;
+  esac
   echo
   echo "| model | plan | latency ms | speedup | wire KiB/req | weights MiB/device (max) | load avg |"
   echo "|---|---|---:|---:|---:|---:|---|"
@@ -147,10 +159,12 @@ for n in $SIZES; do
     done
   done
   echo
-  echo "Best exact model-parallel plan on $n: $(for m in $MODELS; do printf '%s %s (%s ms, %sx); ' "$m" "${best_name[$m]}" "${best[$m]}" "$(python3 -c "print('%.2f' % (${base[$m]} / ${best[$m]:-1}))")"; done)"
+  echo "Best exact model-parallel plan on $n ($medium): $(for m in $MODELS; do printf '%s %s (%s ms, %sx); ' "$m" "${best_name[$m]}" "${best[$m]}" "$(python3 -c "print('%.2f' % (${base[$m]} / ${best[$m]:-1}))")"; done)"
   echo
+ done
 done
 
+[ "${TRANSPORT:-1}" = 0 ] && exit 0  # TRANSPORT=0: the clusters only
 echo "### Transport overhead (unshaped loopback, two worker processes)"
 echo
 if [ -f "$BUILD_DIR/CMakeCache.txt" ]; then  # a build tree: bring it up to date

@@ -141,6 +141,13 @@ nlohmann::json BenchReportJson(const BenchReport& r) {
   if (defaults) j["energy_note"] = kPi3PowerNote;
   j["bytes_per_request"] =
       lat.empty() ? 0.0 : total / static_cast<double>(lat.size());
+  if (r.medium_bps > 0) {
+    j["medium"] = {
+        {"bandwidth_bps", r.medium_bps},
+        {"airtime_s_per_request",
+         lat.empty() ? 0.0 : r.medium_busy_s / double(lat.size())},
+        {"busy_fraction", r.wall_s > 0 ? r.medium_busy_s / r.wall_s : 0.0}};
+  }
   if (!r.first_error.empty()) j["first_error"] = r.first_error;
   return j;
 }
@@ -163,6 +170,13 @@ void PrintBenchReport(const BenchReport& r, std::ostream& out) {
       << HumanBytes(j["bytes_total"].get<int64_t>()) << " on the wire ("
       << HumanBytes(std::llround(j["bytes_per_request"].get<double>()))
       << " per request)\n";
+  if (j.contains("medium")) {
+    const auto& m = j["medium"];
+    out << "shared medium " << HumanBitRate(m["bandwidth_bps"].get<double>())
+        << ": " << HumanMs(m["airtime_s_per_request"].get<double>() * 1e3)
+        << " of airtime per request, busy "
+        << Percent(m["busy_fraction"].get<double>()) << " of the run\n";
+  }
   if (!r.latency_ms.empty()) PrintHistogram(r.latency_ms, out);
   out << "energy " << std::setprecision(3)
       << j["energy_j_per_inference"].get<double>()

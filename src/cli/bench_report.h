@@ -49,6 +49,10 @@ struct BenchReport {
   bool predicted = false;
   std::string source;
   bool print_tasks = false;  // the table lists each task under its device
+  // `shoal simulate` on a shared medium: its rate and the seconds messages
+  // held it over the run; 0: none.
+  double medium_bps = 0;
+  double medium_busy_s = 0;
 };
 
 // What the coordinator itself moves for request `seq`: the model input it

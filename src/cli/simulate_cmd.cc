@@ -77,6 +77,10 @@ Status RunSimulate(const SimulateArgs& a) {
     }
     r.devices.push_back(std::move(dr));
   }
+  if (m.cluster().network.shared) {
+    r.medium_bps = m.cluster().network.bandwidth_bps;
+    r.medium_busy_s = res.medium_busy_s;
+  }
   SetDevicePower(p, cluster, &r);
   const double took =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)

@@ -33,7 +33,7 @@ using testing::ShoalBinary;
 class NetnsCluster : public ::testing::Test {
  protected:
   // Each test its own subnet (ctest runs tests side by side).
-  void Up(int subnet) {
+  void Up(int subnet, const std::string& header = "") {
     if (Status s = NetnsAvailable(); !s.ok()) {
       GTEST_SKIP() << "network namespaces unavailable: " << s.message();
     }
@@ -43,7 +43,7 @@ class NetnsCluster : public ::testing::Test {
     fs::create_directories(dir_);
     file_ = dir_ + "/cluster.yaml";
     std::ofstream f(file_);
-    f << "devices:\n";
+    f << header << "devices:\n";
     for (int i = 0; i < 3; ++i) {
       f << "  - {name: dev" << i << ", address: " << net_ << (i + 2)
         << ":7000, memory: 1GiB, cores: 1, cpu: 0.5, link: {bandwidth: "
@@ -125,6 +125,38 @@ TEST_F(NetnsCluster, LinksAreShapedByTheKernel) {
   // The transport shapes latency only: its bandwidth is the kernel's.
   const std::string log = ReadFile(ClusterStateDir(file_) + "/dev0.log");
   EXPECT_NE(log.find("link unshaped + 1"), std::string::npos) << log;
+}
+
+// One channel for all: every port of the bridge (the devices' and this
+// host's) redirects what enters it to one ifb device shaped at half the
+// medium's rate (each frame goes up to the access point and down).
+TEST_F(NetnsCluster, ASharedMediumIsOneShapedChannel) {
+  Up(16, "network: {medium: shared, bandwidth: 40Mbit}\n");
+  const std::string bridge = "shoal-" + ClusterTag(file_) + "-net";
+  std::string out;
+  ASSERT_EQ(Shell("ip netns exec " + bridge + " tc class show dev air", &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("rate 20Mbit"), std::string::npos) << out;
+  for (const char* port : {"uplink", "dev0", "dev2"}) {
+    ASSERT_EQ(Shell("ip netns exec " + bridge + " tc filter show dev " + port +
+                        " ingress",
+                    &out),
+              0)
+        << out;
+    EXPECT_NE(out.find("Redirect to device air"), std::string::npos)
+        << port << ": " << out;
+  }
+  // The kernel shapes it: the workers' transport has no channel of its own.
+  EXPECT_EQ(ReadFile(ClusterStateDir(file_) + "/dev0.log").find("shared"),
+            std::string::npos);
+  const std::string plan = Plan("lenet5", "lop");
+  EXPECT_EQ(Shell(ShoalBinary() + " run --plan " + plan + " --cluster " +
+                      file_ + " --check --timeout-ms 20000",
+                  &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("(ok)"), std::string::npos) << out;
 }
 
 TEST_F(NetnsCluster, BenchThenAKilledWorkerFailsFastNamingIt) {

@@ -218,7 +218,9 @@ double Sim::Transmit(int d, int64_t bytes, double from, double* link_free) {
   const double start = std::max({from, *link_free, medium_free_});
   const double tx = l.bandwidth_bps > 0 ? bytes * 8.0 / l.bandwidth_bps : 0;
   if (air.shared) {
-    *link_free = medium_free_ = start + std::max(tx, air.Airtime(bytes));
+    const double held = std::max(tx, air.Airtime(bytes));
+    res_.medium_busy_s += held;
+    *link_free = medium_free_ = start + held;
   } else {
     *link_free = start + tx;
   }

@@ -54,6 +54,8 @@ struct SimResult {
   double wall_s = 0;                     // first request sent to last answer
   std::vector<SimDeviceResult> devices;  // per plan device
   int64_t bytes_total = 0;
+  // With a shared medium: the seconds messages held the channel, in all.
+  double medium_busy_s = 0;
   int64_t events = 0;
   // With SimOptions::trace: every request, task run and message, as
   // `shoal bench --trace` records them (plan/trace.h).
