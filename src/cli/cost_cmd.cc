@@ -116,6 +116,14 @@ StatusOr<CostReport> ComputeCost(const CostArgs& a) {
   return r;
 }
 
+// On a shared medium every byte between two devices takes the one
+// channel twice (up to the access point and down), whichever link it is.
+double MediumAirtime(const CostReport& r) {
+  int64_t bytes = 0;
+  for (int64_t b : r.up_bytes) bytes += b;
+  return r.cluster.network.Airtime(bytes);
+}
+
 nlohmann::json CostJson(const CostArgs& a, const CostReport& r) {
   const Plan& p = r.plan;
   const PlanCost& c = r.cost;
@@ -164,6 +172,10 @@ nlohmann::json CostJson(const CostArgs& a, const CostReport& r) {
         {{"device", p.devices[d].name}, {"bytes", r.down_bytes[d]}});
   }
   j["busiest_downlink"] = p.devices[r.busiest_down].name;
+  if (r.cluster.network.shared) {
+    j["medium"] = {{"bandwidth_bps", r.cluster.network.bandwidth_bps},
+                   {"airtime_seconds", MediumAirtime(r)}};
+  }
   return j;
 }
 
@@ -222,6 +234,13 @@ void PrintTraffic(const CostReport& r) {
     std::cout << std::left << std::setw(14) << p.devices[d].name
               << std::setw(14) << HumanBytes(r.up_bytes[d]) << std::setw(12)
               << r.up_transfers[d] << std::setw(28) << busy << down << "\n";
+  }
+  if (r.cluster.network.shared) {
+    std::cout << "\nshared medium "
+              << HumanBitRate(r.cluster.network.bandwidth_bps) << ": "
+              << HumanMs(MediumAirtime(r) * 1e3)
+              << " of airtime per inference (every link's bytes take the one "
+                 "channel, twice: up to the access point and down)\n";
   }
   std::cout << "\n" << r.links.size() << " links carry data; the busiest:\n";
   for (size_t i = 0; i < r.links.size() && i < 5; ++i) {

@@ -122,10 +122,11 @@ class Predictor {
         if (x.src.task != kModelInput) {
           pr.send_s[s] += m_.TransferSeconds(s, d, Bytes(x)) / double(n);
         }
-        // The channel carries what goes between two devices (the input
-        // too, sent for the input device), as the simulator does; the
-        // output reaches the coordinator off it.
-        if (x.dst.task != kModelOutput && s != d) {
+        // The channel carries what leaves a device for another, as the
+        // simulator and the workers' transport count it: the input sent
+        // for the input device, and output parts sent from any device
+        // but the output device (which hands the coordinator its own).
+        if (s != d) {
           pr.medium_s += m_.cluster().network.Airtime(Bytes(x)) / double(n);
         }
         // The messages' CPU is the devices' work when a quota makes it so.
