@@ -144,6 +144,27 @@ Status ParseNetwork(const YAML::Node& y, const std::string& origin, Medium* m) {
   return Status::Ok();
 }
 
+// A device's `accelerator` block: {kind: systolic, rows: 32, ...}.
+Status ParseAcceleratorBlock(const YAML::Node& y, AcceleratorSpec* a) {
+  if (!y.IsMap()) {
+    return InvalidArgument(
+        "accelerator must be a map like {kind: systolic, rows: 32, cols: 64, "
+        "clock: 53MHz}");
+  }
+  if (!y["kind"] || y["kind"].as<std::string>() != "systolic") {
+    return InvalidArgument(
+        "accelerator needs kind: systolic (the LCP paper's array, the one "
+        "kind shoal models)");
+  }
+  for (const auto& kv : y) {
+    const std::string k = kv.first.as<std::string>();
+    if (k == "kind") continue;
+    RETURN_IF_ERROR(SetAcceleratorKey(k, kv.second.as<std::string>(), a));
+  }
+  a->present = true;
+  return CheckAccelerator(*a);
+}
+
 // Splits "62Mbit" into 62 and "Mbit".
 bool SplitNumber(const std::string& text, double* value, std::string* unit) {
   size_t i = 0;
@@ -344,6 +365,10 @@ StatusOr<Cluster> ParseCluster(const std::string& text,
             CheckDeviceNumbers(d).WithContext(where + " (" + d.name + ")"));
         if (const YAML::Node& pw = y["power"]) {
           RETURN_IF_ERROR(ParsePowerBlock(pw, &d.power)
+                              .WithContext(where + " (" + d.name + ")"));
+        }
+        if (const YAML::Node& ac = y["accelerator"]) {
+          RETURN_IF_ERROR(ParseAcceleratorBlock(ac, &d.accelerator)
                               .WithContext(where + " (" + d.name + ")"));
         }
         if (!c.tls_dir.empty()) d.tls = IssuedPaths(c.tls_dir, d.name);

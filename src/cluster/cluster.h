@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/accelerator.h"
 #include "cluster/power.h"
 #include "plan/plan.h"
 #include "security/tls_paths.h"
@@ -58,6 +59,9 @@ struct DeviceSpec {
   // What it draws (`power` block; the Raspberry Pi 3 figures unless
   // given): energy per inference in simulate and bench.
   PowerSpec power = Pi3Power();
+  // A tailored accelerator (`accelerator` block; cluster/accelerator.h):
+  // the planner and simulator price its layers on it (sim/systolic.h).
+  AcceleratorSpec accelerator;
   // `cluster up` with TLS: the certificate and key its worker shows (and
   // the cluster CA, from the cluster's block); empty: plaintext.
   TlsPaths tls;

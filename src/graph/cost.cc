@@ -33,7 +33,9 @@ StatusOr<NodeCost> ComputeNodeCost(const Graph& g, const Node& node) {
     out.push_back(t ? t->shape : Shape{});
     if (t) c.output_elements += NumElements(t->shape);
   }
-  c.macs = op->ComputeWork(node, in, out).macs;
+  const OpWork w = op->ComputeWork(node, in, out);
+  c.macs = w.macs;
+  c.gemm = w.gemm;
   return c;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/op_registry.h"
 
 namespace shoal {
 
@@ -14,10 +15,11 @@ constexpr int64_t kBytesPerElement = 4;  // every tensor is f32
 struct NodeCost {
   std::string name;
   std::string op;
-  int64_t params = 0;            // learned weights (BN statistics excluded)
-  int64_t weight_elements = 0;   // every stored weight element
-  int64_t macs = 0;              // conv / fc / matmul multiply-accumulates
-  int64_t input_elements = 0;    // activation inputs
+  int64_t params = 0;           // learned weights (BN statistics excluded)
+  int64_t weight_elements = 0;  // every stored weight element
+  int64_t macs = 0;             // conv / fc / matmul multiply-accumulates
+  GemmShape gemm;               // the MACs as matrix products (OpWork)
+  int64_t input_elements = 0;   // activation inputs
   int64_t output_elements = 0;
   int64_t weight_bytes() const { return weight_elements * kBytesPerElement; }
   int64_t input_bytes() const { return input_elements * kBytesPerElement; }

@@ -15,9 +15,20 @@
 
 namespace shoal {
 
+// `groups` matrix products of [rows x reduce] by [reduce x cols].
+struct GemmShape {
+  int64_t rows = 0, reduce = 0, cols = 0, groups = 1;
+  bool any() const { return rows > 0 && reduce > 0 && cols > 0; }
+};
+
 // Work a node does, beyond what the tensor shapes alone say.
 struct OpWork {
   int64_t macs = 0;  // multiply-accumulates of conv / fc / matmul
+  // The same work as matrix products, for hardware that computes those
+  // (sim/systolic.h): `groups` products of [rows x reduce] by
+  // [reduce x cols], a conv as im2col (rows: output pixels, cols: output
+  // channels of a group). 0 rows: not a matrix product.
+  GemmShape gemm;
 };
 
 // Shapes of a node's inputs; an absent optional input has `present` false.

@@ -1,5 +1,7 @@
 // Conv: 1-D/2-D/3-D, stride, padding, dilation, groups (depthwise included).
 // Inputs: X [N, C, spatial...], W [M, C/group, k...], optional B [M].
+#include <algorithm>
+
 #include "graph/op_registry.h"
 #include "ops/window.h"
 
@@ -50,13 +52,21 @@ Status InferConv(const Node& node, const InputShapes& in,
   return Status::Ok();
 }
 
-OpWork ConvWork(const Node&, const InputShapes& in,
+OpWork ConvWork(const Node& node, const InputShapes& in,
                 const std::vector<Shape>& out) {
   const Shape& w = in[1];
   // Each output element takes (C/group) * prod(kernel) products.
   int64_t per_output = 1;
   for (size_t i = 1; i < w.size(); ++i) per_output *= w[i];
-  return OpWork{NumElements(out[0]) * per_output};
+  OpWork work{NumElements(out[0]) * per_output};
+  // im2col: per group, the output pixels by the window's products, times
+  // the window's products by the group's output channels.
+  const int64_t group = std::max<int64_t>(1, node.attrs.GetInt("group", 1));
+  work.gemm.groups = group;
+  work.gemm.cols = w[0] / group;
+  work.gemm.reduce = per_output;
+  work.gemm.rows = work.gemm.cols > 0 ? NumElements(out[0]) / w[0] : 0;
+  return work;
 }
 
 SHOAL_REGISTER_OP("Conv")

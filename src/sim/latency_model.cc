@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/systolic.h"
+
 namespace shoal {
 
 LatencyModel LatencyModel::FromCluster(const Cluster& c) {
@@ -15,6 +17,9 @@ LatencyModel LatencyModel::FromCluster(const Cluster& c) {
     f.per_byte_s = per_mac * kMacsPerElement / kBytesPerElement;
     Device dev{{{"*", f}}, {}, {}, d.link, QuotaForCpu(d.QuotaCpu())};
     dev.per_weight_byte_s = 1.0 / (d.speed * kPi3WeightBytesPerSecond);
+    dev.accelerator = d.accelerator;
+    // An accelerator is modelled, not emulated under a CPU quota.
+    if (d.accelerator.present) dev.quota = CpuQuota{};
     m.devices_.push_back(std::move(dev));
   }
   return m;
@@ -70,6 +75,7 @@ StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
       return InvalidArgument("profile of device '" + d.name +
                              "' has no overall fit ('*')");
     }
+    dev.accelerator = d.accelerator;
     m.devices_.push_back(std::move(dev));
   }
   return m;
@@ -77,6 +83,11 @@ StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
 
 NodeTimes LatencyModel::Times(int d, const NodeCost& cost) const {
   const Device& dev = devices_.at(d);
+  if (dev.accelerator.present) {
+    NodeTimes t;
+    t.context_s = t.alone_s = SystolicNode(dev.accelerator, cost).seconds;
+    return t;
+  }
   if (!dev.layers.empty()) {
     if (auto t = dev.layers.Find(cost)) return *t;
   }
@@ -175,7 +186,8 @@ bool LatencyModel::SameDevice(int a, int b) const {
     if (i->first != j->first || !same_fit(i->second, j->second)) return false;
   }
   return x.measured == y.measured && x.layers == y.layers &&
-         x.send_cpu_s == y.send_cpu_s && x.recv_cpu_s == y.recv_cpu_s &&
+         x.accelerator == y.accelerator && x.send_cpu_s == y.send_cpu_s &&
+         x.recv_cpu_s == y.recv_cpu_s &&
          x.send_cpu_per_byte_s == y.send_cpu_per_byte_s &&
          x.recv_cpu_per_byte_s == y.recv_cpu_per_byte_s &&
          x.idle_cpu_per_s == y.idle_cpu_per_s &&
@@ -189,6 +201,9 @@ bool LatencyModel::SameDevice(int a, int b) const {
 }
 
 double LatencyModel::MacsPerSecond(int d) const {
+  if (devices_.at(d).accelerator.present) {
+    return devices_.at(d).accelerator.peak_macs_per_s();
+  }
   const auto& fits = devices_.at(d).fits;
   auto it = fits.find("Conv");
   const OpFit& f = it != fits.end() ? it->second : fits.at("*");

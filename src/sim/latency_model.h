@@ -62,7 +62,8 @@ class LatencyModel {
   // `bytes` sent by src to dst over src's uplink: latency + bytes / rate;
   // 0 when src == dst.
   double TransferSeconds(int src, int dst, int64_t bytes) const;
-  // MACs per second of a large conv on d: what split sizes should follow.
+  // MACs per second of a large conv on d: what split sizes should follow
+  // (an accelerator's peak on a device that has one).
   double MacsPerSecond(int d) const;
   // The CPU limit an emulated device runs under (from the profile, else the
   // cluster file's `cpu`); NodeSeconds is the time under it when busy.
@@ -109,6 +110,9 @@ class LatencyModel {
     // Spec-based devices only: the weights' read time per byte, on top of
     // the fit (a profile's fits measure it within per_byte_s).
     double per_weight_byte_s = 0;
+    // The device's accelerator (cluster file): its layers are priced on
+    // it (sim/systolic.h), whatever the fits say.
+    AcceleratorSpec accelerator;
   };
   Cluster cluster_;
   std::vector<Device> devices_;
