@@ -87,8 +87,7 @@ void PrintArray(const Graph& g, const GraphCost& cost,
                    : 0;
   std::cout << "total on the array: " << HumanMs(t.seconds * 1e3) << ", "
             << HumanCount(t.cycles) << " cycles, " << Percent(util)
-            << " of the cells busy over the MAC layers' and the rest's "
-               "cycles, "
+            << " of the cells busy over all of them, "
             << HumanBytes(t.dram_bytes) << " from and to DRAM; energy "
             << std::setprecision(3) << t.energy_j * 1e3 << " mJ per inference ("
             << t.mac_j * 1e3 << " MACs, " << t.memory_j * 1e3 << " memory, "

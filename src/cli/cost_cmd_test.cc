@@ -2,7 +2,9 @@
 // downlink adds up, and --reduce shows where partial sums go.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "onnx/onnx_test_util.h"
@@ -14,9 +16,9 @@ using onnx_test::RunCommand;
 
 nlohmann::json Cost(const std::string& args) {
   std::string out;
-  const std::string cmd = std::string(SHOAL_BINARY) + " cost alexnet --cluster " +
-                          SHOAL_SOURCE_DIR + "/examples/pi3-8.yaml " + args +
-                          " --json";
+  const std::string cmd = std::string(SHOAL_BINARY) +
+                          " cost alexnet --cluster " + SHOAL_SOURCE_DIR +
+                          "/examples/pi3-8.yaml " + args + " --json";
   EXPECT_EQ(RunCommand(cmd, &out), 0) << out;
   return nlohmann::json::parse(out, nullptr, false);
 }
@@ -63,6 +65,30 @@ TEST(CostCmd, ReduceTakesPeersOrHub) {
                        &out),
             0);
   EXPECT_NE(out.find("--reduce"), std::string::npos) << out;
+}
+
+// On a shared channel every byte between devices takes it twice.
+TEST(CostCmd, ASharedMediumCarriesEveryLinksBytesTwice) {
+  std::ifstream in(std::string(SHOAL_SOURCE_DIR) + "/examples/pi3-8.yaml");
+  std::stringstream body;
+  body << in.rdbuf();
+  const std::string file = ::testing::TempDir() + "/cost-shared-medium.yaml";
+  std::ofstream(file) << "network: {medium: shared, bandwidth: 62Mbit}\n"
+                      << body.str();
+  std::string out;
+  ASSERT_EQ(RunCommand(std::string(SHOAL_BINARY) + " cost alexnet --cluster " +
+                           file + " --strategy spatial --json",
+                       &out),
+            0)
+      << out;
+  const auto j = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << out;
+  int64_t bytes = 0;
+  for (const auto& d : j["uplinks"]) bytes += d["bytes"].get<int64_t>();
+  ASSERT_TRUE(j.contains("medium")) << out;
+  EXPECT_NEAR(j["medium"]["airtime_seconds"].get<double>(),
+              2.0 * bytes * 8 / 62e6, 1e-9);
+  EXPECT_FALSE(Cost("--strategy spatial").contains("medium"));
 }
 
 }  // namespace
