@@ -64,10 +64,15 @@ Clock::time_point SharedMedium::Hold(Clock::time_point earliest,
   std::atomic_ref<int64_t> clock(*clock_);
   const int64_t want = earliest.time_since_epoch().count();
   const int64_t length = Seconds(seconds).count();
+  // A clock more than an hour ahead of this message is no queue of real
+  // messages but a damaged file: start from now rather than sleep on it.
+  const int64_t sane =
+      want + std::chrono::duration_cast<Clock::duration>(std::chrono::hours(1))
+                 .count();
   int64_t seen = clock.load();
   int64_t end;
   do {
-    end = std::max(want, seen) + length;
+    end = (seen > want && seen < sane ? seen : want) + length;
   } while (!clock.compare_exchange_weak(seen, end));
   return Clock::time_point(Clock::duration(end));
 }

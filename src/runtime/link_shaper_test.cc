@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 namespace shoal {
 namespace {
@@ -50,6 +51,23 @@ TEST(SharedMedium, AMessageTakesTheLongerOfLinkAndChannel) {
   link.Transmit(50000);
   link.Transmit(50000);
   EXPECT_GE(Seconds(Clock::now() - t0), 0.2);
+  std::filesystem::remove(path);
+}
+
+// A file whose clock lies far ahead (damaged, or written by something
+// else) does not make every sender sleep on it.
+TEST(SharedMedium, AClockFarAheadIsNotWaitedFor) {
+  const std::string path = MediumFile("medium-ahead");
+  {
+    const int64_t far =
+        (Clock::now() + std::chrono::hours(1000)).time_since_epoch().count();
+    std::ofstream f(path, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(&far), sizeof(far));
+  }
+  auto m = SharedMedium::Open(path, Medium{true, 8e6});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const auto t0 = Clock::now();
+  EXPECT_NEAR(Seconds((*m)->Hold(t0, 0.1) - t0), 0.1, 1e-6);
   std::filesystem::remove(path);
 }
 
