@@ -40,11 +40,12 @@ SystolicCost SystolicNode(const AcceleratorSpec& a, const NodeCost& c) {
     // them to DRAM for each K block but the first, or take M in chunks
     // that fit and load every weight block once per chunk: the cheaper in
     // DRAM bytes.
-    const int64_t fit_rows = a.sram_bytes / 2 / (a.cols * kAccumulatorBytes);
+    const int64_t fit_rows =
+        std::max<int64_t>(1, a.sram_bytes / 2 / (a.cols * kAccumulatorBytes));
     if (kb > 1 && g.rows > fit_rows) {
       const int64_t spill =
           2 * (kb - 1) * g.groups * g.rows * g.cols * kAccumulatorBytes;
-      const int64_t chunks = CeilDiv(g.rows, std::max<int64_t>(1, fit_rows));
+      const int64_t chunks = CeilDiv(g.rows, fit_rows);
       const int64_t reload = weight_bytes * (chunks - 1);
       if (reload < spill) {
         const int64_t last = g.rows - (chunks - 1) * fit_rows;

@@ -83,6 +83,22 @@ TEST(Systolic, ActivationsOffChipAreStreamedPerColumnBlock) {
   EXPECT_EQ(SystolicNode(a, c).dram_bytes, c.weight_elements);
 }
 
+// An SRAM too small for even one row of a block's partial sums: reloading
+// the weights for every row would cost more than spilling the sums, so
+// they spill.
+TEST(Systolic, PartialSumsSpillWhenNotEvenARowFits) {
+  AcceleratorSpec a = Paper();
+  a.sram_bytes = 1024;
+  a.cols = 256;  // a row of partial sums: 1 KiB, more than half the SRAM
+  const NodeCost c = Gemm(10, 64, 256);
+  const SystolicCost s = SystolicNode(a, c);
+  EXPECT_EQ(s.blocks, 2);
+  EXPECT_EQ(s.cycles, 32 + 2 * (32 + 5));
+  const int64_t spill = 2 * 1 * 10 * 256 * 4;  // the 2nd K block's
+  EXPECT_EQ(s.dram_bytes,
+            c.weight_elements + c.input_elements + c.output_elements + spill);
+}
+
 TEST(Systolic, EnergyAddsMacsMemoryAndStaticPower) {
   const NodeCost c = Gemm(100, 64, 128);
   const SystolicCost s = SystolicNode(Paper(), c);
