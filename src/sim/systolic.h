@@ -24,8 +24,8 @@
 // Partial sums (32-bit) stay in the accumulators when a block's M x cols of
 // them fit in half the SRAM; else the layer either spills them to DRAM for
 // each K block but the first, or takes M in chunks that fit and loads its
-// weights once per chunk, whichever moves fewer DRAM bytes. A layer's time is the longer of its cycles
-// and its DRAM traffic (the two overlap).
+// weights once per chunk, whichever moves fewer DRAM bytes. A layer's time is
+// the longer of its cycles and its DRAM traffic (the two overlap).
 //
 // Layers without MACs (activations, pooling, normalisation, adds) run in
 // the activation and pooling unit behind the array, `cols` elements per
