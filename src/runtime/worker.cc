@@ -139,6 +139,27 @@ struct Worker::Impl final : public rpc::Worker::Service {
   };
   std::map<std::string, ReplyChannel> reply_stubs;
 
+  // RPC handlers running now. Stop waits for none: gRPC's Shutdown waits
+  // for its handler threads too, but through abseil's synchronisation,
+  // which ThreadSanitizer cannot see, and a direct call (Worker::PutBlobs,
+  // the in-process transport) has no server to wait for.
+  std::mutex handlers_mu;
+  std::condition_variable handlers_cv;
+  int handlers = 0;
+  struct HandlerScope {
+    explicit HandlerScope(Impl* p) : impl(p) {
+      std::lock_guard<std::mutex> lock(impl->handlers_mu);
+      ++impl->handlers;
+    }
+    ~HandlerScope() {
+      std::lock_guard<std::mutex> lock(impl->handlers_mu);
+      if (--impl->handlers == 0) impl->handlers_cv.notify_all();
+    }
+    HandlerScope(const HandlerScope&) = delete;
+    HandlerScope& operator=(const HandlerScope&) = delete;
+    Impl* impl;
+  };
+
   std::thread compute_thread;
   std::vector<std::thread> senders;
   std::mutex deploy_mu;  // one deployment at a time
@@ -176,6 +197,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   grpc::Status Health(grpc::ServerContext* ctx, const rpc::HealthRequest* req,
                       rpc::HealthReply* rep) override {
+    const HandlerScope in_flight(this);
     return GuardRpc(Who(), "Health", [&]() -> grpc::Status {
       if (auto s = FromMember(ctx, "Health"); !s.ok()) return s;
       // Health answers any version, so a coordinator can say what mismatched.
@@ -200,6 +222,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
   grpc::Status HaveBlobs(grpc::ServerContext* ctx,
                          const rpc::HaveBlobsRequest* req,
                          rpc::HaveBlobsReply* rep) override {
+    const HandlerScope in_flight(this);
     return GuardRpc(Who(), "HaveBlobs", [&]() -> grpc::Status {
       if (auto s = FromCoordinator(ctx, "HaveBlobs"); !s.ok()) return s;
       if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
@@ -213,6 +236,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
   grpc::Status PutBlobs(grpc::ServerContext* ctx,
                         grpc::ServerReader<rpc::BlobChunk>* reader,
                         rpc::PutBlobsReply* rep) override {
+    const HandlerScope in_flight(this);
     if (auto s = FromCoordinator(ctx, "PutBlobs"); !s.ok()) {
       return Counted(WorkerError::kDeployRefused, s);
     }
@@ -313,6 +337,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   grpc::Status Deploy(grpc::ServerContext* ctx, const rpc::DeployRequest* req,
                       rpc::DeployReply* rep) override {
+    const HandlerScope in_flight(this);
     const grpc::Status st = GuardRpc(Who(), "Deploy", [&]() -> grpc::Status {
       if (auto s = FromCoordinator(ctx, "Deploy"); !s.ok()) return s;
       if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
@@ -378,6 +403,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   grpc::Status Release(grpc::ServerContext* ctx, const rpc::ReleaseRequest* req,
                        rpc::ReleaseReply* rep) override {
+    const HandlerScope in_flight(this);
     return GuardRpc(Who(), "Release", [&]() -> grpc::Status {
       if (auto s = FromCoordinator(ctx, "Release"); !s.ok()) return s;
       if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
@@ -496,6 +522,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   grpc::Status Send(grpc::ServerContext* ctx, const rpc::TensorMessage* m,
                     rpc::Ack*) override {
+    const HandlerScope in_flight(this);
     const grpc::Status st = GuardRpc(Who(), "Send", [&]() -> grpc::Status {
       if (auto s = FromMember(ctx, "Send"); !s.ok()) return s;
       if (auto s = CheckProtocol(m->protocol(), Who()); !s.ok()) return s;
@@ -655,6 +682,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   grpc::Status Abort(grpc::ServerContext* ctx, const rpc::AbortMessage* m,
                      rpc::Ack*) override {
+    const HandlerScope in_flight(this);
     return GuardRpc(Who(), "Abort", [&]() -> grpc::Status {
       if (auto s = FromMember(ctx, "Abort"); !s.ok()) return s;
       if (auto s = CheckProtocol(m->protocol(), Who()); !s.ok()) return s;
@@ -667,6 +695,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   grpc::Status Stats(grpc::ServerContext* ctx, const rpc::StatsRequest* req,
                      rpc::StatsReply* rep) override {
+    const HandlerScope in_flight(this);
     return GuardRpc(Who(), "Stats", [&]() -> grpc::Status {
       if (auto s = FromCoordinator(ctx, "Stats"); !s.ok()) return s;
       if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
@@ -692,6 +721,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   grpc::Status Profile(grpc::ServerContext* ctx, const rpc::ProfileRequest* req,
                        rpc::ProfileReply* rep) override {
+    const HandlerScope in_flight(this);
     return GuardRpc(Who(), "Profile", [&]() -> grpc::Status {
       if (auto s = FromCoordinator(ctx, "Profile"); !s.ok()) return s;
       if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
@@ -750,6 +780,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
   grpc::Status ProbeLink(grpc::ServerContext* ctx,
                          const rpc::LinkProbeRequest* req,
                          rpc::LinkProbeReply* rep) override {
+    const HandlerScope in_flight(this);
     return GuardRpc(Who(), "ProbeLink", [&]() -> grpc::Status {
       if (auto s = FromCoordinator(ctx, "ProbeLink"); !s.ok()) return s;
       if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
@@ -797,6 +828,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
 
   grpc::Status Sink(grpc::ServerContext* ctx, const rpc::SinkMessage* m,
                     rpc::Ack*) override {
+    const HandlerScope in_flight(this);
     return GuardRpc(Who(), "Sink", [&]() -> grpc::Status {
       if (auto s = FromMember(ctx, "Sink"); !s.ok()) return s;
       return CheckProtocol(m->protocol(), Who());
@@ -1131,6 +1163,8 @@ struct Worker::Impl final : public rpc::Worker::Service {
     if (compute_thread.joinable()) compute_thread.join();
     for (auto& t : senders) t.join();
     senders.clear();
+    std::unique_lock<std::mutex> lock(handlers_mu);
+    handlers_cv.wait(lock, [&] { return handlers == 0; });
   }
 };
 
@@ -1161,6 +1195,7 @@ rpc::Worker::Service* Worker::service() { return impl_.get(); }
 
 grpc::Status Worker::PutBlobs(const std::vector<rpc::BlobChunk>& chunks,
                               rpc::PutBlobsReply* rep) {
+  const Impl::HandlerScope in_flight(impl_.get());
   size_t i = 0;
   return impl_->ReceiveBlobs(
       [&](rpc::BlobChunk* c) {
