@@ -32,7 +32,7 @@ demo: build
 	./$(BUILD_DIR)/shoal demo
 
 bench: build
-	bash bench/run_all.sh
+	bash bench/run_all.sh --all
 
 # Every libFuzzer target for FUZZ_SECONDS each (a clang tree in build-fuzz;
 # docs/testing.md); fails on a crash, leaving its input under

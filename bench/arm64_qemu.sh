@@ -6,7 +6,8 @@
 # instruction on this host's x86 CPU, so the arm64 figures say how the
 # arm64 build behaves (which kernels it takes, how they compare), not how
 # fast a Raspberry Pi is. The emulated CPU is a Cortex-A72 (a Pi 4): no
-# SVE, so oneDNN takes the paths it takes on the board. Prints markdown.
+# SVE, so oneDNN takes the paths it takes on the board. Prints markdown
+# (bash bench/run_all.sh arm64-qemu writes it into docs/BENCHMARKS.md).
 #
 #   bash bench/arm64_qemu.sh                    # ~5 min
 #   MODELS="lenet5" REQUESTS=5 bash bench/arm64_qemu.sh
@@ -27,10 +28,11 @@ THREADS=${THREADS:-1}
 shoal=$BUILD_DIR/shoal
 arm=$ARM64_BUILD_DIR/shoal-worker
 [ -x "$shoal" ] || { echo "no $shoal: build first (make build)" >&2; exit 1; }
-# Skipped, not failed, under `make bench` where nothing was cross-built.
+# Skipped (exit 3: bench/run_all.sh keeps the section as it is) where
+# nothing was cross-built.
 if [ ! -x "$arm" ] || ! command -v qemu-aarch64 > /dev/null; then
-  echo "skipped: needs $arm (make worker-arm64) and qemu-aarch64 (qemu-user)"
-  exit 0
+  echo "skipped: needs $arm (make worker-arm64) and qemu-aarch64 (qemu-user)" >&2
+  exit 3
 fi
 
 . "$here/lib.sh"
@@ -72,6 +74,18 @@ ms() {
 }
 
 qemu=(qemu-aarch64 -L "$SYSROOT" -cpu cortex-a72 "$arm")
+cat <<TXT
+What the arm64 build of \`shoal-worker\` (\`make worker-arm64\`,
+[packaging.md](packaging.md)) does with a model, next to the native amd64
+worker: ms per inference, the median of $REQUESTS requests of \`shoal bench\` on a
+one-device pipeline (the model whole on that worker, $THREADS kernel thread(s)),
+with oneDNN (\`--backend onednn\`) and with shoal's own reference kernels
+(\`--backend reference\`). The arm64 worker runs under \`qemu-aarch64 -cpu
+cortex-a72\` (a Raspberry Pi 4's core, no SVE) with Debian's arm64
+libraries: qemu translates each arm64 instruction into x86 ones, so these
+are figures of the emulator on this host, not of a board.
+
+TXT
 echo "| model | amd64 native, oneDNN | amd64 native, reference | arm64 under qemu, oneDNN | arm64 under qemu, reference | qemu / native (oneDNN) |"
 echo "|---|---:|---:|---:|---:|---:|"
 for m in $MODELS; do
@@ -80,5 +94,21 @@ for m in $MODELS; do
   c=$(ms "$m" arm-onednn onednn "${qemu[@]}")
   d=$(ms "$m" arm-ref reference "${qemu[@]}")
   r=$(awk -v a="$a" -v c="$c" 'BEGIN { printf "%.0fx", c / a }')
-  echo "| $m | $a | $b | $c | $d | $r |"
+  echo "| $m | $a | $b | $c | $d | $r |" | tee -a "$work/rows"
 done
+echo
+python3 - "$work/rows" <<'PY'
+import sys
+rows = [[x.strip() for x in l.split("|")[1:-1]] for l in open(sys.argv[1])]
+arm = [float(r[3]) / float(r[4]) for r in rows]  # oneDNN / reference under qemu
+x86 = [float(r[2]) / float(r[1]) for r in rows]  # reference / oneDNN native
+emu = [float(r[4]) / float(r[2]) for r in rows]  # reference: qemu / native
+print(f"Reading: on arm64, oneDNN is {min(1 / a for a in arm):.1f}x to {max(1 / a for a in arm):.1f}x"
+      f" faster than shoal's reference kernels, where on amd64 its JIT kernels are"
+      f" {min(x86):.0f}x to {max(x86):.0f}x faster: Debian's oneDNN 2.6 has JIT kernels on"
+      " AArch64 only for SVE, which the Cortex-A53/A72/A76 of Raspberry Pis lack, so its"
+      " convolutions run its portable C++ GEMM (`ONEDNN_VERBOSE=1` shows `gemm:ref`)."
+      f" The emulator costs {min(emu):.0f}x to {max(emu):.0f}x on plain C++ (the reference"
+      " columns). A Pi's real speed needs a Pi; the planner's `speed: 1` (Pi 3) and the"
+      " calibration of emulated clusters (cluster-format.md) stand in meanwhile.")
+PY

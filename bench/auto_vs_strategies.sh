@@ -7,7 +7,8 @@
 # (shoal simulate on the cluster file's device specs, as auto sees them,
 # with the requests and concurrency shoal bench runs) and measured (shoal
 # bench). auto's throughput plan is made for CONCURRENCY in flight. Prints
-# markdown.
+# markdown (bash bench/run_all.sh auto-alexnet, auto-vgg16 write it into
+# docs/BENCHMARKS.md).
 #
 #   bash bench/auto_vs_strategies.sh                  # alexnet and vgg16
 #   MODELS=alexnet bash bench/auto_vs_strategies.sh
@@ -69,23 +70,28 @@ predict() {
   echo "$(fmt_ms "$lat") $(fmt_rps "$thr")"
 }
 
-echo "## auto vs every strategy on examples/mixed-6.yaml"
+cat <<'TXT'
+`examples/mixed-6.yaml`: two fast devices (speed 6, `cpu: 0.258`, 2 GiB,
+94 Mbit/s + 0.4 ms) and four slow ones (speed 2, `cpu: 0.086`, 1 GiB,
+62 Mbit/s + 9 ms), emulated by `shoal cluster up` on free ports, each plan
+on freshly started workers. "one device" is `fast0` alone; random: every
+layer whole on a random device (the collaborative-execution paper's
+baseline); auto's throughput plan is made for the measured concurrency
+(`--objective throughput --concurrency K`).
+TXT
 echo
-echo "Date: $(date -u +%Y-%m-%dT%H:%MZ); machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "Command: bash bench/auto_vs_strategies.sh (MODELS='$MODELS' REQUESTS=$REQUESTS CONCURRENCY=$CONCURRENCY SEEDS='$SEEDS')"
-echo "Each plan runs on freshly started workers."
-echo "Latency: median of $REQUESTS requests, one in flight; throughput: $((2 * CONCURRENCY)) requests, $CONCURRENCY in flight (shoal bench, after its warm-up)."
+echo "Latency: median of $REQUESTS requests, one in flight; throughput: $((2 * CONCURRENCY)) requests, $CONCURRENCY in flight (\`shoal bench\`, after its warm-up)."
 if [ "$PROFILE" = 1 ]; then
-  echo "Predicted: shoal simulate with a profile of the model on the cluster (shoal profile), same requests and concurrency as measured; auto planned with the same profile."
+  echo "Predicted: \`shoal simulate\` with a profile of the model on the cluster (\`shoal profile\`), the same requests and concurrency as measured; auto planned with the same profile."
 else
-  echo "Predicted: shoal simulate on the cluster file's device specs (LatencyModel::FromCluster), same requests and concurrency as measured."
+  echo "Predicted: \`shoal simulate\` on the cluster file's device specs, the same requests and concurrency as measured; auto planned with the same specs."
 fi
 echo
 for m in $MODELS; do
   echo "### $m"
   echo
-  echo "| plan | predicted latency ms | measured latency ms | predicted req/s | measured req/s | wire KiB/req | load avg |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| plan | predicted latency ms | measured latency ms | predicted req/s | measured req/s | wire KiB/req |"
+  echo "|---|---|---|---|---|---|"
   prof=()
   if [ "$PROFILE" = 1 ]; then
     # One profile serves both clusters: one.yaml is mixed-6's fast0.
@@ -100,7 +106,7 @@ for m in $MODELS; do
     local p r; p=$(predict "$2" "$3"); r=$(measure "$2" "$3")
     read -r pl pt <<< "$p"
     read -r ml mt wire <<< "$r"
-    echo "| $1 | $pl | $ml | $pt | $mt | $wire | $(cut -d' ' -f1 /proc/loadavg) |"
+    echo "| $1 | $pl | $ml | $pt | $mt | $wire |" | tee -a "$work/rows-$m"
   }
   row "one device (fast0)" "$one" "$work/one.json"
   for o in latency throughput; do
@@ -111,7 +117,7 @@ for m in $MODELS; do
   row "procedure1 (heuristic alone)" "$mixed" "$work/p1.json"
   for s in $STRATEGIES; do
     if ! "$shoal" plan "$m" --cluster "$mixed" --strategy "$s" -o "$work/s-$s.json" > /dev/null 2> "$work/err"; then
-      echo "| $s | - | - | - | - | - | $(head -c 120 "$work/err" | tr '\n|' '  ') |"
+      echo "| $s | refused: $(head -c 160 "$work/err" | tr '\n|' '  ' | sed 's/^shoal: error: //') | | | | |"
       continue
     fi
     row "$s" "$mixed" "$work/s-$s.json"
@@ -120,5 +126,42 @@ for m in $MODELS; do
     "$shoal" plan "$m" --cluster "$mixed" --strategy random --assignment-seed "$seed" -o "$work/r.json" > /dev/null
     row "random seed $seed" "$mixed" "$work/r.json"
   done
+  echo
+  python3 - "$work/rows-$m" "$m" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    c = [x.strip() for x in line.split("|")[1:-1]]
+    try:
+        rows[c[0]] = [float(x) for x in c[1:5]]
+    except ValueError:
+        pass
+one = rows.get("one device (fast0)")
+auto_l = next((v for k, v in rows.items() if k.startswith("**auto** (latency")), None)
+auto_t = next((v for k, v in rows.items() if k.startswith("**auto** (throughput")), None)
+single = {k: v for k, v in rows.items() if not k.startswith(("**auto", "one device", "procedure1", "random"))}
+rand = [v for k, v in rows.items() if k.startswith("random")]
+out = []
+if auto_l and one:
+    best = min(single.items(), key=lambda kv: kv[1][1]) if single else None
+    s = f"auto (latency) measured {auto_l[1]:.0f} ms against one device's {one[1]:.0f} ms ({one[1] / auto_l[1]:.2f}x)"
+    if best:
+        s += f" and the best single strategy's, {best[0]}, {best[1][1]:.0f} ms ({best[1][1] / auto_l[1]:.2f}x)"
+    if rand:
+        mean = statistics.mean(v[1] for v in rand)
+        s += f"; {mean / auto_l[1]:.1f}x random assignment (mean {mean:.0f} ms)"
+    out.append(s)
+if auto_t and one:
+    best = max(single.values(), key=lambda v: v[3]) if single else None
+    s = f"auto (throughput) measured {auto_t[3]:.2f} req/s, {auto_t[3] / one[3]:.2f}x one device"
+    if best:
+        s += f", best single strategy {best[3]:.2f}"
+    out.append(s)
+ratios = [v[1] / v[0] for v in rows.values() if v[0] > 0]
+if ratios:
+    within = sum(1 for r in ratios if 0.85 <= r <= 1.15)
+    out.append(f"measured latency within 15 % of the prediction for {within} of {len(ratios)} plans")
+print(f"Reading ({sys.argv[2]}): " + "; ".join(out) + ".")
+PY
   echo
 done

@@ -46,9 +46,20 @@ fields() {
   python3 -c 'import json, sys; j = json.load(sys.stdin); print("%.0f %.3f" % (j["latency_ms"]["median"], j["energy_j_per_inference"]))'
 }
 
-echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "Command: bash bench/energy.sh (MODELS='$MODELS' PLANS='$PLANS' REQUESTS=$REQUESTS MEASURE=$MEASURE MODE=$MODE)"
-echo
+cat <<TXT
+The LCP paper's Fig. 13 form: the energy of all devices per inference.
+Each device counts as a Raspberry Pi 3 (1.22 W idle, 3.95 W with every
+core busy, links free: [energy.md](energy.md) cites the measurement), so
+these are the power model applied to two kinds of time: **predicted** by
+\`shoal simulate\` from the cluster's specs$([ "$MEASURE" = 1 ] && echo ", and **measured** by \`shoal bench\`
+on emulated Pi 3s (\`examples/pi3-N.yaml\`, calibrated; the busy time and
+bytes the workers measured, over the wall time of $REQUESTS requests)"). No power
+meter is involved. One device is the first Pi 3 with 2 GiB; every plan
+takes the input as 8-bit pixels. "vs one device": the plan's energy over
+one device's for the same model (below 1: less energy); LCP splits run a
+narrower model ([lcp.md](lcp.md)).
+
+TXT
 head="| model | devices | plan | predicted ms | predicted J/inference | vs one device |"
 sep="|---|---:|---|---:|---:|---:|"
 if [ "$MEASURE" = 1 ]; then
@@ -86,8 +97,23 @@ for m in $MODELS; do
       fi
       "$shoal" cluster down "$CLUSTER" > /dev/null
     fi
-    echo "$row"
+    echo "$row" | tee -a "$work/rows"
   done
 done
 echo
-echo "vs one device: the plan's energy over one device's for the same model (below 1: less energy). LCP splits run a different, narrower model (docs/lcp.md)."
+python3 - "$work/rows" "$MEASURE" <<'PY'
+import sys
+col = 9 if sys.argv[2] == "1" else 6  # the last "vs one device"
+less, more = [], []
+for line in open(sys.argv[1]):
+    c = [x.strip() for x in line.split("|")[1:-1]]
+    if len(c) < col or c[1] == "1" or not c[col - 1].endswith("x"):
+        continue
+    (less if float(c[col - 1][:-1]) < 1 else more).append(f"{c[0]} {c[2]} on {c[1]} ({c[col - 1]})")
+which = "measured" if sys.argv[2] == "1" else "predicted"
+print(f"Reading ({which}): less energy than one device: {', '.join(less) or 'none'}; "
+      f"more: {', '.join(more) or 'none'}. An exact plan keeps every board powered"
+      " for the whole request while it computes a share of the same work, so the"
+      " idle power of N boards over the latency outweighs one board's busy power"
+      " over a longer one; LCP's branches do a fraction of the original's work.")
+PY

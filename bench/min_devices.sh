@@ -4,7 +4,8 @@
 # --strategy auto` finds a plan that fits the workers' memory rule
 # (docs/cluster-format.md), and whether VGG16's `pipeline` and `spatial`
 # plans fit examples/pi3-4.yaml. Planning only: no worker runs. Prints
-# markdown.
+# markdown (bash bench/run_all.sh min-devices writes it into
+# docs/BENCHMARKS.md).
 #
 #   bash bench/min_devices.sh                    # ~5 min
 #   MODELS="vgg16 alexnet" bash bench/min_devices.sh
@@ -28,8 +29,9 @@ cluster() {  # N: N Pi-3-like devices of 1 GiB
   done
 }
 
-echo "Fewest 1 GiB devices with a plan (\`shoal plan --strategy auto --time-limit 5\`), $(date -u +%F)"
+echo "For each zoo model, the fewest Raspberry-Pi-3-like devices of 1 GiB for which \`shoal plan --strategy auto --time-limit 5\` finds a plan that fits the workers' memory rule (docs/cluster-format.md: each weight once, plus the largest weight while it is reordered, plus the peak activations). Planning only."
 echo
+multi=()
 echo "| model | weights MiB | devices |"
 echo "|---|---|---|"
 for m in $MODELS; do
@@ -43,6 +45,7 @@ for m in $MODELS; do
     fi
   done
   echo "| $m | $w | $found |"
+  [ "$found" != 1 ] && multi+=("$m ($found)")
 done
 echo
 echo "VGG16 on \`examples/pi3-4.yaml\`:"
@@ -56,3 +59,9 @@ for s in pipeline spatial; do
     echo "| $s | refused: $(tail -1 <<< "$out" | sed 's/^shoal: error: //; s/|/\\|/g') |"
   fi
 done
+echo
+if [ ${#multi[@]} -eq 0 ]; then
+  echo "Reading: every zoo model fits one 1 GiB device whole; more devices are for speed, not for memory."
+else
+  echo "Reading: every zoo model fits one 1 GiB device whole except ${multi[*]}."
+fi

@@ -4,8 +4,8 @@
 # 1 GiB, 62 Mbit/s + 9 ms links), copied onto free ports from PORT_BASE:
 # latency and speedup over one such device of the pipeline, each exact
 # model-parallel strategy, fuse-ilp, and LCP split4/split8 of the same model
-# (the LCP paper's Fig. 12), with bytes on the wire; then the transport
-# overhead on unshaped loopback (bench/transport_bench.cc). Prints markdown.
+# (the LCP paper's Fig. 12), with bytes on the wire. Prints markdown
+# (bench/run_all.sh writes it into docs/BENCHMARKS.md).
 #
 #   bash bench/runtime_clusters.sh                 # everything (~25 min)
 #   MODELS=alexnet SIZES=4 bash bench/runtime_clusters.sh
@@ -18,8 +18,7 @@
 # (timed requests per plan, default 2), PORT_BASE (default 7400), MEDIA
 # (default "links": each device's own link only; "shared": the devices also
 # share one channel of MEDIUM_RATE, default 62Mbit, the cluster file's
-# `network: {medium: shared}`; "links shared": both, one after the other),
-# TRANSPORT (default 1; 0: leave out the transport overhead).
+# `network: {medium: shared}`; "links shared": both, one after the other).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -99,14 +98,10 @@ plan_and_bench() {
   echo "$ms $(plan_weights "$p")"
 }
 
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 fmt_mib() { python3 -c "print('%.1f' % ($1 / 1048576))"; }
 
-echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
-echo "Command: bash bench/runtime_clusters.sh (MODE=$MODE MODELS='$MODELS' SIZES='$SIZES' STRATEGIES='$STRATEGIES' LCP='$LCP' REQUESTS=$REQUESTS PIXELS=$PIXELS MEDIA='$MEDIA' MEDIUM_RATE=$MEDIUM_RATE)"
-echo
-echo "Latency: median of $REQUESTS requests after a warm-up (shoal bench), one request in flight."
-echo "Wire: tensor bytes the devices sent per request as the workers measured them (\`shoal bench\`: relays of broadcast trees included, LZ4-compressed messages at their compressed size; the coordinator's sends of the input counted on the input device). Weights: the most any one device holds."
+echo "Devices: \`examples/pi3-N.yaml\` on free ports (\`speed: 1\`, a Raspberry Pi 3 calibrated on this host by \`cluster up\`, 1 GiB, 62 Mbit/s + 9 ms links; MODE=$MODE)$([ "$PIXELS" = 1 ] && echo ", every plan's input, the one device's too, sent as 8-bit pixels"). Latency: median of $REQUESTS requests after a warm-up (\`shoal bench\`), one request in flight; speedup: one device's latency over the plan's, both from this run."
+echo "Wire: tensor bytes the devices sent per request as the workers measured them (relays of broadcast trees included, LZ4-compressed messages at their compressed size; the coordinator's sends of the input counted on the input device). Weights: the most any one device holds."
 echo
 
 # One device: the same Pi-3 emulation with 2 GiB: VGG16 whole needs 944 MiB
@@ -120,7 +115,7 @@ for m in $MODELS; do
   [ "$ms" = - ] && echo "one device, $m: $rest" >&2
   base[$m]=$ms
 done
-echo "One emulated Pi 3 (2 GiB; load average after: $(loadavg)):"
+echo "One emulated Pi 3 (2 GiB, so that VGG16 whole fits beside the process):"
 echo
 echo "| model | latency ms |"
 echo "|---|---:|"
@@ -138,38 +133,28 @@ for n in $SIZES; do
     *) echo "MEDIA: '$medium' is neither links nor shared" >&2; exit 2 ;;
   esac
   echo
-  echo "| model | plan | latency ms | speedup | wire KiB/req | weights MiB/device (max) | load avg |"
-  echo "|---|---|---:|---:|---:|---:|---|"
+  echo "| model | plan | latency ms | speedup | wire KiB/req | weights MiB/device (max) |"
+  echo "|---|---|---:|---:|---:|---:|"
   for m in $MODELS; do
     best[$m]=""; best_name[$m]=""
     for s in $STRATEGIES $LCP; do
-      la=$(loadavg)
       case $s in
         lcp*) k=${s#lcp}; r=$(plan_and_bench "$c" "$m" lcp "$k"); label="LCP split$k" ;;
         *) r=$(plan_and_bench "$c" "$m" "$s"); label=$s ;;
       esac
       if [[ $r == -* ]]; then
-        echo "| $m | $label | failed: ${r#- } | | | | $la |"; continue; fi
+        echo "| $m | $label | failed: ${r#- } | | | |"; continue; fi
       read -r ms bytes w <<< "$r"
       sp=$(python3 -c "print('%.2fx' % (${base[$m]} / $ms))")
-      echo "| $m | $label | $ms | $sp | $(python3 -c "print('%.1f' % ($bytes / 1024))") | $(fmt_mib "$w") | $la |"
+      echo "| $m | $label | $ms | $sp | $(python3 -c "print('%.1f' % ($bytes / 1024))") | $(fmt_mib "$w") |"
       if [[ $s != lcp* && $s != pipeline ]] && { [ -z "${best[$m]}" ] || [ "$ms" -lt "${best[$m]}" ]; }; then
         best[$m]=$ms; best_name[$m]=$s
       fi
     done
   done
   echo
-  echo "Best exact model-parallel plan on $n ($medium): $(for m in $MODELS; do printf '%s %s (%s ms, %sx); ' "$m" "${best_name[$m]}" "${best[$m]}" "$(python3 -c "print('%.2f' % (${base[$m]} / ${best[$m]:-1}))")"; done)"
+  echo "Reading ($n devices, $medium): the fastest exact plan is $(for m in $MODELS; do printf '%s %s (%sx), ' "$m" "${best_name[$m]:-none}" "$(python3 -c "print('%.2f' % (${base[$m]} / ${best[$m]:-1}))")"; done | sed 's/, $//')."
   echo
  done
 done
-
-[ "${TRANSPORT:-1}" = 0 ] && exit 0  # TRANSPORT=0: the clusters only
-echo "### Transport overhead (unshaped loopback, two worker processes)"
-echo
-if [ -f "$BUILD_DIR/CMakeCache.txt" ]; then  # a build tree: bring it up to date
-  cmake --build "$BUILD_DIR" --target shoal_transport_bench > "$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
-fi
-echo "load average before: $(loadavg)"
-echo
-"$BUILD_DIR/shoal_transport_bench" "$shoal" 2000
+echo "The one-device latency moves with the host between runs (10-20 % on this shared VM), and every speedup with it: compare plans within a run. LCP rows run another model, narrower branches (docs/lcp.md), and are not exact."

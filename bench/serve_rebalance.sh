@@ -5,7 +5,8 @@
 # (RATE requests per second). After BASE seconds one worker's cgroup quota
 # is cut to SLOW_CPU. Run twice on fresh clusters: with --no-rebalance (the
 # latency while slowed, steady) and as served (the re-plan, the latency
-# after it). Prints markdown tables and the server's re-plan log lines.
+# after it). Prints markdown (bash bench/run_all.sh serve-rebalance writes
+# it into docs/BENCHMARKS.md).
 # Needs root and /sys/fs/cgroup/cpu (cgroup v1). About 2.5 minutes.
 #
 #   bash bench/serve_rebalance.sh
@@ -45,10 +46,11 @@ stop_scenario() {
 }
 bench_cleanup_extra() { stop_scenario; }
 
-summary() {  # CSV STATUS_JSON T0_MS SLOW_AT_MS
+summary() {  # CSV STATUS_JSON T0_MS SLOW_AT_MS OUT_JSON
   python3 - "$@" <<'PY'
 import csv, json, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
+key = {}
 status = json.load(open(sys.argv[2]))
 t0, slow_at = int(sys.argv[3]), int(sys.argv[4])
 replans = [r for r in status["replans"] if r["unix_ms"] - t0 > slow_at]
@@ -59,6 +61,7 @@ def phase(name, sel):
     if not lat:
         print(f"| {name} | 0 | - | - |"); return
     p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))]
+    key[name.split(",")[0].split(" (")[0]] = statistics.median(lat)
     print(f"| {name} | {len(lat)} | {statistics.median(lat):.0f} | {p95:.0f} |")
 start = lambda r: float(r["start_ms"])
 print("| phase | requests | median ms | p95 ms |")
@@ -84,6 +87,10 @@ else:
     print("; no re-plan after it")
 print(f"server: {status['accepted']} accepted, {status['answered']} answered, "
       f"{status['failed']} failed, {status['retried']} retried")
+key["failed"] = failed
+key["requests"] = len(rows)
+key["replan_after_s"] = (replan_at - slow_at) / 1e3 if replans else None
+json.dump(key, open(sys.argv[5], "w"))
 PY
 }
 
@@ -130,15 +137,47 @@ scenario() {
   "$shoal" infer-remote --server "$server" --status --json > "$work/$name.json"
   echo "### $name"
   echo
-  summary "$work/$name.csv" "$work/$name.json" "$t0" "$slow_at"
+  summary "$work/$name.csv" "$work/$name.json" "$t0" "$slow_at" "$work/$name.key.json"
   echo
   stop_scenario
 }
 
-echo "model $MODEL ($SHAPE), $STRATEGY, 3 devices at cpu $CPU; dev1 cut to $SLOW_CPU after ${BASE} s;"
-echo "$RATE requests/s for $TOTAL s; $(nproc) cores, $(date -u +%Y-%m-%d)"
-echo
+cat <<TXT
+Three workers of \`shoal cluster up\` (cpu $CPU of a core each: cgroup quota
+and the worker's pacing), \`shoal serve --strategy $STRATEGY\` of $MODEL at
+$SHAPE, monitor every 0.5 s, cooldown 3 s; the load is a steady open-loop
+stream of $RATE requests per second for $TOTAL s (\`shoal infer-remote
+--interval-ms --concurrency 32\`). After $BASE s dev1's cgroup quota is cut
+from $CPU to $SLOW_CPU of a core. Run twice on fresh clusters: with
+\`--no-rebalance\` (how slow the plan made before stays) and as served.
+
+TXT
 scenario no-rebalance --no-rebalance
 scenario rebalance
-echo "re-plans in the server's log (rebalance):"
+echo "Re-plans in the server's log (rebalance):"
+echo
+echo '```'
 grep -A3 "re-plan ->\|not re-planning" "$work/serve-rebalance.log" || true
+echo '```'
+echo
+python3 - "$work/no-rebalance.key.json" "$work/rebalance.key.json" "$CPU" "$SLOW_CPU" <<'PY'
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+cpu, slow = float(sys.argv[3]), float(sys.argv[4])
+before = b.get("before the slowdown")
+slowed = a.get("slowed")
+after = b.get("after the first re-plan")
+ideal = before * 3 * cpu / (2 * cpu + slow) if before else None
+parts = []
+if slowed and after:
+    parts.append(f"with dev1 slowed, the plan made before answers in {slowed:.0f} ms (median); "
+                 f"served, {after:.0f} ms after the re-plan")
+if b.get("replan_after_s") is not None:
+    parts.append(f"the re-plan came {b['replan_after_s']:.1f} s after the cut")
+if ideal:
+    parts.append(f"the cluster keeps {2 * cpu + slow:.2f} of a core of {3 * cpu:.2f}, so about "
+                 f"{ideal:.0f} ms is the best a re-plan can give back")
+parts.append(f"failed requests: {a['failed']} of {a['requests']} without rebalancing, "
+             f"{b['failed']} of {b['requests']} served")
+print("Reading: " + "; ".join(parts) + ".")
+PY

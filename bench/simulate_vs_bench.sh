@@ -19,7 +19,8 @@
 # measurements it is made from. The simulate column is the median of the
 # rounds' predictions; "first profile / bench" is what the first round's
 # profile alone would have predicted, which shows the drift. Prints
-# markdown.
+# markdown (bash bench/run_all.sh simulate-vs-bench writes it into
+# docs/BENCHMARKS.md).
 #
 #   bash bench/simulate_vs_bench.sh
 #   MODELS=alexnet CLUSTERS=pi3-4 STRATEGIES="pipeline lop" bash bench/simulate_vs_bench.sh
@@ -46,8 +47,21 @@ py=/usr/bin/python3
 . "$here/lib.sh"
 bench_init simbench "$PORT_BASE"
 
-echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); $(date -u +%Y-%m-%d); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo
+cat <<TXT
+On emulated clusters ($(echo $CLUSTERS | sed 's/\([^ ]*\)/\`examples\/\1.yaml\`/g; s/ / and /g')), \`shoal profile\`
+measures the devices, then every strategy's plan is benched (\`shoal bench\`,
+$REQUESTS requests, $CONCURRENCY in flight, after its warm-up, on freshly restarted
+workers) beside \`shoal simulate --profile\` with the same requests. With
+$RUNS rounds, every strategy is benched once per round, so that a slow
+minute of the host falls on every strategy alike, and each round starts
+with a fresh profile from which its benches are predicted. "bench median":
+the median of the rounds' medians, their range beside it; "simulate
+median": the median of the rounds' predictions; "by round": each round's
+prediction over its bench; "first profile / bench": the first round's
+profile alone. "bytes equal": the simulator's bytes per request are the
+workers' measured ones.
+
+TXT
 echo "| cluster | model | strategy | bench median ms | bench run medians | simulate median ms | simulate / bench | by round | first profile / bench | bench req/s | simulate req/s | bytes equal |"
 echo "|---|---|---|---:|---|---:|---:|---|---:|---:|---:|---|"
 for c in $CLUSTERS; do
@@ -121,9 +135,33 @@ print('%.1f | %s | %.1f | %.2f | %s | %.2f | %.2f | %.2f | %s |' % (
     bm, spread, sm, sm / bm, by_round, med(sims[0]) / bm, br, sr,
     'yes' if same else 'no (%s vs %s)' % (bench[0]['bytes_total'], sims[0]['bytes_total'])))
 PY
-  done
+  done | tee -a "$work/rows"
   rm -f "$work"/bench-*.json "$work"/sim-*.json
   "$shoal" cluster down "$cf" > /dev/null 2>&1 || true
 done
 echo
-echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+"$py" - "$work/rows" <<'PY'
+import sys
+by = {}
+for line in open(sys.argv[1]):
+    c = [x.strip() for x in line.split("|")[1:-1]]
+    if len(c) < 7:
+        continue
+    try:
+        r = float(c[6])
+    except ValueError:
+        continue
+    by.setdefault(c[0], []).append((c[2], r))
+parts = []
+for cl, rs in by.items():
+    ok = [s for s, r in rs if 0.85 <= r <= 1.15]
+    off = ", ".join(f"{s} {r:.2f}" for s, r in rs if not 0.85 <= r <= 1.15)
+    parts.append(f"{cl} {len(ok)} of {len(rs)}" + (f" (off: {off})" if off else ""))
+n = sum(len(v) for v in by.values())
+k = sum(1 for v in by.values() for _, r in v if 0.85 <= r <= 1.15)
+print(f"Reading: {k} of {n} predictions within 15 % of the bench: " + "; ".join(parts) + "."
+      " The prediction follows the profile it is given; on a shared 2-core host"
+      " the same plan benches 10-25 % apart from one minute to the next, and"
+      " plans that are the same tasks under two strategies' names bench up to"
+      " 20 % apart within one run, which is the floor under these ratios.")
+PY

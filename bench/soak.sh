@@ -14,14 +14,15 @@
 # differs from the others: the input is always the same), retried, re-plans,
 # latency; RSS at the start, middle and end of the run, and its maximum.
 #
-# Writes its section of docs/BENCHMARKS.md (WRITE=0: print it only).
+# Prints markdown (bash bench/run_all.sh soak writes it into
+# docs/BENCHMARKS.md).
 #
 #   bash bench/soak.sh
-#   REQUESTS=2000 KILL_EVERY=200 WRITE=0 bash bench/soak.sh
+#   REQUESTS=2000 KILL_EVERY=200 bash bench/soak.sh
 #
 # Env: BUILD_DIR (default build), MODEL (lenet5), STRATEGY (pipeline),
 # REQUESTS (10000), KILL_EVERY (100), DOWN_S (1), CONCURRENCY (4),
-# LATENCY (link latency of each device, 5ms), PORT_BASE (7700), WRITE (1).
+# LATENCY (link latency of each device, 5ms), PORT_BASE (7700).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -35,7 +36,6 @@ DOWN_S=${DOWN_S:-1}
 CONCURRENCY=${CONCURRENCY:-4}
 LATENCY=${LATENCY:-5ms}
 PORT_BASE=${PORT_BASE:-7700}
-WRITE=${WRITE:-1}
 [ -x "$shoal" ] || { echo "no $shoal: build first (make build)" >&2; exit 1; }
 
 MODE=transport
@@ -185,42 +185,16 @@ print(f"Reading: {lost} of {len(rows)} requests lost, {dup} duplicated, {wrong} 
       f"dev0 (never killed, every re-plan deployed to it) {grew('dev0')}.")
 PY
 )
-machine="$(nproc) cores ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1))"
-body=$(cat <<EOF
-## \`shoal serve\` soak: workers killed and restarted
-
+cat <<EOF
 $REQUESTS requests to \`shoal serve\` ($MODEL, $STRATEGY, 3 workers of
 \`shoal cluster up\`, each link $LATENCY, $CONCURRENCY requests in flight,
-the same input each time) while a worker is killed with SIGKILL and restarted on
-its port ${DOWN_S} s later, then again $KILL_EVERY answered requests after
-it is back
-(dev1 and dev2 in turn; dev0, the input device, runs throughout).
-Lost: requests without an answer (an error reply, or none by the 60 s
-deadline). Duplicated: a server request number answered twice, or more
-answers counted by the server than the client received. Wrong: outputs
-unlike the others (the input never changes).
-
-Command: \`bash bench/soak.sh\`; $machine, $(date -u +%Y-%m-%d).
+the same input each time) while a worker is killed with SIGKILL and
+restarted on its port ${DOWN_S} s later, then again $KILL_EVERY answered requests
+after it is back (dev1 and dev2 in turn; dev0, the input device, runs
+throughout). Lost: requests without an answer (an error reply, or none by
+the 60 s deadline). Duplicated: a server request number answered twice, or
+more answers counted by the server than the client received. Wrong:
+outputs unlike the others (the input never changes).
 
 $section
-
 EOF
-)
-printf '%s\n' "$body"
-if [ "$WRITE" = 1 ]; then
-  SECTION=$body python3 - "$root/docs/BENCHMARKS.md" <<'PY'
-import os, sys
-path = sys.argv[1]
-text = open(path).read()
-new = os.environ["SECTION"]
-head = new.splitlines()[0]
-i = text.find(head)
-if i < 0:
-    text = text.rstrip("\n") + "\n\n" + new.rstrip("\n") + "\n"
-else:
-    j = text.find("\n## ", i + len(head))
-    text = text[:i] + new.rstrip("\n") + "\n" + (text[j:] if j >= 0 else "")
-open(path, "w").write(text)
-PY
-  echo "(written to docs/BENCHMARKS.md)" >&2
-fi

@@ -8,7 +8,8 @@
 # is predicted and measured beside them. Devices: speed 1 (a Raspberry Pi 3,
 # calibrated on the host by cluster up), 1 GiB, the link's bandwidth and
 # LATENCY per message (the paper's devices were containers on one bridge).
-# Prints markdown.
+# Prints markdown (bash bench/run_all.sh yolov2 writes it into
+# docs/BENCHMARKS.md).
 #
 #   bash bench/yolov2_table1.sh                      # ~30 min
 #   SIZES=6 BANDWIDTHS=100 MEASURE="6@100" bash bench/yolov2_table1.sh
@@ -94,9 +95,19 @@ measure() {
 measured() { [[ " $MEASURE " == *" $1 "* ]]; }
 ratio() { python3 -c "import sys; a, b = sys.argv[1:]; print('%.2fx' % (float(a) / float(b)) if a not in ('', '-') and b not in ('', '-') else '')" "$1" "$2"; }
 
-echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); date: $(date -u '+%Y-%m-%d %H:%M UTC'); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "Command: bash bench/yolov2_table1.sh (SIZES='$SIZES' BANDWIDTHS='$BANDWIDTHS' STRATEGIES='$STRATEGIES' MEASURE='$MEASURE' LATENCY=$LATENCY REQUESTS=$REQUESTS MODE=$MODE)"
-echo
+cat <<TXT
+YOLOv2 at 608x608 split by LOP alone, by layer fusion (\`fuse-ilp\`, with its
+default link-time objective and with the paper's total bytes,
+\`fuse-ilp+bytes\` = \`--fuse-objective bytes\`, docs/fuse-ilp.md) and by
+\`auto\`, on $(echo $SIZES | sed 's/ /, /g') emulated devices at $(echo $BANDWIDTHS | sed 's/ /, /g') Mbit/s: every plan predicted
+by \`shoal simulate\` from the cluster file's specs, and the pairs ${MEASURE:-(none)} measured
+by \`shoal bench\` (MODE=$MODE). Devices: \`speed: 1\` (a Raspberry Pi 3,
+calibrated on the host by \`cluster up\`), 1 GiB, $LATENCY per message (the
+paper's devices were containers on one bridge). Wire: what the workers
+measured they sent, per request. F_n: the most weight bytes one device
+holds under LOP.
+
+TXT
 
 # One device: the paper's 1-device row (no network; 2 GiB, as the other
 # benches' one-device baselines).
@@ -149,8 +160,39 @@ print("%.0f" % (max(sum(v.values()) for v in per.values()) / 1e6))' "$p")
     done
     read -r pl pf <<< "${paper[$key]:-}"
     row="$row $(ratio "${pred[lop]:-}" "${pred[fuse-ilp]:-}") | $(ratio "${meas[lop]:-}" "${meas[fuse-ilp]:-}") | ${pl:-} | ${pf:-} | $(ratio "${pl:-}" "${pf:-}") | ${wires%/} | $fn |"
-    echo "$row"
+    echo "$row" | tee -a "$work/rows"
   done
 done
 echo
-echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$work/rows" "$STRATEGIES" <<'PY'
+import sys
+strategies = sys.argv[2].split()
+n = len(strategies)
+faster, slower, auto_best = [], [], []
+measured = 0
+for line in open(sys.argv[1]):
+    c = [x.strip() for x in line.split("|")[1:-1]]
+    key = f"{c[0]} devices at {c[1]} Mbit/s"
+    meas = {s: c[3 + 2 * i] for i, s in enumerate(strategies)}
+    fl = c[2 + 2 * n + 1].rstrip("x")
+    paper = c[2 + 2 * n + 4].rstrip("x")
+    if fl:
+        (faster if float(fl) >= 1 else slower).append(f"{key} {fl}x" + (f" (paper {paper}x)" if paper else ""))
+    try:
+        m = {s: float(v) for s, v in meas.items() if v not in ("", "-")}
+        if m:
+            measured += 1
+        if "auto" in m and len(m) > 1 and m["auto"] <= min(m.values()):
+            auto_best.append(key)
+    except ValueError:
+        pass
+print("Reading: measured, fusion (`fuse-ilp`) is faster than LOP on "
+      + (", ".join(faster) if faster else "no measured row")
+      + (("; slower on " + ", ".join(slower)) if slower else "") + ". "
+      + (f"`auto` is the fastest measured plan on {len(auto_best)} of {measured} measured rows "
+         "(it keeps the early, activation-heavy layers in strips). " if "auto" in strategies else "")
+      + "Where the measurement is well above the prediction at high bandwidth,"
+      " hundreds of MB per request cross the host's loopback between worker"
+      " processes held to a Pi 3's share of a core: the CPU cost of moving the"
+      " bytes, which the model prices per message.")
+PY
