@@ -36,11 +36,11 @@ layers as devices) run at $SMALL_DEVICES devices.
 
 TXT
 "$BUILD_DIR/shoal_sim_scale" --layers "$LAYERS" --devices "$DEVICES" \
-  --requests "$REQUESTS" --strategies "$STRATEGIES" 2> "$work/err" | tee "$work/big" || true
+  --requests "$REQUESTS" --strategies "$STRATEGIES" 2> "$work/err" | tee "$work/big"
 grep -m1 "^auto" "$work/err" | sed 's/^/\n/' || true
 echo
 "$BUILD_DIR/shoal_sim_scale" --layers "$LAYERS" --devices "$SMALL_DEVICES" \
-  --requests "$REQUESTS" --strategies "$SMALL_STRATEGIES" 2> /dev/null || true
+  --requests "$REQUESTS" --strategies "$SMALL_STRATEGIES" 2> /dev/null
 echo
 python3 - "$work/big" "$DEVICES" <<'PY'
 import sys

@@ -271,8 +271,8 @@ class Builder {
   // uplink then carries (G-1)/G of the tensor, where the input device's
   // downlink carried G-1 whole copies; a next input split over the same
   // devices reads the slices where they are. False, and nothing changed,
-  // when the partials are not held one per device or the channels are too
-  // few.
+  // when the partials are not held one per device, the channels are too
+  // few, or the holders more than kMaxReduceScatterDevices.
   StatusOr<bool> ScatterPartials(const std::string& tensor) {
     if (!req_.reduce_on_peers) return false;
     const Dist partials = dist_.at(tensor);
@@ -290,7 +290,9 @@ class Builder {
       devs.push_back(dev);
       sum += shares_[dev];
     }
-    if (devs.size() < 2) return false;
+    if (devs.size() < 2 || devs.size() > kMaxReduceScatterDevices) {
+      return false;
+    }
     std::vector<double> shares;
     for (int dev : devs) shares.push_back(shares_[dev] / sum);
     auto counts = SplitCounts(s[1], shares);

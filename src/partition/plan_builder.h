@@ -63,6 +63,14 @@ struct BuildRequest {
   bool reduce_on_peers = true;
 };
 
+// The most devices one reduce-scatter spans. Every holder sends every other
+// a slice, G * (G - 1) messages per tensor: beyond this many, each slice is
+// a few channels whose per-message cost (a link latency, the framing) is
+// more than the bytes saved, and at a thousand devices the plan's
+// transfers alone would not fit in memory. More holders than this are
+// summed on the input device.
+inline constexpr size_t kMaxReduceScatterDevices = 64;
+
 StatusOr<Plan> BuildPlan(const BuildRequest& req);
 
 // Nodes the lop/lip family can split: Conv with one group and Gemm reading

@@ -157,8 +157,8 @@ TEST(PlanBuilder, ReshapedConvPartsAndTokenRowsSplit) {
 // layer an input split in the tests below.
 Model InputSplitChain() {
   GraphBuilder b("input-split-chain");
-  std::string x = b.Relu(b.Conv("c1", b.Input("x", {1, 3, 12, 12}), 16, 3,
-                                1, 1));
+  std::string x =
+      b.Relu(b.Conv("c1", b.Input("x", {1, 3, 12, 12}), 16, 3, 1, 1));
   x = b.MaxPool(b.Relu(b.Conv("c2", x, 16, 3, 1, 1)), {2, 2}, {2, 2});
   x = b.Flatten(b.Relu(b.Conv("c3", x, 8, 3, 1, 1)));
   x = b.Linear("fc", x, 10);
@@ -202,6 +202,30 @@ TEST(PlanBuilder, PartialSumsAreReducedAmongTheDevicesThatHoldThem) {
     // The formula counts the papers' execution model, summing on the hub.
     EXPECT_FALSE(FormulaCommunication(peers.plan, m.graph).ok());
   }
+}
+
+// Beyond kMaxReduceScatterDevices holders, partial sums go to the input
+// device: a reduce-scatter's G * (G - 1) messages grow faster than the
+// bytes it saves (at a thousand devices its transfers would not fit in
+// memory). The plan stays exact and its transfers linear in the devices.
+TEST(PlanBuilder, TooManyHoldersSumOnTheInputDevice) {
+  constexpr int n = 72;
+  static_assert(n > kMaxReduceScatterDevices);
+  GraphBuilder b("wide-input-split");
+  std::string x = b.Input("x", {1, 4 * n});
+  x = b.Linear("fc1", x, 2 * n);
+  x = b.Linear("fc2", b.Relu(x), 10);
+  Model m;
+  m.graph = b.Finish({x}).value();
+  m.weights = RandomWeights(m.graph, 5);
+  PlanOptions po;
+  po.strategy = "lip";
+  po.devices = testing::EqualDevices(n);
+  po.model.spec = m.graph.name;
+  testing::PlanRunResult r;
+  ASSERT_TRUE(testing::RunPlanExact(m, po, &r));
+  for (const auto& t : r.plan.tasks) EXPECT_NE(t.scheme, "reduce");
+  EXPECT_LT(r.plan.transfers.size(), static_cast<size_t>(8 * n));
 }
 
 // Two input splits over the same devices: the second reads the slice of

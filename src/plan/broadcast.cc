@@ -11,33 +11,51 @@ bool SameSource(const Transfer& a, const Transfer& b) {
          a.src.region == b.src.region;
 }
 
+namespace {
+
+// Orders transfers by their source endpoint, so that SameSource ones are
+// equivalent.
+struct SourceLess {
+  bool operator()(const Transfer* a, const Transfer* b) const {
+    if (a->src.task != b->src.task) return a->src.task < b->src.task;
+    if (int c = a->src.tensor.compare(b->src.tensor); c != 0) return c < 0;
+    if (a->src.region.begin != b->src.region.begin) {
+      return a->src.region.begin < b->src.region.begin;
+    }
+    return a->src.region.end < b->src.region.end;
+  }
+};
+
+}  // namespace
+
 std::vector<std::vector<int>> BroadcastGroups(const Plan& p,
                                               const std::vector<int>& out,
                                               int self, int64_t seq) {
   std::vector<std::vector<int>> groups;
   if (p.broadcast.fanout <= 0) return groups;
-  std::vector<bool> taken(out.size(), false);
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (taken[i]) continue;
-    const Transfer& a = p.transfers[out[i]];
-    std::vector<int> group;
+  // One candidate per source endpoint, in the order of its first transfer
+  // in `out`, found through a map: a task that sends a thousand slices (the
+  // input of a layer split a thousand ways) would otherwise compare every
+  // pair, every request.
+  std::map<const Transfer*, size_t, SourceLess> index;
+  std::vector<std::vector<int>> members;
+  for (int xi : out) {
+    const Transfer& b = p.transfers[xi];
+    auto [it, added] = index.emplace(&b, members.size());
+    if (added) members.emplace_back();
+    if (b.dst.task < 0 || p.DeviceOf(b.dst.task, seq) == self) continue;
+    members[it->second].push_back(xi);
+  }
+  for (auto& group : members) {
+    if (static_cast<int>(group.size()) < kMinBroadcastDevices) continue;
     std::vector<int> devices;
-    for (size_t j = i; j < out.size(); ++j) {
-      const Transfer& b = p.transfers[out[j]];
-      if (taken[j] || !SameSource(a, b) || b.dst.task < 0) continue;
-      const int d = p.DeviceOf(b.dst.task, seq);
-      if (d == self) continue;
-      group.push_back(out[j]);
-      if (std::find(devices.begin(), devices.end(), d) == devices.end()) {
-        devices.push_back(d);
-      }
-    }
-    if (static_cast<int>(devices.size()) < kMinBroadcastDevices) continue;
-    for (size_t j = i; j < out.size(); ++j) {
-      if (std::find(group.begin(), group.end(), out[j]) != group.end()) {
-        taken[j] = true;
-      }
-    }
+    devices.reserve(group.size());
+    for (int xi : group)
+      devices.push_back(p.DeviceOf(p.transfers[xi].dst.task, seq));
+    std::sort(devices.begin(), devices.end());
+    const auto distinct =
+        std::unique(devices.begin(), devices.end()) - devices.begin();
+    if (distinct < kMinBroadcastDevices) continue;
     groups.push_back(std::move(group));
   }
   return groups;
