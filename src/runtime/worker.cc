@@ -139,10 +139,10 @@ struct Worker::Impl final : public rpc::Worker::Service {
   };
   std::map<std::string, ReplyChannel> reply_stubs;
 
-  // RPC handlers running now. Stop waits for none: gRPC's Shutdown waits
-  // for its handler threads too, but through abseil's synchronisation,
-  // which ThreadSanitizer cannot see, and a direct call (Worker::PutBlobs,
-  // the in-process transport) has no server to wait for.
+  // RPC handlers running now; Stop waits until none is. gRPC's Shutdown
+  // waits for its handler threads too, but through abseil's
+  // synchronisation, which ThreadSanitizer cannot see, and a direct call
+  // (Worker::PutBlobs, the in-process transport) has no server to wait for.
   std::mutex handlers_mu;
   std::condition_variable handlers_cv;
   int handlers = 0;
