@@ -98,18 +98,28 @@ Assignment BalancedStages(const UnitPricer& pr, const std::vector<int>& devices,
   return a;
 }
 
-StatusOr<HeuristicResult> Procedure1(const UnitPricer& pr,
-                                     PlanObjective objective) {
+namespace {
+
+// What step 1 decided: the split placement of each layer that fits no
+// device (whole on device -1 for the others), its reason, and the devices
+// the splits occupy.
+struct SplitLayers {
+  std::vector<Placement> fixed;
+  std::vector<std::string> reasons;
+  std::set<int> busy_devices;
+};
+
+// Step 1: model parallelism for layers that fit no device, over the
+// fewest fastest devices whose slices fit.
+StatusOr<SplitLayers> SplitOversizedLayers(const UnitPricer& pr,
+                                           const std::vector<int>& order) {
   const auto& units = pr.units();
   const int n = static_cast<int>(units.size());
   const LatencyModel& m = pr.model();
   const int N = m.num_devices();
-  const std::vector<int> order = SpeedOrder(m, pr.hub());
-  // Step 1: model parallelism for layers that fit no device, over the
-  // fewest fastest devices whose slices fit.
-  std::vector<Placement> fixed(n, Placement{Form::kWhole, {-1}});
-  std::vector<std::string> reasons(n);
-  std::set<int> busy_devices;
+  SplitLayers s;
+  s.fixed.assign(n, Placement{Form::kWhole, {-1}});
+  s.reasons.resize(n);
   const auto& devs = m.cluster().devices;
   std::vector<int64_t> used(N, 0);  // weights step 1 put on each device
   auto free_of = [&](int d) {
@@ -137,14 +147,14 @@ StatusOr<HeuristicResult> Procedure1(const UnitPricer& pr,
         for (const auto& [d, w] : l.weights) fits &= w <= free_of(d);
         if (!fits) continue;
         for (const auto& [d, w] : l.weights) used[d] += w;
-        fixed[u] = p;
-        reasons[u] = "Procedure 1 step 1: its weights (" +
-                     MiB(units[u].weight_bytes) +
-                     ") fit no device's memory, so it is split (" +
-                     FormName(f) + ") over " + std::to_string(k) + " devices " +
-                     GroupName(m.cluster().PlanDevices(), grp) +
-                     " with memory left, parts by speed";
-        busy_devices.insert(grp.begin(), grp.end());
+        s.fixed[u] = p;
+        s.reasons[u] = "Procedure 1 step 1: its weights (" +
+                       MiB(units[u].weight_bytes) +
+                       ") fit no device's memory, so it is split (" +
+                       FormName(f) + ") over " + std::to_string(k) +
+                       " devices " + GroupName(m.cluster().PlanDevices(), grp) +
+                       " with memory left, parts by speed";
+        s.busy_devices.insert(grp.begin(), grp.end());
         placed = true;
         break;
       }
@@ -156,18 +166,34 @@ StatusOr<HeuristicResult> Procedure1(const UnitPricer& pr,
           "by speed, some device's slice exceeds the memory it has left");
     }
   }
-  // Step 2: balanced stages; every stage count, two device orders.
+  return s;
+}
+
+// The stage counts step 2 tries: every count up to 16 devices, powers of
+// two beyond, and always the most stages there can be.
+std::vector<int> StageCounts(int num_devices, int num_units) {
   std::vector<int> counts;
-  const int most = std::min(N, n);
+  const int most = std::min(num_devices, num_units);
   for (int k = 1; k <= most; k = (most <= 16 ? k + 1 : k * 2))
     counts.push_back(k);
   if (counts.back() != most) counts.push_back(most);
+  return counts;
+}
+
+// Step 2: balanced stages; every stage count, two device orders (fastest
+// first, and the hub first). Sets `best_k` to the chosen stage count; the
+// assignment is empty when no grouping fits.
+HeuristicResult BestBalancedStages(const UnitPricer& pr,
+                                   const std::vector<int>& order,
+                                   const std::vector<Placement>& fixed,
+                                   const std::vector<int>& counts,
+                                   PlanObjective objective, int* best_k) {
   std::vector<int> hub_first = {pr.hub()};
   for (int d : order)
     if (d != pr.hub()) hub_first.push_back(d);
   HeuristicResult best;
   double best_v = std::numeric_limits<double>::infinity();
-  int best_k = 0;
+  *best_k = 0;
   for (int k : counts) {
     for (const std::vector<int>* ord : {&order, &std::as_const(hub_first)}) {
       std::vector<int> stage_devs(ord->begin(), ord->begin() + k);
@@ -181,75 +207,112 @@ StatusOr<HeuristicResult> Procedure1(const UnitPricer& pr,
         best_v = v;
         best.assignment = std::move(a);
         best.estimate = e;
-        best_k = k;
+        *best_k = k;
       }
     }
   }
-  if (best.assignment.empty()) {
-    return FailedPrecondition(
-        "Procedure 1 found no grouping of the layers into stages whose "
-        "weights fit the devices' memory");
+  return best;
+}
+
+// Seconds the units placed as `p` take together on its devices.
+double StageSeconds(const UnitPricer& pr, const Assignment& a,
+                    const Placement& p) {
+  double s = 0;
+  for (int v = 0; v < static_cast<int>(a.size()); ++v) {
+    if (a[v] == p) s += pr.Price(v, p).seconds;
   }
-  // Throughput: spare devices replicate the slowest stage while that helps.
-  std::string replicas;
-  if (objective == PlanObjective::kThroughput) {
-    std::set<int> used = busy_devices;
-    for (const auto& p : best.assignment)
-      used.insert(p.devices.begin(), p.devices.end());
-    std::vector<int> spare;
-    for (int d : order)
-      if (!used.count(d)) spare.push_back(d);
-    for (int d : spare) {
-      // The stage whose devices are busiest.
-      int worst = -1;
-      double worst_busy = -1;
-      for (int u = 0; u < n; ++u) {
-        const Placement& p = best.assignment[u];
-        if (p.form != Form::kWhole && p.form != Form::kReplicate) continue;
-        double b = 0;
-        for (int v = 0; v < n; ++v) {
-          if (best.assignment[v] == p) b += pr.Price(v, p).seconds;
-        }
-        if (b > worst_busy) {
-          worst_busy = b;
-          worst = u;
-        }
+  return s;
+}
+
+// Throughput: spare devices replicate the slowest stage while that helps.
+// True when some device was added.
+bool ReplicateBusiestStages(const UnitPricer& pr, const std::vector<int>& order,
+                            const std::set<int>& busy_devices,
+                            HeuristicResult* best) {
+  const int n = static_cast<int>(pr.units().size());
+  std::set<int> used = busy_devices;
+  for (const auto& p : best->assignment)
+    used.insert(p.devices.begin(), p.devices.end());
+  std::vector<int> spare;
+  for (int d : order)
+    if (!used.count(d)) spare.push_back(d);
+  bool replicated = false;
+  for (int d : spare) {
+    // The stage whose devices are busiest.
+    int worst = -1;
+    double worst_busy = -1;
+    for (int u = 0; u < n; ++u) {
+      const Placement& p = best->assignment[u];
+      if (p.form != Form::kWhole && p.form != Form::kReplicate) continue;
+      const double b = StageSeconds(pr, best->assignment, p);
+      if (b > worst_busy) {
+        worst_busy = b;
+        worst = u;
       }
-      if (worst < 0) break;
-      Assignment a = best.assignment;
-      const Placement old = a[worst];
-      Placement grown{Form::kReplicate, old.devices};
-      grown.devices.push_back(d);
-      for (auto& p : a) {
-        if (p == old) p = grown;
-      }
-      Estimate e = EstimateAssignment(pr, a);
-      if (!e.ok || e.period_s >= best.estimate.period_s) break;
-      best.assignment = std::move(a);
-      best.estimate = e;
-      replicas = "; spare devices replicate the busiest stages";
     }
+    if (worst < 0) break;
+    Assignment a = best->assignment;
+    const Placement old = a[worst];
+    Placement grown{Form::kReplicate, old.devices};
+    grown.devices.push_back(d);
+    for (auto& p : a) {
+      if (p == old) p = grown;
+    }
+    Estimate e = EstimateAssignment(pr, a);
+    if (!e.ok || e.period_s >= best->estimate.period_s) break;
+    best->assignment = std::move(a);
+    best->estimate = e;
+    replicated = true;
   }
-  // Reasons for the units step 1 did not split.
+  return replicated;
+}
+
+// Reasons for the units step 1 did not split.
+void ExplainStages(const UnitPricer& pr, const std::vector<Placement>& fixed,
+                   const Assignment& assignment, int num_stages,
+                   std::vector<std::string>* reasons) {
+  const int n = static_cast<int>(assignment.size());
+  const LatencyModel& m = pr.model();
   std::map<std::vector<int>, int> stage_of;
   for (int u = 0; u < n; ++u) {
-    const Placement& p = best.assignment[u];
+    const Placement& p = assignment[u];
     if (fixed[u].devices[0] >= 0 || fixed[u].form != Form::kWhole) continue;
     if (!stage_of.count(p.devices))
       stage_of[p.devices] = static_cast<int>(stage_of.size());
-    double stage_s = 0;
-    for (int v = 0; v < n; ++v) {
-      if (best.assignment[v] == p) stage_s += pr.Price(v, p).seconds;
-    }
-    reasons[u] =
+    const double stage_s = StageSeconds(pr, assignment, p);
+    (*reasons)[u] =
         "Procedure 1 step 2: stage " + std::to_string(stage_of[p.devices]) +
-        " of " + std::to_string(best_k) + " on " +
+        " of " + std::to_string(num_stages) + " on " +
         GroupName(m.cluster().PlanDevices(), p.devices) +
         (p.form == Form::kReplicate ? " (data-parallel replicas)" : "") +
         ", predicted " + Ms(stage_s) +
         " per request; stages balanced by predicted latency";
   }
-  best.reasons = std::move(reasons);
+}
+
+}  // namespace
+
+StatusOr<HeuristicResult> Procedure1(const UnitPricer& pr,
+                                     PlanObjective objective) {
+  const int n = static_cast<int>(pr.units().size());
+  const std::vector<int> order = SpeedOrder(pr.model(), pr.hub());
+  ASSIGN_OR_RETURN(SplitLayers split, SplitOversizedLayers(pr, order));
+  const std::vector<int> counts = StageCounts(pr.model().num_devices(), n);
+  int best_k = 0;
+  HeuristicResult best =
+      BestBalancedStages(pr, order, split.fixed, counts, objective, &best_k);
+  if (best.assignment.empty()) {
+    return FailedPrecondition(
+        "Procedure 1 found no grouping of the layers into stages whose "
+        "weights fit the devices' memory");
+  }
+  std::string replicas;
+  if (objective == PlanObjective::kThroughput &&
+      ReplicateBusiestStages(pr, order, split.busy_devices, &best)) {
+    replicas = "; spare devices replicate the busiest stages";
+  }
+  ExplainStages(pr, split.fixed, best.assignment, best_k, &split.reasons);
+  best.reasons = std::move(split.reasons);
   best.summary = std::to_string(best_k) + " stage(s) chosen among " +
                  std::to_string(counts.size()) + " stage counts" + replicas;
   return best;
