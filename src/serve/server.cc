@@ -148,6 +148,87 @@ struct Server::Impl final : public rpc::Inference::Service {
     return current;
   }
 
+  // The request's input, checked against the model's input shape.
+  StatusOr<Tensor> InputOf(const rpc::InferRequest& req) {
+    const Shape& want = model.graph.tensors.at(model.graph.inputs[0]).shape;
+    Shape shape(req.shape().begin(), req.shape().end());
+    if (shape != want) {
+      return InvalidArgument("input has shape " + ShapeToString(shape) +
+                             " but model " + opts.model.spec + " expects " +
+                             ShapeToString(want));
+    }
+    auto x = TensorFromBytes(shape, req.data());
+    if (!x.ok()) return x.status().WithContext("input");
+    return x;
+  }
+
+  // When the request stops being worth answering: --timeout-ms after it
+  // arrived at `t0`, or the client's deadline where that comes first.
+  Clock::time_point ExpiryOf(const grpc::ServerContext& ctx,
+                             Clock::time_point t0) {
+    int64_t budget = opts.timeout_ms;
+    const auto client = ctx.deadline();
+    if (client < std::chrono::system_clock::now() + std::chrono::hours(24)) {
+      budget = std::min<int64_t>(
+          budget, std::chrono::duration_cast<std::chrono::milliseconds>(
+                      client - std::chrono::system_clock::now())
+                      .count());
+    }
+    return t0 + std::chrono::milliseconds(budget);
+  }
+
+  // A request's output and the generation that computed it, held until the
+  // reply is written.
+  struct Answer {
+    std::shared_ptr<Generation> generation;
+    Tensor out;
+    int attempts = 0;
+  };
+
+  // Runs request `seq` on the current plan; a retryable failure checks the
+  // devices and tries again, on a newer plan where one was made.
+  StatusOr<Answer> RunWithRetries(const Tensor& x, int64_t seq,
+                                  Clock::time_point expiry) {
+    Status last;
+    for (int attempt = 1; attempt <= 3; ++attempt) {
+      Status why;
+      std::shared_ptr<Generation> g = Acquire(expiry, &why);
+      if (!g) return why;
+      const int64_t left = MsUntil(expiry);
+      if (left <= 0) {
+        g->Leave();
+        return Status(Code::kDeadlineExceeded,
+                      "the request's deadline passed before it ran");
+      }
+      Tensor out;
+      Status s = g->coord().Run(x, &out, nullptr, seq, left);
+      g->Leave();
+      if (s.ok()) return Answer{std::move(g), std::move(out), attempt};
+      last = s.WithContext("generation " + std::to_string(g->id()));
+      // A retry that ran on a plan being replaced (the device had not been
+      // found gone yet) was cancelled by the switch, which promises a retry
+      // on the new plan: a third try, on it, keeps that promise.
+      bool superseded = false;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        superseded = current && current != g;
+      }
+      const int tries = superseded ? 3 : 2;
+      if (attempt >= tries || !Retryable(s) || MsUntil(expiry) <= 0) break;
+      if (attempt == 1) {  // requests retried, not retries
+        retried++;
+        metrics.Retried();
+      }
+      Log("request %lld failed on generation %lld (%s); checking the "
+          "devices, "
+          "then retrying it",
+          static_cast<long long>(seq), static_cast<long long>(g->id()),
+          s.message().c_str());
+      OnRequestFailure(g);
+    }
+    return last;
+  }
+
   grpc::Status Infer(grpc::ServerContext* ctx, const rpc::InferRequest* req,
                      rpc::InferReply* rep) override {
     return GuardRpc(std::string("shoal serve"), "Infer", [&]() -> grpc::Status {
@@ -181,76 +262,23 @@ struct Server::Impl final : public rpc::Inference::Service {
         failed++;
         return s;
       }
-      const Shape& want = model.graph.tensors.at(model.graph.inputs[0]).shape;
-      Shape shape(req->shape().begin(), req->shape().end());
-      if (shape != want) {
-        return fail(InvalidArgument("input has shape " + ShapeToString(shape) +
-                                    " but model " + opts.model.spec +
-                                    " expects " + ShapeToString(want)));
-      }
-      auto x = TensorFromBytes(shape, req->data());
-      if (!x.ok()) return fail(x.status().WithContext("input"));
-      int64_t budget = opts.timeout_ms;
-      const auto client = ctx->deadline();
-      if (client < std::chrono::system_clock::now() + std::chrono::hours(24)) {
-        budget = std::min<int64_t>(
-            budget, std::chrono::duration_cast<std::chrono::milliseconds>(
-                        client - std::chrono::system_clock::now())
-                        .count());
-      }
-      const auto expiry = t0 + std::chrono::milliseconds(budget);
-      Status last;
-      for (int attempt = 1; attempt <= 3; ++attempt) {
-        Status why;
-        std::shared_ptr<Generation> g = Acquire(expiry, &why);
-        if (!g) return fail(why);
-        const int64_t left = MsUntil(expiry);
-        if (left <= 0) {
-          g->Leave();
-          return fail(Status(Code::kDeadlineExceeded,
-                             "the request's deadline passed before it ran"));
-        }
-        Tensor out;
-        Status s = g->coord().Run(*x, &out, nullptr, seq, left);
-        g->Leave();
-        if (s.ok()) {
-          answered++;
-          for (int64_t v : out.shape) rep->add_shape(v);
-          TensorToBytes(out, rep->mutable_data());
-          rep->set_generation(g->id());
-          rep->set_attempts(attempt);
-          rep->set_request(seq);
-          const double ms = MsSince(t0);
-          rep->set_latency_ms(ms);
-          ended.s = Status::Ok();
-          history.Add(ms);
-          std::lock_guard<std::mutex> lock(mu);
-          latencies.push_back(ms);
-          return grpc::Status::OK;
-        }
-        last = s.WithContext("generation " + std::to_string(g->id()));
-        // A retry that ran on a plan being replaced (the device had not been
-        // found gone yet) was cancelled by the switch, which promises a retry
-        // on the new plan: a third try, on it, keeps that promise.
-        bool superseded = false;
-        {
-          std::lock_guard<std::mutex> lock(mu);
-          superseded = current && current != g;
-        }
-        const int tries = superseded ? 3 : 2;
-        if (attempt >= tries || !Retryable(s) || MsUntil(expiry) <= 0) break;
-        if (attempt == 1) {  // requests retried, not retries
-          retried++;
-          metrics.Retried();
-        }
-        Log("request %lld failed on generation %lld (%s); checking the "
-            "devices, "
-            "then retrying it",
-            static_cast<long long>(seq), static_cast<long long>(g->id()),
-            s.message().c_str());
-        OnRequestFailure(g);
-      }
-      return fail(last);
+      auto x = InputOf(*req);
+      if (!x.ok()) return fail(x.status());
+      auto answer = RunWithRetries(*x, seq, ExpiryOf(*ctx, t0));
+      if (!answer.ok()) return fail(answer.status());
+      answered++;
+      for (int64_t v : answer->out.shape) rep->add_shape(v);
+      TensorToBytes(answer->out, rep->mutable_data());
+      rep->set_generation(answer->generation->id());
+      rep->set_attempts(answer->attempts);
+      rep->set_request(seq);
+      const double ms = MsSince(t0);
+      rep->set_latency_ms(ms);
+      ended.s = Status::Ok();
+      history.Add(ms);
+      std::lock_guard<std::mutex> lock(mu);
+      latencies.push_back(ms);
+      return grpc::Status::OK;
     });
   }
 
@@ -838,6 +866,110 @@ struct Server::Impl final : public rpc::Inference::Service {
     return DashboardJson(st);
   }
 
+  // Reads the options, the cluster file (its devices become the members)
+  // and the model.
+  Status Configure(const ServeOptions& o) {
+    opts = o;
+    if (opts.max_message_bytes > 0) max_msg = opts.max_message_bytes;
+    window = LoadWindow(std::max(1, opts.window_ticks));
+    strategy = opts.strategy.empty() ? DefaultServeStrategy() : opts.strategy;
+    ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(opts.cluster_file));
+    if (cluster.tls.any()) {
+      auto identity = LoadTlsIdentity(cluster.tls);
+      if (!identity.ok()) {
+        return identity.status().WithContext("the tls block of " +
+                                             opts.cluster_file);
+      }
+      tls = std::move(identity).value();
+    }
+    if (cluster.devices.empty()) {
+      return InvalidArgument("cluster " + opts.cluster_file +
+                             " has no devices");
+    }
+    for (const auto& d : cluster.devices) {
+      if (d.address.empty()) {
+        return InvalidArgument("device " + d.name + " of " + opts.cluster_file +
+                               " has no address");
+      }
+      members.push_back(MakeMember(d, tls));
+    }
+    ASSIGN_OR_RETURN(model, LoadPlanModel(opts.model, true));
+    if (model.graph.inputs.size() != 1) {
+      return Unsupported("shoal serve takes models with one input; " +
+                         opts.model.spec + " has " +
+                         std::to_string(model.graph.inputs.size()));
+    }
+    Log("model %s, cluster %s (%zu devices), strategy %s",
+        opts.model.spec.c_str(), opts.cluster_file.c_str(),
+        cluster.devices.size(), strategy.c_str());
+    return Status::Ok();
+  }
+
+  // The --metrics and --dashboard HTTP servers, where asked for.
+  Status StartHttpServers() {
+    if (!opts.metrics_listen.empty()) {
+      auto http =
+          HttpServer::Start(opts.metrics_listen, "shoal serve --metrics",
+                            {{"/metrics", [this] { return MetricsPage(); }}});
+      if (!http.ok()) {
+        Stop();
+        return http.status();
+      }
+      metrics_http = std::move(http).value();
+      Log("metrics on %s (port %d): GET /metrics", opts.metrics_listen.c_str(),
+          metrics_http->port());
+    }
+    if (!opts.dashboard_listen.empty()) {
+      auto http = HttpServer::Start(
+          opts.dashboard_listen, "shoal serve --dashboard",
+          DashboardRoutes([this] { return DashboardStatus(); }));
+      if (!http.ok()) {
+        Stop();
+        return http.status();
+      }
+      dashboard_http = std::move(http).value();
+      Log("dashboard on http://%s:%d/",
+          opts.dashboard_listen.substr(0, opts.dashboard_listen.rfind(':'))
+              .c_str(),
+          dashboard_http->port());
+    }
+    return Status::Ok();
+  }
+
+  // Plans for the members that answer and deploys the first generation.
+  Status DeployFirstPlan() {
+    std::lock_guard<std::mutex> lock(monitor_mu);
+    std::vector<std::string> events;
+    CheckMembers(&members, mu, &events);
+    std::string down;
+    for (const auto& mem : members) {
+      if (mem.state == Member::kDown) down += "; " + mem.why;
+    }
+    if (Candidates().empty()) {
+      return Unavailable("no device of " + opts.cluster_file + " answers" +
+                         down);
+    }
+    if (!down.empty()) {
+      Log("starting without the devices that do not answer%s", down.c_str());
+    }
+    return ReplanLocked("start", "start", Candidates(), true, 0, true);
+  }
+
+  // The Inference service on --listen.
+  Status Listen() {
+    grpc::ServerBuilder b;
+    b.AddListeningPort(opts.listen, ServerCredentialsFor(tls.get()), &port);
+    ConfigureServer(&b, max_msg);
+    b.RegisterService(this);
+    grpc_server = b.BuildAndStart();
+    if (!grpc_server || port == 0) {
+      Status s = Unavailable("shoal serve cannot listen on " + opts.listen);
+      Stop();
+      return s;
+    }
+    return Status::Ok();
+  }
+
   void Stop() {
     // Their pages read what is stopped below.
     metrics_http.reset();
@@ -929,94 +1061,12 @@ rpc::ServeStatusReply Server::Snapshot() { return impl_->Snapshot(); }
 StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts) {
   auto impl = std::make_unique<Impl>();
   Impl& m = *impl;
-  m.opts = opts;
-  if (opts.max_message_bytes > 0) m.max_msg = opts.max_message_bytes;
-  m.window = LoadWindow(std::max(1, opts.window_ticks));
-  m.strategy = opts.strategy.empty() ? DefaultServeStrategy() : opts.strategy;
-  ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(opts.cluster_file));
-  if (cluster.tls.any()) {
-    auto tls = LoadTlsIdentity(cluster.tls);
-    if (!tls.ok()) {
-      return tls.status().WithContext("the tls block of " + opts.cluster_file);
-    }
-    m.tls = std::move(tls).value();
-  }
-  if (cluster.devices.empty()) {
-    return InvalidArgument("cluster " + opts.cluster_file + " has no devices");
-  }
-  for (const auto& d : cluster.devices) {
-    if (d.address.empty()) {
-      return InvalidArgument("device " + d.name + " of " + opts.cluster_file +
-                             " has no address");
-    }
-    m.members.push_back(MakeMember(d, m.tls));
-  }
-  ASSIGN_OR_RETURN(m.model, LoadPlanModel(opts.model, true));
-  if (m.model.graph.inputs.size() != 1) {
-    return Unsupported("shoal serve takes models with one input; " +
-                       opts.model.spec + " has " +
-                       std::to_string(m.model.graph.inputs.size()));
-  }
-  Log("model %s, cluster %s (%zu devices), strategy %s",
-      opts.model.spec.c_str(), opts.cluster_file.c_str(),
-      cluster.devices.size(), m.strategy.c_str());
+  RETURN_IF_ERROR(m.Configure(opts));
   // Before planning and deploying: an address that cannot be bound fails
   // the start at once, not after the weights went out.
-  Impl* self = impl.get();
-  if (!opts.metrics_listen.empty()) {
-    auto http = HttpServer::Start(
-        opts.metrics_listen, "shoal serve --metrics",
-        {{"/metrics", [self] { return self->MetricsPage(); }}});
-    if (!http.ok()) {
-      m.Stop();
-      return http.status();
-    }
-    m.metrics_http = std::move(http).value();
-    Log("metrics on %s (port %d): GET /metrics", opts.metrics_listen.c_str(),
-        m.metrics_http->port());
-  }
-  if (!opts.dashboard_listen.empty()) {
-    auto http = HttpServer::Start(
-        opts.dashboard_listen, "shoal serve --dashboard",
-        DashboardRoutes([self] { return self->DashboardStatus(); }));
-    if (!http.ok()) {
-      m.Stop();
-      return http.status();
-    }
-    m.dashboard_http = std::move(http).value();
-    Log("dashboard on http://%s:%d/",
-        opts.dashboard_listen.substr(0, opts.dashboard_listen.rfind(':'))
-            .c_str(),
-        m.dashboard_http->port());
-  }
-  {
-    std::lock_guard<std::mutex> lock(m.monitor_mu);
-    std::vector<std::string> events;
-    CheckMembers(&m.members, m.mu, &events);
-    std::string down;
-    for (const auto& mem : m.members) {
-      if (mem.state == Member::kDown) down += "; " + mem.why;
-    }
-    if (m.Candidates().empty()) {
-      return Unavailable("no device of " + opts.cluster_file + " answers" +
-                         down);
-    }
-    if (!down.empty()) {
-      Log("starting without the devices that do not answer%s", down.c_str());
-    }
-    RETURN_IF_ERROR(
-        m.ReplanLocked("start", "start", m.Candidates(), true, 0, true));
-  }
-  grpc::ServerBuilder b;
-  b.AddListeningPort(opts.listen, ServerCredentialsFor(m.tls.get()), &m.port);
-  ConfigureServer(&b, m.max_msg);
-  b.RegisterService(&m);
-  m.grpc_server = b.BuildAndStart();
-  if (!m.grpc_server || m.port == 0) {
-    Status s = Unavailable("shoal serve cannot listen on " + opts.listen);
-    m.Stop();
-    return s;
-  }
+  RETURN_IF_ERROR(m.StartHttpServers());
+  RETURN_IF_ERROR(m.DeployFirstPlan());
+  RETURN_IF_ERROR(m.Listen());
   Log("listening on %s (port %d); monitoring every %.1f s", opts.listen.c_str(),
       m.port, opts.monitor_interval_s);
   Impl* p = impl.get();
