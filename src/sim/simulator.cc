@@ -113,6 +113,19 @@ class Sim {
     if (task >= 0 && one_dev_[task] >= 0) return one_dev_[task];
     return p_.DeviceOf(task, seq);
   }
+  // Per-task and per-transfer indexes of the plan: bytes, inputs counted,
+  // transfers out, tasks on one device.
+  void IndexPlan();
+  // Each device's senders, name, histogram and quota clock (its phase in
+  // the quota period drawn from the seed).
+  void InitDevices();
+  // Processes events in time order until none is left or one fails.
+  void RunEvents();
+  void Dispatch(const Event& e);
+  // Every request answered, else the simulation is broken.
+  Status CheckAllDone() const;
+  // Per device: the median compute time of each task it ran, and totals.
+  void SummarizeDevices();
   StatusOr<double> TaskSeconds(int task, int dev);
   void StartRequest(int req);
   void Arrive(int req, int xfer);
@@ -516,9 +529,8 @@ Status Sim::TaskDone(int d, int req, int task) {
   return StartNext(d);
 }
 
-StatusOr<SimResult> Sim::Run() {
+void Sim::IndexPlan() {
   const int nt = static_cast<int>(p_.tasks.size());
-  const int nd = static_cast<int>(p_.devices.size());
   bytes_.resize(p_.transfers.size());
   incoming_.assign(nt, 0);
   outgoing_.assign(nt, {});
@@ -536,6 +548,10 @@ StatusOr<SimResult> Sim::Run() {
     if (x.src.task >= 0) outgoing_[x.src.task].push_back(i);
     if (x.src.task == kModelInput) inputs_.push_back(i);
   }
+}
+
+void Sim::InitDevices() {
+  const int nd = static_cast<int>(p_.devices.size());
   std::mt19937_64 rng(o_.seed);
   dev_.resize(nd);
   for (int d = 0; d < nd; ++d) {
@@ -549,51 +565,59 @@ StatusOr<SimResult> Sim::Run() {
     // quota; tasks still convert paced time to CPU at the full fraction.
     ds.clock = QuotaClock(m_.QuotaLeft(map_[d]), q.limited() ? phase(rng) : 0);
   }
-  req_.resize(o_.requests);
-  res_.latency_ms.assign(o_.requests, 0);
-  for (int k = 0; k < o_.concurrency && next_ < o_.requests; ++k) {
-    StartRequest(next_++);
-  }
+}
+
+void Sim::RunEvents() {
   while (!q_.empty() && error_.ok()) {
     const Event e = q_.top();
     q_.pop();
     now_ = e.t;
     ++events_;
-    switch (e.kind) {
-      case Kind::kArrive:
-        Receive(e.req, e.item);
-        break;
-      case Kind::kReceived:
-        Arrive(e.req, e.item);
-        break;
-      case Kind::kTaskDone:
-        if (Status s = TaskDone(e.dev, e.req, e.item); !s.ok()) error_ = s;
-        break;
-      case Kind::kSendDone:
-        dev_[e.dev].free_senders++;
-        Pump(e.dev);
-        Receive(e.req, e.item);
-        break;
-      case Kind::kChunkSent:
-        dev_[e.dev].free_senders++;
-        Pump(e.dev);
-        ReceiveChunk(e.item);
-        break;
-      case Kind::kChunkArrive:
-        ReceiveChunk(e.item);
-        break;
-      case Kind::kChunkReceived:
-        ChunkArrive(e.item);
-        break;
-    }
+    Dispatch(e);
   }
-  RETURN_IF_ERROR(error_);
+}
+
+void Sim::Dispatch(const Event& e) {
+  switch (e.kind) {
+    case Kind::kArrive:
+      Receive(e.req, e.item);
+      break;
+    case Kind::kReceived:
+      Arrive(e.req, e.item);
+      break;
+    case Kind::kTaskDone:
+      if (Status s = TaskDone(e.dev, e.req, e.item); !s.ok()) error_ = s;
+      break;
+    case Kind::kSendDone:
+      dev_[e.dev].free_senders++;
+      Pump(e.dev);
+      Receive(e.req, e.item);
+      break;
+    case Kind::kChunkSent:
+      dev_[e.dev].free_senders++;
+      Pump(e.dev);
+      ReceiveChunk(e.item);
+      break;
+    case Kind::kChunkArrive:
+      ReceiveChunk(e.item);
+      break;
+    case Kind::kChunkReceived:
+      ChunkArrive(e.item);
+      break;
+  }
+}
+
+Status Sim::CheckAllDone() const {
   for (int i = 0; i < o_.requests; ++i) {
     if (!req_[i].done) {
       return Internal("simulation ended with request " + std::to_string(i + 1) +
                       " unfinished (a task never got all its inputs)");
     }
   }
+  return Status::Ok();
+}
+
+void Sim::SummarizeDevices() {
   std::map<int, std::vector<double>> by_device;
   for (size_t t = 0; t < runs_.size(); ++t) {
     by_device.clear();
@@ -609,6 +633,20 @@ StatusOr<SimResult> Sim::Run() {
     ds.r.elapsed_ms = res_.wall_s * 1e3;
     res_.devices.push_back(std::move(ds.r));
   }
+}
+
+StatusOr<SimResult> Sim::Run() {
+  IndexPlan();
+  InitDevices();
+  req_.resize(o_.requests);
+  res_.latency_ms.assign(o_.requests, 0);
+  for (int k = 0; k < o_.concurrency && next_ < o_.requests; ++k) {
+    StartRequest(next_++);
+  }
+  RunEvents();
+  RETURN_IF_ERROR(error_);
+  RETURN_IF_ERROR(CheckAllDone());
+  SummarizeDevices();
   res_.events = events_;
   return std::move(res_);
 }
