@@ -61,17 +61,21 @@ std::string SplitClassifier(const Graph& g, const std::vector<int>& branch_of,
   return "";
 }
 
-}  // namespace
-
-static StatusOr<Plan> PlanLcp(const Graph& g, const PlanOptions& opts) {
+// The model's branches: per node its branch (-1 outside every branch), how
+// many there are, and a note for the classifier's decision.
+struct Branches {
   std::vector<int> branch_of;
-  int branches = 0;
-  for (const auto& n : g.nodes) {
-    branch_of.push_back(BranchOf(n.name));
-    branches = std::max(branches, branch_of.back() + 1);
-  }
+  int count = 0;
   std::string note;
-  if (branches == 0) {
+};
+
+StatusOr<Branches> BranchesOf(const Graph& g) {
+  Branches b;
+  for (const auto& n : g.nodes) {
+    b.branch_of.push_back(BranchOf(n.name));
+    b.count = std::max(b.count, b.branch_of.back() + 1);
+  }
+  if (b.count == 0) {
     // An unbranched model is LCP with one branch: everything before the
     // classifier is that branch (what `shoal lcp split --branches 1` makes).
     auto site = FindClassifier(g);
@@ -79,32 +83,45 @@ static StatusOr<Plan> PlanLcp(const Graph& g, const PlanOptions& opts) {
       return InvalidArgument("strategy lcp does not apply to model " + g.name +
                              ": " + site.status().message());
     }
-    for (int i : site->trunk) branch_of[i] = 0;
-    branches = 1;
-    note = "; model " + g.name +
-           " has no b<k>/ branches, so it is one branch: make K with `shoal "
-           "lcp split MODEL --branches K -o M.onnx`";
+    for (int i : site->trunk) b.branch_of[i] = 0;
+    b.count = 1;
+    b.note = "; model " + g.name +
+             " has no b<k>/ branches, so it is one branch: make K with `shoal "
+             "lcp split MODEL --branches K -o M.onnx`";
   }
-  // Each branch's work: its MACs and weight elements (unequal branches,
-  // sized for unequal devices by the cluster Splitter, differ).
-  std::vector<double> work(branches, 0);
+  return b;
+}
+
+// Each branch's work: its MACs and weight elements (unequal branches,
+// sized for unequal devices by the cluster Splitter, differ).
+StatusOr<std::vector<double>> BranchWork(const Graph& g, const Branches& b) {
+  std::vector<double> work(b.count, 0);
   ASSIGN_OR_RETURN(GraphCost cost, ComputeGraphCost(g));
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (branch_of[i] >= 0) {
-      work[branch_of[i]] +=
+    if (b.branch_of[i] >= 0) {
+      work[b.branch_of[i]] +=
           double(cost.nodes[i].macs) + double(cost.nodes[i].weight_elements);
     }
   }
-  // Greedy by speed, largest branch first: each branch to the device that
-  // would finish its branches soonest; ties go to a device other than the
-  // hub, which already runs the classifier.
+  return work;
+}
+
+// Greedy by speed, largest branch first: each branch to the device that
+// would finish its branches soonest; ties go to a device other than the
+// hub, which already runs the classifier. Returns each branch's device;
+// `load` gets how many branches each device runs.
+std::vector<int> AssignBranches(const std::vector<double>& work,
+                                const PlanOptions& opts,
+                                std::vector<int>* load) {
+  const int branches = static_cast<int>(work.size());
   const int n = static_cast<int>(opts.devices.size());
   const std::vector<double> shares = NormalizedShares(opts.devices);
   std::vector<int> order(branches);
   for (int k = 0; k < branches; ++k) order[k] = k;
   std::stable_sort(order.begin(), order.end(),
                    [&](int a, int b) { return work[a] > work[b]; });
-  std::vector<int> load(n, 0), device_of(branches, 0);
+  load->assign(n, 0);
+  std::vector<int> device_of(branches, 0);
   std::vector<double> busy(n, 0);
   for (int k : order) {
     int best = -1;
@@ -115,18 +132,28 @@ static StatusOr<Plan> PlanLcp(const Graph& g, const PlanOptions& opts) {
     for (int d = 0; d < n; ++d)
       if (best < 0 || key(d) < key(best)) best = d;
     device_of[k] = best;
-    ++load[best];
+    ++(*load)[best];
     busy[best] += work[k];
   }
+  return device_of;
+}
+
+}  // namespace
+
+static StatusOr<Plan> PlanLcp(const Graph& g, const PlanOptions& opts) {
+  ASSIGN_OR_RETURN(Branches b, BranchesOf(g));
+  ASSIGN_OR_RETURN(std::vector<double> work, BranchWork(g, b));
+  std::vector<int> load;
+  const std::vector<int> device_of = AssignBranches(work, opts, &load);
   BuildRequest r = BaseRequest(g, opts);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const int k = branch_of[i];
+    const int k = b.branch_of[i];
     r.placement[g.nodes[i].name] = {k < 0 ? opts.hub : device_of[k]};
   }
-  const std::string classifier = SplitClassifier(g, branch_of, device_of, &r);
+  const std::string classifier = SplitClassifier(g, b.branch_of, device_of, &r);
   ASSIGN_OR_RETURN(Plan p, BuildPlan(r));
   for (auto& t : p.tasks) t.scheme = "lcp";
-  for (int k = 0; k < branches; ++k) {
+  for (int k = 0; k < b.count; ++k) {
     p.decisions.push_back(LayerDecision{
         "b" + std::to_string(k) + "/*", "lcp",
         "branch " + std::to_string(k) + " whole on " +
@@ -138,13 +165,13 @@ static StatusOr<Plan> PlanLcp(const Graph& g, const PlanOptions& opts) {
       classifier.empty()
           ? "concat of the pre-final activations and the classifier on the "
             "hub " +
-                opts.devices[opts.hub].name + note
+                opts.devices[opts.hub].name + b.note
           : "the fc layer that reads the branches' concat, " + classifier +
                 ","
                 " split by input features along the branches: each device "
                 "multiplies its own branch's activations, and only partial "
                 "sums travel" +
-                note});
+                b.note});
   return p;
 }
 

@@ -47,78 +47,73 @@ std::vector<double> GroupShares(const std::vector<int>& group,
   return NormalizedShares(sub);
 }
 
-}  // namespace
+// The chain of conv and pooling layers from `n`, run on strips of rows;
+// an error when `n` alone cannot be split into rows.
+StatusOr<SpatialChain> ChainFrom(const Graph& g, const Node& n,
+                                 const PlanOptions& opts) {
+  std::vector<const Node*> chain = {&n};
+  const std::vector<int> group = ChainGroup(g, n, opts.devices);
+  const std::vector<double> shares = GroupShares(group, opts.devices);
+  auto f = ChainReadFactor(g, chain, shares);
+  if (!f.ok()) return f.status();
+  // Extend while the next op reads only this chain's output and the strips
+  // together still read few enough rows.
+  while (true) {
+    const auto cons = g.ConsumerIndices(chain.back()->outputs[0]);
+    if (cons.size() != 1 || chain.back()->outputs[0] == g.outputs[0]) break;
+    const Node& c = g.nodes[cons[0]];
+    if (!CheckTileable(g, c).ok()) break;
+    chain.push_back(&c);
+    auto fx = ChainReadFactor(g, chain, shares);
+    // An op that reads no more rows than the chain already does (an
+    // activation, a pool on aligned strips) always joins it.
+    if (!fx.ok() ||
+        (fx.value() > opts.max_read_factor && fx.value() > f.value() + 1e-9)) {
+      chain.pop_back();
+      break;
+    }
+    f = fx;
+  }
+  SpatialChain sc;
+  sc.devices = group;
+  char buf[64];
+  snprintf(buf, sizeof(buf), "%.2f", f.value());
+  sc.reason = "strips of rows through " + std::to_string(chain.size()) +
+              " layers from " + chain.front()->name + " (strips read " + buf +
+              "x the input rows)" +
+              (group.empty() ? std::string()
+                             : ", on the " + std::to_string(group.size()) +
+                                   " fastest devices, one row each");
+  for (const Node* c : chain) sc.nodes.push_back(c->name);
+  return sc;
+}
 
-static StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
-  BuildRequest r = BaseRequest(g, opts);
-  std::set<std::string> used;
-  Status last_why = Status::Ok();
-  for (const auto& n : g.nodes) {
-    if (used.count(n.name)) continue;
-    if (!SplitFactsOf(n.op).spatial_halo) continue;
-    std::vector<const Node*> chain = {&n};
-    const std::vector<int> group = ChainGroup(g, n, opts.devices);
-    const std::vector<double> shares = GroupShares(group, opts.devices);
-    auto f = ChainReadFactor(g, chain, shares);
-    if (!f.ok()) {
-      last_why = f.status();
-      continue;
-    }
-    // Extend while the next op reads only this chain's output and the strips
-    // together still read few enough rows.
-    while (true) {
-      const auto cons = g.ConsumerIndices(chain.back()->outputs[0]);
-      if (cons.size() != 1 || chain.back()->outputs[0] == g.outputs[0]) break;
-      const Node& c = g.nodes[cons[0]];
-      if (!CheckTileable(g, c).ok()) break;
-      chain.push_back(&c);
-      auto fx = ChainReadFactor(g, chain, shares);
-      // An op that reads no more rows than the chain already does (an
-      // activation, a pool on aligned strips) always joins it.
-      if (!fx.ok() || (fx.value() > opts.max_read_factor &&
-                       fx.value() > f.value() + 1e-9)) {
-        chain.pop_back();
-        break;
-      }
-      f = fx;
-    }
-    SpatialChain sc;
-    sc.devices = group;
-    char buf[64];
-    snprintf(buf, sizeof(buf), "%.2f", f.value());
-    sc.reason = "strips of rows through " + std::to_string(chain.size()) +
-                " layers from " + chain.front()->name + " (strips read " + buf +
-                "x the input rows)" +
-                (group.empty() ? std::string()
-                               : ", on the " + std::to_string(group.size()) +
-                                     " fastest devices, one row each");
-    for (const Node* c : chain) {
-      sc.nodes.push_back(c->name);
-      used.insert(c->name);
-    }
-    r.spatial.push_back(sc);
+// fc layers: whole on the input device, as the collaborative-execution
+// paper runs them, unless asked to split them or unless the input device
+// cannot hold them whole beside its strips' weights.
+bool SplitFc(const Graph& g, const PlanOptions& opts) {
+  if (opts.spatial_fc != SpatialFc::kWhereNeeded) {
+    return opts.spatial_fc == SpatialFc::kLop;
   }
-  // fc layers: whole on the input device, as the collaborative-execution
-  // paper runs them, unless asked to split them or unless the input device
-  // cannot hold them whole beside its strips' weights.
-  bool split_fc = opts.spatial_fc == SpatialFc::kLop;
-  if (opts.spatial_fc == SpatialFc::kWhereNeeded) {
-    const int64_t mem = opts.devices[opts.hub].memory_bytes;
-    int64_t weights = 0, largest = 0;
-    for (const auto& n : g.nodes) {
-      for (const auto& in : n.inputs) {
-        const TensorInfo* t = g.FindTensor(in);
-        if (t == nullptr || !t->is_weight()) continue;
-        const int64_t b = NumElements(t->shape) * kBytesPerElement;
-        weights += b;
-        largest = std::max(largest, b);
-      }
-    }
-    split_fc = mem > 0 && DeviceWeightMemory(weights, largest) > mem;
-  }
+  const int64_t mem = opts.devices[opts.hub].memory_bytes;
+  int64_t weights = 0, largest = 0;
   for (const auto& n : g.nodes) {
-    if (!split_fc || used.count(n.name) || n.op != "Gemm" ||
-        !IsSplittableLayer(g, n)) {
+    for (const auto& in : n.inputs) {
+      const TensorInfo* t = g.FindTensor(in);
+      if (t == nullptr || !t->is_weight()) continue;
+      const int64_t b = NumElements(t->shape) * kBytesPerElement;
+      weights += b;
+      largest = std::max(largest, b);
+    }
+  }
+  return mem > 0 && DeviceWeightMemory(weights, largest) > mem;
+}
+
+// Output splitting (lop) for the fc layers no chain took.
+void SplitFcLayers(const Graph& g, const PlanOptions& opts,
+                   const std::set<std::string>& used, BuildRequest* r) {
+  for (const auto& n : g.nodes) {
+    if (used.count(n.name) || n.op != "Gemm" || !IsSplittableLayer(g, n)) {
       continue;
     }
     LayerChoice lc;
@@ -131,8 +126,28 @@ static StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
                         ? ""
                         : " (the input device cannot hold the model's "
                           "weights whole)");
-    r.layers[n.name] = lc;
+    r->layers[n.name] = lc;
   }
+}
+
+}  // namespace
+
+static StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
+  BuildRequest r = BaseRequest(g, opts);
+  std::set<std::string> used;
+  Status last_why = Status::Ok();
+  for (const auto& n : g.nodes) {
+    if (used.count(n.name)) continue;
+    if (!SplitFactsOf(n.op).spatial_halo) continue;
+    auto sc = ChainFrom(g, n, opts);
+    if (!sc.ok()) {
+      last_why = sc.status();
+      continue;
+    }
+    used.insert(sc->nodes.begin(), sc->nodes.end());
+    r.spatial.push_back(*sc);
+  }
+  if (SplitFc(g, opts)) SplitFcLayers(g, opts, used, &r);
   if (r.spatial.empty()) {
     return InvalidArgument(
         "strategy spatial does not apply to model " + g.name +
