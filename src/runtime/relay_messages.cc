@@ -1,6 +1,7 @@
 #include "runtime/relay_messages.h"
 
 #include <algorithm>
+#include <set>
 
 namespace shoal {
 
@@ -34,6 +35,29 @@ std::vector<std::pair<int, rpc::TensorMessage>> ChunkedSends(
     if (total == 0) break;
   }
   return out;
+}
+
+Status SplitRelay(const Plan& p, int device, const rpc::TensorMessage& m,
+                  std::vector<int>* local, std::vector<int>* onward) {
+  if (m.relay().empty()) return Status::Ok();
+  const int n = static_cast<int>(p.transfers.size());
+  const Transfer& x = p.transfers[m.transfer()];
+  if (p.broadcast.fanout <= 0 || m.relay_size() >= n) {
+    return InvalidArgument("transfer " + std::to_string(m.transfer()) +
+                           " comes with a relay list the plan does not have");
+  }
+  std::set<int> seen{m.transfer()};
+  for (int r : m.relay()) {
+    if (r < 0 || r >= n || !seen.insert(r).second ||
+        p.transfers[r].dst.task < 0 || !SameSource(p.transfers[r], x)) {
+      return InvalidArgument("transfer " + std::to_string(m.transfer()) +
+                             " names transfer " + std::to_string(r) +
+                             " to relay, which does not carry its bytes");
+    }
+    const int dev = p.DeviceOf(p.transfers[r].dst.task, m.seq());
+    (dev == device ? local : onward)->push_back(r);
+  }
+  return Status::Ok();
 }
 
 }  // namespace shoal

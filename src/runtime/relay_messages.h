@@ -9,6 +9,7 @@
 
 #include "plan/broadcast.h"
 #include "shoal.pb.h"
+#include "util/status.h"
 
 namespace shoal {
 
@@ -24,6 +25,13 @@ rpc::TensorMessage Readdress(const rpc::TensorMessage& header,
 std::vector<std::pair<int, rpc::TensorMessage>> ChunkedSends(
     const rpc::TensorMessage& header, const std::vector<RelayHop>& hops,
     const std::string& bytes, int64_t chunk_bytes);
+
+// Splits message m's relay list into the transfers device `device`
+// delivers (added to `local`) and those it forwards, after checking that
+// each is a transfer of plan `p` with m's source, named once: a peer cannot
+// make a device send what the plan does not send.
+Status SplitRelay(const Plan& p, int device, const rpc::TensorMessage& m,
+                  std::vector<int>* local, std::vector<int>* onward);
 
 }  // namespace shoal
 

@@ -25,7 +25,7 @@ struct SimOptions {
   // tasks run at host speed until the period's quota is spent.
   bool cpu_quota = true;
   // Messages a device sends at once (the worker's sender threads).
-  int sender_threads = 8;  // as a worker has (runtime/worker.cc)
+  int sender_threads = 8;  // as a worker has (WorkerSender::kThreads)
   uint64_t seed = 1;       // phases of the devices' quota periods
   bool trace = false;      // record SimResult::spans
 };

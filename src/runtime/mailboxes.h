@@ -1,0 +1,98 @@
+// The inputs of the requests a worker is running: a mailbox per task whose
+// inputs are arriving, filled region by region as transfers come in, and
+// handed over as a ready task when its last input is here.
+//
+// Bounded, because one message opens a mailbox as large as its task's
+// whole input: without a bound a peer could make a worker allocate
+// gigabytes with a few bytes each. At most kMaxRequestsInFlight requests at
+// once, and half the memory budget (kUnbudgetedMailboxBytes without one)
+// for their inputs. Not locked: the scheduler that owns it serialises
+// every call.
+#ifndef SHOAL_RUNTIME_MAILBOXES_H_
+#define SHOAL_RUNTIME_MAILBOXES_H_
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "graph/weights.h"
+#include "runtime/deployment.h"
+#include "runtime/worker_core.h"
+#include "util/status.h"
+
+namespace shoal {
+
+constexpr size_t kMaxRequestsInFlight = 256;
+constexpr int64_t kUnbudgetedMailboxBytes = int64_t{4} << 30;
+
+// A task of a request whose inputs have all arrived.
+struct ReadyTask {
+  std::shared_ptr<Deployment> dep;
+  RequestMeta meta;
+  int task = 0;
+  std::vector<Tensor> inputs;  // in the order of its fragment's inputs
+  std::chrono::steady_clock::time_point first;  // its first input arrived
+  std::chrono::steady_clock::time_point at;     // its last input arrived
+  bool operator<(const ReadyTask& o) const {    // priority_queue: oldest first
+    if (meta.seq != o.meta.seq) return meta.seq > o.meta.seq;
+    return task > o.task;
+  }
+};
+
+class Mailboxes {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `device` names this worker in errors; `memory_bytes` is its budget
+  // (0: none).
+  Mailboxes(std::string device, int64_t memory_bytes);
+
+  // Puts transfer `xi`'s region `part` into its task's mailbox; the task,
+  // when that was its last input. Requests past their expiry are dropped
+  // first.
+  StatusOr<std::optional<ReadyTask>> Deliver(
+      const std::shared_ptr<Deployment>& d, const RequestMeta& meta, int xi,
+      const Tensor& part, Clock::time_point now);
+
+  void Drop(const std::string& id);
+  // Every request, for their coordinators to be told.
+  std::vector<RequestMeta> DropAll();
+
+  size_t requests() const { return requests_.size(); }
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  struct Mailbox {
+    std::map<std::string, Tensor> inputs;
+    int pending = 0;  // transfers still to arrive
+    Clock::time_point first;
+    int64_t bytes = 0;  // of `inputs`
+  };
+  struct RequestState {
+    RequestMeta meta;
+    std::map<int, Mailbox> boxes;
+    std::set<int> done;
+    int my_tasks = 0;
+    int64_t held = 0;  // bytes of its mailboxes
+  };
+
+  void DropExpired(Clock::time_point now);
+  StatusOr<RequestState*> Request(const Deployment& d, const RequestMeta& meta);
+  // Opens task `task`'s mailbox, within the byte cap.
+  Status Open(const Deployment& d, RequestState& r, int task, Mailbox& box,
+              Clock::time_point now);
+
+  const std::string device_;
+  const int64_t cap_;
+  std::map<std::string, RequestState> requests_;
+  int64_t bytes_ = 0;  // the sum of every request's `held`
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_RUNTIME_MAILBOXES_H_

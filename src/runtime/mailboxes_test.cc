@@ -1,0 +1,127 @@
+#include "runtime/mailboxes.h"
+
+#include <gtest/gtest.h>
+
+namespace shoal {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Task 0 on device 0 reads tensor "a" (1x4) from two transfers of two
+// columns each; task 1 runs on device 1. This worker is device 0.
+std::shared_ptr<Deployment> TwoHalves() {
+  auto d = std::make_shared<Deployment>();
+  Plan& p = d->plan;
+  p.devices = {PlanDevice{"d0", 1.0, 0}, PlanDevice{"d1", 1.0, 0}};
+  for (int i = 0; i < 2; ++i) {
+    Task t;
+    t.id = i;
+    t.name = "t" + std::to_string(i);
+    t.devices = {i};
+    t.fragment.inputs = {"a"};
+    t.fragment.tensors["a"] = TensorInfo{"a", {1, 4}};
+    p.tasks.push_back(t);
+  }
+  for (int64_t c : {0, 2}) {
+    p.transfers.push_back(Transfer{
+        Endpoint{kModelInput, "x", Region{{0, c}, {1, c + 2}}},
+        Endpoint{0, "a", Region{{0, c}, {1, c + 2}}}, Merge::kCopy, ""});
+  }
+  d->device = 0;
+  d->incoming = {2, 0};
+  return d;
+}
+
+RequestMeta Meta(const std::string& id, int64_t seq = 0) {
+  return RequestMeta{id, seq, "", Clock::now() + std::chrono::seconds(60)};
+}
+
+TEST(Mailboxes, HandsOverATaskWhenItsLastInputArrives) {
+  auto d = TwoHalves();
+  Mailboxes boxes("d0", 0);
+  const auto now = Clock::now();
+  auto first = boxes.Deliver(d, Meta("r"), 0, Tensor({1, 2}, {1, 2}), now);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_FALSE(first->has_value());
+  EXPECT_EQ(boxes.requests(), 1u);
+  EXPECT_EQ(boxes.bytes(), 16);  // the task's whole input, 4 floats
+  auto second = boxes.Deliver(d, Meta("r"), 1, Tensor({1, 2}, {3, 4}), now);
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  ASSERT_TRUE(second->has_value());
+  const ReadyTask& rd = **second;
+  EXPECT_EQ(rd.task, 0);
+  ASSERT_EQ(rd.inputs.size(), 1u);
+  EXPECT_EQ(rd.inputs[0].data, (std::vector<float>{1, 2, 3, 4}));
+  // The request's only task here is done: nothing is held for it.
+  EXPECT_EQ(boxes.requests(), 0u);
+  EXPECT_EQ(boxes.bytes(), 0);
+}
+
+TEST(Mailboxes, RefusesATransferOfATaskThatAlreadyRan) {
+  auto d = TwoHalves();
+  d->plan.tasks.push_back(d->plan.tasks[0]);  // a second task here keeps
+  d->plan.tasks.back().id = 2;                // the request open
+  d->incoming.push_back(0);
+  Mailboxes boxes("d0", 0);
+  const auto now = Clock::now();
+  ASSERT_TRUE(boxes.Deliver(d, Meta("r"), 0, Tensor({1, 2}), now).ok());
+  ASSERT_TRUE(boxes.Deliver(d, Meta("r"), 1, Tensor({1, 2}), now).ok());
+  auto again = boxes.Deliver(d, Meta("r"), 1, Tensor({1, 2}), now);
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find("arrived twice for request r"),
+            std::string::npos);
+}
+
+TEST(Mailboxes, RefusesInputsOverHalfTheBudget) {
+  auto d = TwoHalves();
+  Mailboxes boxes("d0", 60);  // 30 bytes for mailboxes: one task's 16
+  const auto now = Clock::now();
+  ASSERT_TRUE(boxes.Deliver(d, Meta("r1"), 0, Tensor({1, 2}), now).ok());
+  auto over = boxes.Deliver(d, Meta("r2"), 0, Tensor({1, 2}), now);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), Code::kResourceExhausted);
+  EXPECT_NE(over.status().message().find("half its memory budget"),
+            std::string::npos);
+  // The refused request holds nothing.
+  EXPECT_EQ(boxes.requests(), 1u);
+  EXPECT_EQ(boxes.bytes(), 16);
+}
+
+TEST(Mailboxes, RefusesRequestsBeyondTheMostInFlight) {
+  auto d = TwoHalves();
+  Mailboxes boxes("d0", 0);
+  const auto now = Clock::now();
+  for (size_t i = 0; i < kMaxRequestsInFlight; ++i) {
+    ASSERT_TRUE(
+        boxes.Deliver(d, Meta("r" + std::to_string(i)), 0, Tensor({1, 2}), now)
+            .ok());
+  }
+  auto more = boxes.Deliver(d, Meta("one-more"), 0, Tensor({1, 2}), now);
+  ASSERT_FALSE(more.ok());
+  EXPECT_EQ(more.status().code(), Code::kResourceExhausted);
+  // A request already open still takes its inputs.
+  EXPECT_TRUE(boxes.Deliver(d, Meta("r0"), 1, Tensor({1, 2}), now).ok());
+}
+
+TEST(Mailboxes, ForgetsExpiredRequestsAndDropsOnAsk) {
+  auto d = TwoHalves();
+  Mailboxes boxes("d0", 0);
+  const auto now = Clock::now();
+  RequestMeta old = Meta("old");
+  old.expiry = now - std::chrono::seconds(1);
+  ASSERT_TRUE(boxes.Deliver(d, old, 0, Tensor({1, 2}), now).ok());
+  ASSERT_TRUE(boxes.Deliver(d, Meta("a"), 0, Tensor({1, 2}), now).ok());
+  EXPECT_EQ(boxes.requests(), 1u);  // "old" went when "a" arrived
+  ASSERT_TRUE(boxes.Deliver(d, Meta("b"), 0, Tensor({1, 2}), now).ok());
+  boxes.Drop("a");
+  EXPECT_EQ(boxes.requests(), 1u);
+  EXPECT_EQ(boxes.bytes(), 16);
+  const auto all = boxes.DropAll();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].id, "b");
+  EXPECT_EQ(boxes.requests(), 0u);
+  EXPECT_EQ(boxes.bytes(), 0);
+}
+
+}  // namespace
+}  // namespace shoal
