@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/stats.h"
+
 namespace shoal {
 
 namespace {
@@ -9,12 +11,6 @@ namespace {
 int64_t UnixSeconds(LatencyHistory::Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch())
       .count();
-}
-
-// The q-quantile of sorted `v` (nearest rank).
-double Quantile(const std::vector<double>& v, double q) {
-  const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * v.size()));
-  return v[i];
 }
 
 }  // namespace
@@ -26,10 +22,9 @@ void LatencyHistory::RollLocked(int64_t now_s) {
   p.unix_s = current_s_;
   p.count = static_cast<int64_t>(samples_.size());
   if (!samples_.empty()) {
-    std::sort(samples_.begin(), samples_.end());
     p.p50_ms = Quantile(samples_, 0.5);
     p.p95_ms = Quantile(samples_, 0.95);
-    p.max_ms = samples_.back();
+    p.max_ms = *std::max_element(samples_.begin(), samples_.end());
   }
   points_.push_back(p);
   samples_.clear();

@@ -20,8 +20,9 @@ TEST(LatencyHistory, OnePointPerSecond) {
   ASSERT_EQ(p.size(), 4u);
   EXPECT_EQ(p[0].unix_s, 1000);
   EXPECT_EQ(p[0].count, 100);
-  EXPECT_EQ(p[0].p50_ms, 51);
-  EXPECT_EQ(p[0].p95_ms, 96);
+  // Interpolated between ranks (util/stats.h): 1..100 at 0.5 and 0.95.
+  EXPECT_DOUBLE_EQ(p[0].p50_ms, 50.5);
+  EXPECT_DOUBLE_EQ(p[0].p95_ms, 95.05);
   EXPECT_EQ(p[0].max_ms, 100);
   EXPECT_EQ(p[1].unix_s, 1001);
   EXPECT_EQ(p[1].count, 1);
