@@ -36,39 +36,49 @@ int64_t PlanCost::max_weight_bytes_per_device() const {
   return m;
 }
 
-StatusOr<PlanCost> ComputePlanCost(const Plan& p, const Graph& model,
-                                   int64_t request) {
-  const size_t nd = p.devices.size();
-  PlanCost pc;
-  pc.weight_bytes_per_device.assign(nd, 0);
-  pc.macs_per_device.assign(nd, 0);
-  // Per model node: weights and MACs on each device, from the fragments.
+namespace {
+
+// Per model node: weights and MACs on each device, from the fragments, and
+// the scheme that placed it; per task, its MACs.
+struct FragmentCosts {
   std::map<std::string, std::vector<int64_t>> w, m;
   std::map<std::string, std::string> scheme;
-  std::vector<int64_t> task_macs(p.tasks.size(), 0);
+  std::vector<int64_t> task_macs;
+};
+
+// Also adds each task's weights and MACs to its devices' totals in `pc`.
+StatusOr<FragmentCosts> CostFragments(const Plan& p, int64_t request,
+                                      PlanCost* pc) {
+  const size_t nd = p.devices.size();
+  FragmentCosts fc;
+  fc.task_macs.assign(p.tasks.size(), 0);
   for (const auto& t : p.tasks) {
     const int dev = p.DeviceOf(t.id, request);
     ASSIGN_OR_RETURN(GraphCost gc, ComputeGraphCost(t.fragment));
     for (const auto& nc : gc.nodes) {
-      auto& wv = w[nc.name];
-      auto& mv = m[nc.name];
+      auto& wv = fc.w[nc.name];
+      auto& mv = fc.m[nc.name];
       wv.resize(nd, 0);
       mv.resize(nd, 0);
       wv[dev] += nc.weight_elements;
       mv[dev] += nc.macs;
-      task_macs[t.id] += nc.macs;
-      if (!scheme.count(nc.name)) scheme[nc.name] = t.scheme;
+      fc.task_macs[t.id] += nc.macs;
+      if (!fc.scheme.count(nc.name)) fc.scheme[nc.name] = t.scheme;
     }
     // A device listed several times (plan/deal.h) holds the weights once.
     for (int d : t.Replicas())
-      pc.weight_bytes_per_device[d] += gc.weight_bytes();
-    pc.macs_per_device[dev] += gc.macs;
+      pc->weight_bytes_per_device[d] += gc.weight_bytes();
+    pc->macs_per_device[dev] += gc.macs;
   }
   for (const auto& d : p.decisions) {
-    if (scheme.count(d.layer)) scheme[d.layer] = d.scheme;
+    if (fc.scheme.count(d.layer)) fc.scheme[d.layer] = d.scheme;
   }
-  const RunStats counted = CountCommunication(p, request);
-  pc.communication_elements = counted.elements_total;
+  return fc;
+}
+
+// A row per model node that holds weights, computes or communicates.
+Status AddModelLayers(const Graph& model, const FragmentCosts& fc,
+                      const RunStats& counted, size_t nd, PlanCost* pc) {
   ASSIGN_OR_RETURN(GraphCost mc, ComputeGraphCost(model));
   for (const auto& nc : mc.nodes) {
     if (nc.weight_elements == 0 && nc.macs == 0 &&
@@ -77,23 +87,27 @@ StatusOr<PlanCost> ComputePlanCost(const Plan& p, const Graph& model,
     }
     LayerPlanCost l;
     l.name = nc.name;
-    l.scheme = scheme.count(nc.name) ? scheme[nc.name] : "whole";
+    l.scheme = fc.scheme.count(nc.name) ? fc.scheme.at(nc.name) : "whole";
     if (l.scheme == "merge" || l.scheme == "reduce" || l.scheme == "data")
       l.scheme = "whole";
     auto it = counted.elements_per_layer.find(nc.name);
     l.communication_elements =
         it == counted.elements_per_layer.end() ? 0 : it->second;
     l.weight_elements_per_device =
-        w.count(nc.name) ? w[nc.name] : std::vector<int64_t>(nd, 0);
+        fc.w.count(nc.name) ? fc.w.at(nc.name) : std::vector<int64_t>(nd, 0);
     l.macs_per_device =
-        m.count(nc.name) ? m[nc.name] : std::vector<int64_t>(nd, 0);
-    pc.layers.push_back(std::move(l));
+        fc.m.count(nc.name) ? fc.m.at(nc.name) : std::vector<int64_t>(nd, 0);
+    pc->layers.push_back(std::move(l));
   }
-  // Communication attributed to names that are not model nodes (the model
-  // output, say) still counts in the total; list it as its own row.
+  return Status::Ok();
+}
+
+// Communication attributed to names that are not model nodes (the model
+// output, say) still counts in the total; list it as its own row.
+void AddOtherCommunication(const RunStats& counted, size_t nd, PlanCost* pc) {
   for (const auto& [name, n] : counted.elements_per_layer) {
     bool listed = false;
-    for (const auto& l : pc.layers) listed |= l.name == name;
+    for (const auto& l : pc->layers) listed |= l.name == name;
     if (!listed) {
       LayerPlanCost l;
       l.name = name;
@@ -101,12 +115,18 @@ StatusOr<PlanCost> ComputePlanCost(const Plan& p, const Graph& model,
       l.communication_elements = n;
       l.weight_elements_per_device.assign(nd, 0);
       l.macs_per_device.assign(nd, 0);
-      pc.layers.push_back(std::move(l));
+      pc->layers.push_back(std::move(l));
     }
   }
-  // T: longest path, a task starting after its inputs and after the
-  // previous task on its device.
-  std::vector<int64_t> finish(p.tasks.size(), 0), device_free(nd, 0);
+}
+
+// T: longest path, a task starting after its inputs and after the
+// previous task on its device.
+int64_t MacsLongestPath(const Plan& p, int64_t request,
+                        const std::vector<int64_t>& task_macs) {
+  int64_t longest = 0;
+  std::vector<int64_t> finish(p.tasks.size(), 0),
+      device_free(p.devices.size(), 0);
   for (const auto& t : p.tasks) {
     int64_t start = device_free[p.DeviceOf(t.id, request)];
     for (const auto& x : p.transfers) {
@@ -116,8 +136,25 @@ StatusOr<PlanCost> ComputePlanCost(const Plan& p, const Graph& model,
     }
     finish[t.id] = start + task_macs[t.id];
     device_free[p.DeviceOf(t.id, request)] = finish[t.id];
-    pc.macs_longest_path = std::max(pc.macs_longest_path, finish[t.id]);
+    longest = std::max(longest, finish[t.id]);
   }
+  return longest;
+}
+
+}  // namespace
+
+StatusOr<PlanCost> ComputePlanCost(const Plan& p, const Graph& model,
+                                   int64_t request) {
+  const size_t nd = p.devices.size();
+  PlanCost pc;
+  pc.weight_bytes_per_device.assign(nd, 0);
+  pc.macs_per_device.assign(nd, 0);
+  ASSIGN_OR_RETURN(FragmentCosts fc, CostFragments(p, request, &pc));
+  const RunStats counted = CountCommunication(p, request);
+  pc.communication_elements = counted.elements_total;
+  RETURN_IF_ERROR(AddModelLayers(model, fc, counted, nd, &pc));
+  AddOtherCommunication(counted, nd, &pc);
+  pc.macs_longest_path = MacsLongestPath(p, request, fc.task_macs);
   return pc;
 }
 
