@@ -101,70 +101,62 @@ void PrintArray(const Graph& g, const GraphCost& cost,
   std::cout << "(* bound by DRAM, not the array; docs/accelerator.md)\n";
 }
 
-Status RunAnalyze(const AnalyzeArgs& a) {
-  LoadOptions lo;
-  ASSIGN_OR_RETURN(lo.input_shape, ParseInputShapeFlag(a.input_shape));
-  ASSIGN_OR_RETURN(Model m, LoadModel(a.model, lo));
-  const Graph& g = m.graph;
-  ASSIGN_OR_RETURN(GraphCost cost, ComputeGraphCost(g));
-  std::optional<AcceleratorSpec> acc;
-  if (!a.accelerator.empty()) {
-    ASSIGN_OR_RETURN(acc, ParseAcceleratorInline(
-                              a.accelerator == "paper" ? "" : a.accelerator));
+// The shapes of n's inputs that are not weights.
+std::vector<Shape> InputShapes(const Graph& g, const Node& n) {
+  std::vector<Shape> out;
+  for (const auto& in : n.inputs) {
+    const TensorInfo* t = in.empty() ? nullptr : g.FindTensor(in);
+    if (t && !t->is_weight()) out.push_back(t->shape);
   }
+  return out;
+}
 
-  auto input_shapes = [&g](const Node& n) {
-    std::vector<Shape> out;
-    for (const auto& in : n.inputs) {
-      const TensorInfo* t = in.empty() ? nullptr : g.FindTensor(in);
-      if (t && !t->is_weight()) out.push_back(t->shape);
-    }
-    return out;
-  };
-
-  if (a.json) {
-    nlohmann::json j;
-    j["model"] = g.name;
-    j["layers"] = nlohmann::json::array();
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      const Node& n = g.nodes[i];
-      const NodeCost& c = cost.nodes[i];
-      j["layers"].push_back(
-          {{"name", n.name},
-           {"op", n.op},
-           {"input_shapes", input_shapes(n)},
-           {"output_shape", g.FindTensor(n.outputs[0])->shape},
-           {"params", c.params},
-           {"macs", c.macs},
-           {"output_bytes", c.output_bytes()}});
-      if (acc) {
-        j["layers"].back()["accelerator"] = SystolicJson(SystolicNode(*acc, c));
-      }
-    }
-    j["total"] = {{"params", cost.params},
-                  {"macs", cost.macs},
-                  {"weight_bytes", cost.weight_bytes()},
-                  {"peak_activation_bytes", cost.peak_activation_bytes}};
+// `--json`: every layer's shapes and exact costs, the totals, and with
+// `acc` each layer's and the whole model's cost on the accelerator.
+nlohmann::json AnalysisJson(const Graph& g, const GraphCost& cost,
+                            const std::optional<AcceleratorSpec>& acc) {
+  nlohmann::json j;
+  j["model"] = g.name;
+  j["layers"] = nlohmann::json::array();
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    const NodeCost& c = cost.nodes[i];
+    j["layers"].push_back({{"name", n.name},
+                           {"op", n.op},
+                           {"input_shapes", InputShapes(g, n)},
+                           {"output_shape", g.FindTensor(n.outputs[0])->shape},
+                           {"params", c.params},
+                           {"macs", c.macs},
+                           {"output_bytes", c.output_bytes()}});
     if (acc) {
-      double seconds = 0, energy = 0;
-      int64_t cycles = 0;
-      for (const auto& c : cost.nodes) {
-        const SystolicCost s = SystolicNode(*acc, c);
-        seconds += s.seconds;
-        energy += s.energy_j;
-        cycles += s.cycles;
-      }
-      j["accelerator"] = {{"spec", DescribeAccelerator(*acc)},
-                          {"rows", acc->rows},
-                          {"cols", acc->cols},
-                          {"seconds", seconds},
-                          {"cycles", cycles},
-                          {"energy_j", energy}};
+      j["layers"].back()["accelerator"] = SystolicJson(SystolicNode(*acc, c));
     }
-    std::cout << j.dump(2) << std::endl;
-    return Status::Ok();
   }
+  j["total"] = {{"params", cost.params},
+                {"macs", cost.macs},
+                {"weight_bytes", cost.weight_bytes()},
+                {"peak_activation_bytes", cost.peak_activation_bytes}};
+  if (acc) {
+    double seconds = 0, energy = 0;
+    int64_t cycles = 0;
+    for (const auto& c : cost.nodes) {
+      const SystolicCost s = SystolicNode(*acc, c);
+      seconds += s.seconds;
+      energy += s.energy_j;
+      cycles += s.cycles;
+    }
+    j["accelerator"] = {{"spec", DescribeAccelerator(*acc)},
+                        {"rows", acc->rows},
+                        {"cols", acc->cols},
+                        {"seconds", seconds},
+                        {"cycles", cycles},
+                        {"energy_j", energy}};
+  }
+  return j;
+}
 
+// The table of layers, then the totals.
+void PrintLayers(const Graph& g, const GraphCost& cost) {
   std::cout << "model " << g.name << "  (" << g.nodes.size() << " layers)\n";
   std::cout << std::left << std::setw(28) << "name" << std::setw(20) << "op"
             << std::setw(20) << "input" << std::setw(18) << "output"
@@ -174,7 +166,7 @@ Status RunAnalyze(const AnalyzeArgs& a) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     const NodeCost& c = cost.nodes[i];
-    auto ins = input_shapes(n);
+    auto ins = InputShapes(g, n);
     std::string in_text = ins.empty() ? "-" : ShapeToString(ins[0]);
     if (ins.size() > 1) in_text += " +" + std::to_string(ins.size() - 1);
     std::string name =
@@ -191,6 +183,24 @@ Status RunAnalyze(const AnalyzeArgs& a) {
             << HumanBytes(cost.weight_bytes()) << " of weights, "
             << HumanBytes(cost.peak_activation_bytes)
             << " of activations at the peak (--json gives exact counts)\n";
+}
+
+Status RunAnalyze(const AnalyzeArgs& a) {
+  LoadOptions lo;
+  ASSIGN_OR_RETURN(lo.input_shape, ParseInputShapeFlag(a.input_shape));
+  ASSIGN_OR_RETURN(Model m, LoadModel(a.model, lo));
+  const Graph& g = m.graph;
+  ASSIGN_OR_RETURN(GraphCost cost, ComputeGraphCost(g));
+  std::optional<AcceleratorSpec> acc;
+  if (!a.accelerator.empty()) {
+    ASSIGN_OR_RETURN(acc, ParseAcceleratorInline(
+                              a.accelerator == "paper" ? "" : a.accelerator));
+  }
+  if (a.json) {
+    std::cout << AnalysisJson(g, cost, acc).dump(2) << std::endl;
+    return Status::Ok();
+  }
+  PrintLayers(g, cost);
   if (acc) PrintArray(g, cost, *acc);
   return Status::Ok();
 }

@@ -64,7 +64,8 @@ void PrintText(const LcpSummary& s, const Graph& g) {
                "the classifier)\n";
 }
 
-Status RunLcpSplit(const LcpSplitArgs& a) {
+// Exactly one way to choose the branch count, and the flags that go with it.
+Status CheckSplitFlags(const LcpSplitArgs& a) {
   const bool by_k = a.branches > 0;
   const bool by_budget = a.device_memory > 0 || a.device_macs > 0;
   const bool by_cluster = !a.cluster.empty();
@@ -76,74 +77,100 @@ Status RunLcpSplit(const LcpSplitArgs& a) {
     return InvalidArgument("--target-ms goes with --cluster");
   if (by_budget && (a.device_memory <= 0 || a.device_macs <= 0))
     return InvalidArgument("--device-memory and --device-macs go together");
-  LoadOptions lo;
-  ASSIGN_OR_RETURN(lo.input_shape, ParseInputShapeFlag(a.input_shape));
-  ASSIGN_OR_RETURN(Model m, LoadModel(a.model, lo));
+  return Status::Ok();
+}
+
+// The branched model, its summary, the splitter's steps (none with
+// --branches) and, with --cluster, the devices it was sized for.
+struct SplitOutcome {
   Graph split;
   LcpSummary s;
   std::vector<std::string> steps;
   std::optional<ClusterSplitResult> for_cluster;
-  if (by_cluster) {
+};
+
+StatusOr<SplitOutcome> SplitModel(const LcpSplitArgs& a, const Graph& g) {
+  SplitOutcome o;
+  if (!a.cluster.empty()) {
     ASSIGN_OR_RETURN(Cluster c, LoadCluster(a.cluster));
     ASSIGN_OR_RETURN(
         ClusterSplitResult r,
-        SplitForCluster(m.graph, c, a.target_ms, a.fatten, a.division_factor));
-    split = std::move(r.split.graph);
-    s = r.split.summary;
-    steps = r.split.steps;
-    for_cluster = std::move(r);
-  } else if (by_k) {
-    ASSIGN_OR_RETURN(split, SplitIntoBranches(m.graph, {a.branches, a.fatten}));
-    ASSIGN_OR_RETURN(s, SummarizeSplit(m.graph, split, a.branches, a.fatten));
+        SplitForCluster(g, c, a.target_ms, a.fatten, a.division_factor));
+    o.split = std::move(r.split.graph);
+    o.s = r.split.summary;
+    o.steps = r.split.steps;
+    o.for_cluster = std::move(r);
+  } else if (a.branches > 0) {
+    ASSIGN_OR_RETURN(o.split, SplitIntoBranches(g, {a.branches, a.fatten}));
+    ASSIGN_OR_RETURN(o.s, SummarizeSplit(g, o.split, a.branches, a.fatten));
   } else {
     SplitterBudget b{a.device_memory, a.device_macs, a.division_factor,
                      a.fatten};
-    ASSIGN_OR_RETURN(SplitterResult r, RunSplitter(m.graph, b));
-    split = std::move(r.graph);
-    s = r.summary;
-    steps = r.steps;
+    ASSIGN_OR_RETURN(SplitterResult r, RunSplitter(g, b));
+    o.split = std::move(r.graph);
+    o.s = r.summary;
+    o.steps = r.steps;
   }
+  return o;
+}
+
+nlohmann::json SplitJson(const SplitOutcome& o) {
+  const LcpSummary& s = o.s;
+  nlohmann::json j;
+  j["model"] = s.model;
+  j["branches"] = s.branches;
+  j["fatten_pct"] = s.fatten_pct;
+  j["params"] = s.params;
+  j["macs"] = s.macs;
+  j["params_per_branch"] = s.params_per_branch;
+  j["macs_per_branch"] = s.macs_per_branch;
+  j["original"] = {{"params", s.original_params}, {"macs", s.original_macs}};
+  j["communication_elements_per_inference"] = s.communication_elements;
+  j["branch_macs"] = s.branch_macs;
+  j["branch_memory_bytes"] = s.branch_memory;
+  if (!s.shares.empty()) j["shares"] = s.shares;
+  if (o.for_cluster) {
+    j["devices"] = o.for_cluster->devices;
+    j["predicted_ms"] = o.for_cluster->predicted_ms;
+    j["steps"] = o.steps;
+  }
+  return j;
+}
+
+// The splitter's steps and why it chose its branch count; nothing with
+// --branches.
+void PrintSplitterSteps(const LcpSplitArgs& a, const SplitOutcome& o) {
+  if (o.steps.empty()) return;
+  std::cout << "splitter (division factor " << a.division_factor << "):\n";
+  for (const auto& l : o.steps) std::cout << "  " << l << "\n";
+  std::cout << "chose " << o.s.branches << " branch"
+            << (o.s.branches == 1 ? "" : "es");
+  if (!o.for_cluster) {
+    std::cout << ": the first count whose branch fits both budgets\n";
+  } else {
+    std::cout << (a.target_ms > 0
+                      ? ": the fewest whose slowest branch meets the target"
+                      : ": the most that fit, one per device")
+              << "\n  " << ClusterSplitReason(*o.for_cluster) << "\n";
+  }
+}
+
+Status RunLcpSplit(const LcpSplitArgs& a) {
+  RETURN_IF_ERROR(CheckSplitFlags(a));
+  LoadOptions lo;
+  ASSIGN_OR_RETURN(lo.input_shape, ParseInputShapeFlag(a.input_shape));
+  ASSIGN_OR_RETURN(Model m, LoadModel(a.model, lo));
+  ASSIGN_OR_RETURN(SplitOutcome o, SplitModel(a, m.graph));
   if (!a.out.empty()) {
-    Model out{split, RandomWeights(split, a.seed)};
+    Model out{o.split, RandomWeights(o.split, a.seed)};
     RETURN_IF_ERROR(ExportOnnx(out, a.out));
   }
   if (a.json) {
-    nlohmann::json j;
-    j["model"] = s.model;
-    j["branches"] = s.branches;
-    j["fatten_pct"] = s.fatten_pct;
-    j["params"] = s.params;
-    j["macs"] = s.macs;
-    j["params_per_branch"] = s.params_per_branch;
-    j["macs_per_branch"] = s.macs_per_branch;
-    j["original"] = {{"params", s.original_params}, {"macs", s.original_macs}};
-    j["communication_elements_per_inference"] = s.communication_elements;
-    j["branch_macs"] = s.branch_macs;
-    j["branch_memory_bytes"] = s.branch_memory;
-    if (!s.shares.empty()) j["shares"] = s.shares;
-    if (for_cluster) {
-      j["devices"] = for_cluster->devices;
-      j["predicted_ms"] = for_cluster->predicted_ms;
-      j["steps"] = steps;
-    }
-    std::cout << j.dump(2) << "\n";
+    std::cout << SplitJson(o).dump(2) << "\n";
     return Status::Ok();
   }
-  if (!steps.empty()) {
-    std::cout << "splitter (division factor " << a.division_factor << "):\n";
-    for (const auto& l : steps) std::cout << "  " << l << "\n";
-    std::cout << "chose " << s.branches << " branch"
-              << (s.branches == 1 ? "" : "es");
-    if (!for_cluster) {
-      std::cout << ": the first count whose branch fits both budgets\n";
-    } else {
-      std::cout << (a.target_ms > 0
-                        ? ": the fewest whose slowest branch meets the target"
-                        : ": the most that fit, one per device")
-                << "\n  " << ClusterSplitReason(*for_cluster) << "\n";
-    }
-  }
-  PrintText(s, split);
+  PrintSplitterSteps(a, o);
+  PrintText(o.s, o.split);
   if (!a.out.empty()) std::cout << "wrote " << a.out << "\n";
   return Status::Ok();
 }

@@ -28,22 +28,11 @@ struct ProfileArgs {
   int64_t timeout_ms = 300000;
 };
 
-Status RunProfile(const ProfileArgs& a) {
-  if (a.repeat < 1) return InvalidArgument("--repeat must be >= 1");
-  if (a.rounds < 1) return InvalidArgument("--rounds must be >= 1");
-  ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(a.cluster));
-  ModelRef ref;
-  ref.spec = a.model;
-  ASSIGN_OR_RETURN(auto shape, ParseInputShapeFlag(a.input_shape));
-  if (shape) ref.input_shape = *shape;
-  ASSIGN_OR_RETURN(Model m, LoadPlanModel(ref, false));
-  ASSIGN_OR_RETURN(std::vector<LayerVariant> variants,
-                   ProfileVariants(m.graph));
-  std::cerr << "profiling " << a.model << " on " << cluster.devices.size()
-            << " devices of " << a.cluster << ": " << variants.size()
-            << " layer variants and the whole model, " << a.rounds
-            << (a.rounds == 1 ? " round" : " rounds")
-            << " each, then each device's link\n";
+// Runs the profiler on every device of `cluster`, showing its progress: a
+// bar on a terminal, else a line every ten steps.
+StatusOr<Profile> MeasureCluster(const ProfileArgs& a, const Cluster& cluster,
+                                 const Model& m,
+                                 const std::vector<LayerVariant>& variants) {
   ProfilerOptions o;
   o.model = a.model;
   o.graph = &m.graph;
@@ -75,18 +64,28 @@ Status RunProfile(const ProfileArgs& a) {
   };
   ASSIGN_OR_RETURN(Profile fresh, ProfileCluster(cluster, variants, o));
   bar.Finish();
+  return fresh;
+}
+
+// `fresh` merged into the profile already in `out`, where there is one.
+StatusOr<Profile> MergedWithExisting(const Profile& fresh,
+                                     const std::string& out) {
   Profile p;
-  if (std::filesystem::exists(a.out)) {
-    auto old = LoadProfile(a.out);
+  if (std::filesystem::exists(out)) {
+    auto old = LoadProfile(out);
     if (!old.ok()) {
-      return old.status().WithContext("not merging into " + a.out);
+      return old.status().WithContext("not merging into " + out);
     }
     p = std::move(old).value();
-    std::cout << "merging into " << a.out << " (" << p.devices.size()
+    std::cout << "merging into " << out << " (" << p.devices.size()
               << " devices)\n";
   }
   MergeProfile(fresh, &p);
-  RETURN_IF_ERROR(SaveProfile(p, a.out));
+  return p;
+}
+
+// Per device: its compute and link fits, then its per-message CPU.
+void PrintDevices(const Profile& p) {
   std::cout << std::fixed;
   std::cout << "device        samples  conv GMAC/s  fit intercept ms  "
                "link Mbit/s  latency ms  cpu quota\n";
@@ -118,6 +117,28 @@ Status RunProfile(const ProfileArgs& a) {
               << d.recv_cpu_per_byte_s * 1024e6 << std::setw(11)
               << d.idle_cpu_per_s * 1e3 << "\n";
   }
+}
+
+Status RunProfile(const ProfileArgs& a) {
+  if (a.repeat < 1) return InvalidArgument("--repeat must be >= 1");
+  if (a.rounds < 1) return InvalidArgument("--rounds must be >= 1");
+  ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(a.cluster));
+  ModelRef ref;
+  ref.spec = a.model;
+  ASSIGN_OR_RETURN(auto shape, ParseInputShapeFlag(a.input_shape));
+  if (shape) ref.input_shape = *shape;
+  ASSIGN_OR_RETURN(Model m, LoadPlanModel(ref, false));
+  ASSIGN_OR_RETURN(std::vector<LayerVariant> variants,
+                   ProfileVariants(m.graph));
+  std::cerr << "profiling " << a.model << " on " << cluster.devices.size()
+            << " devices of " << a.cluster << ": " << variants.size()
+            << " layer variants and the whole model, " << a.rounds
+            << (a.rounds == 1 ? " round" : " rounds")
+            << " each, then each device's link\n";
+  ASSIGN_OR_RETURN(Profile fresh, MeasureCluster(a, cluster, m, variants));
+  ASSIGN_OR_RETURN(Profile p, MergedWithExisting(fresh, a.out));
+  RETURN_IF_ERROR(SaveProfile(p, a.out));
+  PrintDevices(p);
   std::cout << "wrote " << a.out << "\n";
   return Status::Ok();
 }

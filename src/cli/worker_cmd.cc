@@ -79,33 +79,14 @@ std::unique_ptr<DnsSdAnnouncement> Announce(const WorkerOptions& o, int port) {
   });
 }
 
-Status RunWorker(const WorkerArgs& a) {
-  WorkerOptions o;
-  o.listen = a.listen;
-  // Announced on a network by default, where nobody else reaches a
-  // loopback address anyway (and emulated clusters must not flood a LAN).
-  const bool announce =
-      a.announce || (!a.no_announce && !IsLoopbackListen(a.listen));
-  // A board found by a scan is best known by its host name.
-  const std::string host_name = announce ? HostDeviceName() : "";
-  o.name = !a.name.empty() ? a.name : !host_name.empty() ? host_name : a.listen;
-  if (announce) {
-    RETURN_IF_ERROR(CheckDeviceName(o.name).WithContext(
-        "--name, which an announcing worker gives as its device name"));
-  }
-  ASSIGN_OR_RETURN(o.memory_bytes, ParseBytes(a.memory));
-  if (a.threads < 0) return InvalidArgument("--threads must be >= 0");
-  o.threads = a.threads > 0 ? a.threads
-                            : std::max(1u, std::thread::hardware_concurrency());
-  if (a.cpu_fraction < 0 || a.cpu_fraction > 1024) {
-    return InvalidArgument("--cpu-fraction must be between 0 and 1024");
-  }
-  o.cpu_fraction = a.cpu_fraction;
+// The emulated link (--bandwidth, --latency) and shared medium (--medium,
+// --medium-bandwidth).
+Status ParseLinkFlags(const WorkerArgs& a, WorkerOptions* o) {
   if (!a.bandwidth.empty()) {
-    ASSIGN_OR_RETURN(o.link.bandwidth_bps, ParseBitRate(a.bandwidth));
+    ASSIGN_OR_RETURN(o->link.bandwidth_bps, ParseBitRate(a.bandwidth));
   }
   if (!a.latency.empty()) {
-    ASSIGN_OR_RETURN(o.link.latency_s, ParseDuration(a.latency));
+    ASSIGN_OR_RETURN(o->link.latency_s, ParseDuration(a.latency));
   }
   if (a.medium.empty() != a.medium_bandwidth.empty()) {
     return InvalidArgument(
@@ -117,23 +98,53 @@ Status RunWorker(const WorkerArgs& a) {
     auto bw = ParseBitRate(a.medium_bandwidth);
     if (!bw.ok()) return bw.status().WithContext("--medium-bandwidth");
     m.bandwidth_bps = bw.value();
-    ASSIGN_OR_RETURN(o.medium, SharedMedium::Open(a.medium, m));
+    ASSIGN_OR_RETURN(o->medium, SharedMedium::Open(a.medium, m));
   }
-  ASSIGN_OR_RETURN(o.max_message_bytes, ParseBytes(a.max_message));
-  if (o.max_message_bytes < 4096 || o.max_message_bytes > (int64_t{1} << 30)) {
+  return Status::Ok();
+}
+
+// The worker's options from its flags, checked.
+Status WorkerOptionsOf(const WorkerArgs& a, bool announce, WorkerOptions* o) {
+  o->listen = a.listen;
+  // A board found by a scan is best known by its host name.
+  const std::string host_name = announce ? HostDeviceName() : "";
+  o->name = !a.name.empty()      ? a.name
+            : !host_name.empty() ? host_name
+                                 : a.listen;
+  if (announce) {
+    RETURN_IF_ERROR(CheckDeviceName(o->name).WithContext(
+        "--name, which an announcing worker gives as its device name"));
+  }
+  ASSIGN_OR_RETURN(o->memory_bytes, ParseBytes(a.memory));
+  if (a.threads < 0) return InvalidArgument("--threads must be >= 0");
+  o->threads = a.threads > 0
+                   ? a.threads
+                   : std::max(1u, std::thread::hardware_concurrency());
+  if (a.cpu_fraction < 0 || a.cpu_fraction > 1024) {
+    return InvalidArgument("--cpu-fraction must be between 0 and 1024");
+  }
+  o->cpu_fraction = a.cpu_fraction;
+  RETURN_IF_ERROR(ParseLinkFlags(a, o));
+  ASSIGN_OR_RETURN(o->max_message_bytes, ParseBytes(a.max_message));
+  if (o->max_message_bytes < 4096 ||
+      o->max_message_bytes > (int64_t{1} << 30)) {
     return InvalidArgument("--max-message must be between 4KiB and 1GiB");
   }
-  ASSIGN_OR_RETURN(o.backend, ParseBackend(a.backend));
-  o.cache_dir = a.cache_dir.empty() ? DefaultCacheDir() : a.cache_dir;
-  ASSIGN_OR_RETURN(o.cache_max_bytes, ParseBytes(a.cache_size));
-  ASSIGN_OR_RETURN(o.tls, LoadTlsFlags(a.tls));
-  o.metrics_listen = a.metrics;
-  if (o.tls && o.tls->role != TlsRole::kDevice) {
+  ASSIGN_OR_RETURN(o->backend, ParseBackend(a.backend));
+  o->cache_dir = a.cache_dir.empty() ? DefaultCacheDir() : a.cache_dir;
+  ASSIGN_OR_RETURN(o->cache_max_bytes, ParseBytes(a.cache_size));
+  ASSIGN_OR_RETURN(o->tls, LoadTlsFlags(a.tls));
+  o->metrics_listen = a.metrics;
+  if (o->tls && o->tls->role != TlsRole::kDevice) {
     return InvalidArgument("--tls-cert " + a.tls.cert + " has the " +
-                           RoleName(o.tls->role) +
+                           RoleName(o->tls->role) +
                            " role; a worker shows a device certificate "
                            "(shoal certs issue NAME --role device)");
   }
+  return Status::Ok();
+}
+
+void WarnIfPlaintext(const WorkerOptions& o) {
   if (!o.tls && !IsLoopbackListen(o.listen)) {
     // Plaintext beyond this machine: whoever reaches the port can deploy,
     // read and redirect (docs/security.md).
@@ -144,16 +155,11 @@ Status RunWorker(const WorkerArgs& a) {
                  "--tls-key (docs/security.md)"
               << std::endl;
   }
-  // Signals go to one waiting thread, which shuts the server down cleanly.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  ASSIGN_OR_RETURN(auto w, Worker::Start(o));
-  std::unique_ptr<DnsSdAnnouncement> announcement;
-  if (announce) announcement = Announce(o, w->port());
-  std::cout << "worker " << o.name << " listening on port " << w->port()
+}
+
+// The started worker's port and settings, and its metrics port if any.
+void PrintStarted(const WorkerOptions& o, const Worker& w) {
+  std::cout << "worker " << o.name << " listening on port " << w.port()
             << " (memory budget "
             << (o.memory_bytes > 0 ? HumanBytes(o.memory_bytes)
                                    : std::string("unlimited"))
@@ -174,10 +180,30 @@ Status RunWorker(const WorkerArgs& a) {
                                HumanBitRate(o.medium->medium().bandwidth_bps)
                          : std::string())
             << ")" << std::endl;
-  if (w->metrics_port() > 0) {
-    std::cout << "worker " << o.name << " metrics on port " << w->metrics_port()
+  if (w.metrics_port() > 0) {
+    std::cout << "worker " << o.name << " metrics on port " << w.metrics_port()
               << " (GET /metrics)" << std::endl;
   }
+}
+
+Status RunWorker(const WorkerArgs& a) {
+  // Announced on a network by default, where nobody else reaches a
+  // loopback address anyway (and emulated clusters must not flood a LAN).
+  const bool announce =
+      a.announce || (!a.no_announce && !IsLoopbackListen(a.listen));
+  WorkerOptions o;
+  RETURN_IF_ERROR(WorkerOptionsOf(a, announce, &o));
+  WarnIfPlaintext(o);
+  // Signals go to one waiting thread, which shuts the server down cleanly.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  ASSIGN_OR_RETURN(auto w, Worker::Start(o));
+  std::unique_ptr<DnsSdAnnouncement> announcement;
+  if (announce) announcement = Announce(o, w->port());
+  PrintStarted(o, *w);
   Worker* wp = w.get();
   std::thread waiter([wp, set] {
     int sig = 0;
