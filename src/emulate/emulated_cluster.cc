@@ -203,6 +203,359 @@ Status IssueMissingCerts(const Cluster& c, std::ostream& out) {
   return Status::Ok();
 }
 
+// What starting every device's worker shares.
+struct UpContext {
+  UpContext(const std::string& f, const ClusterUpOptions& o, const Cluster& cl)
+      : file(f), opts(o), c(cl) {}
+
+  const std::string& file;
+  const ClusterUpOptions& opts;
+  const Cluster& c;
+  bool netns = false;
+  std::string state;        // ClusterStateDir
+  std::string self;         // the binary run as `shoal worker`
+  std::string medium_file;  // transport mode's shared medium
+  std::shared_ptr<const TlsIdentity> tls;
+  std::vector<std::string> device_ns;  // per device; netns mode only
+  pid_t parent = 0;
+};
+
+// The coordinator's identity of the cluster's tls block (null without one),
+// after checking that each device has a device certificate of its own.
+StatusOr<std::shared_ptr<const TlsIdentity>> LoadClusterTls(
+    const Cluster& c, const std::string& file) {
+  std::shared_ptr<const TlsIdentity> tls;
+  if (!c.tls.any()) return tls;
+  auto id = LoadTlsIdentity(c.tls);
+  if (!id.ok()) return id.status().WithContext("the tls block of " + file);
+  tls = std::move(id).value();
+  for (const auto& d : c.devices) {
+    if (d.tls.cert.empty() || d.tls.key.empty()) {
+      return InvalidArgument(
+          file + ": device " + d.name +
+          " has no certificate: with a tls block of ca, cert and key, "
+          "cluster up needs each device's own (tls: {cert: ..., key: ...}), "
+          "or use tls: {dir: ...}");
+    }
+    auto dev = LoadTlsIdentity(d.tls);
+    if (!dev.ok()) return dev.status().WithContext("device " + d.name);
+    if (dev.value()->role != TlsRole::kDevice) {
+      return InvalidArgument("device " + d.name + "'s certificate " +
+                             d.tls.cert + " has the " +
+                             RoleName(dev.value()->role) +
+                             " role; a worker needs a device certificate");
+    }
+  }
+  return tls;
+}
+
+// Devices that give a speed but no cpu run at that speed on this host.
+Status CalibrateSpeeds(Cluster& c, bool recalibrate, std::ostream& out) {
+  bool calibrate = false;
+  for (const auto& d : c.devices) calibrate |= d.cpu_from_speed;
+  if (!calibrate) return Status::Ok();
+  ASSIGN_OR_RETURN(HostRate host, CachedHostRate(recalibrate));
+  char line[320];
+  std::snprintf(
+      line, sizeof(line),
+      "calibration (%s %s): one core of this host does %.1f GMAC/s (a "
+      "3x3 conv %.1f, an fc layer %.1f) and copies %.1f GB/s; a "
+      "Raspberry Pi 3 (speed 1) %.2f GMAC/s and %.1f GB/s: speed 1 "
+      "computes at %.4f of a host core, and its worker runs at %.4f\n",
+      host.cached ? "kept in" : "measured, kept in", HostRateFile().c_str(),
+      host.macs_per_cpu_second / 1e9, host.conv_macs_per_cpu_second / 1e9,
+      host.gemm_macs_per_cpu_second / 1e9, host.copy_bytes_per_cpu_second / 1e9,
+      kPi3MacsPerSecond / 1e9, kPi3CopyBytesPerSecond / 1e9,
+      CpuFractionForSpeed(1.0, host), SystemFractionForSpeed(1.0, 1, host));
+  out << line;
+  for (auto& d : c.devices) {
+    if (!d.cpu_from_speed) continue;
+    d.cpu = CpuFractionForSpeed(d.speed, host);
+    if (d.system_cpu == 0) {
+      d.system_cpu = SystemFractionForSpeed(d.speed, d.cores, host);
+    }
+  }
+  return Status::Ok();
+}
+
+void PrintNetnsLayout(const Cluster& c, const NetnsLayout& l,
+                      const std::string& tag, std::ostream& out) {
+  out << "network " << l.subnet << ": this host is " << l.host_ip
+      << "; each device in a namespace of its own (" << NetnsName(tag, 0)
+      << "...), its bandwidth shaped by the kernel (htb, both ways), its "
+         "latency by the worker's transport (no netem here)\n";
+  if (c.network.shared) {
+    out << "shared medium: every frame into the bridge, from any device "
+           "or this host, passes one channel shaped at "
+        << HumanBitRate(c.network.bandwidth_bps / 2) << " (htb on an ifb "
+        << "device): half of " << HumanBitRate(c.network.bandwidth_bps)
+        << ", as Wi-Fi carries it up to the access point and down\n";
+  }
+}
+
+// The network namespaces, when they are not up already (a `cluster up`
+// that adds the workers missing from a running cluster keeps them); returns
+// each device's namespace.
+StatusOr<std::vector<std::string>> SetUpNetns(const Cluster& c,
+                                              const std::string& file,
+                                              const std::string& state,
+                                              std::ostream& out) {
+  std::vector<NetnsDevice> nd;
+  bool any_running = false;
+  for (const auto& d : c.devices) {
+    ASSIGN_OR_RETURN(HostPort hp, SplitHostPort(d.address, "device " + d.name +
+                                                               "'s address"));
+    if (hp.port < 1) {
+      return InvalidArgument("device " + d.name + "'s address '" + d.address +
+                             "' needs a port");
+    }
+    nd.push_back({d.name, hp.host, d.link.bandwidth_bps});
+    any_running |= OurWorker(ReadPid(state + "/" + d.name + ".pid"), d.name);
+  }
+  const std::string tag = ClusterTag(file);
+  const std::string marker = state + "/netns";
+  if (!any_running || !fs::exists(marker)) {
+    ASSIGN_OR_RETURN(
+        NetnsLayout l,
+        NetnsUp(tag, nd, c.network.shared ? c.network.bandwidth_bps : 0));
+    std::ofstream(marker) << c.devices.size() << "\n";
+    PrintNetnsLayout(c, l, tag, out);
+  }
+  std::vector<std::string> device_ns(c.devices.size());
+  for (size_t i = 0; i < c.devices.size(); ++i) {
+    device_ns[i] = NetnsName(tag, static_cast<int>(i));
+  }
+  return device_ns;
+}
+
+// Transport mode starts every worker on this machine's loopback.
+Status CheckLocalAddress(const DeviceSpec& d) {
+  const auto colon = d.address.rfind(':');
+  const std::string host = d.address.substr(0, colon);
+  if (colon == std::string::npos ||
+      (host != "127.0.0.1" && host != "localhost")) {
+    return InvalidArgument(
+        "device " + d.name + " has address '" + d.address +
+        "': cluster up starts workers on this machine, on 127.0.0.1:PORT "
+        "(or, as root with --mode netns, each on a private address of its "
+        "own)");
+  }
+  return Status::Ok();
+}
+
+// The device's cgroups for its cpu quota and memory limit, where the
+// kernel offers them; fills the report's notes. Returns their directories.
+std::vector<std::string> LimitDevice(const std::string& file,
+                                     const DeviceSpec& d, DeviceUpReport* rep) {
+  rep->cpu_note = "not limited";
+  rep->memory_note = "not limited";
+  std::vector<std::string> dirs;
+  const std::string cg = CgroupName(file, d.name);
+  if (d.cpu > 0) {
+    // The simulator models the same period and quota (cluster/cpu_quota.h).
+    const int64_t period = QuotaPeriodUs(d.QuotaCpu());
+    const int64_t quota = QuotaUs(d.QuotaCpu());
+    std::string why;
+    std::string dir = MakeCgroup("cpu", cg,
+                                 {{"cpu.cfs_period_us", std::to_string(period)},
+                                  {"cpu.cfs_quota_us", std::to_string(quota)}},
+                                 &why);
+    if (!dir.empty()) {
+      dirs.push_back(dir);
+      rep->cpu_limited = true;
+      rep->cpu_note = "cgroup cpu quota " +
+                      Percent(static_cast<double>(quota) / period) +
+                      " of a core (" + std::to_string(quota) + " of every " +
+                      std::to_string(period) + " us)";
+    } else {
+      rep->cpu_note = "NOT limited by the kernel (" + why + ")";
+    }
+    rep->cpu_note +=
+        ", compute paced by the worker to " + Percent(d.cpu) + " of a core";
+  }
+  if (d.memory_bytes > 0) {
+    std::string why;
+    std::string dir =
+        MakeCgroup("memory", cg,
+                   {{"memory.limit_in_bytes",
+                     std::to_string(d.memory_bytes + kMemoryHeadroom)}},
+                   &why);
+    if (!dir.empty()) {
+      dirs.push_back(dir);
+      rep->memory_limited = true;
+      rep->memory_note =
+          "cgroup memory limit " +
+          std::to_string((d.memory_bytes + kMemoryHeadroom) >> 20) + " MiB";
+    } else {
+      rep->memory_note = "NOT limited by the kernel (" + why +
+                         "); the worker's own budget still refuses deployments";
+    }
+  }
+  return dirs;
+}
+
+// A paced device's worker gets the cores its cpu share rounds up to.
+int WorkerThreads(const DeviceSpec& d) {
+  return d.cpu > 0 ? std::max(1, std::min(d.cores,
+                                          static_cast<int>(std::ceil(d.cpu))))
+                   : d.cores;
+}
+
+// The `shoal worker` command line that emulates device `d`.
+std::vector<std::string> WorkerArgs(const UpContext& u, const DeviceSpec& d,
+                                    int threads) {
+  std::vector<std::string> args = {
+      u.self, "worker", "--listen", d.address, "--name", d.name, "--memory",
+      std::to_string(d.memory_bytes), "--threads", std::to_string(threads),
+      // Its own cache: an emulated device does not have what another
+      // was sent.
+      "--cache-dir", u.state + "/" + d.name + ".weights",
+      // Emulated devices stay off the LAN's DNS-SD: a namespace's worker
+      // would be announced by the host's avahi-daemon with the host's
+      // addresses, which do not reach it.
+      "--no-announce"};
+  if (d.cpu > 0) {  // pacing makes short tasks as slow as long ones
+    args.push_back("--cpu-fraction");
+    args.push_back(std::to_string(d.cpu));
+  }
+  if (d.link.bandwidth_bps > 0 && !u.netns) {  // netns: the kernel's htb
+    args.push_back("--link-bandwidth");
+    args.push_back(std::to_string(d.link.bandwidth_bps) + "bit");
+  }
+  if (d.link.latency_s > 0) {
+    args.push_back("--link-latency");
+    args.push_back(std::to_string(d.link.latency_s) + "s");
+  }
+  if (u.c.network.shared && !u.netns) {
+    args.push_back("--medium");
+    args.push_back(u.medium_file);
+    args.push_back("--medium-bandwidth");
+    args.push_back(std::to_string(u.c.network.bandwidth_bps) + "bit");
+  }
+  if (u.tls) {
+    for (const auto& [flag, path] :
+         {std::pair{"--tls-ca", d.tls.ca}, std::pair{"--tls-cert", d.tls.cert},
+          std::pair{"--tls-key", d.tls.key}}) {
+      args.push_back(flag);
+      args.push_back(fs::absolute(path).string());
+    }
+  }
+  return args;
+}
+
+// Forks the worker of device `index` into its cgroups and namespace, its
+// output to `log`; returns its pid.
+StatusOr<pid_t> SpawnWorker(const UpContext& u, size_t index,
+                            const std::vector<std::string>& dirs,
+                            std::vector<std::string> args,
+                            const std::string& log) {
+  pid_t pid = fork();
+  if (pid < 0) return Internal("fork failed");
+  if (pid == 0) {
+    setsid();
+    if (u.opts.die_with_parent) {
+      prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (getppid() != u.parent) _exit(1);
+    }
+    for (const auto& dir : dirs) {
+      std::ofstream(dir + "/cgroup.procs") << getpid();
+    }
+    if (u.netns) {
+      const int nsfd = open(NetnsPath(u.device_ns[index]).c_str(), O_RDONLY);
+      if (nsfd < 0 || setns(nsfd, CLONE_NEWNET) != 0) _exit(126);
+      close(nsfd);
+    }
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+      close(fd);
+    }
+    int nul = open("/dev/null", O_RDONLY);
+    if (nul >= 0) dup2(nul, 0);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(u.self.c_str(), argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// Waits up to 10 s for the worker `pid` to answer on the device's address;
+// fails with the last line of its log.
+Status AwaitWorker(const DeviceSpec& d, pid_t pid, Clock::time_point spawned,
+                   const TlsIdentity* tls, const std::string& log) {
+  bool up = false;
+  for (int i = 0; i < 100 && !up; ++i) {
+    int st = 0;
+    if (waitpid(pid, &st, WNOHANG) == pid) break;
+    up = Healthy(d.address, spawned, tls);
+    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!up) {
+    std::string tail;
+    std::ifstream lf(log);
+    for (std::string l; std::getline(lf, l);) tail = l;
+    return Unavailable("worker " + d.name + " did not come up on " + d.address +
+                       " (is the port taken?); " + log +
+                       (tail.empty() ? "" : " says: " + tail));
+  }
+  return Status::Ok();
+}
+
+void PrintDeviceUp(const UpContext& u, size_t index, int threads,
+                   const DeviceUpReport& rep, std::ostream& out) {
+  const DeviceSpec& d = u.c.devices[index];
+  const bool netns = u.netns;
+  out << "  " << d.name << " on " << d.address
+      << (netns ? " in " + u.device_ns[index] : std::string()) << " (pid "
+      << rep.pid << ", " << Plural(threads, "thread") << "): cpu "
+      << rep.cpu_note << "; memory " << rep.memory_note << "; link "
+      << (d.link.bandwidth_bps > 0
+              ? HumanBitRate(d.link.bandwidth_bps) +
+                    (netns ? " (shaped by the kernel)" : "")
+              : std::string("unshaped"))
+      << (d.link.latency_s > 0 ? " + " + Num(d.link.latency_s * 1e3) +
+                                     " ms (shaped by the worker's transport)"
+                               : std::string())
+      << (u.tls ? "; mutual TLS as " + d.tls.cert : std::string()) << "\n";
+}
+
+// Starts device `index`'s worker, unless ours runs already, and waits until
+// it answers.
+StatusOr<DeviceUpReport> StartDevice(const UpContext& u, size_t index,
+                                     std::ostream& out) {
+  const DeviceSpec& d = u.c.devices[index];
+  DeviceUpReport rep;
+  rep.name = d.name;
+  if (!u.netns) RETURN_IF_ERROR(CheckLocalAddress(d));
+  const std::string pidfile = u.state + "/" + d.name + ".pid";
+  if (OurWorker(ReadPid(pidfile), d.name)) {
+    rep.pid = ReadPid(pidfile);
+    rep.already_running = true;
+    out << "  " << d.name << ": already running (pid " << rep.pid << ")\n";
+    return rep;
+  }
+  const std::vector<std::string> dirs = LimitDevice(u.file, d, &rep);
+  const int threads = WorkerThreads(d);
+  std::vector<std::string> args = WorkerArgs(u, d, threads);
+  const std::string log = u.state + "/" + d.name + ".log";
+  const auto spawned = Clock::now();
+  ASSIGN_OR_RETURN(const pid_t pid,
+                   SpawnWorker(u, index, dirs, std::move(args), log));
+  rep.pid = pid;
+  std::ofstream(pidfile) << pid;
+  std::ofstream(u.state + "/" + d.name + ".cgroups") << [&] {
+    std::string s;
+    for (const auto& x : dirs) s += x + "\n";
+    return s;
+  }();
+  RETURN_IF_ERROR(AwaitWorker(d, pid, spawned, u.tls.get(), log));
+  PrintDeviceUp(u, index, threads, rep, out);
+  return rep;
+}
+
 }  // namespace
 
 std::string ClusterTag(const std::string& file) {
@@ -224,293 +577,38 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
     return InvalidArgument("cluster up --mode '" + opts.mode +
                            "': transport or netns");
   }
-  const std::string state = ClusterStateDir(file);
-  fs::create_directories(state);
+  UpContext u(file, opts, c);
+  u.netns = netns;
+  u.state = ClusterStateDir(file);
+  fs::create_directories(u.state);
   // With TLS, the workers get their certificates, and this process checks
   // that they came up with the coordinator's.
   if (!c.tls_dir.empty()) RETURN_IF_ERROR(IssueMissingCerts(c, out));
-  std::shared_ptr<const TlsIdentity> tls;
-  if (c.tls.any()) {
-    auto id = LoadTlsIdentity(c.tls);
-    if (!id.ok()) return id.status().WithContext("the tls block of " + file);
-    tls = std::move(id).value();
-    for (const auto& d : c.devices) {
-      if (d.tls.cert.empty() || d.tls.key.empty()) {
-        return InvalidArgument(
-            file + ": device " + d.name +
-            " has no certificate: with a tls block of ca, cert and key, "
-            "cluster up needs each device's own (tls: {cert: ..., key: ...}), "
-            "or use tls: {dir: ...}");
-      }
-      auto dev = LoadTlsIdentity(d.tls);
-      if (!dev.ok()) return dev.status().WithContext("device " + d.name);
-      if (dev.value()->role != TlsRole::kDevice) {
-        return InvalidArgument("device " + d.name + "'s certificate " +
-                               d.tls.cert + " has the " +
-                               RoleName(dev.value()->role) +
-                               " role; a worker needs a device certificate");
-      }
-    }
-  }
-  // Devices that give a speed but no cpu run at that speed on this host.
-  bool calibrate = false;
-  for (const auto& d : c.devices) calibrate |= d.cpu_from_speed;
-  if (calibrate) {
-    ASSIGN_OR_RETURN(HostRate host, CachedHostRate(opts.recalibrate));
-    char line[320];
-    std::snprintf(
-        line, sizeof(line),
-        "calibration (%s %s): one core of this host does %.1f GMAC/s (a "
-        "3x3 conv %.1f, an fc layer %.1f) and copies %.1f GB/s; a "
-        "Raspberry Pi 3 (speed 1) %.2f GMAC/s and %.1f GB/s: speed 1 "
-        "computes at %.4f of a host core, and its worker runs at %.4f\n",
-        host.cached ? "kept in" : "measured, kept in", HostRateFile().c_str(),
-        host.macs_per_cpu_second / 1e9, host.conv_macs_per_cpu_second / 1e9,
-        host.gemm_macs_per_cpu_second / 1e9,
-        host.copy_bytes_per_cpu_second / 1e9, kPi3MacsPerSecond / 1e9,
-        kPi3CopyBytesPerSecond / 1e9, CpuFractionForSpeed(1.0, host),
-        SystemFractionForSpeed(1.0, 1, host));
-    out << line;
-    for (auto& d : c.devices) {
-      if (!d.cpu_from_speed) continue;
-      d.cpu = CpuFractionForSpeed(d.speed, host);
-      if (d.system_cpu == 0) {
-        d.system_cpu = SystemFractionForSpeed(d.speed, d.cores, host);
-      }
-    }
-  }
-  // The network namespaces, when they are not up already (a `cluster up`
-  // that adds the workers missing from a running cluster keeps them).
-  std::vector<std::string> device_ns(c.devices.size());
+  ASSIGN_OR_RETURN(u.tls, LoadClusterTls(c, file));
+  RETURN_IF_ERROR(CalibrateSpeeds(c, opts.recalibrate, out));
+  u.device_ns.resize(c.devices.size());
   if (netns) {
-    std::vector<NetnsDevice> nd;
-    bool any_running = false;
-    for (const auto& d : c.devices) {
-      ASSIGN_OR_RETURN(
-          HostPort hp,
-          SplitHostPort(d.address, "device " + d.name + "'s address"));
-      if (hp.port < 1) {
-        return InvalidArgument("device " + d.name + "'s address '" + d.address +
-                               "' needs a port");
-      }
-      nd.push_back({d.name, hp.host, d.link.bandwidth_bps});
-      any_running |= OurWorker(ReadPid(state + "/" + d.name + ".pid"), d.name);
-    }
-    const std::string tag = ClusterTag(file);
-    const std::string marker = state + "/netns";
-    if (!any_running || !fs::exists(marker)) {
-      ASSIGN_OR_RETURN(
-          NetnsLayout l,
-          NetnsUp(tag, nd, c.network.shared ? c.network.bandwidth_bps : 0));
-      std::ofstream(marker) << c.devices.size() << "\n";
-      out << "network " << l.subnet << ": this host is " << l.host_ip
-          << "; each device in a namespace of its own (" << NetnsName(tag, 0)
-          << "...), its bandwidth shaped by the kernel (htb, both ways), its "
-             "latency by the worker's transport (no netem here)\n";
-      if (c.network.shared) {
-        out << "shared medium: every frame into the bridge, from any device "
-               "or this host, passes one channel shaped at "
-            << HumanBitRate(c.network.bandwidth_bps / 2) << " (htb on an ifb "
-            << "device): half of " << HumanBitRate(c.network.bandwidth_bps)
-            << ", as Wi-Fi carries it up to the access point and down\n";
-      }
-    }
-    for (size_t i = 0; i < c.devices.size(); ++i) {
-      device_ns[i] = NetnsName(tag, static_cast<int>(i));
-    }
+    ASSIGN_OR_RETURN(u.device_ns, SetUpNetns(c, file, u.state, out));
   }
-  const std::string self = opts.binary.empty()
-                               ? fs::read_symlink("/proc/self/exe").string()
+  u.self = opts.binary.empty() ? fs::read_symlink("/proc/self/exe").string()
                                : opts.binary;
   out << "cluster " << file << ": " << c.devices.size()
-      << " workers (logs and pids in " << state << ")\n";
+      << " workers (logs and pids in " << u.state << ")\n";
   // Transport mode: the shared medium is a clock in a file every worker
   // maps (runtime/link_shaper.h); netns mode: the kernel's, above.
-  const std::string medium_file = state + "/medium";
+  u.medium_file = u.state + "/medium";
   if (c.network.shared && !netns) {
     out << "shared medium: one channel of "
         << HumanBitRate(c.network.bandwidth_bps)
         << " for every device's sends, in the workers' transport ("
-        << medium_file
+        << u.medium_file
         << "): a message to another device holds it twice its time at that "
            "rate, behind what any device holds\n";
   }
   std::vector<DeviceUpReport> reports;
-  const pid_t parent = getpid();
-  for (const auto& d : c.devices) {
-    DeviceUpReport rep;
-    rep.name = d.name;
-    const auto colon = d.address.rfind(':');
-    const std::string host = d.address.substr(0, colon);
-    if (!netns && (colon == std::string::npos ||
-                   (host != "127.0.0.1" && host != "localhost"))) {
-      return InvalidArgument(
-          "device " + d.name + " has address '" + d.address +
-          "': cluster up starts workers on this machine, on 127.0.0.1:PORT "
-          "(or, as root with --mode netns, each on a private address of its "
-          "own)");
-    }
-    const size_t index = &d - c.devices.data();
-    const std::string pidfile = state + "/" + d.name + ".pid";
-    if (OurWorker(ReadPid(pidfile), d.name)) {
-      rep.pid = ReadPid(pidfile);
-      rep.already_running = true;
-      out << "  " << d.name << ": already running (pid " << rep.pid << ")\n";
-      reports.push_back(rep);
-      continue;
-    }
-    rep.cpu_note = "not limited";
-    rep.memory_note = "not limited";
-    std::vector<std::string> dirs;
-    const std::string cg = CgroupName(file, d.name);
-    if (d.cpu > 0) {
-      // The simulator models the same period and quota (cluster/cpu_quota.h).
-      const int64_t period = QuotaPeriodUs(d.QuotaCpu());
-      const int64_t quota = QuotaUs(d.QuotaCpu());
-      std::string why;
-      std::string dir =
-          MakeCgroup("cpu", cg,
-                     {{"cpu.cfs_period_us", std::to_string(period)},
-                      {"cpu.cfs_quota_us", std::to_string(quota)}},
-                     &why);
-      if (!dir.empty()) {
-        dirs.push_back(dir);
-        rep.cpu_limited = true;
-        rep.cpu_note = "cgroup cpu quota " +
-                       Percent(static_cast<double>(quota) / period) +
-                       " of a core (" + std::to_string(quota) + " of every " +
-                       std::to_string(period) + " us)";
-      } else {
-        rep.cpu_note = "NOT limited by the kernel (" + why + ")";
-      }
-      rep.cpu_note +=
-          ", compute paced by the worker to " + Percent(d.cpu) + " of a core";
-    }
-    if (d.memory_bytes > 0) {
-      std::string why;
-      std::string dir =
-          MakeCgroup("memory", cg,
-                     {{"memory.limit_in_bytes",
-                       std::to_string(d.memory_bytes + kMemoryHeadroom)}},
-                     &why);
-      if (!dir.empty()) {
-        dirs.push_back(dir);
-        rep.memory_limited = true;
-        rep.memory_note =
-            "cgroup memory limit " +
-            std::to_string((d.memory_bytes + kMemoryHeadroom) >> 20) + " MiB";
-      } else {
-        rep.memory_note =
-            "NOT limited by the kernel (" + why +
-            "); the worker's own budget still refuses deployments";
-      }
-    }
-    const int threads =
-        d.cpu > 0
-            ? std::max(1, std::min(d.cores, static_cast<int>(std::ceil(d.cpu))))
-            : d.cores;
-    std::vector<std::string> args = {
-        self, "worker", "--listen", d.address, "--name", d.name, "--memory",
-        std::to_string(d.memory_bytes), "--threads", std::to_string(threads),
-        // Its own cache: an emulated device does not have what another
-        // was sent.
-        "--cache-dir", state + "/" + d.name + ".weights",
-        // Emulated devices stay off the LAN's DNS-SD: a namespace's worker
-        // would be announced by the host's avahi-daemon with the host's
-        // addresses, which do not reach it.
-        "--no-announce"};
-    if (d.cpu > 0) {  // pacing makes short tasks as slow as long ones
-      args.push_back("--cpu-fraction");
-      args.push_back(std::to_string(d.cpu));
-    }
-    if (d.link.bandwidth_bps > 0 && !netns) {  // netns: the kernel's htb
-      args.push_back("--link-bandwidth");
-      args.push_back(std::to_string(d.link.bandwidth_bps) + "bit");
-    }
-    if (d.link.latency_s > 0) {
-      args.push_back("--link-latency");
-      args.push_back(std::to_string(d.link.latency_s) + "s");
-    }
-    if (c.network.shared && !netns) {
-      args.push_back("--medium");
-      args.push_back(medium_file);
-      args.push_back("--medium-bandwidth");
-      args.push_back(std::to_string(c.network.bandwidth_bps) + "bit");
-    }
-    if (tls) {
-      for (const auto& [flag, path] : {std::pair{"--tls-ca", d.tls.ca},
-                                       std::pair{"--tls-cert", d.tls.cert},
-                                       std::pair{"--tls-key", d.tls.key}}) {
-        args.push_back(flag);
-        args.push_back(fs::absolute(path).string());
-      }
-    }
-    const std::string log = state + "/" + d.name + ".log";
-    const auto spawned = Clock::now();
-    pid_t pid = fork();
-    if (pid < 0) return Internal("fork failed");
-    if (pid == 0) {
-      setsid();
-      if (opts.die_with_parent) {
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != parent) _exit(1);
-      }
-      for (const auto& dir : dirs) {
-        std::ofstream(dir + "/cgroup.procs") << getpid();
-      }
-      if (netns) {
-        const int nsfd = open(NetnsPath(device_ns[index]).c_str(), O_RDONLY);
-        if (nsfd < 0 || setns(nsfd, CLONE_NEWNET) != 0) _exit(126);
-        close(nsfd);
-      }
-      int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd >= 0) {
-        dup2(fd, 1);
-        dup2(fd, 2);
-        close(fd);
-      }
-      int nul = open("/dev/null", O_RDONLY);
-      if (nul >= 0) dup2(nul, 0);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(self.c_str(), argv.data());
-      _exit(127);
-    }
-    rep.pid = pid;
-    std::ofstream(pidfile) << pid;
-    std::ofstream(state + "/" + d.name + ".cgroups") << [&] {
-      std::string s;
-      for (const auto& x : dirs) s += x + "\n";
-      return s;
-    }();
-    bool up = false;
-    for (int i = 0; i < 100 && !up; ++i) {
-      int st = 0;
-      if (waitpid(pid, &st, WNOHANG) == pid) break;
-      up = Healthy(d.address, spawned, tls.get());
-      if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    if (!up) {
-      std::string tail;
-      std::ifstream lf(log);
-      for (std::string l; std::getline(lf, l);) tail = l;
-      return Unavailable("worker " + d.name + " did not come up on " +
-                         d.address + " (is the port taken?); " + log +
-                         (tail.empty() ? "" : " says: " + tail));
-    }
-    out << "  " << d.name << " on " << d.address
-        << (netns ? " in " + device_ns[index] : std::string()) << " (pid "
-        << pid << ", " << Plural(threads, "thread") << "): cpu " << rep.cpu_note
-        << "; memory " << rep.memory_note << "; link "
-        << (d.link.bandwidth_bps > 0
-                ? HumanBitRate(d.link.bandwidth_bps) +
-                      (netns ? " (shaped by the kernel)" : "")
-                : std::string("unshaped"))
-        << (d.link.latency_s > 0 ? " + " + Num(d.link.latency_s * 1e3) +
-                                       " ms (shaped by the worker's transport)"
-                                 : std::string())
-        << (tls ? "; mutual TLS as " + d.tls.cert : std::string()) << "\n";
+  u.parent = getpid();
+  for (size_t i = 0; i < c.devices.size(); ++i) {
+    ASSIGN_OR_RETURN(DeviceUpReport rep, StartDevice(u, i, out));
     reports.push_back(rep);
   }
   return reports;
