@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -30,6 +31,130 @@ struct Mailbox {
   std::map<std::string, Tensor> inputs;
   int pending = 0;
 };
+
+// What one run's device threads share, under `mu`.
+struct RunState {
+  RunState(const Plan& plan, int64_t seq);
+
+  const Plan& p;
+  const int64_t request;
+  std::mutex mu;
+  std::condition_variable cv;
+  Status failure;
+  std::vector<Mailbox> boxes;  // per task
+  Mailbox out_box;             // the model output's
+  RunStats stats;
+};
+
+// Every task's mailbox with its input tensors allocated and the count of
+// transfers it waits for.
+RunState::RunState(const Plan& plan, int64_t seq)
+    : p(plan),
+      request(seq),
+      boxes(plan.tasks.size()),
+      stats(EmptyRunStats(plan)) {
+  out_box.inputs[p.output_name] = Tensor(p.output_shape);
+  for (const auto& t : p.tasks) {
+    for (const auto& in : t.fragment.inputs) {
+      boxes[t.id].inputs[in] = Tensor(t.fragment.tensors.at(in).shape);
+    }
+  }
+  for (const auto& x : p.transfers) {
+    (x.dst.task == kModelOutput ? out_box : boxes[x.dst.task]).pending++;
+  }
+}
+
+// Delivers every transfer leaving `task` (or the model input) under the
+// lock; the receiver wakes when its last part has arrived.
+void Deliver(RunState* r, int task,
+             const std::map<std::string, const Tensor*>& srcs) {
+  const Plan& p = r->p;
+  std::lock_guard<std::mutex> lock(r->mu);
+  for (const auto& x : p.transfers) {
+    if (x.src.task != task) continue;
+    Mailbox& box =
+        x.dst.task == kModelOutput ? r->out_box : r->boxes[x.dst.task];
+    const Tensor& from = *srcs.at(x.src.tensor);
+    Status st;
+    if (p.wire.dtype != WireDtype::kF32 && CrossesWire(p, x, r->request)) {
+      // Rounded as the wire dtype carries it, so that this run computes
+      // what the workers compute.
+      auto part = ExtractRegion(from, x.src.region);
+      st = part.status();
+      if (part.ok()) {
+        RoundToWireDtype(p.wire.dtype, &*part);
+        st = CopyRegion(*part, Region::Full(part->shape),
+                        &box.inputs.at(x.dst.tensor), x.dst.region, x.merge);
+      }
+    } else {
+      st = CopyRegion(from, x.src.region, &box.inputs.at(x.dst.tensor),
+                      x.dst.region, x.merge);
+    }
+    if (!st.ok() && r->failure.ok()) r->failure = st;
+    box.pending--;
+  }
+  r->cv.notify_all();
+}
+
+// Runs device `device`'s tasks in plan order, each once its inputs have
+// arrived; returns at the first failure, its own or another thread's.
+void DeviceLoop(RunState* r,
+                const std::vector<std::unique_ptr<Executor>>& executors,
+                int threads_per_device, int device) {
+  const Plan& p = r->p;
+  SetKernelThreads(threads_per_device);
+  for (const auto& t : p.tasks) {
+    if (p.DeviceOf(t.id, r->request) != device) continue;
+    std::vector<Tensor> ins;
+    {
+      std::unique_lock<std::mutex> lock(r->mu);
+      r->cv.wait(lock, [&] {
+        return r->boxes[t.id].pending == 0 || !r->failure.ok();
+      });
+      if (!r->failure.ok()) return;
+      for (const auto& name : t.fragment.inputs) {
+        ins.push_back(std::move(r->boxes[t.id].inputs.at(name)));
+      }
+    }
+    std::vector<Tensor> outs;
+    const auto ts = Clock::now();
+    Status st =
+        executors[t.id] ? executors[t.id]->Run(ins, &outs) : Status::Ok();
+    const double ms = MsSince(ts);
+    if (!st.ok()) {
+      std::lock_guard<std::mutex> lock(r->mu);
+      if (r->failure.ok()) r->failure = st.WithContext("task " + t.name);
+      r->cv.notify_all();
+      return;
+    }
+    std::map<std::string, const Tensor*> srcs;
+    for (size_t i = 0; i < ins.size(); ++i)
+      srcs[t.fragment.inputs[i]] = &ins[i];
+    for (size_t i = 0; i < outs.size(); ++i) {
+      srcs[t.fragment.outputs[i]] = &outs[i];
+    }
+    Deliver(r, t.id, srcs);
+    std::lock_guard<std::mutex> lock(r->mu);
+    r->stats.task_ms[t.id] = ms;
+  }
+}
+
+// An exception in one device's thread fails the run, and wakes the
+// others, instead of ending the process.
+void GuardedDeviceLoop(RunState* r,
+                       const std::vector<std::unique_ptr<Executor>>& executors,
+                       int threads_per_device, int device) {
+  try {
+    DeviceLoop(r, executors, threads_per_device, device);
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> lock(r->mu);
+    if (r->failure.ok()) {
+      r->failure = Internal("device " + r->p.devices[device].name +
+                            " failed on an unexpected condition: " + e.what());
+    }
+    r->cv.notify_all();
+  }
+}
 
 }  // namespace
 
@@ -67,116 +192,24 @@ Status LocalRunner::Run(const Tensor& input, Tensor* output, RunStats* stats,
                            " but the plan's model expects " +
                            ShapeToString(p.input_shape));
   }
-  RunStats s = EmptyRunStats(p);
-  std::mutex mu;
-  std::condition_variable cv;
-  Status failure;
-  std::vector<Mailbox> boxes(p.tasks.size());
-  Mailbox out_box;
-  out_box.inputs[p.output_name] = Tensor(p.output_shape);
-  for (const auto& t : p.tasks) {
-    for (const auto& in : t.fragment.inputs) {
-      boxes[t.id].inputs[in] = Tensor(t.fragment.tensors.at(in).shape);
-    }
-  }
-  for (const auto& x : p.transfers) {
-    (x.dst.task == kModelOutput ? out_box : boxes[x.dst.task]).pending++;
-  }
-  // Delivers every transfer leaving `task` (or the model input) under the
-  // lock; the receiver wakes when its last part has arrived.
-  auto deliver = [&](int task,
-                     const std::map<std::string, const Tensor*>& srcs) {
-    std::lock_guard<std::mutex> lock(mu);
-    for (const auto& x : p.transfers) {
-      if (x.src.task != task) continue;
-      Mailbox& box = x.dst.task == kModelOutput ? out_box : boxes[x.dst.task];
-      const Tensor& from = *srcs.at(x.src.tensor);
-      Status st;
-      if (p.wire.dtype != WireDtype::kF32 && CrossesWire(p, x, request)) {
-        // Rounded as the wire dtype carries it, so that this run computes
-        // what the workers compute.
-        auto part = ExtractRegion(from, x.src.region);
-        st = part.status();
-        if (part.ok()) {
-          RoundToWireDtype(p.wire.dtype, &*part);
-          st = CopyRegion(*part, Region::Full(part->shape),
-                          &box.inputs.at(x.dst.tensor), x.dst.region, x.merge);
-        }
-      } else {
-        st = CopyRegion(from, x.src.region, &box.inputs.at(x.dst.tensor),
-                        x.dst.region, x.merge);
-      }
-      if (!st.ok() && failure.ok()) failure = st;
-      box.pending--;
-    }
-    cv.notify_all();
-  };
+  RunState r(p, request);
   // What crosses devices, counted as the workers send it (broadcast trees).
-  for (const WireHop& h : WireHops(p, request)) CountWireHop(p, h, &s);
+  for (const WireHop& h : WireHops(p, request)) CountWireHop(p, h, &r.stats);
   const auto t0 = Clock::now();
-  deliver(kModelInput, {{p.input_name, &input}});
-
-  auto device_loop = [&](int device) {
-    SetKernelThreads(opts_.threads_per_device);
-    for (const auto& t : p.tasks) {
-      if (p.DeviceOf(t.id, request) != device) continue;
-      std::vector<Tensor> ins;
-      {
-        std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock,
-                [&] { return boxes[t.id].pending == 0 || !failure.ok(); });
-        if (!failure.ok()) return;
-        for (const auto& name : t.fragment.inputs) {
-          ins.push_back(std::move(boxes[t.id].inputs.at(name)));
-        }
-      }
-      std::vector<Tensor> outs;
-      const auto ts = Clock::now();
-      Status st =
-          executors_[t.id] ? executors_[t.id]->Run(ins, &outs) : Status::Ok();
-      const double ms = MsSince(ts);
-      if (!st.ok()) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (failure.ok()) failure = st.WithContext("task " + t.name);
-        cv.notify_all();
-        return;
-      }
-      std::map<std::string, const Tensor*> srcs;
-      for (size_t i = 0; i < ins.size(); ++i)
-        srcs[t.fragment.inputs[i]] = &ins[i];
-      for (size_t i = 0; i < outs.size(); ++i) {
-        srcs[t.fragment.outputs[i]] = &outs[i];
-      }
-      deliver(t.id, srcs);
-      std::lock_guard<std::mutex> lock(mu);
-      s.task_ms[t.id] = ms;
-    }
-  };
-  // An exception in one device's thread fails the run, and wakes the
-  // others, instead of ending the process.
-  auto guarded_loop = [&](int device) {
-    try {
-      device_loop(device);
-    } catch (const std::exception& e) {
-      std::lock_guard<std::mutex> lock(mu);
-      if (failure.ok()) {
-        failure = Internal("device " + p.devices[device].name +
-                           " failed on an unexpected condition: " + e.what());
-      }
-      cv.notify_all();
-    }
-  };
+  Deliver(&r, kModelInput, {{p.input_name, &input}});
   std::vector<std::thread> threads;
-  for (size_t d = 0; d < p.devices.size(); ++d)
-    threads.emplace_back(guarded_loop, d);
+  for (size_t d = 0; d < p.devices.size(); ++d) {
+    threads.emplace_back(GuardedDeviceLoop, &r, std::cref(executors_),
+                         opts_.threads_per_device, static_cast<int>(d));
+  }
   for (auto& th : threads) th.join();
-  if (!failure.ok()) return failure;
-  if (out_box.pending != 0) {
+  if (!r.failure.ok()) return r.failure;
+  if (r.out_box.pending != 0) {
     return Internal("the plan's output was not fully delivered");
   }
-  s.latency_ms = MsSince(t0);
-  *output = std::move(out_box.inputs.at(p.output_name));
-  if (stats != nullptr) *stats = std::move(s);
+  r.stats.latency_ms = MsSince(t0);
+  *output = std::move(r.out_box.inputs.at(p.output_name));
+  if (stats != nullptr) *stats = std::move(r.stats);
   return Status::Ok();
 }
 
