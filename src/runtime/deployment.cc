@@ -55,30 +55,23 @@ void ConnectToReceivers(
   for (int dv : receivers) channels[dv]->WaitForConnected(deadline);
 }
 
-}  // namespace
-
-StatusOr<std::shared_ptr<Deployment>> BuildDeployment(
-    const rpc::DeployRequest& req, const DeploymentContext& ctx, int64_t held,
-    rpc::DeployReply* rep) {
-  auto d = std::make_shared<Deployment>();
-  d->id = req.deployment();
-  d->plan_id = req.plan_id();
+// The request's plan, checked.
+StatusOr<Plan> ParsePlan(const std::string& json) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(req.plan_json());
+    j = nlohmann::json::parse(json);
   } catch (const std::exception& e) {
     return InvalidArgument(std::string("plan is not JSON: ") + e.what());
   }
-  ASSIGN_OR_RETURN(d->plan, PlanFromJson(j));
-  RETURN_IF_ERROR(VerifyPlan(d->plan));
+  ASSIGN_OR_RETURN(Plan plan, PlanFromJson(j));
+  RETURN_IF_ERROR(VerifyPlan(plan));
+  return plan;
+}
+
+// Which tasks run here, and the transfers into and out of each task.
+void IndexTasks(Deployment* d) {
   const Plan& p = d->plan;
   const int n = static_cast<int>(p.tasks.size());
-  d->device = req.device();
-  if (d->device < 0 || d->device >= static_cast<int>(p.devices.size()) ||
-      req.peers_size() != static_cast<int>(p.devices.size())) {
-    return InvalidArgument("device index or peer list does not fit the plan");
-  }
-  d->peers.assign(req.peers().begin(), req.peers().end());
   d->mine.assign(n, false);
   d->incoming.assign(n, 0);
   d->outgoing.assign(n, {});
@@ -90,14 +83,22 @@ StatusOr<std::shared_ptr<Deployment>> BuildDeployment(
     if (x.dst.task >= 0) d->incoming[x.dst.task]++;
     if (x.src.task >= 0) d->outgoing[x.src.task].push_back(i);
   }
-  std::map<int, const rpc::TaskWeights*> tw;
-  for (const auto& t : req.tasks()) tw[t.task()] = &t;
+}
+
+// The request's weight references, by task.
+using TaskWeightRefs = std::map<int, const rpc::TaskWeights*>;
+
+// The activation and weight bytes of the tasks here, and the cached blobs
+// they read; returns the largest weight. Fails on a task nothing starts or
+// a weight that is not in the cache.
+StatusOr<int64_t> SizeTasks(const TaskWeightRefs& tw, BlobCache* cache,
+                            Deployment* d) {
   std::set<std::string> used;
   // The engine reorders each weight into its own layout while the plain
   // copy read from the cache still exists: for a moment the largest
   // weight is held twice.
   int64_t largest_weight = 0;
-  for (const auto& t : p.tasks) {
+  for (const auto& t : d->plan.tasks) {
     if (!d->mine[t.id]) continue;
     if (d->incoming[t.id] == 0) {
       return Unsupported("task " + t.name +
@@ -107,8 +108,8 @@ StatusOr<std::shared_ptr<Deployment>> BuildDeployment(
     d->activation_bytes =
         std::max(d->activation_bytes, PeakActivationBytes(t.fragment));
     if (!tw.count(t.id)) continue;
-    for (const auto& w : tw[t.id]->weights()) {
-      const int64_t size = ctx.cache->Size(w.hash());
+    for (const auto& w : tw.at(t.id)->weights()) {
+      const int64_t size = cache->Size(w.hash());
       if (size < 0) {
         return FailedPrecondition("weight blob " + w.hash() + " of task " +
                                   t.name + " was not uploaded");
@@ -118,47 +119,63 @@ StatusOr<std::shared_ptr<Deployment>> BuildDeployment(
     }
   }
   d->blob_hashes = used;
-  d->task_seconds.assign(n, nullptr);
+  return largest_weight;
+}
+
+void ResolveMetrics(WorkerMetrics* metrics, Deployment* d) {
+  const Plan& p = d->plan;
+  d->task_seconds.assign(p.tasks.size(), nullptr);
   for (const auto& t : p.tasks) {
     if (!d->mine[t.id]) continue;
     d->tasks_here++;
-    d->task_seconds[t.id] = ctx.metrics->TaskSeconds(TaskKind(t.fragment));
+    d->task_seconds[t.id] = metrics->TaskSeconds(TaskKind(t.fragment));
   }
   for (const auto& dv : p.devices) {
-    d->sent_to.push_back(ctx.metrics->BytesSent(dv.name));
-    d->received_from.push_back(ctx.metrics->BytesReceived(dv.name));
+    d->sent_to.push_back(metrics->BytesSent(dv.name));
+    d->received_from.push_back(metrics->BytesReceived(dv.name));
   }
-  d->sent_to_coordinator = ctx.metrics->BytesSent("coordinator");
-  const int64_t need = DeviceWeightMemory(d->weight_bytes, largest_weight) +
-                       d->activation_bytes + held;
-  rep->set_weight_bytes(d->weight_bytes);
-  rep->set_activation_bytes(d->activation_bytes);
-  rep->set_budget_bytes(ctx.memory_bytes);
-  if (ctx.memory_bytes > 0 && need > ctx.memory_bytes) {
+  d->sent_to_coordinator = metrics->BytesSent("coordinator");
+}
+
+// Fills the reply's sizes and refuses a deployment that does not fit the
+// memory `budget` beside the `held` bytes of the one kept alongside.
+Status CheckBudget(const Deployment& d, int64_t largest_weight, int64_t held,
+                   int64_t budget, rpc::DeployReply* rep) {
+  const int64_t need = DeviceWeightMemory(d.weight_bytes, largest_weight) +
+                       d.activation_bytes + held;
+  rep->set_weight_bytes(d.weight_bytes);
+  rep->set_activation_bytes(d.activation_bytes);
+  rep->set_budget_bytes(budget);
+  if (budget > 0 && need > budget) {
     // Over only for the plan kept alongside: once that one is released,
     // this one fits (serve drains, then deploys it alone).
-    const bool alone_fits = need - held <= ctx.memory_bytes;
+    const bool alone_fits = need - held <= budget;
     return Status(
         held > 0 && alone_fits ? Code::kResourceExhausted
                                : Code::kFailedPrecondition,
         "refuses the deployment: it needs " + MiB(need) + " (" +
-            MiB(d->weight_bytes) + " of weights + " + MiB(largest_weight) +
+            MiB(d.weight_bytes) + " of weights + " + MiB(largest_weight) +
             " while its largest weight is reordered + " +
-            MiB(d->activation_bytes) + " of activations" +
+            MiB(d.activation_bytes) + " of activations" +
             (held > 0 ? " + " + MiB(held) +
                             " held by the previous deployment kept alongside"
                       : std::string()) +
-            ") but its memory budget is " + MiB(ctx.memory_bytes));
+            ") but its memory budget is " + MiB(budget));
   }
-  // A task at a time: its weights read from the cache, handed to the
-  // engine, which keeps its own layout and drops the plain copy, so the
-  // plain weights of one task at most are in memory beside the engine's.
-  d->exec.resize(n);
-  for (const auto& t : p.tasks) {
+  return Status::Ok();
+}
+
+// A task at a time: its weights read from the cache, handed to the
+// engine, which keeps its own layout and drops the plain copy, so the
+// plain weights of one task at most are in memory beside the engine's.
+Status MakeExecutors(const TaskWeightRefs& tw, const DeploymentContext& ctx,
+                     Deployment* d) {
+  d->exec.resize(d->plan.tasks.size());
+  for (const auto& t : d->plan.tasks) {
     if (!d->mine[t.id] || t.fragment.nodes.empty()) continue;
     WeightStore store;
     if (tw.count(t.id)) {
-      for (const auto& w : tw[t.id]->weights()) {
+      for (const auto& w : tw.at(t.id)->weights()) {
         Shape shape(w.shape().begin(), w.shape().end());
         auto tensor = ctx.cache->Read(w.hash(), shape);
         if (!tensor.ok()) {
@@ -175,6 +192,33 @@ StatusOr<std::shared_ptr<Deployment>> BuildDeployment(
     if (!ex.ok()) return ex.status().WithContext("task " + t.name);
     d->exec[t.id] = std::move(ex).value();
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<Deployment>> BuildDeployment(
+    const rpc::DeployRequest& req, const DeploymentContext& ctx, int64_t held,
+    rpc::DeployReply* rep) {
+  auto d = std::make_shared<Deployment>();
+  d->id = req.deployment();
+  d->plan_id = req.plan_id();
+  ASSIGN_OR_RETURN(d->plan, ParsePlan(req.plan_json()));
+  const Plan& p = d->plan;
+  d->device = req.device();
+  if (d->device < 0 || d->device >= static_cast<int>(p.devices.size()) ||
+      req.peers_size() != static_cast<int>(p.devices.size())) {
+    return InvalidArgument("device index or peer list does not fit the plan");
+  }
+  d->peers.assign(req.peers().begin(), req.peers().end());
+  IndexTasks(d.get());
+  TaskWeightRefs tw;
+  for (const auto& t : req.tasks()) tw[t.task()] = &t;
+  ASSIGN_OR_RETURN(const int64_t largest_weight,
+                   SizeTasks(tw, ctx.cache, d.get()));
+  ResolveMetrics(ctx.metrics, d.get());
+  RETURN_IF_ERROR(CheckBudget(*d, largest_weight, held, ctx.memory_bytes, rep));
+  RETURN_IF_ERROR(MakeExecutors(tw, ctx, d.get()));
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   for (const auto& addr : d->peers) {
     channels.push_back(ctx.dial(addr));
