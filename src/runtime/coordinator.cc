@@ -367,15 +367,22 @@ struct Blob {
   std::string bytes;
 };
 
-Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
-                 bool keep_previous, DeployReport* r) {
+// The weights a deployment needs, by hash.
+using Blobs = std::map<std::string, std::string>;  // hash -> bytes
+
+// Device `d`'s Deploy request: the plan, its peers, and a reference to each
+// weight of its tasks, whose bytes go to `blobs`.
+StatusOr<rpc::DeployRequest> MakeDeployRequest(const Coordinator::Impl& m,
+                                               int d,
+                                               const WeightStore& weights,
+                                               bool keep_previous,
+                                               Blobs* blobs) {
   const Plan& p = m.plan;
   rpc::DeployRequest req;
   req.set_protocol(kProtocolVersion);
   req.set_plan_json(m.plan_json);
   req.set_device(d);
   for (const auto& dv : m.devs) req.add_peers(dv.address);
-  std::map<std::string, std::string> blobs;  // hash -> bytes
   std::string plan_id = m.plan_json;
   for (const auto& a : req.peers()) plan_id += "|" + a;
   req.set_plan_id(HashString(plan_id));
@@ -397,100 +404,117 @@ Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
       ref->set_hash(h);
       for (int64_t v : tensor.shape) ref->add_shape(v);
       id += "|" + std::to_string(t.id) + ":" + name + ":" + h;
-      blobs.emplace(h, std::move(bytes));
+      blobs->emplace(h, std::move(bytes));
     }
   }
   req.set_deployment(HashString(id));
-  auto deadline = [&] { return DeadlineIn(m.opts.deploy_timeout_ms); };
+  return req;
+}
+
+// Device `d`'s Health reply, once it answers in our protocol version.
+StatusOr<rpc::HealthReply> CheckDeviceHealth(Coordinator::Impl& m, int d) {
+  rpc::HealthRequest hq;
+  hq.set_protocol(kProtocolVersion);
+  rpc::HealthReply hr;
+  grpc::Status s;
   {
-    rpc::HealthRequest hq;
-    hq.set_protocol(kProtocolVersion);
-    rpc::HealthReply hr;
-    grpc::Status s;
-    {
-      grpc::ClientContext ctx;
-      ctx.set_deadline(DeadlineIn(5000));
-      s = m.stubs[d]->Health(&ctx, hq, &hr);
-    }
-    if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
-      // A channel still backing off from a worker that was down fails at
-      // once; give a restarted worker a second to be reached again.
-      grpc::ClientContext ctx;
-      ctx.set_deadline(DeadlineIn(1500));
-      ctx.set_wait_for_ready(true);
-      grpc::Status retry = m.stubs[d]->Health(&ctx, hq, &hr);
-      if (retry.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) s = retry;
-    }
-    if (!s.ok()) {
-      return FromGrpc(s, m.DeviceName(d) + " does not answer" +
-                             TlsHint(s, m.tls() != nullptr));
-    }
-    if (hr.protocol() != kProtocolVersion) {
-      return FailedPrecondition(
-          m.DeviceName(d) + " speaks shoal protocol version " +
-          std::to_string(hr.protocol()) + " but this coordinator speaks " +
-          std::to_string(kProtocolVersion));
-    }
-    {
-      // Outputs and aborts come back to reply_to: a device that cannot
-      // reach it (another host told 127.0.0.1, a firewall) would make
-      // every request time out with nothing to say why.
-      rpc::LinkProbeRequest pq;
-      pq.set_protocol(kProtocolVersion);
-      pq.set_target(m.reply_to);
-      pq.set_target_coordinator(true);
-      pq.set_bytes(0);
-      pq.set_count(1);
-      pq.set_timeout_ms(3000);
-      rpc::LinkProbeReply pr;
-      grpc::ClientContext ctx;
-      ctx.set_deadline(DeadlineIn(5000));
-      grpc::Status s = m.stubs[d]->ProbeLink(&ctx, pq, &pr);
-      if (s.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
-        return FromGrpc(s, m.DeviceName(d));  // not a matter of addresses
-      }
-      if (!s.ok()) {
-        return Unavailable(
-            m.DeviceName(d) + " cannot reach this coordinator at " +
-            m.reply_to + " (" + s.error_message() +
-            "): give --advertise an address of this machine that the device "
-            "can reach, and open its port in the firewall");
-      }
-    }
-    if (d == p.input_device) {
-      // The input leaves as the input device's worker sends: through the
-      // link its transport emulates (none where the kernel shapes it).
-      // With an emulated shared medium the input takes the same channel,
-      // when this coordinator runs on the host whose file it names (the
-      // emulation is one host's); elsewhere the channel is not emulated.
-      std::shared_ptr<SharedMedium> medium;
-      if (!hr.medium_path().empty() && hr.medium_bandwidth_bps() > 0 &&
-          std::filesystem::exists(hr.medium_path())) {
-        auto opened = SharedMedium::Open(
-            hr.medium_path(), Medium{true, hr.medium_bandwidth_bps()});
-        if (opened.ok()) medium = opened.value();
-      }
-      m.input_link = std::make_unique<LinkShaper>(
-          Link{hr.link_bandwidth_bps(), hr.link_latency_s()}, medium);
-    }
-    // Refuse before uploading what cannot fit (DeviceWeightMemory). The
-    // worker checks again, activations too.
-    int64_t weight_bytes = 0, largest = 0;
-    for (const auto& [h, b] : blobs) {
-      weight_bytes += b.size();
-      largest = std::max<int64_t>(largest, b.size());
-    }
-    const int64_t need = DeviceWeightMemory(weight_bytes, largest);
-    if (hr.memory_budget() > 0 && need > hr.memory_budget()) {
-      return FailedPrecondition(
-          m.DeviceName(d) + " refuses the deployment: it needs at least " +
-          MiB(need) + " (" + MiB(weight_bytes) + " of weights + " +
-          MiB(largest) +
-          " while its largest weight is reordered) but its memory budget "
-          "is " +
-          MiB(hr.memory_budget()));
-    }
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(5000));
+    s = m.stubs[d]->Health(&ctx, hq, &hr);
   }
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    // A channel still backing off from a worker that was down fails at
+    // once; give a restarted worker a second to be reached again.
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(1500));
+    ctx.set_wait_for_ready(true);
+    grpc::Status retry = m.stubs[d]->Health(&ctx, hq, &hr);
+    if (retry.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) s = retry;
+  }
+  if (!s.ok()) {
+    return FromGrpc(s, m.DeviceName(d) + " does not answer" +
+                           TlsHint(s, m.tls() != nullptr));
+  }
+  if (hr.protocol() != kProtocolVersion) {
+    return FailedPrecondition(
+        m.DeviceName(d) + " speaks shoal protocol version " +
+        std::to_string(hr.protocol()) + " but this coordinator speaks " +
+        std::to_string(kProtocolVersion));
+  }
+  return hr;
+}
+
+// Outputs and aborts come back to reply_to: a device that cannot
+// reach it (another host told 127.0.0.1, a firewall) would make
+// every request time out with nothing to say why.
+Status CheckReachesCoordinator(Coordinator::Impl& m, int d) {
+  rpc::LinkProbeRequest pq;
+  pq.set_protocol(kProtocolVersion);
+  pq.set_target(m.reply_to);
+  pq.set_target_coordinator(true);
+  pq.set_bytes(0);
+  pq.set_count(1);
+  pq.set_timeout_ms(3000);
+  rpc::LinkProbeReply pr;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(DeadlineIn(5000));
+  grpc::Status s = m.stubs[d]->ProbeLink(&ctx, pq, &pr);
+  if (s.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+    return FromGrpc(s, m.DeviceName(d));  // not a matter of addresses
+  }
+  if (!s.ok()) {
+    return Unavailable(
+        m.DeviceName(d) + " cannot reach this coordinator at " + m.reply_to +
+        " (" + s.error_message() +
+        "): give --advertise an address of this machine that the device "
+        "can reach, and open its port in the firewall");
+  }
+  return Status::Ok();
+}
+
+// The input leaves as the input device's worker sends: through the
+// link its transport emulates (none where the kernel shapes it).
+// With an emulated shared medium the input takes the same channel,
+// when this coordinator runs on the host whose file it names (the
+// emulation is one host's); elsewhere the channel is not emulated.
+void ShapeInputLink(Coordinator::Impl& m, const rpc::HealthReply& hr) {
+  std::shared_ptr<SharedMedium> medium;
+  if (!hr.medium_path().empty() && hr.medium_bandwidth_bps() > 0 &&
+      std::filesystem::exists(hr.medium_path())) {
+    auto opened = SharedMedium::Open(hr.medium_path(),
+                                     Medium{true, hr.medium_bandwidth_bps()});
+    if (opened.ok()) medium = opened.value();
+  }
+  m.input_link = std::make_unique<LinkShaper>(
+      Link{hr.link_bandwidth_bps(), hr.link_latency_s()}, medium);
+}
+
+// Refuse before uploading what cannot fit (DeviceWeightMemory). The
+// worker checks again, activations too.
+Status CheckWeightsFit(const Coordinator::Impl& m, int d, const Blobs& blobs,
+                       int64_t budget) {
+  int64_t weight_bytes = 0, largest = 0;
+  for (const auto& [h, b] : blobs) {
+    weight_bytes += b.size();
+    largest = std::max<int64_t>(largest, b.size());
+  }
+  const int64_t need = DeviceWeightMemory(weight_bytes, largest);
+  if (budget > 0 && need > budget) {
+    return FailedPrecondition(
+        m.DeviceName(d) + " refuses the deployment: it needs at least " +
+        MiB(need) + " (" + MiB(weight_bytes) + " of weights + " + MiB(largest) +
+        " while its largest weight is reordered) but its memory budget "
+        "is " +
+        MiB(budget));
+  }
+  return Status::Ok();
+}
+
+// Uploads the blobs that device `d` does not have yet, in chunks, counting
+// them in `r` and reporting them to the options' upload_progress.
+Status UploadMissingBlobs(Coordinator::Impl& m, int d, const Blobs& blobs,
+                          DeployReport* r) {
+  auto deadline = [&] { return DeadlineIn(m.opts.deploy_timeout_ms); };
   rpc::HaveBlobsRequest hb;
   hb.set_protocol(kProtocolVersion);
   for (const auto& [h, b] : blobs) hb.add_hashes(h);
@@ -529,9 +553,15 @@ Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
     w->WritesDone();
     RETURN_IF_ERROR(FromGrpc(w->Finish(), m.DeviceName(d) + " upload"));
   }
+  return Status::Ok();
+}
+
+// Sends the Deploy request and records what device `d` holds.
+Status SendDeploy(Coordinator::Impl& m, int d, const rpc::DeployRequest& req,
+                  DeployReport* r) {
   rpc::DeployReply rep;
   grpc::ClientContext ctx;
-  ctx.set_deadline(deadline());
+  ctx.set_deadline(DeadlineIn(m.opts.deploy_timeout_ms));
   RETURN_IF_ERROR(
       FromGrpc(m.stubs[d]->Deploy(&ctx, req, &rep), m.DeviceName(d)));
   r->reused[d] = rep.reused();
@@ -542,6 +572,19 @@ Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
   if (m.deployment[d] != req.plan_id()) m.deployment[d] = req.plan_id();
   if (m.deploy_ids[d] != req.deployment()) m.deploy_ids[d] = req.deployment();
   return Status::Ok();
+}
+
+Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
+                 bool keep_previous, DeployReport* r) {
+  Blobs blobs;
+  ASSIGN_OR_RETURN(const rpc::DeployRequest req,
+                   MakeDeployRequest(m, d, weights, keep_previous, &blobs));
+  ASSIGN_OR_RETURN(const rpc::HealthReply hr, CheckDeviceHealth(m, d));
+  RETURN_IF_ERROR(CheckReachesCoordinator(m, d));
+  if (d == m.plan.input_device) ShapeInputLink(m, hr);
+  RETURN_IF_ERROR(CheckWeightsFit(m, d, blobs, hr.memory_budget()));
+  RETURN_IF_ERROR(UploadMissingBlobs(m, d, blobs, r));
+  return SendDeploy(m, d, req, r);
 }
 
 }  // namespace
@@ -621,6 +664,160 @@ bool EncodeInputPart(const CoordinatorOptions& o, const Region& r,
   return true;
 }
 
+// Request `seq`'s entry, waiting for every part of the output.
+std::shared_ptr<Pending> NewPending(const Coordinator::Impl& m, int64_t seq) {
+  const Plan& p = m.plan;
+  auto pend = std::make_shared<Pending>();
+  pend->output = Tensor(p.output_shape);
+  pend->parts_left = m.output_parts;
+  pend->uses.assign(m.devs.size(), false);
+  for (const auto& t : p.tasks) {
+    const int dv = p.DeviceOf(t.id, seq);
+    if (dv >= 0 && dv < static_cast<int>(m.devs.size())) pend->uses[dv] = true;
+  }
+  return pend;
+}
+
+void Unregister(Coordinator::Impl& m, const std::string& id) {
+  std::lock_guard<std::mutex> lock(m.mu);
+  m.pending.erase(id);
+}
+
+// The input device's own parts first: they cross no link, so its tasks
+// start while the other devices' parts are still on the air.
+std::vector<size_t> InputOrder(const Plan& p, int64_t seq) {
+  std::vector<size_t> order;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t xi = 0; xi < p.transfers.size(); ++xi) {
+      const Transfer& x = p.transfers[xi];
+      if (x.src.task != kModelInput) continue;
+      const bool local = x.dst.task != kModelOutput &&
+                         p.DeviceOf(x.dst.task, seq) == p.input_device;
+      if (local == (pass == 0)) order.push_back(xi);
+    }
+  }
+  return order;
+}
+
+// Parts that several other devices read go out as broadcast trees
+// (plan/broadcast.h), like a worker's outputs.
+std::vector<std::vector<int>> InputBroadcasts(const Plan& p,
+                                              const std::vector<size_t>& order,
+                                              int64_t seq) {
+  std::vector<int> remote;
+  for (size_t xi : order) {
+    const Transfer& x = p.transfers[xi];
+    if (x.dst.task != kModelOutput &&
+        p.DeviceOf(x.dst.task, seq) != p.input_device) {
+      remote.push_back(static_cast<int>(xi));
+    }
+  }
+  return BroadcastGroups(p, remote, p.input_device, seq);
+}
+
+// A message of request `id`'s input `part`, without its transfer.
+rpc::TensorMessage InputMessage(const Coordinator::Impl& m,
+                                const std::string& id, int64_t seq,
+                                const std::string& deployment,
+                                const Region& region, const Tensor& part) {
+  rpc::TensorMessage msg;
+  msg.set_protocol(kProtocolVersion);
+  msg.set_request(id);
+  msg.set_seq(seq);
+  msg.set_reply_to(m.reply_to);
+  msg.set_deployment(deployment);
+  for (int64_t v : part.shape) msg.add_shape(v);
+  if (!EncodeInputPart(m.opts, region, part, &msg)) {
+    EncodeTensor(part, m.plan.wire, &msg);
+  }
+  return msg;
+}
+
+// The messages of request `id`'s input, (device, message) in the order
+// they go: one per part outside `grouped`, where a part that is also the
+// model's output is copied into `pend` instead; then each broadcast's
+// chunks along its relay tree. A part that cannot be cut from `input`
+// fails the request.
+Status InputSends(Coordinator::Impl& m, const Tensor& input,
+                  const std::string& id, int64_t seq, Pending* pend,
+                  std::vector<std::pair<int, rpc::TensorMessage>>* sends) {
+  const Plan& p = m.plan;
+  const std::vector<size_t> order = InputOrder(p, seq);
+  const auto groups = InputBroadcasts(p, order, seq);
+  std::set<int> grouped;
+  for (const auto& g : groups) grouped.insert(g.begin(), g.end());
+  for (size_t xi : order) {
+    const Transfer& x = p.transfers[xi];
+    if (grouped.count(static_cast<int>(xi))) continue;
+    const int d = x.dst.task == kModelOutput ? -1 : p.DeviceOf(x.dst.task, seq);
+    auto part = ExtractRegion(input, x.src.region);
+    if (!part.ok()) {
+      Unregister(m, id);
+      return part.status();
+    }
+    if (d < 0) {  // the plan's input is its output: nothing to run
+      std::lock_guard<std::mutex> lock(m.mu);
+      RETURN_IF_ERROR(CopyRegion(*part, Region::Full(part->shape),
+                                 &pend->output, x.dst.region, x.merge));
+      pend->parts_left--;
+      continue;
+    }
+    rpc::TensorMessage msg =
+        InputMessage(m, id, seq, m.deployment[d], x.src.region, *part);
+    msg.set_transfer(xi);
+    sends->emplace_back(d, std::move(msg));
+  }
+  for (const auto& g : groups) {
+    const Transfer& x = p.transfers[g.front()];
+    auto part = ExtractRegion(input, x.src.region);
+    if (!part.ok()) {
+      Unregister(m, id);
+      return part.status();
+    }
+    rpc::TensorMessage header = InputMessage(
+        m, id, seq, m.deployment[p.input_device], x.src.region, *part);
+    const std::string bytes = std::move(*header.mutable_data());
+    header.clear_data();
+    for (auto& s : ChunkedSends(
+             header, RelayHops(p, g, p.input_device, seq, p.broadcast.fanout),
+             bytes, p.broadcast.chunk_bytes)) {
+      sends->push_back(std::move(s));
+    }
+  }
+  return Status::Ok();
+}
+
+// Waits until request `id` has its whole output, fails, or reaches
+// `expiry`, and unregisters it; a timeout says which devices do not answer.
+Status AwaitOutput(Coordinator::Impl& m, const std::string& id,
+                   const Pending& pend, Clock::time_point expiry, int64_t seq,
+                   int64_t timeout_ms) {
+  Status result;
+  {
+    std::unique_lock<std::mutex> lock(m.mu);
+    const bool done =
+        m.cv.wait_until(lock, expiry, [&] { return pend.done(); });
+    m.pending.erase(id);
+    if (!pend.error.ok()) {
+      result = pend.error.WithContext("request " + std::to_string(seq));
+    } else if (!done) {
+      result = Status(Code::kDeadlineExceeded,
+                      "request " + std::to_string(seq) + " timed out after " +
+                          std::to_string(timeout_ms) + " ms");
+    }
+  }
+  if (result.code() == Code::kDeadlineExceeded) {
+    const std::string down = m.Unreachable();
+    return Status(result.code(),
+                  result.message() +
+                      (down.empty() ? ": every device answers health checks; "
+                                      "a device may be too slow for the "
+                                      "deadline (raise --timeout)"
+                                    : ": " + down));
+  }
+  return result;
+}
+
 }  // namespace
 
 Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
@@ -637,133 +834,21 @@ Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
     if (id.empty()) return FailedPrecondition("the plan is not deployed");
   }
   const std::string id = m.nonce + "-" + std::to_string(m.counter++);
-  auto pend = std::make_shared<Pending>();
-  pend->output = Tensor(p.output_shape);
-  pend->parts_left = m.output_parts;
-  pend->uses.assign(m.devs.size(), false);
-  for (const auto& t : p.tasks) {
-    const int dv = p.DeviceOf(t.id, seq);
-    if (dv >= 0 && dv < static_cast<int>(m.devs.size())) pend->uses[dv] = true;
-  }
+  auto pend = NewPending(m, seq);
   {
     std::lock_guard<std::mutex> lock(m.mu);
     if (!m.cancelled.ok()) return m.cancelled;
     m.pending[id] = pend;
   }
-  auto unregister = [&] {
-    std::lock_guard<std::mutex> lock(m.mu);
-    m.pending.erase(id);
-  };
   const auto t0 = Clock::now();
   const auto expiry = t0 + std::chrono::milliseconds(timeout_ms);
-  // The input device's own parts first: they cross no link, so its tasks
-  // start while the other devices' parts are still on the air.
-  std::vector<size_t> order;
-  for (int pass = 0; pass < 2; ++pass) {
-    for (size_t xi = 0; xi < p.transfers.size(); ++xi) {
-      const Transfer& x = p.transfers[xi];
-      if (x.src.task != kModelInput) continue;
-      const bool local = x.dst.task != kModelOutput &&
-                         p.DeviceOf(x.dst.task, seq) == p.input_device;
-      if (local == (pass == 0)) order.push_back(xi);
-    }
-  }
-  // Parts that several other devices read go out as broadcast trees
-  // (plan/broadcast.h), like a worker's outputs.
-  std::vector<int> remote;
-  for (size_t xi : order) {
-    const Transfer& x = p.transfers[xi];
-    if (x.dst.task != kModelOutput &&
-        p.DeviceOf(x.dst.task, seq) != p.input_device) {
-      remote.push_back(static_cast<int>(xi));
-    }
-  }
-  const auto groups = BroadcastGroups(p, remote, p.input_device, seq);
-  std::set<int> grouped;
-  for (const auto& g : groups) grouped.insert(g.begin(), g.end());
   std::vector<std::pair<int, rpc::TensorMessage>> sends;
-  for (size_t xi : order) {
-    const Transfer& x = p.transfers[xi];
-    if (grouped.count(static_cast<int>(xi))) continue;
-    const int d = x.dst.task == kModelOutput ? -1 : p.DeviceOf(x.dst.task, seq);
-    auto part = ExtractRegion(input, x.src.region);
-    if (!part.ok()) {
-      unregister();
-      return part.status();
-    }
-    if (d < 0) {  // the plan's input is its output: nothing to run
-      std::lock_guard<std::mutex> lock(m.mu);
-      RETURN_IF_ERROR(CopyRegion(*part, Region::Full(part->shape),
-                                 &pend->output, x.dst.region, x.merge));
-      pend->parts_left--;
-      continue;
-    }
-    rpc::TensorMessage msg;
-    msg.set_protocol(kProtocolVersion);
-    msg.set_request(id);
-    msg.set_seq(seq);
-    msg.set_reply_to(m.reply_to);
-    msg.set_transfer(xi);
-    msg.set_deployment(m.deployment[d]);
-    for (int64_t v : part->shape) msg.add_shape(v);
-    if (!EncodeInputPart(m.opts, x.src.region, *part, &msg)) {
-      EncodeTensor(*part, p.wire, &msg);
-    }
-    sends.emplace_back(d, std::move(msg));
-  }
-  for (const auto& g : groups) {
-    const Transfer& x = p.transfers[g.front()];
-    auto part = ExtractRegion(input, x.src.region);
-    if (!part.ok()) {
-      unregister();
-      return part.status();
-    }
-    rpc::TensorMessage header;
-    header.set_protocol(kProtocolVersion);
-    header.set_request(id);
-    header.set_seq(seq);
-    header.set_reply_to(m.reply_to);
-    header.set_deployment(m.deployment[p.input_device]);
-    for (int64_t v : part->shape) header.add_shape(v);
-    if (!EncodeInputPart(m.opts, x.src.region, *part, &header)) {
-      EncodeTensor(*part, p.wire, &header);
-    }
-    const std::string bytes = std::move(*header.mutable_data());
-    header.clear_data();
-    for (auto& s : ChunkedSends(
-             header, RelayHops(p, g, p.input_device, seq, p.broadcast.fanout),
-             bytes, p.broadcast.chunk_bytes)) {
-      sends.push_back(std::move(s));
-    }
-  }
+  RETURN_IF_ERROR(InputSends(m, input, id, seq, pend.get(), &sends));
   if (Status s = m.SendInputs(p, &sends, expiry, seq); !s.ok()) {
-    unregister();
+    Unregister(m, id);
     return s;
   }
-  Status result;
-  {
-    std::unique_lock<std::mutex> lock(m.mu);
-    const bool done =
-        m.cv.wait_until(lock, expiry, [&] { return pend->done(); });
-    m.pending.erase(id);
-    if (!pend->error.ok()) {
-      result = pend->error.WithContext("request " + std::to_string(seq));
-    } else if (!done) {
-      result = Status(Code::kDeadlineExceeded,
-                      "request " + std::to_string(seq) + " timed out after " +
-                          std::to_string(timeout_ms) + " ms");
-    }
-  }
-  if (result.code() == Code::kDeadlineExceeded) {
-    const std::string down = m.Unreachable();
-    return Status(result.code(),
-                  result.message() +
-                      (down.empty() ? ": every device answers health checks; "
-                                      "a device may be too slow for the "
-                                      "deadline (raise --timeout)"
-                                    : ": " + down));
-  }
-  RETURN_IF_ERROR(result);
+  RETURN_IF_ERROR(AwaitOutput(m, id, *pend, expiry, seq, timeout_ms));
   const double latency = MsSince(t0);
   *output = std::move(pend->output);
   if (stats != nullptr) {
