@@ -196,16 +196,10 @@ StatusOr<std::string> NetnsSubnetOf(const std::vector<NetnsDevice>& devs) {
   return Ipv4String(net) + "/24";
 }
 
-StatusOr<NetnsLayout> NetnsUp(const std::string& tag,
-                              const std::vector<NetnsDevice>& devs,
-                              double medium_bps) {
-  ASSIGN_OR_RETURN(std::string subnet, NetnsSubnetOf(devs));
-  uint32_t net = 0;
-  ParseIpv4(subnet.substr(0, subnet.find('/')), &net);
-  RETURN_IF_ERROR(NetnsAvailable());
-  // What a previous run of this cluster left (a killed `cluster up`).
-  NetnsDown(tag, static_cast<int>(devs.size()));
-  // Never take over a network this host is on.
+namespace {
+
+// Never take over a network this host is on.
+Status CheckSubnetFree(const std::string& subnet, uint32_t net) {
   std::string addrs;
   RETURN_IF_ERROR(RunCapture({"ip", "-4", "-o", "addr", "show"}, &addrs));
   std::istringstream lines(addrs);
@@ -229,54 +223,85 @@ StatusOr<NetnsLayout> NetnsUp(const std::string& tag,
           "private subnet of their own (e.g. 10.77.0.0/24)");
     }
   }
+  return Status::Ok();
+}
+
+// Runs each command in turn, up to the first that fails.
+Status RunTools(const std::vector<std::vector<std::string>>& cmds) {
+  for (const auto& cmd : cmds) RETURN_IF_ERROR(RunTool(cmd));
+  return Status::Ok();
+}
+
+// The bridge's namespace, its bridge, and the veth pair from this host to
+// it, this host's end at `l.host_ip`.
+Status MakeBridge(const NetnsLayout& l) {
+  const std::string& b = l.bridge_ns;
+  return RunTools(
+      {{"ip", "netns", "add", b},
+       {"ip", "-n", b, "link", "set", "lo", "up"},
+       {"ip", "-n", b, "link", "add", "name", "br0", "type", "bridge"},
+       {"ip", "-n", b, "link", "set", "br0", "up"},
+       {"ip", "link", "add", "name", HostVeth(l.tag), "type", "veth", "peer",
+        "name", "uplink", "netns", b},
+       {"ip", "-n", b, "link", "set", "uplink", "master", "br0", "up"},
+       {"ip", "addr", "add", l.host_ip + "/24", "dev", HostVeth(l.tag)},
+       {"ip", "link", "set", HostVeth(l.tag), "up"}});
+}
+
+// Device `i`'s namespace `ns`, its eth0 on the bridge's port `dev<i>`, both
+// ends shaped at its bandwidth.
+Status AddDevice(const std::string& b, const std::string& ns, size_t i,
+                 const NetnsDevice& dev) {
+  const std::string port = "dev" + std::to_string(i);
+  RETURN_IF_ERROR(
+      RunTools({{"ip", "netns", "add", ns},
+                {"ip", "-n", ns, "link", "set", "lo", "up"},
+                {"ip", "-n", b, "link", "add", "name", port, "type", "veth",
+                 "peer", "name", "eth0", "netns", ns},
+                {"ip", "-n", b, "link", "set", port, "master", "br0", "up"},
+                {"ip", "-n", ns, "addr", "add", dev.ip + "/24", "dev", "eth0"},
+                {"ip", "-n", ns, "link", "set", "eth0", "up"}}));
+  // Uplink: what the device sends; downlink: the bridge's port toward it.
+  RETURN_IF_ERROR(Shape(ns, "eth0", dev.bandwidth_bps));
+  return Shape(b, port, dev.bandwidth_bps);
+}
+
+// The bridge, every device's namespace and the shared medium; stops at the
+// first command that fails.
+Status MakeNetwork(const std::vector<NetnsDevice>& devs, double medium_bps,
+                   NetnsLayout* l) {
+  RETURN_IF_ERROR(MakeBridge(*l));
+  for (size_t i = 0; i < devs.size(); ++i) {
+    const std::string ns = NetnsName(l->tag, static_cast<int>(i));
+    l->device_ns.push_back(ns);
+    RETURN_IF_ERROR(AddDevice(l->bridge_ns, ns, i, devs[i]));
+  }
+  if (medium_bps > 0) {
+    RETURN_IF_ERROR(ShareMedium(l->bridge_ns, devs.size(), medium_bps));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<NetnsLayout> NetnsUp(const std::string& tag,
+                              const std::vector<NetnsDevice>& devs,
+                              double medium_bps) {
+  ASSIGN_OR_RETURN(std::string subnet, NetnsSubnetOf(devs));
+  uint32_t net = 0;
+  ParseIpv4(subnet.substr(0, subnet.find('/')), &net);
+  RETURN_IF_ERROR(NetnsAvailable());
+  // What a previous run of this cluster left (a killed `cluster up`).
+  NetnsDown(tag, static_cast<int>(devs.size()));
+  RETURN_IF_ERROR(CheckSubnetFree(subnet, net));
   NetnsLayout l;
   l.tag = tag;
   l.subnet = subnet;
   l.host_ip = Ipv4String(net | 1);
   l.bridge_ns = BridgeNs(tag);
-  auto fail = [&](const Status& s) {
+  if (Status s = MakeNetwork(devs, medium_bps, &l); !s.ok()) {
     NetnsDown(tag, static_cast<int>(devs.size()));
     return s.WithContext("making the emulated network " + subnet);
-  };
-  const std::string& b = l.bridge_ns;
-  for (const auto& cmd : std::vector<std::vector<std::string>>{
-           {"ip", "netns", "add", b},
-           {"ip", "-n", b, "link", "set", "lo", "up"},
-           {"ip", "-n", b, "link", "add", "name", "br0", "type", "bridge"},
-           {"ip", "-n", b, "link", "set", "br0", "up"},
-           {"ip", "link", "add", "name", HostVeth(tag), "type", "veth", "peer",
-            "name", "uplink", "netns", b},
-           {"ip", "-n", b, "link", "set", "uplink", "master", "br0", "up"},
-           {"ip", "addr", "add", l.host_ip + "/24", "dev", HostVeth(tag)},
-           {"ip", "link", "set", HostVeth(tag), "up"}}) {
-    if (Status s = RunTool(cmd); !s.ok()) return fail(s);
-  }
-  for (size_t i = 0; i < devs.size(); ++i) {
-    const std::string ns = NetnsName(tag, static_cast<int>(i));
-    const std::string port = "dev" + std::to_string(i);
-    l.device_ns.push_back(ns);
-    for (const auto& cmd : std::vector<std::vector<std::string>>{
-             {"ip", "netns", "add", ns},
-             {"ip", "-n", ns, "link", "set", "lo", "up"},
-             {"ip", "-n", b, "link", "add", "name", port, "type", "veth",
-              "peer", "name", "eth0", "netns", ns},
-             {"ip", "-n", b, "link", "set", port, "master", "br0", "up"},
-             {"ip", "-n", ns, "addr", "add", devs[i].ip + "/24", "dev", "eth0"},
-             {"ip", "-n", ns, "link", "set", "eth0", "up"}}) {
-      if (Status s = RunTool(cmd); !s.ok()) return fail(s);
-    }
-    // Uplink: what the device sends; downlink: the bridge's port toward it.
-    if (Status s = Shape(ns, "eth0", devs[i].bandwidth_bps); !s.ok()) {
-      return fail(s);
-    }
-    if (Status s = Shape(b, port, devs[i].bandwidth_bps); !s.ok()) {
-      return fail(s);
-    }
-  }
-  if (medium_bps > 0) {
-    if (Status s = ShareMedium(b, devs.size(), medium_bps); !s.ok()) {
-      return fail(s);
-    }
   }
   return l;
 }
