@@ -574,6 +574,7 @@ Status SendDeploy(Coordinator::Impl& m, int d, const rpc::DeployRequest& req,
   return Status::Ok();
 }
 
+// Checks device `d`, uploads the weights it lacks and deploys the plan there.
 Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
                  bool keep_previous, DeployReport* r) {
   Blobs blobs;
