@@ -13,6 +13,9 @@ namespace shoal {
 
 struct ConstValue {
   bool is_float = false;
+  // The ONNX element type it was stored as (TensorProto::DataType); 0 for a
+  // value folded at import time.
+  int32_t data_type = 0;
   Shape shape;
   std::vector<int64_t> ints;  // used when !is_float (bool is 0/1)
   std::vector<float> floats;  // used when is_float

@@ -316,6 +316,77 @@ Status Resize(ConvertCtx* c) {
   return Status::Ok();
 }
 
+// QuantizeLinear / DequantizeLinear: the constant scale and zero point
+// become attributes. shoal's quantized values are int8: ONNX quantizes to
+// uint8 when the zero point is absent or uint8, which is refused.
+// Per-axis parameters are taken on constants (weights) only, so that a Q or
+// DQ of an activation stays elementwise for the partitioners.
+Status Quant(ConvertCtx* c) {
+  const bool dq = c->node.op_type() == "DequantizeLinear";
+  const auto* axis_attr = c->Take("axis");
+  if (!c->HasInput(1)) return InvalidArgument("no scale input");
+  ASSIGN_OR_RETURN(const ConstValue* scale, c->env->Constant(1));
+  if (!scale) {
+    return c->Unsupported("scale (input '" + c->node.input(1) +
+                          "') is computed at run time; shoal needs it "
+                          "constant");
+  }
+  if (!scale->is_float || scale->shape.size() > 1 || scale->size() == 0) {
+    return InvalidArgument("scale '" + c->node.input(1) +
+                           "' must be a float scalar or 1-D tensor, got " +
+                           (scale->is_float ? "" : "integers of shape ") +
+                           ShapeToString(scale->shape));
+  }
+  auto type_name = [](int32_t dt) {
+    return onnx::TensorProto::DataType_Name(
+        static_cast<onnx::TensorProto::DataType>(dt));
+  };
+  std::vector<int64_t> zero_point(scale->size(), 0);
+  if (c->HasInput(2)) {
+    ASSIGN_OR_RETURN(const ConstValue* zp, c->env->Constant(2));
+    if (!zp) {
+      return c->Unsupported("zero point (input '" + c->node.input(2) +
+                            "') is computed at run time; shoal needs it "
+                            "constant");
+    }
+    if (zp->is_float ||
+        (zp->data_type != 0 && zp->data_type != onnx::TensorProto::INT8)) {
+      return c->Unsupported("zero point '" + c->node.input(2) + "' of type " +
+                            type_name(zp->data_type) +
+                            "; shoal quantizes to int8");
+    }
+    if (zp->size() != scale->size()) {
+      return InvalidArgument("zero point '" + c->node.input(2) + "' has " +
+                             std::to_string(zp->size()) + " values for " +
+                             std::to_string(scale->size()) + " scales");
+    }
+    zero_point = zp->ints;
+  } else if (!dq) {
+    return c->Unsupported(
+        "no zero point, which makes ONNX quantize to uint8; shoal quantizes "
+        "to int8 (give an int8 zero point)");
+  }
+  ASSIGN_OR_RETURN(const ConstValue* x, c->env->Constant(0));
+  if (dq && x && x->data_type != 0 && x->data_type != onnx::TensorProto::INT8) {
+    return c->Unsupported("input '" + c->node.input(0) + "' of type " +
+                          type_name(x->data_type) + "; shoal dequantizes int8");
+  }
+  if (scale->size() > 1) {
+    if (!x) {
+      return c->Unsupported(
+          "per-axis scales on '" + c->node.input(0) +
+          "', which is computed at run time; shoal quantizes activations "
+          "per tensor");
+    }
+    c->out->attrs.Set("axis", axis_attr ? axis_attr->i() : int64_t{1});
+  }
+  c->out->attrs.Set("scale", scale->floats);
+  c->out->attrs.Set("zero_point", zero_point);
+  c->DropInput(1);
+  c->DropInput(2);
+  return Status::Ok();
+}
+
 }  // namespace
 
 const std::map<std::string, std::string>& ImportedAs() {
@@ -342,6 +413,8 @@ const ConvertRule* FindConvertRule(const std::string& op) {
       {"Gather", Gather},
       {"Expand", Expand},
       {"Resize", Resize},
+      {"QuantizeLinear", Quant},
+      {"DequantizeLinear", Quant},
   };
   auto it = rules->find(op);
   return it == rules->end() ? nullptr : &it->second;

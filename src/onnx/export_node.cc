@@ -9,8 +9,11 @@
 namespace shoal {
 namespace {
 
-// A shoal attribute that opset 13 takes as input `index`.
-enum class AttrKind { kInts, kScalarFloat, kFloats };
+// A shoal attribute that opset 13 takes as input `index`. kScale and
+// kZeroPoint are a Q or DQ node's: a scalar when there is one value (per
+// tensor), else 1-D; the zero point as int8, zeros when absent, since its
+// type is what makes ONNX quantize to int8.
+enum class AttrKind { kInts, kScalarFloat, kFloats, kScale, kZeroPoint };
 
 struct AttrInput {
   const char* attr;
@@ -41,6 +44,12 @@ const std::map<std::string, std::vector<AttrInput>>& AttrInputs() {
       // Resize's roi (input 1) stays absent.
       {"Resize",
        {{"scales", 2, AttrKind::kFloats}, {"sizes", 3, AttrKind::kInts}}},
+      {"QuantizeLinear",
+       {{"scale", 1, AttrKind::kScale},
+        {"zero_point", 2, AttrKind::kZeroPoint}}},
+      {"DequantizeLinear",
+       {{"scale", 1, AttrKind::kScale},
+        {"zero_point", 2, AttrKind::kZeroPoint}}},
   };
   return *table;
 }
@@ -66,7 +75,7 @@ Status ExportNode(const Node& n, onnx::GraphProto* graph,
   auto it = AttrInputs().find(n.op);
   if (it != AttrInputs().end()) {
     for (const AttrInput& ai : it->second) {
-      if (!n.attrs.Has(ai.attr)) continue;
+      if (!n.attrs.Has(ai.attr) && ai.kind != AttrKind::kZeroPoint) continue;
       as_inputs.insert(ai.attr);
       if (ai.shape_attr) as_inputs.insert(ai.shape_attr);
       if (n.inputs.size() != 1) {
@@ -76,7 +85,21 @@ Status ExportNode(const Node& n, onnx::GraphProto* graph,
       }
       std::string name = FreshName(n.name + "." + ai.attr, taken);
       onnx::TensorProto* t = graph->add_initializer();
-      if (ai.kind == AttrKind::kScalarFloat) {
+      // Per tensor, Q and DQ take scalars; per axis, 1-D tensors.
+      const std::vector<float> scale = n.attrs.GetFloats("scale");
+      const Shape quant_shape = scale.size() == 1
+                                    ? Shape{}
+                                    : Shape{static_cast<int64_t>(scale.size())};
+      if (ai.kind == AttrKind::kScale) {
+        EncodeFloatTensor(name, quant_shape, scale.data(), t);
+      } else if (ai.kind == AttrKind::kZeroPoint) {
+        const std::vector<int64_t> zp = n.attrs.GetInts(ai.attr);
+        std::vector<float> values(scale.size(), 0.f);
+        for (size_t i = 0; i < zp.size() && i < values.size(); ++i)
+          values[i] = static_cast<float>(zp[i]);
+        RETURN_IF_ERROR(EncodeInt8Tensor(name, quant_shape, values.data(), t)
+                            .WithContext("node '" + n.name + "'"));
+      } else if (ai.kind == AttrKind::kScalarFloat) {
         float v = n.attrs.GetFloat(ai.attr);
         EncodeFloatTensor(name, {}, &v, t);
       } else if (ai.kind == AttrKind::kFloats) {

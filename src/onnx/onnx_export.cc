@@ -16,11 +16,18 @@ namespace {
 constexpr int64_t kIrVersion = 7;
 constexpr int64_t kOpset = 13;
 
-void SetValueInfo(const std::string& name, const Shape& shape,
+// What QuantizeLinear writes is int8 in ONNX (f32 integers in shoal).
+bool IsInt8(const Graph& g, const std::string& tensor) {
+  const int p = g.ProducerIndex(tensor);
+  return p >= 0 && g.nodes[p].op == "QuantizeLinear";
+}
+
+void SetValueInfo(const Graph& g, const std::string& name, const Shape& shape,
                   onnx::ValueInfoProto* vi) {
   vi->set_name(name);
   auto* tt = vi->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  tt->set_elem_type(IsInt8(g, name) ? onnx::TensorProto::INT8
+                                    : onnx::TensorProto::FLOAT);
   auto* s = tt->mutable_shape();
   for (int64_t d : shape) s->add_dim()->set_dim_value(d);
 }
@@ -36,7 +43,8 @@ void EncodeBoolTensor(const std::string& name, const Shape& shape,
   t->set_raw_data(bytes);
 }
 
-// Weights as initializers, in order of first use.
+// Weights as initializers, in order of first use; what DequantizeLinear
+// reads as int8, a quarter of the bytes.
 Status AddInitializers(const Model& model, onnx::GraphProto* graph) {
   const Graph& g = model.graph;
   std::set<std::string> conditions;
@@ -58,7 +66,23 @@ Status AddInitializers(const Model& model, onnx::GraphProto* graph) {
       if (!t || !t->is_weight() || !done.insert(in).second) continue;
       const float* data = nullptr;
       if (model.has_weights()) data = model.weights.at(in).data.data();
-      if (conditions.count(in)) {
+      const bool quantized = n.op == "DequantizeLinear" && i == 0;
+      for (int c : g.ConsumerIndices(in)) {
+        const Node& reader = g.nodes[c];
+        for (size_t k = 0; k < reader.inputs.size(); ++k) {
+          if (reader.inputs[k] != in) continue;
+          if ((reader.op == "DequantizeLinear" && k == 0) != quantized) {
+            return Unsupported("weight '" + in +
+                               "' is read both as int8 (by a "
+                               "DequantizeLinear) and as f32");
+          }
+        }
+      }
+      if (quantized) {
+        RETURN_IF_ERROR(
+            EncodeInt8Tensor(in, t->shape, data, graph->add_initializer())
+                .WithContext("node '" + n.name + "'"));
+      } else if (conditions.count(in)) {
         if (n.op != "Where" || i != 0) {
           return Unsupported("weight '" + in +
                              "' is both a Where condition and a number");
@@ -95,18 +119,18 @@ Status ModelToOnnx(const Model& model, onnx::ModelProto* out) {
   std::set<std::string> taken;
   for (const auto& [name, t] : g.tensors) taken.insert(name);
   for (const auto& in : g.inputs)
-    SetValueInfo(in, g.FindTensor(in)->shape, graph->add_input());
+    SetValueInfo(g, in, g.FindTensor(in)->shape, graph->add_input());
   RETURN_IF_ERROR(AddInitializers(model, graph));
   std::set<std::string> outputs(g.outputs.begin(), g.outputs.end());
   for (const auto& n : g.nodes) {
     RETURN_IF_ERROR(ExportNode(n, graph, &taken));
     for (const auto& o : n.outputs) {
       if (o.empty() || outputs.count(o)) continue;
-      SetValueInfo(o, g.FindTensor(o)->shape, graph->add_value_info());
+      SetValueInfo(g, o, g.FindTensor(o)->shape, graph->add_value_info());
     }
   }
   for (const auto& o : g.outputs)
-    SetValueInfo(o, g.FindTensor(o)->shape, graph->add_output());
+    SetValueInfo(g, o, g.FindTensor(o)->shape, graph->add_output());
   return Status::Ok();
 }
 

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "graph/matmul_to_gemm.h"
@@ -55,6 +57,10 @@ Model AllOpsModel() {
                       w("bn.mean", {8}), w("bn.var", {8})},
                      attrs({{"epsilon", 1e-3f}}));
   std::string x = op("relu", "Relu", {b});
+  const Attrs relu_q =
+      attrs({{"scale", std::vector<float>{0.05f}}, {"zero_point", I{-128}}});
+  x = op("quant", "QuantizeLinear", {x}, relu_q);
+  x = op("dequant", "DequantizeLinear", {x}, relu_q);
   x = op("leaky", "LeakyRelu", {x}, attrs({{"alpha", 0.1f}}));
   x = op("clip", "Clip", {x}, attrs({{"min", 0.f}, {"max", 6.f}}));
   x = op("sigmoid", "Sigmoid", {x});
@@ -96,7 +102,13 @@ Model AllOpsModel() {
   std::string gmp = op("gmp", "GlobalMaxPool", {"split:1"});
   x = op("pooled", "Add", {gap, gmp});
   x = op("flatten", "Flatten", {x}, attrs({{"axis", int64_t{1}}}));
-  x = op("fc", "Gemm", {x, w("fc.weight", {10, 16}), w("fc.bias", {10})},
+  // An int8 weight, one scale per output channel.
+  std::string fc_w = op("fc.dequant", "DequantizeLinear",
+                        {w("fc.weight", {10, 16})},
+                        attrs({{"scale", std::vector<float>(10, 0.01f)},
+                               {"zero_point", I(10, 0)},
+                               {"axis", int64_t{0}}}));
+  x = op("fc", "Gemm", {x, fc_w, w("fc.bias", {10})},
          attrs({{"transB", int64_t{1}}}));
   x = op("dropout", "Dropout", {x}, attrs({{"ratio", 0.3f}}));
   x = op("sum", "Add", {rm, x});
@@ -129,6 +141,8 @@ Model AllOpsModel() {
   Status st = InferShapes(&g);
   EXPECT_TRUE(st.ok()) << st.ToString();
   m.weights = RandomWeights(g, 3);
+  for (float& v : m.weights.at("fc.weight").data)
+    v = std::clamp(std::round(v * 100), -128.f, 127.f);
   // A condition is 0 or 1 (ONNX writes it as BOOL).
   auto& cond = m.weights.at("where.cond").data;
   for (size_t i = 0; i < cond.size(); ++i)

@@ -179,6 +179,7 @@ StatusOr<ConstValue> DecodeTensor(const onnx::TensorProto& t,
   }
   ConstValue v;
   v.is_float = IsFloatType(dt);
+  v.data_type = dt;
   ASSIGN_OR_RETURN(v.shape, TensorShape(t));
   if (t.data_location() == TP::EXTERNAL) {
     ASSIGN_OR_RETURN(std::string raw, ReadExternalData(t, base_dir));
@@ -212,6 +213,36 @@ void EncodeInt64Tensor(const std::string& name,
   t->add_dims(static_cast<int64_t>(values.size()));
   t->mutable_raw_data()->assign(reinterpret_cast<const char*>(values.data()),
                                 values.size() * sizeof(int64_t));
+}
+
+namespace {
+
+StatusOr<std::string> Int8Bytes(const std::string& name, const float* data,
+                                int64_t n) {
+  std::string bytes(static_cast<size_t>(n), '\0');
+  for (int64_t i = 0; data && i < n; ++i) {
+    const float v = data[i];
+    if (!(v >= -128.f && v <= 127.f) || v != std::nearbyint(v)) {
+      return InvalidArgument("tensor '" + name + "' element " +
+                             std::to_string(i) + " is " + std::to_string(v) +
+                             ", not an int8 value");
+    }
+    bytes[i] = static_cast<char>(static_cast<int8_t>(v));
+  }
+  return bytes;
+}
+
+}  // namespace
+
+Status EncodeInt8Tensor(const std::string& name, const Shape& shape,
+                        const float* data, onnx::TensorProto* t) {
+  ASSIGN_OR_RETURN(std::string bytes,
+                   Int8Bytes(name, data, NumElements(shape)));
+  t->set_name(name);
+  t->set_data_type(TP::INT8);
+  for (int64_t d : shape) t->add_dims(d);
+  t->set_raw_data(std::move(bytes));
+  return Status::Ok();
 }
 
 }  // namespace shoal

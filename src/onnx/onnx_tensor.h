@@ -34,6 +34,12 @@ void EncodeInt64Tensor(const std::string& name,
                        const std::vector<int64_t>& values,
                        onnx::TensorProto* t);
 
+// Writes integer values in [-128, 127] as an INT8 tensor (quantized weights
+// and zero points); null `data` writes zeros. InvalidArgument, naming the
+// tensor, for a value that is not such an integer.
+Status EncodeInt8Tensor(const std::string& name, const Shape& shape,
+                        const float* data, onnx::TensorProto* t);
+
 }  // namespace shoal
 
 #endif  // SHOAL_ONNX_ONNX_TENSOR_H_

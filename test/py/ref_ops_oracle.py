@@ -180,6 +180,32 @@ def space_to_depth(x, a):
     return t.reshape(n, c * b * b, h // b, w // b)
 
 
+def quant_params(x, a):
+    """Scale and zero point shaped to broadcast over x (ONNX per-axis)."""
+    scale = np.array(a["scale"], dtype=np.float32)
+    zp = np.array(a.get("zero_point", [0] * len(scale)), dtype=np.float32)
+    if len(scale) > 1:
+        axis = a.get("axis", 1) % x.ndim
+        shape = [1] * x.ndim
+        shape[axis] = len(scale)
+        scale, zp = scale.reshape(shape), zp.reshape(shape)
+    return scale, zp
+
+
+def quantize_linear(x, a):
+    """ONNX QuantizeLinear to int8, computed as the spec states it: f32
+    division, round half to even (np.rint), add the zero point, saturate."""
+    x = x.numpy().astype(np.float32)
+    scale, zp = quant_params(x, a)
+    return np.clip(np.rint(x / scale) + zp, -128, 127)
+
+
+def dequantize_linear(x, a):
+    x = x.numpy().astype(np.float32)
+    scale, zp = quant_params(x, a)
+    return (x - zp) * scale
+
+
 def compute(op, ins, a, num_outputs):
     x = ins[0]
     unary = {
@@ -204,6 +230,8 @@ def compute(op, ins, a, num_outputs):
         "Slice": lambda: slice_(x, a),
         "Pad": lambda: pad(x, a),
         "SpaceToDepth": lambda: space_to_depth(x, a),
+        "QuantizeLinear": lambda: quantize_linear(x, a),
+        "DequantizeLinear": lambda: dequantize_linear(x, a),
     }
     if op in unary:
         return [unary[op]()]
