@@ -18,6 +18,7 @@ void AddAnalyzeCommand(CLI::App* app);
 void AddInferCommand(CLI::App* app);
 void AddDemoCommand(CLI::App* app);
 void AddExportCommand(CLI::App* app);
+void AddQuantizeCommand(CLI::App* app);
 void AddPlanCommand(CLI::App* app);
 void AddCostCommand(CLI::App* app);
 void AddRunCommand(CLI::App* app);

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   shoal::AddInferCommand(&app);
   shoal::AddDemoCommand(&app);
   shoal::AddExportCommand(&app);
+  shoal::AddQuantizeCommand(&app);
   shoal::AddPlanCommand(&app);
   shoal::AddCostCommand(&app);
   shoal::AddRunCommand(&app);
