@@ -67,6 +67,9 @@ TEST(ConnectionWatch, WorkerShutDownIsADroppedConnection) {
     EXPECT_TRUE(c->WaitForConnected(std::chrono::system_clock::now() +
                                     std::chrono::seconds(5)));
   }
+  // The watch learns that a channel is up on its own thread: a connection
+  // that drops before it has seen READY reads as one that never came up.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const auto t0 = Clock::now();
   goes->Shutdown();
   const std::string what = r.WaitFor(1, 5);

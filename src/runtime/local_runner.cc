@@ -10,6 +10,7 @@
 #include "plan/broadcast.h"
 #include "plan/plan_verify.h"
 #include "plan/task_weights.h"
+#include "runtime/mailboxes.h"
 #include "runtime/tensor_codec.h"
 #include "util/clock.h"
 
@@ -26,42 +27,66 @@ bool CrossesWire(const Plan& p, const Transfer& x, int64_t request) {
          p.DeviceOf(x.src.task, request) != p.DeviceOf(x.dst.task, request);
 }
 
-// The inputs a task is waiting for, filled by the senders.
-struct Mailbox {
-  std::map<std::string, Tensor> inputs;
+// The model output's transfers, filled as they arrive.
+struct OutputBox {
+  Tensor output;
   int pending = 0;
 };
 
-// What one run's device threads share, under `mu`.
+// What one run's device threads share, under `mu`: each device's mailboxes
+// (the worker's, runtime/mailboxes.h) and the tasks whose inputs are all
+// there.
 struct RunState {
   RunState(const Plan& plan, int64_t seq);
 
   const Plan& p;
   const int64_t request;
+  const RequestMeta meta;
+  std::vector<int> incoming;  // per task, as a deployment counts them
   std::mutex mu;
   std::condition_variable cv;
   Status failure;
-  std::vector<Mailbox> boxes;  // per task
-  Mailbox out_box;             // the model output's
+  std::vector<Mailboxes> boxes;              // per device
+  std::map<int, std::vector<Tensor>> ready;  // by task: its inputs
+  OutputBox out_box;
   RunStats stats;
 };
 
-// Every task's mailbox with its input tensors allocated and the count of
-// transfers it waits for.
 RunState::RunState(const Plan& plan, int64_t seq)
     : p(plan),
       request(seq),
-      boxes(plan.tasks.size()),
+      meta{"local", seq, "", Clock::time_point::max()},
+      incoming(plan.tasks.size()),
       stats(EmptyRunStats(plan)) {
-  out_box.inputs[p.output_name] = Tensor(p.output_shape);
-  for (const auto& t : p.tasks) {
-    for (const auto& in : t.fragment.inputs) {
-      boxes[t.id].inputs[in] = Tensor(t.fragment.tensors.at(in).shape);
+  boxes.reserve(p.devices.size());
+  for (const auto& d : p.devices) boxes.emplace_back(d.name, 0);
+  out_box.output = Tensor(p.output_shape);
+  for (const auto& x : p.transfers) {
+    if (x.dst.task == kModelOutput) {
+      out_box.pending++;
+    } else {
+      incoming[x.dst.task]++;
     }
   }
-  for (const auto& x : p.transfers) {
-    (x.dst.task == kModelOutput ? out_box : boxes[x.dst.task]).pending++;
+}
+
+// Puts `part` (transfer `xi`'s source region) where the transfer reads
+// it: the output, or its task's mailbox on the device that runs the task.
+// Called with `mu` held.
+Status Put(RunState* r, int xi, const Tensor& part) {
+  const Transfer& x = r->p.transfers[xi];
+  if (x.dst.task == kModelOutput) {
+    r->out_box.pending--;
+    return CopyRegion(part, Region::Full(part.shape), &r->out_box.output,
+                      x.dst.region, x.merge);
   }
+  const int device = r->p.DeviceOf(x.dst.task, r->request);
+  ASSIGN_OR_RETURN(
+      std::optional<ReadyTask> rd,
+      r->boxes[device].Deliver(MailboxPlan{&r->p, device, &r->incoming},
+                               r->meta, xi, part, Clock::now()));
+  if (rd) r->ready[rd->task] = std::move(rd->inputs);
+  return Status::Ok();
 }
 
 // Delivers every transfer leaving `task` (or the model input) under the
@@ -70,28 +95,20 @@ void Deliver(RunState* r, int task,
              const std::map<std::string, const Tensor*>& srcs) {
   const Plan& p = r->p;
   std::lock_guard<std::mutex> lock(r->mu);
-  for (const auto& x : p.transfers) {
+  for (size_t xi = 0; xi < p.transfers.size(); ++xi) {
+    const Transfer& x = p.transfers[xi];
     if (x.src.task != task) continue;
-    Mailbox& box =
-        x.dst.task == kModelOutput ? r->out_box : r->boxes[x.dst.task];
-    const Tensor& from = *srcs.at(x.src.tensor);
-    Status st;
-    if (p.wire.dtype != WireDtype::kF32 && CrossesWire(p, x, r->request)) {
-      // Rounded as the wire dtype carries it, so that this run computes
-      // what the workers compute.
-      auto part = ExtractRegion(from, x.src.region);
-      st = part.status();
-      if (part.ok()) {
+    auto part = ExtractRegion(*srcs.at(x.src.tensor), x.src.region);
+    Status st = part.status();
+    if (part.ok()) {
+      if (p.wire.dtype != WireDtype::kF32 && CrossesWire(p, x, r->request)) {
+        // Rounded as the wire dtype carries it, so that this run computes
+        // what the workers compute.
         RoundToWireDtype(p.wire.dtype, &*part);
-        st = CopyRegion(*part, Region::Full(part->shape),
-                        &box.inputs.at(x.dst.tensor), x.dst.region, x.merge);
       }
-    } else {
-      st = CopyRegion(from, x.src.region, &box.inputs.at(x.dst.tensor),
-                      x.dst.region, x.merge);
+      st = Put(r, static_cast<int>(xi), *part);
     }
     if (!st.ok() && r->failure.ok()) r->failure = st;
-    box.pending--;
   }
   r->cv.notify_all();
 }
@@ -108,13 +125,11 @@ void DeviceLoop(RunState* r,
     std::vector<Tensor> ins;
     {
       std::unique_lock<std::mutex> lock(r->mu);
-      r->cv.wait(lock, [&] {
-        return r->boxes[t.id].pending == 0 || !r->failure.ok();
-      });
+      r->cv.wait(lock,
+                 [&] { return r->ready.count(t.id) > 0 || !r->failure.ok(); });
       if (!r->failure.ok()) return;
-      for (const auto& name : t.fragment.inputs) {
-        ins.push_back(std::move(r->boxes[t.id].inputs.at(name)));
-      }
+      ins = std::move(r->ready.at(t.id));
+      r->ready.erase(t.id);
     }
     std::vector<Tensor> outs;
     const auto ts = Clock::now();
@@ -208,7 +223,7 @@ Status LocalRunner::Run(const Tensor& input, Tensor* output, RunStats* stats,
     return Internal("the plan's output was not fully delivered");
   }
   r.stats.latency_ms = MsSince(t0);
-  *output = std::move(r.out_box.inputs.at(p.output_name));
+  *output = std::move(r.out_box.output);
   if (stats != nullptr) *stats = std::move(r.stats);
   return Status::Ok();
 }

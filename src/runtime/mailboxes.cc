@@ -23,7 +23,7 @@ void Mailboxes::DropExpired(Clock::time_point now) {
   }
 }
 
-StatusOr<Mailboxes::RequestState*> Mailboxes::Request(const Deployment& d,
+StatusOr<Mailboxes::RequestState*> Mailboxes::Request(const MailboxPlan& mp,
                                                       const RequestMeta& meta) {
   if (!requests_.count(meta.id) && requests_.size() >= kMaxRequestsInFlight) {
     return ResourceExhausted(
@@ -35,16 +35,16 @@ StatusOr<Mailboxes::RequestState*> Mailboxes::Request(const Deployment& d,
   RequestState& r = it->second;
   if (fresh) {
     r.meta = meta;
-    for (const auto& t : d.plan.tasks) {
-      if (d.plan.DeviceOf(t.id, meta.seq) == d.device) r.my_tasks++;
+    for (const auto& t : mp.plan->tasks) {
+      if (mp.plan->DeviceOf(t.id, meta.seq) == mp.device) r.my_tasks++;
     }
   }
   return &r;
 }
 
-Status Mailboxes::Open(const Deployment& d, RequestState& r, int task,
+Status Mailboxes::Open(const MailboxPlan& mp, RequestState& r, int task,
                        Mailbox& box, Clock::time_point now) {
-  const Task& t = d.plan.tasks[task];
+  const Task& t = mp.plan->tasks[task];
   int64_t bytes = 0;
   for (const auto& in : t.fragment.inputs) {
     bytes += NumElements(t.fragment.tensors.at(in).shape) * kBytesPerElement;
@@ -56,7 +56,7 @@ Status Mailboxes::Open(const Deployment& d, RequestState& r, int task,
                              " would take " + MiB(bytes) + " more, over its " +
                              MiB(cap_) + " (half its memory budget)");
   }
-  box.pending = d.incoming[task];
+  box.pending = (*mp.incoming)[task];
   box.first = now;
   box.bytes = bytes;
   r.held += bytes;
@@ -67,12 +67,14 @@ Status Mailboxes::Open(const Deployment& d, RequestState& r, int task,
   return Status::Ok();
 }
 
-StatusOr<std::optional<ReadyTask>> Mailboxes::Deliver(
-    const std::shared_ptr<Deployment>& d, const RequestMeta& meta, int xi,
-    const Tensor& part, Clock::time_point now) {
-  const Transfer& x = d->plan.transfers[xi];
+StatusOr<std::optional<ReadyTask>> Mailboxes::Deliver(const MailboxPlan& mp,
+                                                      const RequestMeta& meta,
+                                                      int xi,
+                                                      const Tensor& part,
+                                                      Clock::time_point now) {
+  const Transfer& x = mp.plan->transfers[xi];
   DropExpired(now);
-  ASSIGN_OR_RETURN(RequestState * r, Request(*d, meta));
+  ASSIGN_OR_RETURN(RequestState * r, Request(mp, meta));
   const int task = x.dst.task;
   if (r->done.count(task)) {
     return InvalidArgument("transfer " + std::to_string(xi) +
@@ -81,7 +83,7 @@ StatusOr<std::optional<ReadyTask>> Mailboxes::Deliver(
   auto [bit, new_box] = r->boxes.try_emplace(task);
   Mailbox& box = bit->second;
   if (new_box) {
-    if (Status s = Open(*d, *r, task, box, now); !s.ok()) {
+    if (Status s = Open(mp, *r, task, box, now); !s.ok()) {
       r->boxes.erase(bit);
       if (r->boxes.empty() && r->done.empty()) requests_.erase(meta.id);
       return s;
@@ -95,12 +97,11 @@ StatusOr<std::optional<ReadyTask>> Mailboxes::Deliver(
                              x.dst.region, x.merge));
   if (--box.pending > 0) return std::optional<ReadyTask>();
   ReadyTask rd;
-  rd.dep = d;
   rd.meta = r->meta;
   rd.task = task;
   rd.first = box.first;
   rd.at = now;
-  for (const auto& in : d->plan.tasks[task].fragment.inputs) {
+  for (const auto& in : mp.plan->tasks[task].fragment.inputs) {
     rd.inputs.push_back(std::move(box.inputs.at(in)));
   }
   r->held -= box.bytes;

@@ -7,7 +7,8 @@
 // gigabytes with a few bytes each. At most kMaxRequestsInFlight requests at
 // once, and half the memory budget (kUnbudgetedMailboxBytes without one)
 // for their inputs. Not locked: the scheduler that owns it serialises
-// every call.
+// every call. The worker's scheduler and `run --local` both deliver
+// through it.
 #ifndef SHOAL_RUNTIME_MAILBOXES_H_
 #define SHOAL_RUNTIME_MAILBOXES_H_
 
@@ -21,7 +22,7 @@
 #include <vector>
 
 #include "graph/weights.h"
-#include "runtime/deployment.h"
+#include "plan/plan.h"
 #include "runtime/worker_core.h"
 #include "util/status.h"
 
@@ -30,9 +31,16 @@ namespace shoal {
 constexpr size_t kMaxRequestsInFlight = 256;
 constexpr int64_t kUnbudgetedMailboxBytes = int64_t{4} << 30;
 
+// What mailboxes read of a plan as one device runs it: the device, and
+// how many transfers each task of the plan waits for.
+struct MailboxPlan {
+  const Plan* plan = nullptr;
+  int device = 0;
+  const std::vector<int>* incoming = nullptr;  // per task
+};
+
 // A task of a request whose inputs have all arrived.
 struct ReadyTask {
-  std::shared_ptr<Deployment> dep;
   RequestMeta meta;
   int task = 0;
   std::vector<Tensor> inputs;  // in the order of its fragment's inputs
@@ -52,12 +60,13 @@ class Mailboxes {
   // (0: none).
   Mailboxes(std::string device, int64_t memory_bytes);
 
-  // Puts transfer `xi`'s region `part` into its task's mailbox; the task,
-  // when that was its last input. Requests past their expiry are dropped
-  // first.
-  StatusOr<std::optional<ReadyTask>> Deliver(
-      const std::shared_ptr<Deployment>& d, const RequestMeta& meta, int xi,
-      const Tensor& part, Clock::time_point now);
+  // Puts transfer `xi` of `mp`'s plan (whose reader runs on mp.device)
+  // region `part` into its task's mailbox; the task, when that was its last
+  // input. Requests past their expiry are dropped first.
+  StatusOr<std::optional<ReadyTask>> Deliver(const MailboxPlan& mp,
+                                             const RequestMeta& meta, int xi,
+                                             const Tensor& part,
+                                             Clock::time_point now);
 
   void Drop(const std::string& id);
   // Every request, for their coordinators to be told.
@@ -82,9 +91,10 @@ class Mailboxes {
   };
 
   void DropExpired(Clock::time_point now);
-  StatusOr<RequestState*> Request(const Deployment& d, const RequestMeta& meta);
+  StatusOr<RequestState*> Request(const MailboxPlan& mp,
+                                  const RequestMeta& meta);
   // Opens task `task`'s mailbox, within the byte cap.
-  Status Open(const Deployment& d, RequestState& r, int task, Mailbox& box,
+  Status Open(const MailboxPlan& mp, RequestState& r, int task, Mailbox& box,
               Clock::time_point now);
 
   const std::string device_;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/deployment.h"
+
 namespace shoal {
 namespace {
 
@@ -32,6 +34,10 @@ std::shared_ptr<Deployment> TwoHalves() {
   return d;
 }
 
+MailboxPlan View(const Deployment& d) {
+  return MailboxPlan{&d.plan, d.device, &d.incoming};
+}
+
 RequestMeta Meta(const std::string& id, int64_t seq = 0) {
   return RequestMeta{id, seq, "", Clock::now() + std::chrono::seconds(60)};
 }
@@ -40,12 +46,14 @@ TEST(Mailboxes, HandsOverATaskWhenItsLastInputArrives) {
   auto d = TwoHalves();
   Mailboxes boxes("d0", 0);
   const auto now = Clock::now();
-  auto first = boxes.Deliver(d, Meta("r"), 0, Tensor({1, 2}, {1, 2}), now);
+  auto first =
+      boxes.Deliver(View(*d), Meta("r"), 0, Tensor({1, 2}, {1, 2}), now);
   ASSERT_TRUE(first.ok()) << first.status().message();
   EXPECT_FALSE(first->has_value());
   EXPECT_EQ(boxes.requests(), 1u);
   EXPECT_EQ(boxes.bytes(), 16);  // the task's whole input, 4 floats
-  auto second = boxes.Deliver(d, Meta("r"), 1, Tensor({1, 2}, {3, 4}), now);
+  auto second =
+      boxes.Deliver(View(*d), Meta("r"), 1, Tensor({1, 2}, {3, 4}), now);
   ASSERT_TRUE(second.ok()) << second.status().message();
   ASSERT_TRUE(second->has_value());
   const ReadyTask& rd = **second;
@@ -64,9 +72,9 @@ TEST(Mailboxes, RefusesATransferOfATaskThatAlreadyRan) {
   d->incoming.push_back(0);
   Mailboxes boxes("d0", 0);
   const auto now = Clock::now();
-  ASSERT_TRUE(boxes.Deliver(d, Meta("r"), 0, Tensor({1, 2}), now).ok());
-  ASSERT_TRUE(boxes.Deliver(d, Meta("r"), 1, Tensor({1, 2}), now).ok());
-  auto again = boxes.Deliver(d, Meta("r"), 1, Tensor({1, 2}), now);
+  ASSERT_TRUE(boxes.Deliver(View(*d), Meta("r"), 0, Tensor({1, 2}), now).ok());
+  ASSERT_TRUE(boxes.Deliver(View(*d), Meta("r"), 1, Tensor({1, 2}), now).ok());
+  auto again = boxes.Deliver(View(*d), Meta("r"), 1, Tensor({1, 2}), now);
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.status().message().find("arrived twice for request r"),
             std::string::npos);
@@ -76,8 +84,8 @@ TEST(Mailboxes, RefusesInputsOverHalfTheBudget) {
   auto d = TwoHalves();
   Mailboxes boxes("d0", 60);  // 30 bytes for mailboxes: one task's 16
   const auto now = Clock::now();
-  ASSERT_TRUE(boxes.Deliver(d, Meta("r1"), 0, Tensor({1, 2}), now).ok());
-  auto over = boxes.Deliver(d, Meta("r2"), 0, Tensor({1, 2}), now);
+  ASSERT_TRUE(boxes.Deliver(View(*d), Meta("r1"), 0, Tensor({1, 2}), now).ok());
+  auto over = boxes.Deliver(View(*d), Meta("r2"), 0, Tensor({1, 2}), now);
   ASSERT_FALSE(over.ok());
   EXPECT_EQ(over.status().code(), Code::kResourceExhausted);
   EXPECT_NE(over.status().message().find("half its memory budget"),
@@ -92,15 +100,16 @@ TEST(Mailboxes, RefusesRequestsBeyondTheMostInFlight) {
   Mailboxes boxes("d0", 0);
   const auto now = Clock::now();
   for (size_t i = 0; i < kMaxRequestsInFlight; ++i) {
-    ASSERT_TRUE(
-        boxes.Deliver(d, Meta("r" + std::to_string(i)), 0, Tensor({1, 2}), now)
-            .ok());
+    ASSERT_TRUE(boxes
+                    .Deliver(View(*d), Meta("r" + std::to_string(i)), 0,
+                             Tensor({1, 2}), now)
+                    .ok());
   }
-  auto more = boxes.Deliver(d, Meta("one-more"), 0, Tensor({1, 2}), now);
+  auto more = boxes.Deliver(View(*d), Meta("one-more"), 0, Tensor({1, 2}), now);
   ASSERT_FALSE(more.ok());
   EXPECT_EQ(more.status().code(), Code::kResourceExhausted);
   // A request already open still takes its inputs.
-  EXPECT_TRUE(boxes.Deliver(d, Meta("r0"), 1, Tensor({1, 2}), now).ok());
+  EXPECT_TRUE(boxes.Deliver(View(*d), Meta("r0"), 1, Tensor({1, 2}), now).ok());
 }
 
 TEST(Mailboxes, ForgetsExpiredRequestsAndDropsOnAsk) {
@@ -109,10 +118,10 @@ TEST(Mailboxes, ForgetsExpiredRequestsAndDropsOnAsk) {
   const auto now = Clock::now();
   RequestMeta old = Meta("old");
   old.expiry = now - std::chrono::seconds(1);
-  ASSERT_TRUE(boxes.Deliver(d, old, 0, Tensor({1, 2}), now).ok());
-  ASSERT_TRUE(boxes.Deliver(d, Meta("a"), 0, Tensor({1, 2}), now).ok());
+  ASSERT_TRUE(boxes.Deliver(View(*d), old, 0, Tensor({1, 2}), now).ok());
+  ASSERT_TRUE(boxes.Deliver(View(*d), Meta("a"), 0, Tensor({1, 2}), now).ok());
   EXPECT_EQ(boxes.requests(), 1u);  // "old" went when "a" arrived
-  ASSERT_TRUE(boxes.Deliver(d, Meta("b"), 0, Tensor({1, 2}), now).ok());
+  ASSERT_TRUE(boxes.Deliver(View(*d), Meta("b"), 0, Tensor({1, 2}), now).ok());
   boxes.Drop("a");
   EXPECT_EQ(boxes.requests(), 1u);
   EXPECT_EQ(boxes.bytes(), 16);

@@ -43,13 +43,15 @@ Status TaskScheduler::Deliver(const std::shared_ptr<Deployment>& d,
 Status TaskScheduler::DeliverLocked(const std::shared_ptr<Deployment>& d,
                                     const RequestMeta& meta, int xi,
                                     const Tensor& part) {
-  ASSIGN_OR_RETURN(std::optional<ReadyTask> rd,
-                   boxes_.Deliver(d, meta, xi, part, Clock::now()));
+  ASSIGN_OR_RETURN(
+      std::optional<ReadyTask> rd,
+      boxes_.Deliver(MailboxPlan{&d->plan, d->device, &d->incoming}, meta, xi,
+                     part, Clock::now()));
   if (!rd) return Status::Ok();
   const double waited =
       std::chrono::duration<double, std::milli>(rd->at - rd->first).count();
   const int task = rd->task;
-  ready_.push(std::move(*rd));
+  ready_.push(Queued{d, std::move(*rd)});
   core_.stats->With([&](WorkerStats& s) {
     s.AddWait(task, waited);
     s.AddQueueDepth(ready_.size());
@@ -78,12 +80,12 @@ void TaskScheduler::AddGauges(WorkerGauges* g) {
 void TaskScheduler::Loop() {
   SetKernelThreads(core_.opts->threads);
   while (true) {
-    ReadyTask rd;
+    Queued rd;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !ready_.empty(); });
       if (stopping_) return;
-      rd = std::move(const_cast<ReadyTask&>(ready_.top()));
+      rd = std::move(const_cast<Queued&>(ready_.top()));
       ready_.pop();
     }
     // An exception fails this request, never the thread: a worker whose
@@ -91,8 +93,8 @@ void TaskScheduler::Loop() {
     try {
       RunReady(rd);
     } catch (const std::exception& e) {
-      core_.fail(rd.meta, WorkerError::kInternal,
-                 "task " + rd.dep->plan.tasks[rd.task].name + " on " +
+      core_.fail(rd.t.meta, WorkerError::kInternal,
+                 "task " + rd.dep->plan.tasks[rd.t.task].name + " on " +
                      core_.opts->name +
                      " failed on an unexpected condition: " + e.what());
     }
@@ -100,13 +102,13 @@ void TaskScheduler::Loop() {
 }
 
 // Runs one task whose inputs are all here and sends its outputs on.
-void TaskScheduler::RunReady(ReadyTask& rd) {
+void TaskScheduler::RunReady(Queued& rd) {
   std::vector<Tensor> outs;
   if (!ComputeTask(rd, &outs)) return;
-  const Task& t = rd.dep->plan.tasks[rd.task];
+  const Task& t = rd.dep->plan.tasks[rd.t.task];
   Sources srcs;
-  for (size_t i = 0; i < rd.inputs.size(); ++i) {
-    srcs[t.fragment.inputs[i]] = &rd.inputs[i];
+  for (size_t i = 0; i < rd.t.inputs.size(); ++i) {
+    srcs[t.fragment.inputs[i]] = &rd.t.inputs[i];
   }
   for (size_t i = 0; i < outs.size(); ++i) {
     srcs[t.fragment.outputs[i]] = &outs[i];
@@ -119,36 +121,36 @@ void TaskScheduler::RunReady(ReadyTask& rd) {
 // Runs the task (paced to the device's share of a core) and records its
 // time; false when the request expired or the task failed, which fails
 // the request.
-bool TaskScheduler::ComputeTask(ReadyTask& rd, std::vector<Tensor>* outs) {
+bool TaskScheduler::ComputeTask(Queued& rd, std::vector<Tensor>* outs) {
   const WorkerOptions& opts = *core_.opts;
   const Deployment& d = *rd.dep;
-  const Task& t = d.plan.tasks[rd.task];
-  if (Clock::now() > rd.meta.expiry) {
-    core_.fail(rd.meta, WorkerError::kRequestExpired,
-               "request " + rd.meta.id + " expired before task " + t.name +
+  const Task& t = d.plan.tasks[rd.t.task];
+  if (Clock::now() > rd.t.meta.expiry) {
+    core_.fail(rd.t.meta, WorkerError::kRequestExpired,
+               "request " + rd.t.meta.id + " expired before task " + t.name +
                    " could run");
     return false;
   }
   const auto t0 = Clock::now();
   const double cpu0 = CpuSeconds(opts.threads > 1);
-  Status st =
-      d.exec[rd.task] ? d.exec[rd.task]->Run(rd.inputs, outs) : Status::Ok();
+  Status st = d.exec[rd.t.task] ? d.exec[rd.t.task]->Run(rd.t.inputs, outs)
+                                : Status::Ok();
   PaceCompute(opts.cpu_fraction, t0, CpuSeconds(opts.threads > 1) - cpu0);
   const double ms = MsSince(t0);
-  if (d.task_seconds[rd.task] != nullptr) {
-    d.task_seconds[rd.task]->Observe(ms / 1e3);
+  if (d.task_seconds[rd.t.task] != nullptr) {
+    d.task_seconds[rd.t.task]->Observe(ms / 1e3);
   }
   core_.metrics->busy_seconds().Increment(ms / 1e3);
   const bool current = core_.deployments->IsCurrent(rd.dep.get());
   core_.stats->With([&](WorkerStats& s) {
     if (current) {  // a draining previous plan's tasks differ
-      s.AddRun(rd.task, ms);
-      s.AddSpan(rd.meta.seq, rd.task, -1, rd.at, t0, Clock::now());
+      s.AddRun(rd.t.task, ms);
+      s.AddSpan(rd.t.meta.seq, rd.t.task, -1, rd.t.at, t0, Clock::now());
     }
     s.AddBusy(ms);
   });
   if (!st.ok()) {
-    core_.fail(rd.meta, WorkerError::kTaskFailed,
+    core_.fail(rd.t.meta, WorkerError::kTaskFailed,
                "task " + t.name + " failed: " + st.message());
     return false;
   }
@@ -158,38 +160,39 @@ bool TaskScheduler::ComputeTask(ReadyTask& rd, std::vector<Tensor>* outs) {
 namespace {
 
 // A tensor message of this request and deployment, without its payload.
-void AddressMessage(const ReadyTask& rd, rpc::TensorMessage* m) {
+void AddressMessage(const RequestMeta& meta, const Deployment& d,
+                    rpc::TensorMessage* m) {
   m->set_protocol(kProtocolVersion);
-  m->set_request(rd.meta.id);
-  m->set_seq(rd.meta.seq);
-  m->set_reply_to(rd.meta.reply_to);
-  m->set_deployment(rd.dep->plan_id);
+  m->set_request(meta.id);
+  m->set_seq(meta.seq);
+  m->set_reply_to(meta.reply_to);
+  m->set_deployment(d.plan_id);
 }
 
 }  // namespace
 
 // Bytes that several devices read go out as broadcast trees; the transfers
 // they carry are added to `grouped`. False when the request failed.
-bool TaskScheduler::SendBroadcasts(const ReadyTask& rd, const Sources& srcs,
+bool TaskScheduler::SendBroadcasts(const Queued& rd, const Sources& srcs,
                                    std::set<int>* grouped) {
   const Deployment& d = *rd.dep;
   const auto groups =
-      BroadcastGroups(d.plan, d.outgoing[rd.task], d.device, rd.meta.seq);
+      BroadcastGroups(d.plan, d.outgoing[rd.t.task], d.device, rd.t.meta.seq);
   for (const auto& g : groups) {
     const Transfer& x = d.plan.transfers[g.front()];
     auto part = ExtractRegion(*srcs.at(x.src.tensor), x.src.region);
     if (!part.ok()) {
-      core_.fail(rd.meta, WorkerError::kInternal, part.status().message());
+      core_.fail(rd.t.meta, WorkerError::kInternal, part.status().message());
       return false;
     }
     grouped->insert(g.begin(), g.end());
     rpc::TensorMessage header;
-    AddressMessage(rd, &header);
+    AddressMessage(rd.t.meta, *rd.dep, &header);
     for (int64_t v : part->shape) header.add_shape(v);
     EncodeTensor(*part, d.plan.wire, &header);
     sender_->QueueHops(
-        rd.dep, rd.meta,
-        RelayHops(d.plan, g, d.device, rd.meta.seq, d.plan.broadcast.fanout),
+        rd.dep, rd.t.meta,
+        RelayHops(d.plan, g, d.device, rd.t.meta.seq, d.plan.broadcast.fanout),
         std::move(header), /*readdress_only=*/false);
   }
   return true;
@@ -197,25 +200,25 @@ bool TaskScheduler::SendBroadcasts(const ReadyTask& rd, const Sources& srcs,
 
 // Every other outgoing transfer of the task: delivered here when its reader
 // runs on this device, queued for the sender otherwise.
-void TaskScheduler::SendOutputs(const ReadyTask& rd, const Sources& srcs,
+void TaskScheduler::SendOutputs(const Queued& rd, const Sources& srcs,
                                 const std::set<int>& grouped) {
   const Deployment& d = *rd.dep;
-  const Task& t = d.plan.tasks[rd.task];
-  for (int xi : d.outgoing[rd.task]) {
+  const Task& t = d.plan.tasks[rd.t.task];
+  for (int xi : d.outgoing[rd.t.task]) {
     if (grouped.count(xi)) continue;
     const Transfer& x = d.plan.transfers[xi];
     auto part = ExtractRegion(*srcs.at(x.src.tensor), x.src.region);
     if (!part.ok()) {
-      core_.fail(rd.meta, WorkerError::kInternal, part.status().message());
+      core_.fail(rd.t.meta, WorkerError::kInternal, part.status().message());
       return;
     }
     const int to = x.dst.task == kModelOutput
                        ? -1
-                       : d.plan.DeviceOf(x.dst.task, rd.meta.seq);
+                       : d.plan.DeviceOf(x.dst.task, rd.t.meta.seq);
     if (to == d.device) {
-      if (Status s = Deliver(rd.dep, rd.meta, {xi}, *part); !s.ok()) {
+      if (Status s = Deliver(rd.dep, rd.t.meta, {xi}, *part); !s.ok()) {
         // The request fails now, not at its deadline.
-        core_.fail(rd.meta, WorkerError::kMessageRefused,
+        core_.fail(rd.t.meta, WorkerError::kMessageRefused,
                    "task " + t.name + " on " + core_.opts->name +
                        " could not pass on its output: " + s.message());
         return;
@@ -224,10 +227,10 @@ void TaskScheduler::SendOutputs(const ReadyTask& rd, const Sources& srcs,
     }
     OutgoingMessage o;
     o.dep = rd.dep;
-    o.meta = rd.meta;
+    o.meta = rd.t.meta;
     o.dst_device = to;
     o.queued = Clock::now();
-    AddressMessage(rd, &o.msg);
+    AddressMessage(rd.t.meta, *rd.dep, &o.msg);
     o.msg.set_transfer(xi);
     for (int64_t v : part->shape) o.msg.add_shape(v);
     EncodeTensor(*part, d.plan.wire, &o.msg);

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/deployment.h"
 #include "runtime/mailboxes.h"
 #include "runtime/worker_core.h"
 #include "runtime/worker_sender.h"
@@ -46,15 +47,21 @@ class TaskScheduler {
  private:
   using Clock = std::chrono::steady_clock;
   using Sources = std::map<std::string, const Tensor*>;
+  // A ready task and the deployment it belongs to.
+  struct Queued {
+    std::shared_ptr<Deployment> dep;
+    ReadyTask t;
+    bool operator<(const Queued& o) const { return t < o.t; }
+  };
 
   Status DeliverLocked(const std::shared_ptr<Deployment>& d,
                        const RequestMeta& meta, int xi, const Tensor& part);
   void Loop();
-  void RunReady(ReadyTask& rd);
-  bool ComputeTask(ReadyTask& rd, std::vector<Tensor>* outs);
-  bool SendBroadcasts(const ReadyTask& rd, const Sources& srcs,
+  void RunReady(Queued& rd);
+  bool ComputeTask(Queued& rd, std::vector<Tensor>* outs);
+  bool SendBroadcasts(const Queued& rd, const Sources& srcs,
                       std::set<int>* grouped);
-  void SendOutputs(const ReadyTask& rd, const Sources& srcs,
+  void SendOutputs(const Queued& rd, const Sources& srcs,
                    const std::set<int>& grouped);
 
   const WorkerCore core_;
@@ -64,7 +71,7 @@ class TaskScheduler {
   std::condition_variable cv_;
   bool stopping_ = false;
   Mailboxes boxes_;
-  std::priority_queue<ReadyTask> ready_;
+  std::priority_queue<Queued> ready_;
   std::thread thread_;
 };
 

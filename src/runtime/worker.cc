@@ -564,9 +564,11 @@ struct Worker::Impl final : public rpc::Worker::Service {
   void Stop() {
     metrics_http.reset();  // its pages read what is stopped below
     if (stopped.exchange(true)) return;
+    // The server first: peers see the connection go at once, and no new
+    // handler starts while the threads stop.
+    if (server) server->Shutdown(DeadlineIn(500));
     scheduler.Stop();
     sender.Stop();
-    if (server) server->Shutdown(DeadlineIn(500));
     std::unique_lock<std::mutex> lock(handlers_mu);
     handlers_cv.wait(lock, [&] { return handlers == 0; });
   }
