@@ -362,11 +362,6 @@ Status Coordinator::CheckHealth() {
 
 namespace {
 
-struct Blob {
-  std::string hash;
-  std::string bytes;
-};
-
 // The weights a deployment needs, by hash.
 using Blobs = std::map<std::string, std::string>;  // hash -> bytes
 
@@ -757,10 +752,17 @@ Status InputSends(Coordinator::Impl& m, const Tensor& input,
       return part.status();
     }
     if (d < 0) {  // the plan's input is its output: nothing to run
-      std::lock_guard<std::mutex> lock(m.mu);
-      RETURN_IF_ERROR(CopyRegion(*part, Region::Full(part->shape),
-                                 &pend->output, x.dst.region, x.merge));
-      pend->parts_left--;
+      Status s;
+      {
+        std::lock_guard<std::mutex> lock(m.mu);
+        s = CopyRegion(*part, Region::Full(part->shape), &pend->output,
+                       x.dst.region, x.merge);
+        if (s.ok()) pend->parts_left--;
+      }
+      if (!s.ok()) {
+        Unregister(m, id);
+        return s;
+      }
       continue;
     }
     rpc::TensorMessage msg =
