@@ -158,15 +158,8 @@ Status RunPlan(const PlanArgs& a) {
   return Status::Ok();
 }
 
-}  // namespace
-
-void AddPlanCommand(CLI::App* app) {
-  auto a = std::make_shared<PlanArgs>();
-  CLI::App* cmd = app->add_subcommand(
-      "plan",
-      "Split a model over devices by one strategy; print and save the Plan");
-  cmd->add_option("model", a->model, "Zoo name or .onnx file")->required();
-  a->devices.Add(cmd);
+// Which strategy, and what auto and random plan for.
+void AddStrategyFlags(CLI::App* cmd, PlanArgs* a) {
   // The registered strategies (partition/strategy.h), listed by CLI11.
   cmd->add_option("--strategy", a->strategy, "Planning strategy (default auto)")
       ->check(CLI::IsMember(StrategyNames()));
@@ -181,12 +174,20 @@ void AddPlanCommand(CLI::App* app) {
   cmd->add_option("--profile", a->profile,
                   "auto: measured latencies (shoal profile) instead of the "
                   "cluster file's device specs");
+}
+
+// Where the Plan goes besides the table.
+void AddOutputFlags(CLI::App* cmd, PlanArgs* a) {
   cmd->add_option("-o,--output", a->out, "Write the Plan as JSON");
   cmd->add_option("--dot", a->dot, "Write the Plan as Graphviz");
   cmd->add_option("--svg", a->svg,
                   "Write the Plan as a picture: devices by steps, transfers "
                   "with their bytes (SVG)");
   cmd->add_flag("--json", a->json, "Print the Plan as JSON instead of a table");
+}
+
+// How the model and its input are read, and LCP branching.
+void AddModelFlags(CLI::App* cmd, PlanArgs* a) {
   cmd->add_flag("--image-input", a->image_input,
                 "The input is an image: it travels as 8-bit pixels, a "
                 "quarter of its float32 bytes, and is planned so (exact: a "
@@ -206,6 +207,10 @@ void AddPlanCommand(CLI::App* app) {
   cmd->add_option(
       "--input-device", a->hub,
       "Device that holds the input and receives the output (default 0)");
+}
+
+// How the strategies split layers and move data.
+void AddSchemeFlags(CLI::App* cmd, PlanArgs* a) {
   cmd->add_option("--spatial-fc", a->spatial_fc,
                   "spatial: where fc layers run: whole on the input device, "
                   "lop (split by outputs over every device), or auto (whole "
@@ -256,6 +261,21 @@ void AddPlanCommand(CLI::App* app) {
   cmd->add_option("--time-limit", a->time_limit,
                   "ILP/MILP time limit in seconds (auto falls back to "
                   "Procedure 1 when it runs out)");
+}
+
+}  // namespace
+
+void AddPlanCommand(CLI::App* app) {
+  auto a = std::make_shared<PlanArgs>();
+  CLI::App* cmd = app->add_subcommand(
+      "plan",
+      "Split a model over devices by one strategy; print and save the Plan");
+  cmd->add_option("model", a->model, "Zoo name or .onnx file")->required();
+  a->devices.Add(cmd);
+  AddStrategyFlags(cmd, a.get());
+  AddOutputFlags(cmd, a.get());
+  AddModelFlags(cmd, a.get());
+  AddSchemeFlags(cmd, a.get());
   cmd->callback([a] { throw CommandExit(ReportStatus(RunPlan(*a))); });
 }
 

@@ -287,9 +287,28 @@ Status RunRemote(const RemoteArgs& a) {
   return Status::Ok();
 }
 
-}  // namespace
+// When the server judges the devices and re-plans.
+void AddMonitorFlags(CLI::App* cmd, ServeArgs* a) {
+  cmd->add_option("--monitor-interval", a->o.monitor_interval_s,
+                  "Seconds between monitoring ticks (default 1)");
+  cmd->add_option("--window", a->o.window_ticks,
+                  "Ticks of statistics judged together (default 4)");
+  cmd->add_option("--min-samples", a->o.min_samples,
+                  "Runs per task before a device is judged (default 3)");
+  cmd->add_option("--imbalance", a->o.imbalance,
+                  "Re-plan when a device's measured/predicted compute is off "
+                  "the others' by this factor (default 1.5)");
+  cmd->add_option("--min-gain", a->o.min_gain,
+                  "Deploy a new plan only if it predicts this fraction less "
+                  "on the busiest device (default 0.1)");
+  cmd->add_option("--cooldown", a->o.cooldown_s,
+                  "Seconds between re-plans for speed (default 5)");
+  cmd->add_option("--watch", a->o.watch_s,
+                  "Re-read the cluster file every this many seconds (default "
+                  "0: only on SIGHUP)");
+}
 
-void AddServeCommand(CLI::App* app) {
+void AddServeSubcommand(CLI::App* app) {
   auto a = std::make_shared<ServeArgs>();
   CLI::App* cmd = app->add_subcommand(
       "serve",
@@ -321,23 +340,7 @@ void AddServeCommand(CLI::App* app) {
                   "at (default: one per device)");
   cmd->add_option("--time-limit", a->o.time_limit_s,
                   "auto: seconds for the MILP (default 10)");
-  cmd->add_option("--monitor-interval", a->o.monitor_interval_s,
-                  "Seconds between monitoring ticks (default 1)");
-  cmd->add_option("--window", a->o.window_ticks,
-                  "Ticks of statistics judged together (default 4)");
-  cmd->add_option("--min-samples", a->o.min_samples,
-                  "Runs per task before a device is judged (default 3)");
-  cmd->add_option("--imbalance", a->o.imbalance,
-                  "Re-plan when a device's measured/predicted compute is off "
-                  "the others' by this factor (default 1.5)");
-  cmd->add_option("--min-gain", a->o.min_gain,
-                  "Deploy a new plan only if it predicts this fraction less "
-                  "on the busiest device (default 0.1)");
-  cmd->add_option("--cooldown", a->o.cooldown_s,
-                  "Seconds between re-plans for speed (default 5)");
-  cmd->add_option("--watch", a->o.watch_s,
-                  "Re-read the cluster file every this many seconds (default "
-                  "0: only on SIGHUP)");
+  AddMonitorFlags(cmd, a.get());
   cmd->add_option("--timeout-ms", a->o.timeout_ms,
                   "Deadline of one request in the server (default 30000; a "
                   "client's sooner deadline wins)");
@@ -353,7 +356,9 @@ void AddServeCommand(CLI::App* app) {
   cmd->add_flag("--no-rebalance", a->no_rebalance,
                 "Monitor and log, but re-plan only when devices leave or join");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunServe(*a))); });
+}
 
+void AddInferRemoteCommand(CLI::App* app) {
   auto r = std::make_shared<RemoteArgs>();
   CLI::App* rc = app->add_subcommand(
       "infer-remote", "Send inference requests to a `shoal serve` server");
@@ -379,6 +384,13 @@ void AddServeCommand(CLI::App* app) {
                "Print the server's status (devices, re-plans) instead");
   rc->add_flag("--json", r->json, "Print JSON");
   rc->callback([r] { throw CommandExit(ReportStatus(RunRemote(*r))); });
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App* app) {
+  AddServeSubcommand(app);
+  AddInferRemoteCommand(app);
 }
 
 }  // namespace shoal
