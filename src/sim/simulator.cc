@@ -6,6 +6,7 @@
 #include <queue>
 #include <random>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "cluster/cpu_quota.h"
@@ -56,7 +57,7 @@ struct Msg {
 struct Hop {
   int req = 0;
   int device = 0;
-  std::vector<int> deliver, relay;
+  const RelayHop* tree = nullptr;  // its place in the tree (Sim::trees_)
   std::vector<int> below;  // the hops it forwards to, once a chunk is in
   int chunks = 0, arrived = 0;
 };
@@ -182,11 +183,23 @@ class Sim {
   // chunks, and each chunk forwarded by its hop as it arrives.
   std::vector<Hop> hops_;
   std::vector<Chunk> chunks_;
-  // The broadcasts among transfers `out` of one source on device `self`,
-  // and the set of transfers they carry.
-  std::vector<std::vector<int>> Broadcasts(int req, int self,
-                                           const std::vector<int>& out,
-                                           std::set<int>* carried) const;
+  // Groups and trees by (request, device, transfers), the request 0 for
+  // every one where no task has replicas: then a task's broadcasts are the
+  // same for every request, and a tree is made once, not per request and
+  // hop. Hops point into `trees_`, whose values never move.
+  // (request, task or device, first transfer, transfers): a task's
+  // groups are keyed by the task, a tree by its source device and its
+  // transfers, which its first and their count name (each transfer is in
+  // one group; each device relays once in a group's tree).
+  using GroupKey = std::tuple<int64_t, int, int, size_t>;
+  std::map<GroupKey, std::vector<std::vector<int>>> groups_;
+  std::map<GroupKey, std::vector<RelayHop>> trees_;
+  const std::vector<RelayHop>& TreeOf(int req, int dev,
+                                      const std::vector<int>& transfers);
+  // The broadcasts among the transfers out of `task` (the model input:
+  // -1) on device `self`, and the set of transfers they carry.
+  const std::vector<std::vector<int>>& Broadcasts(int req, int self, int task,
+                                                  std::set<int>* carried);
   // Queues the chunks of `total` bytes for `hops` (new hops of request
   // `req`) on device `from`'s senders, or on the coordinator's link (from
   // < 0), chunk by chunk as the runtime does (runtime/relay_messages.h).
@@ -252,7 +265,7 @@ void Sim::StartRequest(int req) {
   // (runtime/coordinator.cc SendInputs). Then the broadcasts' chunks,
   // through the same link.
   std::set<int> carried;
-  const auto groups = Broadcasts(req, p_.input_device, inputs_, &carried);
+  const auto& groups = Broadcasts(req, p_.input_device, -1, &carried);
   for (const bool local : {true, false}) {
     for (int xi : inputs_) {
       const Transfer& x = p_.transfers[xi];
@@ -269,19 +282,36 @@ void Sim::StartRequest(int req) {
     }
   }
   for (const auto& g : groups) {
-    SendChunks(req, -1,
-               RelayHops(p_, g, p_.input_device, Seq(req), p_.broadcast.fanout),
-               bytes_[g.front()]);
+    SendChunks(req, -1, TreeOf(req, p_.input_device, g), bytes_[g.front()]);
   }
   if (r.out_left == 0) Complete(req);
 }
 
-std::vector<std::vector<int>> Sim::Broadcasts(int req, int self,
-                                              const std::vector<int>& out,
-                                              std::set<int>* carried) const {
-  auto groups = BroadcastGroups(p_, out, self, Seq(req));
-  for (const auto& g : groups) carried->insert(g.begin(), g.end());
-  return groups;
+const std::vector<std::vector<int>>& Sim::Broadcasts(int req, int self,
+                                                     int task,
+                                                     std::set<int>* carried) {
+  const GroupKey key{replicas_ ? Seq(req) : 0, task, 0, 0};
+  auto it = groups_.find(key);
+  if (it == groups_.end()) {
+    const std::vector<int>& out = task < 0 ? inputs_ : outgoing_[task];
+    it = groups_.emplace(key, BroadcastGroups(p_, out, self, Seq(req))).first;
+  }
+  for (const auto& g : it->second) carried->insert(g.begin(), g.end());
+  return it->second;
+}
+
+const std::vector<RelayHop>& Sim::TreeOf(int req, int dev,
+                                         const std::vector<int>& transfers) {
+  const GroupKey key{replicas_ ? Seq(req) : 0, dev, transfers.front(),
+                     transfers.size()};
+  auto it = trees_.find(key);
+  if (it == trees_.end()) {
+    it = trees_
+             .emplace(key, RelayHops(p_, transfers, dev, Seq(req),
+                                     p_.broadcast.fanout))
+             .first;
+  }
+  return it->second;
 }
 
 std::vector<int> Sim::OpenHops(int req, const std::vector<RelayHop>& hops,
@@ -291,8 +321,7 @@ std::vector<int> Sim::OpenHops(int req, const std::vector<RelayHop>& hops,
     Hop s;
     s.req = req;
     s.device = h.device;
-    s.deliver = h.deliver;
-    s.relay = h.relay;
+    s.tree = &h;
     s.chunks = chunks;
     hops_.push_back(std::move(s));
     ids.push_back(static_cast<int>(hops_.size()) - 1);
@@ -322,7 +351,7 @@ void Sim::QueueChunk(int req, int from, int c) {
     return;
   }
   dev_[from].out.push_back(
-      Msg{req, hops_[chunks_[c].hop].deliver.front(), now_, c});
+      Msg{req, hops_[chunks_[c].hop].tree->deliver.front(), now_, c});
   Pump(from);
 }
 
@@ -339,17 +368,16 @@ void Sim::ChunkArrive(int c) {
   const int req = hops_[id].req;
   const int dev = hops_[id].device;
   // Each chunk is forwarded as it arrives, to the hops below this one.
-  if (!hops_[id].relay.empty() && hops_[id].arrived == 0) {
-    hops_[id].below = OpenHops(
-        req, RelayHops(p_, hops_[id].relay, dev, Seq(req), p_.broadcast.fanout),
-        hops_[id].chunks);
+  if (!hops_[id].tree->relay.empty() && hops_[id].arrived == 0) {
+    hops_[id].below = OpenHops(req, TreeOf(req, dev, hops_[id].tree->relay),
+                               hops_[id].chunks);
   }
   for (size_t k = 0; k < hops_[id].below.size(); ++k) {
     chunks_.push_back(Chunk{hops_[id].below[k], bytes});
     QueueChunk(req, dev, static_cast<int>(chunks_.size()) - 1);
   }
   if (++hops_[id].arrived == hops_[id].chunks) {  // its CPU already spent
-    for (int xi : hops_[id].deliver) Arrive(req, xi);
+    for (int xi : hops_[id].tree->deliver) Arrive(req, xi);
   }
 }
 
@@ -512,9 +540,8 @@ Status Sim::TaskDone(int d, int req, int task) {
   }
   // Broadcasts first, then the other sends, as the worker queues them.
   std::set<int> carried;
-  for (const auto& g : Broadcasts(req, d, outgoing_[task], &carried)) {
-    SendChunks(req, d, RelayHops(p_, g, d, Seq(req), p_.broadcast.fanout),
-               bytes_[g.front()]);
+  for (const auto& g : Broadcasts(req, d, task, &carried)) {
+    SendChunks(req, d, TreeOf(req, d, g), bytes_[g.front()]);
   }
   for (int xi : outgoing_[task]) {
     if (carried.count(xi)) continue;
