@@ -192,8 +192,20 @@ class Sim {
   // transfers, which its first and their count name (each transfer is in
   // one group; each device relays once in a group's tree).
   using GroupKey = std::tuple<int64_t, int, int, size_t>;
-  std::map<GroupKey, std::vector<std::vector<int>>> groups_;
-  std::map<GroupKey, std::vector<RelayHop>> trees_;
+  struct KeyHash {
+    size_t operator()(const GroupKey& k) const {
+      uint64_t h = static_cast<uint64_t>(std::get<0>(k));
+      for (uint64_t v : {static_cast<uint64_t>(std::get<1>(k)),
+                         static_cast<uint64_t>(std::get<2>(k)),
+                         static_cast<uint64_t>(std::get<3>(k))}) {
+        h = (h ^ v) * 0x100000001b3ULL;  // FNV-1a's prime
+      }
+      return static_cast<size_t>(h ^ (h >> 29));
+    }
+  };
+  std::unordered_map<GroupKey, std::vector<std::vector<int>>, KeyHash> groups_;
+  // Values of an unordered_map stay where they are on rehash.
+  std::unordered_map<GroupKey, std::vector<RelayHop>, KeyHash> trees_;
   const std::vector<RelayHop>& TreeOf(int req, int dev,
                                       const std::vector<int>& transfers);
   // The broadcasts among the transfers out of `task` (the model input:
