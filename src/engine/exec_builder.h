@@ -56,6 +56,7 @@ class Step {
   virtual void BindScratchpad(void* /*buffer*/) {}
   std::vector<int> reads, writes;  // value ids
   std::string label;               // node name, or "reorder <tensor>"
+  int64_t weight_bytes = 0;        // constant data the step holds
   // Which kernel does the work: a oneDNN primitive (reorders included) or
   // the reference kernel. A profile names the ops left to the reference.
   bool reference = false;

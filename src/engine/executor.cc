@@ -8,6 +8,7 @@
 
 #include "engine/exec_builder.h"
 #include "engine/memory_plan.h"
+#include "engine/onednn/int8_pattern.h"
 #include "engine/reference_step.h"
 #include "graph/fuse_batchnorm.h"
 #include "graph/verify.h"
@@ -103,6 +104,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
     impl->input_shapes.push_back(s);
     impl->input_names.push_back(in);
   }
+  if (b.use_onednn()) MarkInt8Fusions(b);
   int onednn_steps = 0, reference_steps = 0;
   for (const auto& node : graph.nodes) {
     if (b.IsFused(node.name)) continue;
@@ -182,6 +184,8 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
   ex->stats_.onednn_steps = onednn_steps;
   ex->stats_.reference_steps = reference_steps;
   ex->stats_.retained_weight_bytes = retained_weight_bytes;
+  for (const auto& s : ex->impl_->steps)
+    ex->stats_.onednn_weight_bytes += s->weight_bytes;
   ex->stats_.folded_batchnorms = folded_bns;
   for (const auto& s : ex->impl_->steps) {
     ex->labels_.push_back(s->label);

@@ -32,6 +32,9 @@ struct ExecutorStats {
   // Plain weight bytes still held after load: only what reference steps
   // read (oneDNN steps hold their own copies in their chosen layouts).
   int64_t retained_weight_bytes = 0;
+  // Weight bytes the oneDNN steps hold, in the layouts and types their
+  // primitives chose (s8 for int8 layers: a quarter of f32).
+  int64_t onednn_weight_bytes = 0;
   int folded_batchnorms = 0;  // BN nodes folded into their conv (oneDNN)
 };
 

@@ -1,5 +1,7 @@
 // Conv on oneDNN: layouts chosen by the primitive (format_tag::any), weights
-// reordered once, bias and a following activation fused (post-op).
+// reordered once, bias and a following activation fused (post-op). A
+// quantized conv (int8_pattern.h) runs as an int8 convolution.
+#include "engine/onednn/int8_pattern.h"
 #include "engine/onednn/primitive_step.h"
 #include "ops/window.h"
 
@@ -8,8 +10,10 @@ namespace {
 
 StatusOr<bool> BuildConv(ExecBuilder& b, const Node& n) {
   const Graph& g = b.graph();
-  const TensorInfo* w_info = g.FindTensor(n.inputs[1]);
-  if (!w_info->is_weight() || !b.Weight(n.inputs[1])) return false;
+  const std::optional<Int8Layer> q8 = MatchInt8Layer(b, n);
+  const std::string& w_name = q8 ? q8->weight_dequant->inputs[0] : n.inputs[1];
+  const TensorInfo* w_info = g.FindTensor(w_name);
+  if (!w_info->is_weight() || !b.Weight(w_name)) return false;
   const bool has_bias = n.inputs.size() > 2 && !n.inputs[2].empty();
   if (has_bias && !b.Weight(n.inputs[2])) return false;
 
@@ -43,13 +47,15 @@ StatusOr<bool> BuildConv(ExecBuilder& b, const Node& n) {
 
   const auto any = memory::format_tag::any;
   const auto f32 = memory::data_type::f32;
-  memory::desc src_md(src, f32, any), w_md(wdims, f32, any),
-      dst_md(dst, f32, any);
+  memory::desc src_md(src, q8 ? Int8SourceType(*q8) : f32, any),
+      w_md(wdims, q8 ? memory::data_type::s8 : f32, any), dst_md(dst, f32, any);
   memory::desc b_md = has_bias
                           ? memory::desc({ws[0]}, f32, memory::format_tag::a)
                           : memory::desc();
 
   dnnl::primitive_attr attr = ScratchpadAttr();
+  std::vector<float> out_scales;
+  if (q8) out_scales = SetInt8OutputScales(*q8, ws[0], &attr);
   const Node* act = FuseActivation(b, n.outputs[0], &attr);
   auto pd_or = TryDnnl([&] {
     auto d = dnnl::convolution_forward::desc(
@@ -57,21 +63,25 @@ StatusOr<bool> BuildConv(ExecBuilder& b, const Node& n) {
         src_md, w_md, b_md, dst_md, strides, dil, pad_l, pad_r);
     return dnnl::convolution_forward::primitive_desc(d, attr, b.engine());
   });
-  if (!pd_or.ok()) return false;
+  if (!pd_or.ok()) {
+    // MarkInt8Fusions took the DQs: there is no f32 path left.
+    if (q8) return pd_or.status().WithContext("int8 conv '" + n.name + "'");
+    return false;
+  }
   auto pd = *pd_or;
 
   auto step = std::make_unique<PrimitiveStep>(&b.engine(),
                                               dnnl::convolution_forward(pd));
   step->AddInput(DNNL_ARG_SRC, b.InLayout(x, pd.src_desc()), pd.src_desc());
-  step->AddFixed(
-      DNNL_ARG_WEIGHTS,
-      ReorderedWeights(b.engine(), b.Weight(n.inputs[1])->data.data(),
-                       PlainDims(wdims), pd.weights_desc()));
+  step->AddFixed(DNNL_ARG_WEIGHTS,
+                 ReorderedWeights(b.engine(), b.Weight(w_name)->data.data(),
+                                  PlainDims(wdims), pd.weights_desc()));
   if (has_bias) {
-    step->AddFixed(
-        DNNL_ARG_BIAS,
-        ReorderedWeights(b.engine(), b.Weight(n.inputs[2])->data.data(),
-                         PlainDims({ws[0]}), pd.bias_desc()));
+    const std::vector<float> bias =
+        Int8Bias(b.Weight(n.inputs[2])->data, out_scales);
+    step->AddFixed(DNNL_ARG_BIAS,
+                   ReorderedWeights(b.engine(), bias.data(), PlainDims({ws[0]}),
+                                    pd.bias_desc()));
   }
   AddFusedOutputStep(b, n, act, std::move(step), ys, pd.dst_desc());
   return true;

@@ -59,11 +59,11 @@ memory ReorderedWeights(dnnl::engine& eng, const float* data,
   return dst;
 }
 
-memory::desc PlainDims(const memory::dims& dims) {
+memory::desc PlainDims(const memory::dims& dims, memory::data_type dt) {
   memory::dims strides(dims.size(), 1);
   for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
     strides[i] = strides[i + 1] * dims[i + 1];
-  return memory::desc(dims, memory::data_type::f32, strides);
+  return memory::desc(dims, dt, strides);
 }
 
 bool AppendActivation(const Node& c, dnnl::post_ops* po) {

@@ -25,7 +25,10 @@ class PrimitiveStep : public Step {
     value_args_.push_back({arg, value, md});
     writes.push_back(value);
   }
-  void AddFixed(int arg, memory m) { args_[arg] = std::move(m); }
+  void AddFixed(int arg, memory m) {
+    weight_bytes += static_cast<int64_t>(m.get_desc().get_size());
+    args_[arg] = std::move(m);
+  }
 
   Status Bind(const std::vector<void*>& ptrs) override;
   Status Run(RunContext& ctx) override;
@@ -55,7 +58,8 @@ memory ReorderedWeights(dnnl::engine& eng, const float* data,
                         const memory::desc& plain, const memory::desc& md);
 
 // Plain descriptor with explicit dims and row-major strides.
-memory::desc PlainDims(const memory::dims& dims);
+memory::desc PlainDims(const memory::dims& dims,
+                       memory::data_type dt = memory::data_type::f32);
 
 // Appends activation node `c` to `po` as oneDNN eltwise post-ops (one, or
 // two for HardSigmoid: a line, then a clip to [0, 1]); false if `c` is not

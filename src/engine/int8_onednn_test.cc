@@ -1,0 +1,140 @@
+// Quantized (QDQ) models on oneDNN's int8 primitives against the reference
+// int8 kernels (the oracle, int32-exact sums): s8 and u8 inputs, per-tensor
+// and per-channel weights, grouped convs, Gemm in both weight layouts; a
+// layer whose quantized input someone else reads stays on the reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "engine/calibrate.h"
+#include "engine/executor.h"
+#include "models/builder.h"
+#include "models/zoo.h"
+
+namespace shoal {
+namespace {
+
+std::vector<Tensor> Inputs(const Shape& s, int n, float lo, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, 1.f);
+  std::vector<Tensor> out;
+  for (int i = 0; i < n; ++i) {
+    Tensor t(s);
+    for (float& v : t.data) v = u(rng);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// A small net with signed input (s8 data), a grouped conv, and a Gemm whose
+// weight is [K, N] (transB 0), quantized on `n` samples.
+Model SmallNet() {
+  GraphBuilder b("small");
+  auto x = b.Input("x", {1, 4, 10, 10});
+  auto c = b.Relu(b.Conv("c1", x, 8, 3, 1, 1));
+  auto d = b.Relu(b.Conv("c2", c, 8, 3, 2, 1, 2));
+  auto f = b.Linear("fc", b.Flatten(b.MaxPool(d, {2}, {2}, {0}, false)), 6);
+  Model m;
+  m.graph = b.Finish({f}).value();
+  m.weights = RandomWeights(m.graph, 4);
+  // fc's weight as [K, N], as a MatMul by a constant imports.
+  for (Node& n : m.graph.nodes) {
+    if (n.op != "Gemm") continue;
+    n.attrs.Set("transB", int64_t{0});
+    Tensor& w = m.weights.at(n.inputs[1]);
+    Tensor t({w.shape[1], w.shape[0]});
+    for (int64_t i = 0; i < w.shape[0]; ++i)
+      for (int64_t j = 0; j < w.shape[1]; ++j)
+        t.data[j * w.shape[0] + i] = w.data[i * w.shape[1] + j];
+    w = t;
+    m.graph.FindTensor(n.inputs[1])->shape = t.shape;
+  }
+  return m;
+}
+
+struct Runs {
+  std::vector<Tensor> onednn, reference;
+  ExecutorStats stats;
+};
+
+Runs RunBoth(const Model& m, const std::vector<Tensor>& xs) {
+  Runs r;
+  for (Backend backend : {Backend::kOneDnn, Backend::kReference}) {
+    ExecutorOptions o;
+    o.backend = backend;
+    auto ex = Executor::Create(m.graph, m.weights, o);
+    EXPECT_TRUE(ex.ok()) << ex.status().ToString();
+    if (!ex.ok()) return r;
+    if (backend == Backend::kOneDnn) r.stats = (*ex)->stats();
+    for (const Tensor& x : xs) {
+      std::vector<Tensor> y;
+      EXPECT_TRUE((*ex)->Run({x}, &y).ok());
+      (backend == Backend::kOneDnn ? r.onednn : r.reference).push_back(y[0]);
+    }
+  }
+  return r;
+}
+
+// oneDNN quantizes by multiplying with 1 / scale where ONNX divides; the
+// two round apart only on a tie, which moves one value by one step. The
+// outputs here agree to float rounding on every sample.
+void ExpectAgree(const Runs& r) {
+  ASSERT_EQ(r.onednn.size(), r.reference.size());
+  for (size_t s = 0; s < r.onednn.size(); ++s) {
+    float scale = 0;
+    for (float v : r.reference[s].data) scale = std::max(scale, std::fabs(v));
+    for (int64_t i = 0; i < r.onednn[s].size(); ++i)
+      EXPECT_NEAR(r.onednn[s].data[i], r.reference[s].data[i], 1e-5f * scale)
+          << "sample " << s << " element " << i;
+  }
+}
+
+TEST(Int8OneDnn, SignedInputGroupedConvAndGemmMatchTheReference) {
+  Model m = SmallNet();
+  auto s = QuantizeStatic(Inputs({1, 4, 10, 10}, 20, -1.f, 1), &m);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->layers, 3);
+  const Runs r = RunBoth(m, Inputs({1, 4, 10, 10}, 8, -1.f, 2));
+  EXPECT_EQ(r.stats.reference_steps, 0);
+  ExpectAgree(r);
+}
+
+TEST(Int8OneDnn, LeNetRunsOnInt8WithAQuarterOfTheWeightBytes) {
+  const ZooEntry* e = Zoo::Global().Find("lenet5");
+  Model f32;
+  f32.graph = e->build(e->input_shape).value();
+  f32.weights = RandomWeights(f32.graph, 2);
+  Model q = f32;
+  ASSERT_TRUE(QuantizeStatic(Inputs({1, 1, 28, 28}, 20, 0.f, 3), &q).ok());
+  const Runs r = RunBoth(q, Inputs({1, 1, 28, 28}, 8, 0.f, 4));
+  EXPECT_EQ(r.stats.reference_steps, 0);
+  EXPECT_EQ(r.stats.retained_weight_bytes, 0);
+  ExpectAgree(r);
+  auto ex = Executor::Create(f32.graph, f32.weights, ExecutorOptions{});
+  ASSERT_TRUE(ex.ok());
+  const double ratio = static_cast<double>(r.stats.onednn_weight_bytes) /
+                       (*ex)->stats().onednn_weight_bytes;
+  // s8 weights; the f32 biases (a few hundred values) stay.
+  EXPECT_LT(ratio, 0.27) << r.stats.onednn_weight_bytes;
+  EXPECT_GT(ratio, 0.24);
+}
+
+TEST(Int8OneDnn, QuantizedValuesReadElsewhereStayOnTheReference) {
+  Model m = SmallNet();
+  ASSERT_TRUE(QuantizeStatic(Inputs({1, 4, 10, 10}, 20, -1.f, 1), &m).ok());
+  // The dequantized input of c1 becomes a graph output too: its Q and DQ
+  // and c1 run on the reference, the rest still on int8.
+  std::string dq;
+  for (const Node& n : m.graph.nodes)
+    if (n.name == "c1") dq = n.inputs[0];
+  ASSERT_FALSE(dq.empty());
+  m.graph.outputs.push_back(dq);
+  const Runs r = RunBoth(m, Inputs({1, 4, 10, 10}, 4, -1.f, 2));
+  EXPECT_GE(r.stats.reference_steps, 3);
+  EXPECT_GT(r.stats.onednn_steps, 3);
+  ExpectAgree(r);
+}
+
+}  // namespace
+}  // namespace shoal

@@ -1,0 +1,141 @@
+#include "engine/onednn/int8_pattern.h"
+
+namespace shoal {
+namespace {
+
+const Node* ProducerOf(const ExecBuilder& b, const std::string& tensor) {
+  const int p = b.graph().ProducerIndex(tensor);
+  return p < 0 ? nullptr : &b.graph().nodes[p];
+}
+
+std::optional<QuantParams> ParamsOf(const ExecBuilder& b, const Node& n) {
+  const TensorInfo* x = b.graph().FindTensor(n.inputs[0]);
+  if (!x) return std::nullopt;
+  auto p = ReadQuantParams(n, x->shape);
+  if (!p.ok()) return std::nullopt;
+  return *p;
+}
+
+bool SameParams(const QuantParams& a, const QuantParams& b) {
+  return a.scale == b.scale && a.zero_point == b.zero_point && a.axis == b.axis;
+}
+
+// The layer's own side of the pattern: its op and attributes, its int8
+// weight and bias, and that its input is a per-tensor DQ of a Q.
+std::optional<Int8Layer> MatchLayerSide(const ExecBuilder& b,
+                                        const Node& layer) {
+  const Graph& g = b.graph();
+  int64_t out_axis = 0;
+  if (layer.op == "Gemm") {
+    if (layer.attrs.GetInt("transA", 0) != 0 ||
+        layer.attrs.GetFloat("alpha", 1.f) != 1.f ||
+        layer.attrs.GetFloat("beta", 1.f) != 1.f)
+      return std::nullopt;
+    out_axis = layer.attrs.GetInt("transB", 0) != 0 ? 0 : 1;
+  } else if (layer.op != "Conv") {
+    return std::nullopt;
+  }
+  if (layer.inputs.size() < 2) return std::nullopt;
+  const Node* dq_w = ProducerOf(b, layer.inputs[1]);
+  const Node* dq_x = ProducerOf(b, layer.inputs[0]);
+  if (!dq_w || !dq_x || dq_w->op != "DequantizeLinear" ||
+      dq_x->op != "DequantizeLinear")
+    return std::nullopt;
+  const TensorInfo* w = g.FindTensor(dq_w->inputs[0]);
+  if (!w || !w->is_weight() || !b.Weight(dq_w->inputs[0]) ||
+      b.SoleConsumer(layer.inputs[1]) != &layer)
+    return std::nullopt;
+  if (layer.inputs.size() > 2 && !layer.inputs[2].empty()) {
+    const TensorInfo* bias = g.FindTensor(layer.inputs[2]);
+    if (!bias || !bias->is_weight() || !b.Weight(layer.inputs[2]))
+      return std::nullopt;
+  }
+  Int8Layer r;
+  auto wp = ParamsOf(b, *dq_w);
+  auto xp = ParamsOf(b, *dq_x);
+  if (!wp || !xp || !xp->per_tensor()) return std::nullopt;
+  // s8 weights without a zero point, scaled per output channel at most.
+  for (int32_t z : wp->zero_point)
+    if (z != 0) return std::nullopt;
+  if (!wp->per_tensor() && wp->axis != out_axis) return std::nullopt;
+  if (xp->zero_point[0] != 0 && xp->zero_point[0] != kInt8Min)
+    return std::nullopt;
+  const Node* q = ProducerOf(b, dq_x->inputs[0]);
+  if (!q || q->op != "QuantizeLinear") return std::nullopt;
+  auto qp = ParamsOf(b, *q);
+  if (!qp || !SameParams(*qp, *xp)) return std::nullopt;
+  r.quantize = q;
+  r.weight_dequant = dq_w;
+  r.x = *xp;
+  r.w = *wp;
+  r.unsigned_x = xp->zero_point[0] == kInt8Min;
+  return r;
+}
+
+// Every reader of the Q's output is a DQ of the same parameters, read only
+// by int8 layers: then no one needs the quantized values as f32.
+bool QuantizedOnlyForInt8Layers(const ExecBuilder& b, const Node& q,
+                                const QuantParams& p) {
+  if (b.IsGraphOutput(q.outputs[0])) return false;
+  for (const Node* dq : b.Consumers(q.outputs[0])) {
+    if (dq->op != "DequantizeLinear" || dq->inputs[0] != q.outputs[0])
+      return false;
+    auto dp = ParamsOf(b, *dq);
+    if (!dp || !SameParams(*dp, p) || b.IsGraphOutput(dq->outputs[0]))
+      return false;
+    for (const Node* layer : b.Consumers(dq->outputs[0])) {
+      if (layer->inputs[0] != dq->outputs[0]) return false;
+      for (size_t k = 1; k < layer->inputs.size(); ++k)
+        if (layer->inputs[k] == dq->outputs[0]) return false;
+      if (!MatchLayerSide(b, *layer)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<Int8Layer> MatchInt8Layer(const ExecBuilder& b,
+                                        const Node& layer) {
+  if (!b.use_onednn()) return std::nullopt;
+  auto r = MatchLayerSide(b, layer);
+  if (!r || !QuantizedOnlyForInt8Layers(b, *r->quantize, r->x))
+    return std::nullopt;
+  return r;
+}
+
+memory::data_type Int8SourceType(const Int8Layer& l) {
+  return l.unsigned_x ? memory::data_type::u8 : memory::data_type::s8;
+}
+
+std::vector<float> SetInt8OutputScales(const Int8Layer& l, int64_t channels,
+                                       dnnl::primitive_attr* attr) {
+  std::vector<float> scales(channels);
+  for (int64_t c = 0; c < channels; ++c)
+    scales[c] = l.x.scale[0] * l.w.scale[l.w.per_tensor() ? 0 : c];
+  if (l.w.per_tensor())
+    attr->set_output_scales(0, {scales[0]});
+  else
+    attr->set_output_scales(1 << 1, scales);
+  return scales;
+}
+
+std::vector<float> Int8Bias(const std::vector<float>& bias,
+                            const std::vector<float>& scales) {
+  std::vector<float> out = bias;
+  for (size_t c = 0; c < out.size() && !scales.empty(); ++c)
+    out[c] /= scales[c % scales.size()];
+  return out;
+}
+
+void MarkInt8Fusions(ExecBuilder& b) {
+  for (const Node& n : b.graph().nodes) {
+    auto r = MatchInt8Layer(b, n);
+    if (!r) continue;
+    b.MarkFused(r->weight_dequant->name);
+    for (const Node* dq : b.Consumers(r->quantize->outputs[0]))
+      b.MarkFused(dq->name);
+  }
+}
+
+}  // namespace shoal

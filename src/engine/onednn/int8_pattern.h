@@ -1,0 +1,53 @@
+// The quantized layers oneDNN runs on int8 primitives: in QDQ form,
+//   x -> QuantizeLinear -> DequantizeLinear -> Conv | Gemm
+//   (DequantizeLinear(w), bias)
+// where every reader of the quantized x is such a layer. The Q becomes one
+// reorder into u8 / s8 data, the DQs vanish, and the layer's primitive reads
+// the int8 data and s8 weights, accumulates in s32 and scales its output
+// back to f32 (a following ReLU fused as usual).
+#ifndef SHOAL_ENGINE_ONEDNN_INT8_PATTERN_H_
+#define SHOAL_ENGINE_ONEDNN_INT8_PATTERN_H_
+
+#include <optional>
+#include <vector>
+
+#include "engine/exec_builder.h"
+#include "graph/quantization.h"
+
+namespace shoal {
+
+struct Int8Layer {
+  const Node* quantize = nullptr;        // the Q of the layer's input
+  const Node* weight_dequant = nullptr;  // DQ of the int8 weight
+  QuantParams x, w;                      // w: per tensor or per channel
+  // The input's zero point is -128: its int8 values plus 128 are u8 data
+  // with zero point 0. Otherwise it is 0 and the data is s8.
+  bool unsigned_x = false;
+};
+
+// `layer` as an int8 layer, or nullopt when it is not one (a layer that is
+// not quantized, or quantized in a form the primitives do not take).
+std::optional<Int8Layer> MatchInt8Layer(const ExecBuilder& b,
+                                        const Node& layer);
+
+// u8 or s8: the data type of the layer's quantized input.
+memory::data_type Int8SourceType(const Int8Layer& l);
+
+// Sets the attribute's output scales, x's scale times each output
+// channel's weight scale (one mask bit: the channel axis of the output), and
+// returns them, one per channel of `channels`.
+std::vector<float> SetInt8OutputScales(const Int8Layer& l, int64_t channels,
+                                       dnnl::primitive_attr* attr);
+
+// The bias in the accumulator's units: oneDNN 2.x adds it to the s32 sums
+// before the output scales. Unchanged when `scales` is empty (f32 layer).
+std::vector<float> Int8Bias(const std::vector<float>& bias,
+                            const std::vector<float>& scales);
+
+// Marks the DequantizeLinear nodes that int8 layers absorb as fused, before
+// any node is built (a weight's DQ may come before its layer's input Q).
+void MarkInt8Fusions(ExecBuilder& b);
+
+}  // namespace shoal
+
+#endif  // SHOAL_ENGINE_ONEDNN_INT8_PATTERN_H_
