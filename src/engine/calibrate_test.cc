@@ -8,17 +8,16 @@
 #include <random>
 
 #include "engine/run_whole.h"
-#include "models/zoo.h"
+#include "models/load_model.h"
 
 namespace shoal {
 namespace {
 
 Model LeNet() {
-  const ZooEntry* e = Zoo::Global().Find("lenet5");
-  Model m;
-  m.graph = e->build(e->input_shape).value();
-  m.weights = RandomWeights(m.graph, 3);
-  return m;
+  LoadOptions o;
+  o.with_weights = true;
+  o.seed = 3;
+  return LoadModel("lenet5", o).value();
 }
 
 std::vector<Tensor> Images(int n, uint32_t seed) {

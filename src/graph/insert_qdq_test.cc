@@ -7,17 +7,16 @@
 
 #include <cmath>
 
-#include "models/zoo.h"
+#include "models/load_model.h"
 
 namespace shoal {
 namespace {
 
 Model LeNet() {
-  const ZooEntry* e = Zoo::Global().Find("lenet5");
-  Model m;
-  m.graph = e->build(e->input_shape).value();
-  m.weights = RandomWeights(m.graph, 3);
-  return m;
+  LoadOptions o;
+  o.with_weights = true;
+  o.seed = 3;
+  return LoadModel("lenet5", o).value();
 }
 
 std::map<std::string, ValueRange> RangesOf(const Model& m, float lo, float hi) {

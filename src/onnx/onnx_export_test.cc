@@ -103,11 +103,11 @@ Model AllOpsModel() {
   x = op("pooled", "Add", {gap, gmp});
   x = op("flatten", "Flatten", {x}, attrs({{"axis", int64_t{1}}}));
   // An int8 weight, one scale per output channel.
-  std::string fc_w = op("fc.dequant", "DequantizeLinear",
-                        {w("fc.weight", {10, 16})},
-                        attrs({{"scale", std::vector<float>(10, 0.01f)},
-                               {"zero_point", I(10, 0)},
-                               {"axis", int64_t{0}}}));
+  std::string fc_w =
+      op("fc.dequant", "DequantizeLinear", {w("fc.weight", {10, 16})},
+         attrs({{"scale", std::vector<float>(10, 0.01f)},
+                {"zero_point", I(10, 0)},
+                {"axis", int64_t{0}}}));
   x = op("fc", "Gemm", {x, fc_w, w("fc.bias", {10})},
          attrs({{"transB", int64_t{1}}}));
   x = op("dropout", "Dropout", {x}, attrs({{"ratio", 0.3f}}));
