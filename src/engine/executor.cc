@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "engine/exec_builder.h"
+#include "engine/int8_reference_step.h"
 #include "engine/memory_plan.h"
 #include "engine/onednn/int8_pattern.h"
 #include "engine/reference_step.h"
@@ -104,7 +105,10 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
     impl->input_shapes.push_back(s);
     impl->input_names.push_back(in);
   }
-  if (b.use_onednn()) MarkInt8Fusions(b);
+  if (b.use_onednn())
+    MarkInt8Fusions(b);
+  else
+    MarkInt8RefFusions(b);
   int onednn_steps = 0, reference_steps = 0;
   for (const auto& node : graph.nodes) {
     if (b.IsFused(node.name)) continue;
@@ -116,6 +120,13 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
         if (done && b.steps().size() > before) ++onednn_steps;
         if (done) b.ReleaseWeights(node);
       }
+    }
+    // The reference backend's quantized layers run on integers; oneDNN's
+    // fallback stays f32 on the dequantized values (its int8 pattern took
+    // whatever it could).
+    if (!done && !b.use_onednn()) {
+      ASSIGN_OR_RETURN(done, AddInt8ReferenceStep(b, node));
+      if (done) ++reference_steps;
     }
     if (!done) {
       RETURN_IF_ERROR(AddReferenceStep(b, node));

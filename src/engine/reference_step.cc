@@ -1,5 +1,7 @@
 #include "engine/reference_step.h"
 
+#include <utility>
+
 #include "graph/op_registry.h"
 #include "graph/shape_inference.h"
 #include "kernels/reference/reference_kernels.h"
@@ -9,7 +11,8 @@ namespace {
 
 class ReferenceStep : public Step {
  public:
-  ReferenceStep(const Node& node, RefKernelFn fn) : node_(node), fn_(fn) {}
+  ReferenceStep(const Node& node, RefCall fn)
+      : node_(node), fn_(std::move(fn)) {}
 
   // Per input: a value id, or a weight (value id -1).
   struct Arg {
@@ -48,7 +51,7 @@ class ReferenceStep : public Step {
 
  private:
   Node node_;
-  RefKernelFn fn_;
+  RefCall fn_;
   std::vector<ConstView> in_;
   std::vector<MutView> out_;
 };
@@ -61,8 +64,14 @@ Status AddReferenceStep(ExecBuilder& b, const Node& node) {
     return Unsupported("no kernel for op '" + node.op + "' (node '" +
                        node.name + "')");
   }
-  auto step = std::make_unique<ReferenceStep>(node, fn);
-  for (const auto& in : node.inputs) {
+  return AddReferenceStep(b, node, node.inputs, fn);
+}
+
+Status AddReferenceStep(ExecBuilder& b, const Node& node,
+                        const std::vector<std::string>& inputs,
+                        RefCall kernel) {
+  auto step = std::make_unique<ReferenceStep>(node, std::move(kernel));
+  for (const auto& in : inputs) {
     ReferenceStep::Arg a;
     Shape shape;
     if (!in.empty()) {

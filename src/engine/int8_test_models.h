@@ -1,0 +1,195 @@
+// Quantized test models for the int8 tests of both backends (header-only):
+// LeNet-5 quantized, a graph fragment whose input is already quantized, and
+// the f32 evaluation of any QDQ model (its layers kept off int8 kernels).
+#ifndef SHOAL_ENGINE_INT8_TEST_MODELS_H_
+#define SHOAL_ENGINE_INT8_TEST_MODELS_H_
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/calibrate.h"
+#include "engine/executor.h"
+#include "graph/quantization.h"
+#include "graph/shape_inference.h"
+#include "models/zoo.h"
+
+namespace shoal {
+namespace int8_test {
+
+inline std::vector<Tensor> UniformInputs(const Shape& s, int n, float lo,
+                                         float hi, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<Tensor> out;
+  for (int i = 0; i < n; ++i) {
+    Tensor t(s);
+    for (float& v : t.data) v = u(rng);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// Seeded int8 values (exact integers in f32) in [lo, hi].
+inline std::vector<Tensor> Int8Inputs(const Shape& s, int n, uint32_t seed,
+                                      int lo = kInt8Min, int hi = kInt8Max) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> u(lo, hi);
+  std::vector<Tensor> out;
+  for (int i = 0; i < n; ++i) {
+    Tensor t(s);
+    for (float& v : t.data) v = static_cast<float>(u(rng));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// LeNet-5 with random weights, quantized on 20 random images.
+inline Model QuantizedLeNet() {
+  const ZooEntry* e = Zoo::Global().Find("lenet5");
+  Model m;
+  m.graph = e->build(e->input_shape).value();
+  m.weights = RandomWeights(m.graph, 2);
+  EXPECT_TRUE(
+      QuantizeStatic(UniformInputs({1, 1, 28, 28}, 20, 0.f, 1.f, 3), &m).ok());
+  return m;
+}
+
+inline Node QdqNode(const std::string& op, const std::string& name,
+                    const std::string& in, const std::string& out,
+                    const QuantParams& p) {
+  Node n;
+  n.op = op;
+  n.name = name;
+  n.inputs = {in};
+  n.outputs = {out};
+  SetQuantParams(p, &n);
+  return n;
+}
+
+inline QuantParams PerTensor(float scale, int32_t zero) {
+  QuantParams p;
+  p.scale = {scale};
+  p.zero_point = {zero};
+  return p;
+}
+
+// A fragment of a quantized model as a plan cut at a Q's output leaves it:
+// the graph input "xq" [1, 4, 8, 8] holds int8 values (zero point
+// `x_zero`, scale 0.05), read by DequantizeLinear -> Conv(DQ(int8 w, per
+// output channel), bias, pads 1) -> Relu. With `dq_is_output` the
+// dequantized input is a graph output too.
+inline Model QuantizedInputFragment(int32_t x_zero, bool dq_is_output = false) {
+  Model m;
+  Graph& g = m.graph;
+  g.name = "fragment";
+  EXPECT_TRUE(g.AddInput("xq", {1, 4, 8, 8}).ok());
+  EXPECT_TRUE(g.AddWeight("wq", {6, 4, 3, 3}).ok());
+  EXPECT_TRUE(g.AddWeight("b", {6}).ok());
+  QuantParams wp;
+  for (int c = 0; c < 6; ++c) {
+    wp.scale.push_back(0.01f * (c + 1));
+    wp.zero_point.push_back(0);
+  }
+  wp.axis = 0;
+  EXPECT_TRUE(g.AddNode(QdqNode("DequantizeLinear", "dq_x", "xq", "x",
+                                PerTensor(0.05f, x_zero)))
+                  .ok());
+  EXPECT_TRUE(
+      g.AddNode(QdqNode("DequantizeLinear", "dq_w", "wq", "w", wp)).ok());
+  Node conv;
+  conv.op = "Conv";
+  conv.name = "conv";
+  conv.inputs = {"x", "w", "b"};
+  conv.outputs = {"c"};
+  conv.attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  EXPECT_TRUE(g.AddNode(conv).ok());
+  Node relu;
+  relu.op = "Relu";
+  relu.name = "relu";
+  relu.inputs = {"c"};
+  relu.outputs = {"y"};
+  EXPECT_TRUE(g.AddNode(relu).ok());
+  g.outputs = {"y"};
+  if (dq_is_output) g.outputs.push_back("x");
+  EXPECT_TRUE(InferShapes(&g).ok());
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> q(-127, 127);
+  Tensor w({6, 4, 3, 3});
+  for (float& v : w.data) v = static_cast<float>(q(rng));
+  Tensor b({6});
+  for (int c = 0; c < 6; ++c) b.data[c] = 0.1f * (c - 3);
+  m.weights["wq"] = w;
+  m.weights["b"] = b;
+  return m;
+}
+
+// `m` with an Identity between each Conv, Gemm or MatMul and the DQs it
+// reads: no backend then takes the layer as quantized, and it runs in f32
+// on the dequantized values, ONNX's definition of the QDQ graph.
+inline Model WithF32Layers(Model m) {
+  Graph& g = m.graph;
+  std::vector<Node> added;
+  for (Node& n : g.nodes) {
+    if (n.op != "Conv" && n.op != "Gemm" && n.op != "MatMul") continue;
+    for (size_t k = 0; k < 2 && k < n.inputs.size(); ++k) {
+      const int p = g.ProducerIndex(n.inputs[k]);
+      if (p < 0 || g.nodes[p].op != "DequantizeLinear") continue;
+      Node id;
+      id.op = "Identity";
+      id.name = n.name + "_f32_in" + std::to_string(k);
+      id.inputs = {n.inputs[k]};
+      id.outputs = {id.name};
+      n.inputs[k] = id.name;
+      added.push_back(id);
+    }
+  }
+  for (Node& id : added) EXPECT_TRUE(g.AddNode(id).ok());
+  EXPECT_TRUE(g.TopoSort().ok());
+  EXPECT_TRUE(InferShapes(&g).ok());
+  return m;
+}
+
+// Runs `m` on `backend` over `xs` (single-input models); first outputs.
+inline std::vector<Tensor> RunOn(const Model& m, Backend backend,
+                                 const std::vector<Tensor>& xs,
+                                 ExecutorStats* stats = nullptr) {
+  ExecutorOptions o;
+  o.backend = backend;
+  auto ex = Executor::Create(m.graph, m.weights, o);
+  EXPECT_TRUE(ex.ok()) << ex.status().ToString();
+  if (!ex.ok()) return {};
+  if (stats) *stats = (*ex)->stats();
+  std::vector<Tensor> out;
+  for (const Tensor& x : xs) {
+    std::vector<Tensor> y;
+    Status s = (*ex)->Run({x}, &y);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    if (!s.ok()) return {};
+    out.push_back(y[0]);
+  }
+  return out;
+}
+
+// Equal to `tol` of each sample's largest output magnitude.
+inline void ExpectSameOutputs(const std::vector<Tensor>& got,
+                              const std::vector<Tensor>& want, float tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t s = 0; s < got.size(); ++s) {
+    ASSERT_EQ(got[s].shape, want[s].shape);
+    float scale = 0;
+    for (float v : want[s].data) scale = std::max(scale, std::fabs(v));
+    for (int64_t i = 0; i < got[s].size(); ++i)
+      EXPECT_NEAR(got[s].data[i], want[s].data[i], tol * scale)
+          << "sample " << s << " element " << i;
+  }
+}
+
+}  // namespace int8_test
+}  // namespace shoal
+
+#endif  // SHOAL_ENGINE_INT8_TEST_MODELS_H_
