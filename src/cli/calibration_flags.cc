@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "engine/calibrate.h"
+#include "graph/fuse_batchnorm.h"
 #include "io/npy.h"
 #include "train/fashion_mnist.h"
 
@@ -91,6 +93,36 @@ StatusOr<std::vector<Tensor>> LoadCalibration(const CalibrationFlags& f,
   *source = std::to_string(count) + " Fashion-MNIST training images (" +
             data.dir + ")";
   return out;
+}
+
+void AddDtypeFlags(CLI::App* cmd, DtypeFlags* f) {
+  cmd->add_option("--dtype", f->dtype,
+                  "f32 (the default) or int8: quantize the model first "
+                  "(as `shoal quantize`: int8 weights per output channel, "
+                  "activation scales calibrated on --calibration)")
+      ->check(CLI::IsMember({"f32", "int8"}));
+  AddCalibrationFlags(cmd, &f->calibration);
+}
+
+std::string QuantizedSummary::Text() const {
+  return std::to_string(qdq.layers) +
+         " layers with int8 weights (a scale per output channel), " +
+         std::to_string(qdq.activations) + " activation scales calibrated on " +
+         source;
+}
+
+StatusOr<QuantizedSummary> QuantizeModel(const CalibrationFlags& f, Model* m) {
+  RETURN_IF_ERROR(FuseBatchNorm(m).status());
+  QuantizedSummary s;
+  ASSIGN_OR_RETURN(std::vector<Tensor> samples,
+                   LoadCalibration(f, m->graph, &s.source));
+  ASSIGN_OR_RETURN(s.qdq, QuantizeStatic(samples, m));
+  if (s.qdq.layers == 0) {
+    return FailedPrecondition("model '" + m->graph.name +
+                              "' has no Conv, Gemm or MatMul with a weight "
+                              "to quantize");
+  }
+  return s;
 }
 
 }  // namespace shoal

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/insert_qdq.h"
 #include "graph/weights.h"
 #include "util/status.h"
 
@@ -27,6 +28,28 @@ void AddCalibrationFlags(CLI::App* cmd, CalibrationFlags* f);
 StatusOr<std::vector<Tensor>> LoadCalibration(const CalibrationFlags& f,
                                               const Graph& g,
                                               std::string* source);
+
+// `--dtype f32|int8` and, for int8, the calibration flags.
+struct DtypeFlags {
+  std::string dtype = "f32";
+  CalibrationFlags calibration;
+  bool int8() const { return dtype == "int8"; }
+};
+
+void AddDtypeFlags(CLI::App* cmd, DtypeFlags* f);
+
+struct QuantizedSummary {
+  QdqSummary qdq;
+  std::string source;        // where the calibration samples came from
+  std::string Text() const;  // "5 layers with int8 weights, ... on SOURCE"
+};
+
+// Post-training static quantization of `m` (with weights) in place: its
+// BatchNorms folded first, so that the int8 weights are the folded ones,
+// then calibrated on `f`'s samples (LoadCalibration) and rewritten into
+// QDQ form. A model with no Conv, Gemm or MatMul weight is an error naming
+// it.
+StatusOr<QuantizedSummary> QuantizeModel(const CalibrationFlags& f, Model* m);
 
 }  // namespace shoal
 

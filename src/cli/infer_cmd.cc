@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "cli/calibration_flags.h"
 #include "cli/commands.h"
 #include "engine/executor.h"
 #include "engine/op_profile.h"
@@ -31,6 +32,7 @@ struct InferArgs {
   bool json = false, profile = false;
   int top_steps = 10;
   std::vector<float> mean, std;
+  DtypeFlags dtype;
 };
 
 int64_t PeakRssBytes() {
@@ -167,6 +169,12 @@ Status RunInfer(const InferArgs& a) {
     return Unsupported("shoal infer feeds models with one input; '" + a.model +
                        "' has " + std::to_string(m.graph.inputs.size()));
   }
+  std::string quantized;
+  if (a.dtype.int8()) {
+    ASSIGN_OR_RETURN(QuantizedSummary q,
+                     QuantizeModel(a.dtype.calibration, &m));
+    quantized = q.Text();
+  }
   const Shape in_shape = m.graph.FindTensor(m.graph.inputs[0])->shape;
   ASSIGN_OR_RETURN(Tensor input, InferInput(a, m, in_shape));
 
@@ -185,11 +193,14 @@ Status RunInfer(const InferArgs& a) {
     nlohmann::json j = {
         {"model", m.graph.name},
         {"backend", BackendName(backend)},
+        {"dtype", a.dtype.dtype},
         {"threads", KernelThreads()},
         {"output_shape", y.shape},
         {"latency_ms", {{"median", median}, {"p90", p90}, {"min", min}}},
         {"peak_rss_bytes", PeakRssBytes()},
-        {"arena_bytes", ex->stats().arena_bytes}};
+        {"arena_bytes", ex->stats().arena_bytes},
+        {"weight_bytes",
+         ex->stats().onednn_weight_bytes + ex->stats().retained_weight_bytes}};
     if (a.profile) j["profile"] = ProfileJson(t.profile, a.repeat, a.top_steps);
     std::cout << j.dump(2) << std::endl;
     return Status::Ok();
@@ -197,6 +208,7 @@ Status RunInfer(const InferArgs& a) {
   std::cout << "model " << m.graph.name << ", backend " << BackendName(backend)
             << ", " << Plural(KernelThreads(), "thread") << ", output "
             << ShapeToString(y.shape) << "\n";
+  if (!quantized.empty()) std::cout << "int8: " << quantized << "\n";
   PrintOutput(a, y);
   std::cout << std::fixed << std::setprecision(3);
   if (a.repeat > 1) {
@@ -205,7 +217,9 @@ Status RunInfer(const InferArgs& a) {
   } else {
     std::cout << "latency " << median << " ms\n";
   }
-  std::cout << "peak RSS " << HumanBytes(PeakRssBytes())
+  std::cout << "peak RSS " << HumanBytes(PeakRssBytes()) << ", weights "
+            << HumanBytes(ex->stats().onednn_weight_bytes +
+                          ex->stats().retained_weight_bytes)
             << ", activation arena " << HumanBytes(ex->stats().arena_bytes)
             << "\n";
   if (a.profile) {
@@ -244,6 +258,7 @@ void AddInferCommand(CLI::App* app) {
   cmd->add_option("--std", a->std,
                   "Per-channel std for --image (default ImageNet)")
       ->delimiter(',');
+  AddDtypeFlags(cmd, &a->dtype);
   cmd->add_flag("--json", a->json, "Print one JSON object");
   cmd->add_flag("--profile", a->profile,
                 "Also time each step: where the time goes, by op and kernel "

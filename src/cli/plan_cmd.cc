@@ -1,12 +1,15 @@
 // `shoal plan MODEL --devices N | --cluster FILE --strategy S`: makes a Plan,
 // prints it as a table, writes it as JSON (-o) and Graphviz (--dot).
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
+#include "cli/calibration_flags.h"
 #include "cli/commands.h"
 #include "cli/plan_common.h"
 #include "lcp/find_classifier.h"
 #include "lcp/split_branches.h"
+#include "onnx/onnx_export.h"
 #include "partition/strategy.h"
 #include "plan/plan_cost.h"
 #include "plan/plan_json.h"
@@ -36,6 +39,7 @@ struct PlanArgs {
   std::string reduce = "peers";
   std::string fuse_objective = "link";
   DeviceFlags devices;
+  DtypeFlags dtype;
 };
 
 // The flags as PlanOptions, the model reference included.
@@ -129,6 +133,29 @@ void PrintPlanText(const PlanArgs& a, const Plan& p, const Cluster& cluster) {
   if (!a.svg.empty()) std::cout << "wrote " << a.svg << "\n";
 }
 
+// --dtype int8: the model quantized and written beside the plan
+// (PLAN.int8.onnx), which the plan then names, so that every process that
+// runs it loads the same int8 weights and scales.
+StatusOr<std::string> WriteInt8Model(const PlanArgs& a, ModelRef* ref) {
+  if (a.out.empty()) {
+    return InvalidArgument(
+        "--dtype int8 needs -o PLAN.json: the int8 model is written beside "
+        "the plan, which names it");
+  }
+  ASSIGN_OR_RETURN(Model m, LoadPlanModel(*ref, true));
+  ASSIGN_OR_RETURN(QuantizedSummary q, QuantizeModel(a.dtype.calibration, &m));
+  std::filesystem::path path(a.out);
+  if (path.extension() == ".json") path.replace_extension();
+  path += ".int8.onnx";
+  path = std::filesystem::absolute(path);
+  RETURN_IF_ERROR(ExportOnnx(m, path.string()));
+  ModelRef r;
+  r.spec = path.string();
+  r.input_shape = ref->input_shape;
+  *ref = r;
+  return "wrote " + path.string() + ": " + q.Text();
+}
+
 Status RunPlan(const PlanArgs& a) {
   ASSIGN_OR_RETURN(Cluster cluster, a.devices.ResolveCluster());
   ASSIGN_OR_RETURN(PlanOptions po, PlanOptionsFromFlags(a, cluster));
@@ -145,6 +172,11 @@ Status RunPlan(const PlanArgs& a) {
     ASSIGN_OR_RETURN(m, LoadPlanModel(po.model, false));
     lcp_split = LayerDecision{"lcp split", "lcp", ClusterSplitReason(r)};
   }
+  std::string int8_note;
+  if (a.dtype.int8()) {
+    ASSIGN_OR_RETURN(int8_note, WriteInt8Model(a, &po.model));
+    ASSIGN_OR_RETURN(m, LoadPlanModel(po.model, false));
+  }
   ASSIGN_OR_RETURN(Plan p, MakePlan(m.graph, po));
   if (lcp_split) p.decisions.insert(p.decisions.begin(), *lcp_split);
   RETURN_IF_ERROR(VerifyPlan(p));
@@ -154,6 +186,7 @@ Status RunPlan(const PlanArgs& a) {
     std::cout << PlanToJson(p).dump(1) << "\n";
   } else {
     PrintPlanText(a, p, cluster);
+    if (!int8_note.empty()) std::cout << int8_note << "\n";
   }
   return Status::Ok();
 }
@@ -204,6 +237,7 @@ void AddModelFlags(CLI::App* cmd, PlanArgs* a) {
                   "per device)");
   cmd->add_option("--weights-seed", a->weights_seed,
                   "Seed of zoo models' random weights (recorded in the Plan)");
+  AddDtypeFlags(cmd, &a->dtype);
   cmd->add_option(
       "--input-device", a->hub,
       "Device that holds the input and receives the output (default 0)");

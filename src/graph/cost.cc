@@ -22,6 +22,7 @@ StatusOr<NodeCost> ComputeNodeCost(const Graph& g, const Node& node) {
     int64_t n = NumElements(t->shape);
     if (t->is_weight()) {
       c.weight_elements += n;
+      if (node.op == "DequantizeLinear") c.int8_weight_elements += n;
       if (op->IsParamInput(static_cast<int>(i))) c.params += n;
     } else {
       c.input_elements += n;
@@ -53,6 +54,7 @@ StatusOr<GraphCost> ComputeGraphCost(const Graph& g) {
         continue;
       int64_t n = NumElements(t->shape);
       total.weight_elements += n;
+      if (node.op == "DequantizeLinear") total.int8_weight_elements += n;
       if (op->IsParamInput(static_cast<int>(i))) total.params += n;
     }
     total.nodes.push_back(std::move(c));

@@ -10,18 +10,24 @@
 
 namespace shoal {
 
-constexpr int64_t kBytesPerElement = 4;  // every tensor is f32
+// Every tensor is f32 in memory, but for int8 weights where they are stored.
+constexpr int64_t kBytesPerElement = 4;
 
 struct NodeCost {
   std::string name;
   std::string op;
   int64_t params = 0;           // learned weights (BN statistics excluded)
   int64_t weight_elements = 0;  // every stored weight element
-  int64_t macs = 0;             // conv / fc / matmul multiply-accumulates
-  GemmShape gemm;               // the MACs as matrix products (OpWork)
-  int64_t input_elements = 0;   // activation inputs
+  // Of those, the int8 ones (a DequantizeLinear's), a byte each.
+  int64_t int8_weight_elements = 0;
+  int64_t macs = 0;            // conv / fc / matmul multiply-accumulates
+  GemmShape gemm;              // the MACs as matrix products (OpWork)
+  int64_t input_elements = 0;  // activation inputs
   int64_t output_elements = 0;
-  int64_t weight_bytes() const { return weight_elements * kBytesPerElement; }
+  int64_t weight_bytes() const {
+    return (weight_elements - int8_weight_elements) * kBytesPerElement +
+           int8_weight_elements;
+  }
   int64_t input_bytes() const { return input_elements * kBytesPerElement; }
   int64_t output_bytes() const { return output_elements * kBytesPerElement; }
 };
@@ -30,9 +36,13 @@ struct GraphCost {
   std::vector<NodeCost> nodes;  // in graph order
   int64_t params = 0;
   int64_t weight_elements = 0;
+  int64_t int8_weight_elements = 0;  // read by a DequantizeLinear
   int64_t macs = 0;
   int64_t peak_activation_bytes = 0;
-  int64_t weight_bytes() const { return weight_elements * kBytesPerElement; }
+  int64_t weight_bytes() const {
+    return (weight_elements - int8_weight_elements) * kBytesPerElement +
+           int8_weight_elements;
+  }
 };
 
 // Requires a shaped graph (InferShapes).

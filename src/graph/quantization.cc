@@ -46,6 +46,16 @@ StatusOr<QuantParams> ReadQuantParams(const Node& node, const Shape& x) {
   return p;
 }
 
+bool IsInt8Weight(const Graph& g, const std::string& name) {
+  const TensorInfo* t = g.FindTensor(name);
+  if (!t || !t->is_weight()) return false;
+  const std::vector<int> readers = g.ConsumerIndices(name);
+  if (readers.empty()) return false;
+  for (int r : readers)
+    if (g.nodes[r].op != "DequantizeLinear") return false;
+  return true;
+}
+
 void SetQuantParams(const QuantParams& p, Node* node) {
   node->attrs.Set("scale", p.scale);
   node->attrs.Set("zero_point", std::vector<int64_t>(p.zero_point.begin(),

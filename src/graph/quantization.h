@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "graph/graph.h"
@@ -48,6 +49,10 @@ inline float DequantizeValue(float q, float scale, int32_t zero_point) {
 // Applies Q (`quantize`) or DQ to `n` values of shape `shape`.
 void ApplyQuant(const QuantParams& p, const Shape& shape, bool quantize,
                 const float* x, float* y);
+
+// Whether weight `name` of `g` holds int8 values, a byte each where it is
+// stored: DequantizeLinear is its only kind of reader.
+bool IsInt8Weight(const Graph& g, const std::string& name);
 
 // The symmetric int8 scale for values in [-absmax, absmax]: absmax / 127,
 // or 1 for an all-zero range (any scale represents zeros exactly).

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "partition/plan_builder.h"
+#include "partition/weight_dequantize.h"
+#include "plan/int8_transfers.h"
 
 namespace shoal {
 
@@ -69,6 +71,17 @@ BuildRequest BaseRequest(const Graph& g, const PlanOptions& opts) {
   return r;
 }
 
+namespace {
+
+bool HasQuantization(const Graph& g) {
+  for (const Node& n : g.nodes) {
+    if (n.op == "QuantizeLinear" || n.op == "DequantizeLinear") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 StatusOr<Plan> MakePlan(const Graph& g, const PlanOptions& opts) {
   if (opts.devices.empty()) return InvalidArgument("no devices to plan for");
   if (opts.hub < 0 || opts.hub >= static_cast<int>(opts.devices.size())) {
@@ -77,7 +90,17 @@ StatusOr<Plan> MakePlan(const Graph& g, const PlanOptions& opts) {
                            std::to_string(opts.devices.size()) + " devices");
   }
   const std::string& s = opts.strategy;
-  if (StrategyFn fn = StrategyRegistry::Global().Find(s)) return fn(g, opts);
+  if (StrategyFn fn = StrategyRegistry::Global().Find(s)) {
+    if (!HasQuantization(g)) return fn(g, opts);
+    // An int8 model: planned on float weights, then given its int8 weights
+    // and int8 transfers back (partition/weight_dequantize.h,
+    // plan/int8_transfers.h).
+    const WeightDequantizeFold fold = FoldWeightDequantize(g);
+    ASSIGN_OR_RETURN(Plan p, fn(fold.graph, opts));
+    RETURN_IF_ERROR(UnfoldWeightDequantize(fold, g, &p));
+    RETURN_IF_ERROR(SendInt8(&p).status());
+    return p;
+  }
   std::string names;
   for (const auto& n : StrategyNames())
     names += (names.empty() ? "" : ", ") + n;

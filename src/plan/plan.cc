@@ -13,6 +13,8 @@ std::string WireDtypeName(WireDtype d) {
       return "f16";
     case WireDtype::kBF16:
       return "bf16";
+    case WireDtype::kInt8:
+      return "int8";
     default:
       return "f32";
   }
@@ -22,12 +24,24 @@ StatusOr<WireDtype> ParseWireDtype(const std::string& name) {
   if (name == "f32") return WireDtype::kF32;
   if (name == "f16") return WireDtype::kF16;
   if (name == "bf16") return WireDtype::kBF16;
-  return InvalidArgument("wire dtype '" + name +
-                         "' is not one of f32, f16, bf16");
+  return InvalidArgument(
+      "wire dtype '" + name + "' is not one of f32, f16, bf16" +
+      (name == "int8" ? " (a quantized model's int8 tensors travel "
+                        "as int8 by themselves: plan it with "
+                        "--dtype int8)"
+                      : ""));
 }
 
 int64_t WireDtypeBytes(WireDtype d) {
-  return d == WireDtype::kF32 ? kBytesPerElement : 2;
+  switch (d) {
+    case WireDtype::kF16:
+    case WireDtype::kBF16:
+      return 2;
+    case WireDtype::kInt8:
+      return 1;
+    default:
+      return kBytesPerElement;
+  }
 }
 
 double WireTolerance(WireDtype d) {
@@ -44,9 +58,15 @@ double WireTolerance(WireDtype d) {
 int64_t Plan::WireBytes(const Transfer& x) const {
   const int64_t n = x.src.region.elements();
   if (x.src.task == kModelInput && input_pixels) return n;
-  const int64_t raw = n * WireDtypeBytes(wire.dtype);
+  const int64_t raw = n * WireDtypeBytes(TransferWire(x).dtype);
   if (!wire.lz4 || !SparseSource(x)) return raw;
   return static_cast<int64_t>(static_cast<double>(raw) * kSparseWireFraction);
+}
+
+WireSettings Plan::TransferWire(const Transfer& x) const {
+  WireSettings w = wire;
+  if (x.int8) w.dtype = WireDtype::kInt8;
+  return w;
 }
 
 bool Plan::SparseSource(const Transfer& x) const {

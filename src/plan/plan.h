@@ -85,6 +85,9 @@ struct Transfer {
   Endpoint dst;
   Merge merge = Merge::kCopy;
   std::string layer;  // the layer whose communication this counts as
+  // The values are int8 integers (a QuantizeLinear's output) and travel as
+  // a byte each (plan/int8_transfers.h).
+  bool int8 = false;
 };
 
 // Why a layer was split the way it was (or kept whole).
@@ -135,13 +138,15 @@ struct BroadcastSettings {
 // is exact; f16 and bf16 halve the bytes and round each value (to 11 and 8
 // significant bits), so a plan that uses them is not exact and `run
 // --check` judges it by WireTolerance. lz4 is lossless: a message whose
-// values are sparse enough is compressed before it is sent.
-enum class WireDtype { kF32, kF16, kBF16 };
+// values are sparse enough is compressed before it is sent. int8 is never
+// a plan's dtype: it is how a transfer marked int8 travels (exact: its
+// values are int8 integers), whatever the plan's dtype.
+enum class WireDtype { kF32, kF16, kBF16, kInt8 };
 struct WireSettings {
   WireDtype dtype = WireDtype::kF32;
   bool lz4 = false;
 };
-// "f32", "f16", "bf16".
+// "f32", "f16", "bf16", "int8".
 std::string WireDtypeName(WireDtype d);
 StatusOr<WireDtype> ParseWireDtype(const std::string& name);
 int64_t WireDtypeBytes(WireDtype d);
@@ -179,9 +184,12 @@ struct Plan {
 
   const Task* FindTask(int id) const;
   // Bytes transfer `x` puts on the wire: a byte a value for the model
-  // input of a plan whose input is pixels, else wire.dtype's bytes a
-  // value; with wire.lz4, a sparse source's at kSparseWireFraction.
+  // input of a plan whose input is pixels and for an int8 transfer, else
+  // wire.dtype's bytes a value; with wire.lz4, a sparse source's at
+  // kSparseWireFraction.
   int64_t WireBytes(const Transfer& x) const;
+  // How `x` travels: `wire`, with dtype int8 for an int8 transfer.
+  WireSettings TransferWire(const Transfer& x) const;
   // Whether transfer `x` carries values that are mostly zero: its source
   // is the output of an op the registry calls SparseOutput (a ReLU),
   // perhaps through ops that keep sparsity (a max pool, a reshape) in the

@@ -175,7 +175,7 @@ std::vector<int64_t> LargestWeightPerDevice(const Plan& p) {
     for (const auto& w : t.weights) {
       for (int d : t.devices) {
         largest[d] =
-            std::max(largest[d], w.region.elements() * kBytesPerElement);
+            std::max(largest[d], SliceBytes(t, w));
       }
     }
   }

@@ -167,11 +167,12 @@ json PlanToJson(const Plan& p) {
   }
   j["transfers"] = json::array();
   for (const auto& x : p.transfers) {
-    j["transfers"].push_back(
-        {{"src", EndpointToJson(x.src)},
-         {"dst", EndpointToJson(x.dst)},
-         {"merge", x.merge == Merge::kSum ? "sum" : "copy"},
-         {"layer", x.layer}});
+    json jx = {{"src", EndpointToJson(x.src)},
+               {"dst", EndpointToJson(x.dst)},
+               {"merge", x.merge == Merge::kSum ? "sum" : "copy"},
+               {"layer", x.layer}};
+    if (x.int8) jx["int8"] = true;
+    j["transfers"].push_back(std::move(jx));
   }
   return j;
 }
@@ -255,6 +256,7 @@ StatusOr<Transfer> TransferFromJson(const json& jx) {
   }
   x.merge = merge == "sum" ? Merge::kSum : Merge::kCopy;
   x.layer = jx.value("layer", "");
+  x.int8 = jx.value("int8", false);
   return x;
 }
 

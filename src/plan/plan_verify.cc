@@ -6,6 +6,7 @@
 #include "graph/shape_check.h"
 #include "plan/broadcast.h"
 #include "plan/cover.h"
+#include "plan/int8_transfers.h"
 
 namespace shoal {
 
@@ -197,6 +198,7 @@ Status VerifyPlan(const Plan& p) {
   for (const auto& x : p.transfers) {
     RETURN_IF_ERROR(CheckTransfer(p, x, &covers));
   }
+  RETURN_IF_ERROR(CheckInt8Transfers(p));
   for (const auto& t : p.tasks) {
     for (const auto& in : t.fragment.inputs) {
       RETURN_IF_ERROR(CheckCovered(p, covers, t.id, in));

@@ -1,6 +1,7 @@
 #include "plan/task_weights.h"
 
 #include "graph/cost.h"
+#include "graph/quantization.h"
 
 namespace shoal {
 
@@ -23,11 +24,16 @@ StatusOr<WeightStore> SliceTaskWeights(const Task& task,
   return out;
 }
 
+int64_t SliceBytes(const Task& t, const WeightSlice& w) {
+  const int64_t n = w.region.elements();
+  return IsInt8Weight(t.fragment, w.name) ? n : n * kBytesPerElement;
+}
+
 std::vector<int64_t> WeightBytesPerDevice(const Plan& p) {
   std::vector<int64_t> bytes(p.devices.size(), 0);
   for (const auto& t : p.tasks) {
     int64_t b = 0;
-    for (const auto& w : t.weights) b += w.region.elements() * kBytesPerElement;
+    for (const auto& w : t.weights) b += SliceBytes(t, w);
     for (int d : t.Replicas()) bytes[d] += b;  // once per device
   }
   return bytes;

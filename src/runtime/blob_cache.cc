@@ -206,7 +206,8 @@ Status BlobCache::Writer::Commit() {
   return Status::Ok();
 }
 
-StatusOr<Tensor> BlobCache::Read(const std::string& hash, const Shape& shape) {
+StatusOr<Tensor> BlobCache::Read(const std::string& hash, const Shape& shape,
+                                 bool int8) {
   if (!ValidHash(hash)) return InvalidArgument("bad blob hash " + hash);
   int64_t n = 1;
   for (int64_t d : shape) {
@@ -218,10 +219,12 @@ StatusOr<Tensor> BlobCache::Read(const std::string& hash, const Shape& shape) {
   }
   const int64_t size = Size(hash);
   if (size < 0) return NotFound("weight blob " + hash + " is not cached");
-  if (size != n * 4) {
+  const int64_t per = int8 ? 1 : 4;
+  if (size != n * per) {
     return InvalidArgument("weight blob " + hash + " has " +
                            std::to_string(size) + " bytes but its shape " +
-                           "needs " + std::to_string(n * 4));
+                           "needs " + std::to_string(n * per) +
+                           (int8 ? " (int8)" : ""));
   }
   // A file this process wrote or hashed, unchanged since, is not hashed
   // again (a slow device spends a second of CPU per 250 MB on it).
@@ -233,8 +236,14 @@ StatusOr<Tensor> BlobCache::Read(const std::string& hash, const Shape& shape) {
   }
   Tensor t(shape);
   std::string got = hash;
-  Status s = ReadHashed(Path(hash), reinterpret_cast<char*>(t.data.data()),
-                        size, trusted ? nullptr : &got);
+  // int8 bytes go into the tensor's own storage, then widen in place from
+  // the last value down, each float landing where no unread byte remains.
+  char* raw = reinterpret_cast<char*>(t.data.data());
+  Status s = ReadHashed(Path(hash), raw, size, trusted ? nullptr : &got);
+  if (s.ok() && int8) {
+    for (int64_t i = n - 1; i >= 0; --i)
+      t.data[i] = static_cast<float>(static_cast<int8_t>(raw[i]));
+  }
   if (s.ok() && got != hash) {
     s = FailedPrecondition("weight blob " + hash +
                            " in the cache is corrupt; removed it");

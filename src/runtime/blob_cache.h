@@ -62,8 +62,10 @@ class BlobCache {
                                           int64_t total_bytes);
 
   // The blob as a float32 tensor of `shape`, checking size and hash while
-  // reading; a blob that fails is removed.
-  StatusOr<Tensor> Read(const std::string& hash, const Shape& shape);
+  // reading; a blob that fails is removed. `int8`: the blob holds a signed
+  // byte a value (an int8 weight), widened to float32.
+  StatusOr<Tensor> Read(const std::string& hash, const Shape& shape,
+                        bool int8 = false);
 
   // Removes blobs not in `keep`, least recently used first, until the
   // directory holds at most `max_bytes` (what `keep` alone takes may be

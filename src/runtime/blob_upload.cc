@@ -33,7 +33,9 @@ grpc::Status ReceiveBlobStream(BlobCache* cache, int64_t max_blob_bytes,
               MiB(c.total_bytes()) + " but its memory budget is " +
               MiB(max_blob_bytes));
     }
-    if (c.hash().empty() || c.total_bytes() < 0 || c.total_bytes() % 4 != 0) {
+    // Any size: float32 or int8 weights; reading a blob checks its size
+    // against the shape and type its deployment gives it.
+    if (c.hash().empty() || c.total_bytes() < 0) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           who + ": a blob of " +
                               std::to_string(c.total_bytes()) +

@@ -177,7 +177,7 @@ Status MakeExecutors(const TaskWeightRefs& tw, const DeploymentContext& ctx,
     if (tw.count(t.id)) {
       for (const auto& w : tw.at(t.id)->weights()) {
         Shape shape(w.shape().begin(), w.shape().end());
-        auto tensor = ctx.cache->Read(w.hash(), shape);
+        auto tensor = ctx.cache->Read(w.hash(), shape, w.int8());
         if (!tensor.ok()) {
           return tensor.status().WithContext("task " + t.name + ", weight " +
                                              w.name());

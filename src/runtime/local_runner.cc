@@ -101,10 +101,11 @@ void Deliver(RunState* r, int task,
     auto part = ExtractRegion(*srcs.at(x.src.tensor), x.src.region);
     Status st = part.status();
     if (part.ok()) {
-      if (p.wire.dtype != WireDtype::kF32 && CrossesWire(p, x, r->request)) {
+      const WireDtype d = p.TransferWire(x).dtype;
+      if (d != WireDtype::kF32 && CrossesWire(p, x, r->request)) {
         // Rounded as the wire dtype carries it, so that this run computes
         // what the workers compute.
-        RoundToWireDtype(p.wire.dtype, &*part);
+        RoundToWireDtype(d, &*part);
       }
       st = Put(r, static_cast<int>(xi), *part);
     }

@@ -189,7 +189,7 @@ bool TaskScheduler::SendBroadcasts(const Queued& rd, const Sources& srcs,
     rpc::TensorMessage header;
     AddressMessage(rd.t.meta, *rd.dep, &header);
     for (int64_t v : part->shape) header.add_shape(v);
-    EncodeTensor(*part, d.plan.wire, &header);
+    EncodeTensor(*part, d.plan.TransferWire(x), &header);
     sender_->QueueHops(
         rd.dep, rd.t.meta,
         RelayHops(d.plan, g, d.device, rd.t.meta.seq, d.plan.broadcast.fanout),
@@ -233,7 +233,7 @@ void TaskScheduler::SendOutputs(const Queued& rd, const Sources& srcs,
     AddressMessage(rd.t.meta, *rd.dep, &o.msg);
     o.msg.set_transfer(xi);
     for (int64_t v : part->shape) o.msg.add_shape(v);
-    EncodeTensor(*part, d.plan.wire, &o.msg);
+    EncodeTensor(*part, d.plan.TransferWire(x), &o.msg);
     sender_->Queue(std::move(o));
   }
 }

@@ -63,6 +63,35 @@ void EncodeHalves(const Tensor& t, WireDtype d, std::string* out) {
   }
 }
 
+}  // namespace
+
+bool EncodeInt8Values(const Tensor& t, std::string* out) {
+  for (float v : t.data) {
+    if (!(v >= -128.f && v <= 127.f) || v != std::nearbyint(v)) return false;
+  }
+  out->resize(t.data.size());
+  for (size_t i = 0; i < t.data.size(); ++i)
+    (*out)[i] = static_cast<char>(static_cast<int8_t>(t.data[i]));
+  return true;
+}
+
+namespace {
+
+StatusOr<Tensor> Int8FromBytes(const std::vector<int64_t>& shape,
+                               const std::string& bytes) {
+  Tensor t;
+  t.shape = shape;
+  t.data.resize(NumElements(shape));
+  if (bytes.size() != t.data.size()) {
+    return InvalidArgument("tensor message has " +
+                           std::to_string(bytes.size()) + " bytes for " +
+                           std::to_string(t.data.size()) + " int8 values");
+  }
+  for (size_t i = 0; i < t.data.size(); ++i)
+    t.data[i] = static_cast<float>(static_cast<int8_t>(bytes[i]));
+  return t;
+}
+
 double ZeroFraction(const Tensor& t) {
   if (t.data.empty()) return 0;
   size_t zeros = 0;
@@ -100,6 +129,12 @@ void EncodeTensor(const Tensor& t, const WireSettings& wire,
       m->set_encoding(rpc::TensorMessage::BFLOAT16);
       EncodeHalves(t, wire.dtype, m->mutable_data());
       break;
+    case WireDtype::kInt8:
+      if (EncodeInt8Values(t, m->mutable_data())) {
+        m->set_encoding(rpc::TensorMessage::INT8);
+        break;
+      }
+      [[fallthrough]];
     default:
       m->set_encoding(rpc::TensorMessage::FLOAT32);
       TensorToBytes(t, m->mutable_data());
@@ -114,6 +149,7 @@ int64_t EncodedValueBytes(const rpc::TensorMessage& m) {
     case rpc::TensorMessage::FLOAT32:
       return 4;
     case rpc::TensorMessage::PIXELS:
+    case rpc::TensorMessage::INT8:
       return 1;
     case rpc::TensorMessage::FLOAT16:
     case rpc::TensorMessage::BFLOAT16:
@@ -181,6 +217,8 @@ StatusOr<Tensor> TensorFromMessage(const rpc::TensorMessage& m,
           shape, *bytes,
           std::vector<float>(m.pixel_mean().begin(), m.pixel_mean().end()),
           std::vector<float>(m.pixel_std().begin(), m.pixel_std().end()));
+    case rpc::TensorMessage::INT8:
+      return Int8FromBytes(shape, *bytes);
     default:
       break;
   }
@@ -202,7 +240,8 @@ StatusOr<Tensor> TensorFromMessage(const rpc::TensorMessage& m,
 }
 
 void RoundToWireDtype(WireDtype d, Tensor* t) {
-  if (d == WireDtype::kF32) return;
+  // int8 carries integers exactly (and anything else as float32).
+  if (d == WireDtype::kF32 || d == WireDtype::kInt8) return;
   for (float& v : t->data) {
     v = d == WireDtype::kF16 ? FromF16(ToF16(v)) : FromBF16(ToBF16(v));
   }

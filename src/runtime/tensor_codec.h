@@ -1,7 +1,8 @@
 // A tensor as it travels in a TensorMessage: its values in the plan's wire
 // dtype (float32, float16 or bfloat16; pixels for an image input, see
-// runtime/pixel_codec.h), and, where the plan allows it and the values are
-// sparse enough to gain, those bytes compressed by LZ4.
+// runtime/pixel_codec.h; a signed byte a value for an int8 transfer), and,
+// where the plan allows it and the values are sparse enough to gain, those
+// bytes compressed by LZ4.
 //
 // The receiver learns the region's shape from the plan, so everything it
 // allocates is bounded by the plan before it looks at the data: the
@@ -25,12 +26,19 @@ namespace shoal {
 constexpr double kMinZeroFractionToCompress = 0.1;
 
 // Sets m's data, encoding, compression and raw_bytes to `t` as `wire`
-// says. Compressed only when at least kMinZeroFractionToCompress of the
-// values are zero and the result is smaller.
+// says (Plan::TransferWire). Compressed only when at least
+// kMinZeroFractionToCompress of the values are zero and the result is
+// smaller. int8 sends values that are not all integers in [-128, 127] as
+// float32: a message is always exact.
 void EncodeTensor(const Tensor& t, const WireSettings& wire,
                   rpc::TensorMessage* m);
 
-// Bytes a value takes in m's encoding (1 for pixels, 2 for float16 and
+// t's values as signed bytes, when every one is an integer in [-128, 127]
+// (an int8 transfer's and an int8 weight's are); false, and `out`
+// untouched, otherwise.
+bool EncodeInt8Values(const Tensor& t, std::string* out);
+
+// Bytes a value takes in m's encoding (1 for pixels and int8, 2 for float16 and
 // bfloat16, 4 for float32); 0 for an unknown encoding.
 int64_t EncodedValueBytes(const rpc::TensorMessage& m);
 
