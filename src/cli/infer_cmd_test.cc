@@ -50,6 +50,34 @@ TEST(InferCmd, RunsAndWritesTheOutput) {
   EXPECT_EQ(t->shape, (Shape{1, 10}));
 }
 
+// --dtype int8 runs the model quantized: a quarter of the weight bytes,
+// and an output close to the f32 one.
+TEST(InferCmd, Int8HoldsAQuarterOfTheWeights) {
+  TempDir dir;
+  Tensor samples({4, 1, 28, 28});
+  for (size_t i = 0; i < samples.data.size(); ++i)
+    samples.data[i] = static_cast<float>(i % 89) / 88.f;
+  const std::string cal = dir.File("cal.npy");
+  ASSERT_TRUE(WriteNpy(cal, samples).ok());
+  std::string f32, int8;
+  ASSERT_EQ(RunCommand(Infer("--input-seed 1 --json"), &f32), 0) << f32;
+  ASSERT_EQ(RunCommand(Infer("--input-seed 1 --json --dtype int8 "
+                             "--calibration " +
+                             cal),
+                       &int8),
+            0)
+      << int8;
+  const auto a = nlohmann::json::parse(f32.substr(f32.find('{')));
+  const auto b = nlohmann::json::parse(int8.substr(int8.find('{')));
+  EXPECT_EQ(b.at("dtype"), "int8");
+  const double ratio =
+      b.at("weight_bytes").get<double>() / a.at("weight_bytes").get<double>();
+  EXPECT_GT(ratio, 0.24);
+  EXPECT_LT(ratio, 0.30);
+  std::string bad;
+  EXPECT_NE(RunCommand(Infer("--dtype int4"), &bad), 0);
+}
+
 // --profile: every op of the model has its time and kernel; the ops' times
 // add up to the total, and the slowest steps are listed, slowest first.
 TEST(InferCmd, ProfileGivesTimeByOpAndKernel) {

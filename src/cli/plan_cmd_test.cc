@@ -5,6 +5,7 @@
 #include <iterator>
 #include <string>
 
+#include "io/npy.h"
 #include "onnx/onnx_test_util.h"
 
 namespace shoal {
@@ -89,6 +90,37 @@ TEST(PlanCmd, LcpSizesBranchesForTheCluster) {
                  &out),
       0);
   EXPECT_NE(out.find("give one of"), std::string::npos) << out;
+}
+
+// --dtype int8: the quantized model is written beside the plan, which
+// names it; `run --check` gives the int8 model's one-device output, with
+// the quantized activations sent as int8. Without -o it says why.
+TEST(PlanCmd, Int8WritesTheModelBesideThePlan) {
+  const std::string shoal = SHOAL_BINARY;
+  onnx_test::TempDir dir;
+  Tensor samples({4, 1, 28, 28});
+  for (size_t i = 0; i < samples.data.size(); ++i)
+    samples.data[i] = static_cast<float>(i % 97) / 96.f;
+  const std::string cal = dir.File("cal.npy"), plan = dir.File("p.json");
+  ASSERT_TRUE(WriteNpy(cal, samples).ok());
+  const std::string base = shoal + " plan lenet5 --devices 3 --strategy lop " +
+                           "--dtype int8 --calibration " + cal;
+  std::string out;
+  ASSERT_EQ(RunCommand(base + " -o " + plan, &out), 0) << out;
+  EXPECT_NE(out.find("p.int8.onnx: 5 layers with int8 weights"),
+            std::string::npos)
+      << out;
+  std::ifstream f(plan);
+  const std::string json((std::istreambuf_iterator<char>(f)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("p.int8.onnx"), std::string::npos);
+  EXPECT_NE(json.find("\"int8\": true"), std::string::npos);
+  ASSERT_EQ(
+      RunCommand(shoal + " run --plan " + plan + " --local --check", &out), 0)
+      << out;
+  EXPECT_NE(out.find("(ok)"), std::string::npos) << out;
+  EXPECT_NE(RunCommand(base, &out), 0);
+  EXPECT_NE(out.find("--dtype int8 needs -o"), std::string::npos) << out;
 }
 
 }  // namespace

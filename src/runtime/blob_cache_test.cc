@@ -52,6 +52,21 @@ TEST(ContentHasher, PiecesHashAsTheWhole) {
   }
 }
 
+TEST(BlobCache, Int8BlobsReadBackAsFloats) {
+  auto c = BlobCache::Open("");
+  ASSERT_TRUE(c.ok());
+  std::string bytes;
+  for (int i = 0; i < 301; ++i)
+    bytes.push_back(static_cast<char>(static_cast<int8_t>(i % 256 - 128)));
+  const std::string h = Put(c->get(), bytes);
+  EXPECT_EQ((*c)->Size(h), 301);
+  auto back = (*c)->Read(h, Shape{7, 43}, /*int8=*/true);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  for (int i = 0; i < 301; ++i) EXPECT_EQ(back->data[i], i % 256 - 128) << i;
+  // As float32 the size does not fit.
+  EXPECT_FALSE((*c)->Read(h, Shape{7, 43}).ok());
+}
+
 TEST(BlobCache, WrittenBlobsReadBack) {
   auto c = BlobCache::Open("");
   ASSERT_TRUE(c.ok());

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -52,6 +53,38 @@ TEST(TensorCodec, DenseValuesAndPlansWithoutLz4GoRaw) {
   EncodeTensor(Sparse(5000, 3), WireSettings{}, &m);
   EXPECT_EQ(m.compression(), rpc::TensorMessage::NONE);
   EXPECT_TRUE(WireSizeOf(m, 5000).exact);
+}
+
+TEST(TensorCodec, Int8TransfersGoAsAByteAValue) {
+  Tensor q(Shape{1, 2, 3});
+  q.data = {-128.f, -1.f, 0.f, 1.f, 64.f, 127.f};
+  rpc::TensorMessage m;
+  EncodeTensor(q, WireSettings{WireDtype::kInt8, false}, &m);
+  EXPECT_EQ(m.encoding(), rpc::TensorMessage::INT8);
+  EXPECT_EQ(m.data().size(), 6u);
+  EXPECT_EQ(EncodedValueBytes(m), 1);
+  auto back = TensorFromMessage(m, q.shape);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->data, q.data);
+  // A wrong size is refused; values that are not int8 go as float32.
+  EXPECT_FALSE(TensorFromMessage(m, Shape{1, 7}).ok());
+  for (float bad : {0.5f, 128.f, -129.f, NAN}) {
+    Tensor t = q;
+    t.data[2] = bad;
+    EncodeTensor(t, WireSettings{WireDtype::kInt8, false}, &m);
+    EXPECT_EQ(m.encoding(), rpc::TensorMessage::FLOAT32) << bad;
+    auto b = TensorFromMessage(m, t.shape);
+    ASSERT_TRUE(b.ok());
+    EXPECT_EQ(std::memcmp(b->data.data(), t.data.data(), 24), 0) << bad;
+  }
+  // Sparse int8 values compress like floats do.
+  Tensor z(Shape{1, 4096});
+  for (size_t i = 0; i < z.data.size(); i += 3) z.data[i] = -7.f;
+  EncodeTensor(z, WireSettings{WireDtype::kInt8, true}, &m);
+  EXPECT_EQ(m.compression(), rpc::TensorMessage::LZ4);
+  auto zb = TensorFromMessage(m, z.shape);
+  ASSERT_TRUE(zb.ok());
+  EXPECT_EQ(zb->data, z.data);
 }
 
 TEST(TensorCodec, HalfPrecisionRoundsToNearest) {
