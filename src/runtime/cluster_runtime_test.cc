@@ -10,6 +10,7 @@
 #include <map>
 #include <thread>
 
+#include "engine/calibrate.h"
 #include "graph/random_input.h"
 #include "graph/tensor_diff.h"
 #include "models/builder.h"
@@ -194,6 +195,42 @@ TEST(ClusterRuntime, WireDtypesAndCompression) {
       } else {
         EXPECT_EQ(sent, raw) << what;
       }
+    }
+  }
+}
+
+// An int8 model: workers receive their int8 weight slices and send the
+// quantized activations as int8, a byte a value, as the plan counts them;
+// the output is the int8 model's on one device.
+TEST(ClusterRuntime, Int8ModelsSendInt8) {
+  LocalWorkers lc(3);
+  Model m = Load("cifarnet");
+  const Shape in = m.graph.tensors.at(m.graph.inputs[0]).shape;
+  std::vector<Tensor> samples;
+  for (uint64_t i = 0; i < 4; ++i) samples.push_back(RandomInput(in, 100 + i));
+  auto q = QuantizeStatic(samples, &m);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  const Tensor x = RandomInput(in, kInputSeed);
+  const Tensor want = RunWholeOrFail(m, x);
+  for (const std::string strategy : {"pipeline", "lop", "lip", "spatial"}) {
+    const Plan p = MakeTestPlan(m, strategy, 3);
+    int int8 = 0;
+    for (const Transfer& t : p.transfers) int8 += t.int8;
+    EXPECT_GT(int8, 0) << strategy;
+    auto c = Coordinator::Create(p, lc.cluster, {});
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    ASSERT_OK_STATUS(c.value()->Deploy(m.weights, nullptr));
+    ASSERT_TRUE(c.value()->Stats(/*reset=*/true).ok());
+    Tensor got;
+    Status s = c.value()->Run(x, &got, nullptr, 0);
+    ASSERT_TRUE(s.ok()) << strategy << ": " << s.message();
+    EXPECT_LE(MaxRelDiff(got, want), 1e-4) << strategy;
+    auto stats = c.value()->Stats(/*reset=*/false);
+    ASSERT_TRUE(stats.ok()) << stats.status().message();
+    const RunStats counted = CountCommunication(p, 0);
+    for (int d = 1; d < 3; ++d) {  // device 0's input goes via the client
+      EXPECT_EQ((*stats)[d].bytes_sent, counted.bytes_sent[d])
+          << strategy << " device " << d;
     }
   }
 }
