@@ -184,7 +184,17 @@ class Int8Mover {
 
 }  // namespace
 
-StatusOr<int> SendInt8(Plan* p) { return Int8Mover(p).Run(); }
+StatusOr<int> SendInt8(Plan* p) {
+  // Only a QuantizeLinear makes int8 integers: a float plan is left as it
+  // is without building any index.
+  bool quantized = false;
+  for (const Task& t : p->tasks) {
+    for (const Node& n : t.fragment.nodes)
+      quantized |= n.op == "QuantizeLinear";
+  }
+  if (!quantized) return 0;
+  return Int8Mover(p).Run();
+}
 
 Status CheckInt8Transfers(const Plan& p) {
   const Index into = Incoming(p);

@@ -11,6 +11,7 @@
 
 #include "partition/plan_builder.h"
 #include "partition/strategy.h"
+#include "plan/int8_transfers.h"
 #include "plan/plan_cost.h"
 #include "plan/plan_verify.h"
 #include "plan/task_weights.h"
@@ -334,7 +335,11 @@ class AutoPlanner {
       return;
     }
     c.plan = std::move(p).value();
-    Status s = VerifyPlan(c.plan);
+    // A quantized model's candidates are priced with their activations as
+    // int8 where they will travel so (MakePlan does the same to the one
+    // that wins; the strategies' plans have it already).
+    Status s = SendInt8(&c.plan).status();
+    if (s.ok()) s = VerifyPlan(c.plan);
     if (s.ok()) s = CheckPlanMemory(c.plan, g_);
     if (s.ok()) {
       auto pred = PredictPlan(c.plan, *model_);
