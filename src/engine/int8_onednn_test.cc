@@ -1,7 +1,8 @@
 // Quantized (QDQ) models on oneDNN's int8 primitives against the reference
 // int8 kernels (the oracle, int32-exact sums): s8 and u8 inputs, per-tensor
 // and per-channel weights, grouped convs, Gemm in both weight layouts; a
-// layer whose quantized input someone else reads stays on the reference.
+// layer whose quantized input someone else reads stays on the reference; a
+// graph fragment whose input arrives quantized runs on int8 too.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 
 #include "engine/calibrate.h"
 #include "engine/executor.h"
+#include "engine/int8_test_models.h"
 #include "models/builder.h"
 #include "models/zoo.h"
 
@@ -134,6 +136,59 @@ TEST(Int8OneDnn, QuantizedValuesReadElsewhereStayOnTheReference) {
   EXPECT_GE(r.stats.reference_steps, 3);
   EXPECT_GT(r.stats.onednn_steps, 3);
   ExpectAgree(r);
+}
+
+// A plan cut at a Q's output leaves the receiving device a fragment whose
+// input holds int8 values read by DQ -> Conv(DQ(w)): a plain reorder (u8:
+// plus 128) feeds the int8 convolution, and no step is left to the
+// reference.
+TEST(Int8OneDnn, AFragmentWhoseInputArrivesQuantizedRunsOnInt8) {
+  for (int32_t zero : {0, -128}) {
+    SCOPED_TRACE("zero point " + std::to_string(zero));
+    const Model m = int8_test::QuantizedInputFragment(zero);
+    const auto xs = int8_test::Int8Inputs({1, 4, 8, 8}, 4, 12);
+    ExecutorOptions o;
+    auto ex = Executor::Create(m.graph, m.weights, o);
+    ASSERT_TRUE(ex.ok()) << ex.status().ToString();
+    const ExecutorStats& st = (*ex)->stats();
+    EXPECT_EQ(st.reference_steps, 0);
+    // The reorder, the conv (ReLU fused) and the output's reorder to plain:
+    // no DQ runs, so the conv reads the s8 / u8 data and its s8 weights (an
+    // f32 conv would need the DQs' outputs, and oneDNN takes no conv of
+    // non-constant weights).
+    const std::vector<std::string> want_steps = {
+        std::string("reorder xq to ") + (zero == 0 ? "s8" : "u8"), "conv+Relu",
+        "reorder y"};
+    EXPECT_EQ((*ex)->step_labels(), want_steps);
+    const auto got = int8_test::RunOn(m, Backend::kOneDnn, xs);
+    const auto want = int8_test::RunOn(m, Backend::kReference, xs);
+    int8_test::ExpectSameOutputs(got, want, 1e-5f);
+  }
+}
+
+// LeNet-5 cut after conv2's Q: conv2 and the three Gemms run on int8, the
+// first from the fragment's input through a plain reorder to u8.
+TEST(Int8OneDnn, LeNetCutAtAQuantizeRunsOnInt8) {
+  const Model m = int8_test::LeNetCutAfterSecondQuantize();
+  const Shape s = m.graph.FindTensor(m.graph.inputs[0])->shape;
+  const auto xs = int8_test::Int8Inputs(s, 4, 14);
+  ExecutorStats st;
+  const auto got = int8_test::RunOn(m, Backend::kOneDnn, xs, &st);
+  EXPECT_EQ(st.reference_steps, 0);
+  int8_test::ExpectSameOutputs(
+      got, int8_test::RunOn(m, Backend::kReference, xs), 1e-5f);
+}
+
+// Any other zero point is not the primitives' (int8_pattern.h): the
+// fragment then runs on the reference, still equal.
+TEST(Int8OneDnn, AQuantizedInputWithAnotherZeroPointStaysOnTheReference) {
+  const Model m = int8_test::QuantizedInputFragment(7);
+  const auto xs = int8_test::Int8Inputs({1, 4, 8, 8}, 2, 13);
+  ExecutorStats st;
+  const auto got = int8_test::RunOn(m, Backend::kOneDnn, xs, &st);
+  EXPECT_GT(st.reference_steps, 0);
+  int8_test::ExpectSameOutputs(
+      got, int8_test::RunOn(m, Backend::kReference, xs), 1e-5f);
 }
 
 }  // namespace

@@ -128,6 +128,40 @@ inline Model QuantizedInputFragment(int32_t x_zero, bool dq_is_output = false) {
   return m;
 }
 
+// The part of quantized LeNet-5 after the Q of its second conv's input, as
+// a plan cut there leaves it to the receiving device: the graph input is
+// that Q's output (int8 values, zero point -128 after a ReLU), then
+// DQ -> conv2 ... -> the Gemms.
+inline Model LeNetCutAfterSecondQuantize() {
+  const Model full = QuantizedLeNet();
+  const Graph& g = full.graph;
+  int convs = 0;
+  std::string cut;
+  for (const Node& n : g.nodes) {
+    if (n.op != "Conv" || ++convs != 2) continue;
+    const Node& dq = g.nodes[g.ProducerIndex(n.inputs[0])];
+    cut = dq.inputs[0];
+  }
+  EXPECT_FALSE(cut.empty());
+  Model m;
+  m.graph.name = "lenet5_tail";
+  EXPECT_TRUE(m.graph.AddInput(cut, g.FindTensor(cut)->shape).ok());
+  const int first = g.ProducerIndex(cut) + 1;
+  for (size_t i = first; i < g.nodes.size(); ++i) {
+    for (const std::string& in : g.nodes[i].inputs) {
+      const TensorInfo* t = g.FindTensor(in);
+      if (t && t->is_weight() && !m.graph.FindTensor(in)) {
+        EXPECT_TRUE(m.graph.AddWeight(in, t->shape).ok());
+        m.weights[in] = full.weights.at(in);
+      }
+    }
+    EXPECT_TRUE(m.graph.AddNode(g.nodes[i]).ok());
+  }
+  m.graph.outputs = g.outputs;
+  EXPECT_TRUE(InferShapes(&m.graph).ok());
+  return m;
+}
+
 // `m` with an Identity between each Conv, Gemm or MatMul and the DQs it
 // reads: no backend then takes the layer as quantized, and it runs in f32
 // on the dequantized values, ONNX's definition of the QDQ graph.

@@ -17,7 +17,10 @@ StatusOr<bool> BuildConv(ExecBuilder& b, const Node& n) {
   const bool has_bias = n.inputs.size() > 2 && !n.inputs[2].empty();
   if (has_bias && !b.Weight(n.inputs[2])) return false;
 
-  const int x = b.ValueOf(n.inputs[0]);
+  int x = b.ValueOf(n.inputs[0]);
+  if (q8) {
+    ASSIGN_OR_RETURN(x, Int8Input(b, *q8, n));
+  }
   const Shape xs = b.value(x).shape;
   const Shape& ws = w_info->shape;
   const Shape& ys = g.FindTensor(n.outputs[0])->shape;

@@ -26,7 +26,10 @@ StatusOr<bool> BuildInnerProduct(ExecBuilder& b, const Node& n) {
         NumElements(c->shape) != out_features)
       return false;
   }
-  const int x = b.ValueOf(n.inputs[0]);
+  int x = b.ValueOf(n.inputs[0]);
+  if (q8) {
+    ASSIGN_OR_RETURN(x, Int8Input(b, *q8, n));
+  }
   const Shape xs = b.value(x).shape;
   const bool trans_b = n.attrs.GetInt("transB", 0) != 0;
   const int64_t m = xs[0], k = xs[1];

@@ -1,5 +1,7 @@
 #include "engine/onednn/int8_pattern.h"
 
+#include <string>
+
 namespace shoal {
 namespace {
 
@@ -60,11 +62,19 @@ std::optional<Int8Layer> MatchLayerSide(const ExecBuilder& b,
   if (!wp->per_tensor() && wp->axis != out_axis) return std::nullopt;
   if (xp->zero_point[0] != 0 && xp->zero_point[0] != kInt8Min)
     return std::nullopt;
-  const Node* q = ProducerOf(b, dq_x->inputs[0]);
-  if (!q || q->op != "QuantizeLinear") return std::nullopt;
-  auto qp = ParamsOf(b, *q);
-  if (!qp || !SameParams(*qp, *xp)) return std::nullopt;
-  r.quantize = q;
+  const std::string& source = dq_x->inputs[0];
+  const Node* q = ProducerOf(b, source);
+  if (q && q->op == "QuantizeLinear") {
+    auto qp = ParamsOf(b, *q);
+    if (!qp || !SameParams(*qp, *xp)) return std::nullopt;
+    r.quantize = q;
+  } else {
+    // Already int8 values: a graph input where a plan cut the model at a
+    // Q's output, or whatever else produced them. Not constant data.
+    const TensorInfo* t = g.FindTensor(source);
+    if (!t || t->is_weight()) return std::nullopt;
+  }
+  r.source = source;
   r.weight_dequant = dq_w;
   r.x = *xp;
   r.w = *wp;
@@ -72,14 +82,13 @@ std::optional<Int8Layer> MatchLayerSide(const ExecBuilder& b,
   return r;
 }
 
-// Every reader of the Q's output is a DQ of the same parameters, read only
-// by int8 layers: then no one needs the quantized values as f32.
-bool QuantizedOnlyForInt8Layers(const ExecBuilder& b, const Node& q,
+// Every reader of the int8 values is a DQ of the same parameters, read
+// only by int8 layers: then no one needs them, nor their DQs, as f32.
+bool QuantizedOnlyForInt8Layers(const ExecBuilder& b, const std::string& source,
                                 const QuantParams& p) {
-  if (b.IsGraphOutput(q.outputs[0])) return false;
-  for (const Node* dq : b.Consumers(q.outputs[0])) {
-    if (dq->op != "DequantizeLinear" || dq->inputs[0] != q.outputs[0])
-      return false;
+  if (b.IsGraphOutput(source)) return false;
+  for (const Node* dq : b.Consumers(source)) {
+    if (dq->op != "DequantizeLinear" || dq->inputs[0] != source) return false;
     auto dp = ParamsOf(b, *dq);
     if (!dp || !SameParams(*dp, p) || b.IsGraphOutput(dq->outputs[0]))
       return false;
@@ -99,7 +108,7 @@ std::optional<Int8Layer> MatchInt8Layer(const ExecBuilder& b,
                                         const Node& layer) {
   if (!b.use_onednn()) return std::nullopt;
   auto r = MatchLayerSide(b, layer);
-  if (!r || !QuantizedOnlyForInt8Layers(b, *r->quantize, r->x))
+  if (!r || !QuantizedOnlyForInt8Layers(b, r->source, r->x))
     return std::nullopt;
   return r;
 }
@@ -133,8 +142,7 @@ void MarkInt8Fusions(ExecBuilder& b) {
     auto r = MatchInt8Layer(b, n);
     if (!r) continue;
     b.MarkFused(r->weight_dequant->name);
-    for (const Node* dq : b.Consumers(r->quantize->outputs[0]))
-      b.MarkFused(dq->name);
+    for (const Node* dq : b.Consumers(r->source)) b.MarkFused(dq->name);
   }
 }
 

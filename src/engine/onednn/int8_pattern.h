@@ -1,14 +1,17 @@
 // The quantized layers oneDNN runs on int8 primitives: in QDQ form,
 //   x -> QuantizeLinear -> DequantizeLinear -> Conv | Gemm
 //   (DequantizeLinear(w), bias)
-// where every reader of the quantized x is such a layer. The Q becomes one
-// reorder into u8 / s8 data, the DQs vanish, and the layer's primitive reads
+// where every reader of the quantized x is such a layer, or the same with
+// x_q -> DequantizeLinear where x_q already holds int8 values (a graph
+// fragment's input). The Q (or that input) becomes one reorder into u8 / s8
+// data, the DQs vanish, and the layer's primitive reads
 // the int8 data and s8 weights, accumulates in s32 and scales its output
 // back to f32 (a following ReLU fused as usual).
 #ifndef SHOAL_ENGINE_ONEDNN_INT8_PATTERN_H_
 #define SHOAL_ENGINE_ONEDNN_INT8_PATTERN_H_
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "engine/exec_builder.h"
@@ -17,7 +20,11 @@
 namespace shoal {
 
 struct Int8Layer {
-  const Node* quantize = nullptr;        // the Q of the layer's input
+  // The tensor of int8 values the layer's input DQ reads, and the Q that
+  // produces it; no Q when it arrives quantized (a graph input where a plan
+  // cut the model at the Q's output): then a plain reorder converts it.
+  std::string source;
+  const Node* quantize = nullptr;
   const Node* weight_dequant = nullptr;  // DQ of the int8 weight
   QuantParams x, w;                      // w: per tensor or per channel
   // The input's zero point is -128: its int8 values plus 128 are u8 data
@@ -29,6 +36,11 @@ struct Int8Layer {
 // not quantized, or quantized in a form the primitives do not take).
 std::optional<Int8Layer> MatchInt8Layer(const ExecBuilder& b,
                                         const Node& layer);
+
+// The value holding the layer's int8 input as u8 / s8 data: the Q's reorder
+// made it, or, for an input that arrives quantized, a reorder added here
+// the first time a layer asks (f32 integers to s8, or plus 128 to u8).
+StatusOr<int> Int8Input(ExecBuilder& b, const Int8Layer& l, const Node& layer);
 
 // u8 or s8: the data type of the layer's quantized input.
 memory::data_type Int8SourceType(const Int8Layer& l);
