@@ -14,7 +14,9 @@
 # with +px: its input is an image, sent as 8-bit pixels; PIXELS=1: every
 # plan's, the one-device baseline's too; with +wait: spatial strips wait for
 # their halo, shoal plan --halo-overlap off; with +hub: partial sums go to the
-# input device, shoal plan --reduce hub), LCP (default "lcp4 lcp8"), REQUESTS
+# input device, shoal plan --reduce hub; with +int8: the model quantized,
+# shoal plan --dtype int8, calibrated on 16 random inputs in the range of
+# normalised images, so exact against the int8 model, not the f32 one), LCP (default "lcp4 lcp8"), REQUESTS
 # (timed requests per plan, default 2), PORT_BASE (default 7400), MEDIA
 # (default "links": each device's own link only; "shared": the devices also
 # share one channel of MEDIUM_RATE, default 62Mbit, the cluster file's
@@ -73,7 +75,10 @@ per = {}
 for t in p["tasks"]:
     for w in t["weights"]:
         key = (w["source"], tuple(w["region"]["begin"]), tuple(w["region"]["end"]))
-        for d in set(t["devices"]): per.setdefault(d, {})[key] = 4 * n(w["region"])
+        # An int8 weight (read by a DequantizeLinear) is a byte a value.
+        dq = any(x["op"] == "DequantizeLinear" and w["name"] in x["inputs"]
+                 for x in t["fragment"]["nodes"])
+        for d in set(t["devices"]): per.setdefault(d, {})[key] = (1 if dq else 4) * n(w["region"])
 print(max(sum(v.values()) for v in per.values()) if per else 0)' "$1"
 }
 
@@ -84,6 +89,10 @@ plan_and_bench() {
   [ "$k" != 0 ] && extra=(--branches "$k")
   if [[ $s == *+wait ]]; then s=${s%+wait}; extra+=(--halo-overlap off); fi
   if [[ $s == *+hub ]]; then s=${s%+hub}; extra+=(--reduce hub); fi
+  if [[ $s == *+int8 ]]; then
+    s=${s%+int8}
+    extra+=(--dtype int8 --calibration "$(calibration "$m")")
+  fi
   if [[ $s == *+px ]]; then s=${s%+px}; extra+=(--image-input);
   elif [ "$PIXELS" = 1 ]; then extra+=(--image-input); fi
   if ! "$shoal" plan "$m" --cluster "$c" --strategy "$s" "${extra[@]}" -o "$p" > "$work/plan.out" 2> "$work/err"; then
@@ -98,6 +107,18 @@ plan_and_bench() {
   echo "$ms $(plan_weights "$p")"
 }
 
+# calibration MODEL -> a .npy of 16 inputs for MODEL, uniform in [-2, 2.5]
+# (an image normalised with ImageNet's mean and std spans about that).
+calibration() {
+  local f="$work/cal-$1.npy"
+  if [ ! -f "$f" ]; then
+    local shape
+    shape=$("$shoal" analyze "$1" --json | python3 -c 'import json,sys; print(",".join(map(str, json.load(sys.stdin)["layers"][0]["input_shapes"][0])))')
+    /usr/bin/python3 -c "import numpy as np, sys; s = [int(v) for v in sys.argv[2].split(',')]; np.save(sys.argv[1], np.random.default_rng(1).uniform(-2, 2.5, [16] + s[1:]).astype(np.float32))" "$f" "$shape"
+  fi
+  echo "$f"
+}
+
 fmt_mib() { python3 -c "print('%.1f' % ($1 / 1048576))"; }
 
 echo "Devices: \`examples/pi3-N.yaml\` on free ports (\`speed: 1\`, a Raspberry Pi 3 calibrated on this host by \`cluster up\`, 1 GiB, 62 Mbit/s + 9 ms links; MODE=$MODE)$([ "$PIXELS" = 1 ] && echo ", every plan's input, the one device's too, sent as 8-bit pixels"). Latency: median of $REQUESTS requests after a warm-up (\`shoal bench\`), one request in flight; speedup: one device's latency over the plan's, both from this run."
@@ -109,7 +130,7 @@ echo
 # more, which a 1 GiB device holds with little to spare.
 cluster_file 1 2GiB
 one=$CLUSTER
-declare -A base best best_name
+declare -A base best best_name lat
 for m in $MODELS; do
   read -r ms rest <<< "$(plan_and_bench "$one" "$m" pipeline)"
   [ "$ms" = - ] && echo "one device, $m: $rest" >&2
@@ -147,12 +168,23 @@ for n in $SIZES; do
       read -r ms bytes w <<< "$r"
       sp=$(python3 -c "print('%.2fx' % (${base[$m]} / $ms))")
       echo "| $m | $label | $ms | $sp | $(python3 -c "print('%.1f' % ($bytes / 1024))") | $(fmt_mib "$w") |"
-      if [[ $s != lcp* && $s != pipeline ]] && { [ -z "${best[$m]}" ] || [ "$ms" -lt "${best[$m]}" ]; }; then
+      lat[$m|$s]=$ms
+      # int8 plans are exact against the int8 model only: not "exact" here.
+      if [[ $s != lcp* && $s != pipeline && $s != *+int8 ]] && { [ -z "${best[$m]}" ] || [ "$ms" -lt "${best[$m]}" ]; }; then
         best[$m]=$ms; best_name[$m]=$s
       fi
     done
   done
   echo
+  int8_rows=""
+  for m in $MODELS; do
+    for s in $STRATEGIES; do
+      [[ $s == *+int8 ]] || continue
+      f=${lat[$m|${s%+int8}]:-}; q=${lat[$m|$s]:-}
+      [ -n "$f" ] && [ -n "$q" ] && int8_rows+="$m ${s%+int8} $(python3 -c "print('%.2fx' % ($f / $q))"), "
+    done
+  done
+  [ -n "$int8_rows" ] && echo "int8 against f32, the same strategy (f32 latency over int8): ${int8_rows%, }." && echo
   echo "Reading ($n devices, $medium): the fastest exact plan is $(for m in $MODELS; do printf '%s %s (%sx), ' "$m" "${best_name[$m]:-none}" "$(python3 -c "print('%.2f' % (${base[$m]} / ${best[$m]:-1}))")"; done | sed 's/, $//')."
   echo
  done
