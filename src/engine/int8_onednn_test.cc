@@ -179,6 +179,26 @@ TEST(Int8OneDnn, LeNetCutAtAQuantizeRunsOnInt8) {
       got, int8_test::RunOn(m, Backend::kReference, xs), 1e-5f);
 }
 
+// A quantized MatMul by a constant weight is an int8 matmul (s8 weights
+// broadcast over the batch axes, per-column output scales) on s8 and u8
+// inputs, 3-D and 4-D.
+TEST(Int8OneDnn, MatMulByAConstantWeightRunsOnInt8) {
+  for (const auto& [shape, zero] : std::vector<std::pair<Shape, int32_t>>{
+           {{2, 5, 8}, 0}, {{1, 2, 3, 8}, -128}}) {
+    SCOPED_TRACE(ShapeToString(shape) + " zero point " + std::to_string(zero));
+    const Model m = int8_test::QuantizedMatMulByWeight(shape, zero);
+    const auto xs = Inputs(shape, 4, zero == 0 ? -1.f : 0.f, 15);
+    ExecutorStats st;
+    const auto got = int8_test::RunOn(m, Backend::kOneDnn, xs, &st);
+    EXPECT_EQ(st.reference_steps, 0);
+    EXPECT_EQ(st.onednn_steps, 2);  // the Q's reorder and the matmul
+    // 48 s8 weights (the f32 ones: 192 bytes).
+    EXPECT_EQ(st.onednn_weight_bytes, 48);
+    int8_test::ExpectSameOutputs(
+        got, int8_test::RunOn(m, Backend::kReference, xs), 1e-5f);
+  }
+}
+
 // Any other zero point is not the primitives' (int8_pattern.h): the
 // fragment then runs on the reference, still equal.
 TEST(Int8OneDnn, AQuantizedInputWithAnotherZeroPointStaysOnTheReference) {

@@ -162,6 +162,36 @@ inline Model LeNetCutAfterSecondQuantize() {
   return m;
 }
 
+// x (f32, `a_shape`, last axis 8) -> Q -> DQ -> MatMul(DQ(int8 w [8, 6],
+// scaled per column, zero points 0)): a quantized MatMul by a constant
+// weight, the input quantized with zero point `x_zero` (0 or -128).
+inline Model QuantizedMatMulByWeight(const Shape& a_shape, int32_t x_zero) {
+  Model m;
+  Graph& g = m.graph;
+  g.name = "matmul_by_weight";
+  EXPECT_TRUE(g.AddInput("x", a_shape).ok());
+  EXPECT_TRUE(g.AddWeight("wq", {8, 6}).ok());
+  QuantParams wp;
+  for (int c = 0; c < 6; ++c) {
+    wp.scale.push_back(0.0071f * (c + 1));
+    wp.zero_point.push_back(0);
+  }
+  wp.axis = 1;
+  const QuantParams xp = PerTensor(x_zero == 0 ? 0.0081f : 0.0041f, x_zero);
+  auto add = [&](Node n) { EXPECT_TRUE(g.AddNode(std::move(n)).ok()); };
+  add(QdqNode("QuantizeLinear", "q_x", "x", "xq", xp));
+  add(QdqNode("DequantizeLinear", "dq_x", "xq", "xd", xp));
+  add(QdqNode("DequantizeLinear", "dq_w", "wq", "wd", wp));
+  add(Node{"mm", "MatMul", {"xd", "wd"}, {"y"}, {}});
+  g.outputs = {"y"};
+  EXPECT_TRUE(InferShapes(&g).ok());
+  Tensor w({8, 6});
+  for (int64_t i = 0; i < w.size(); ++i)
+    w.data[i] = static_cast<float>((i * 53) % 255 - 127);
+  m.weights["wq"] = w;
+  return m;
+}
+
 // `m` with an Identity between each Conv, Gemm or MatMul and the DQs it
 // reads: no backend then takes the layer as quantized, and it runs in f32
 // on the dequantized values, ONNX's definition of the QDQ graph.

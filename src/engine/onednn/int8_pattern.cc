@@ -23,7 +23,7 @@ bool SameParams(const QuantParams& a, const QuantParams& b) {
 }
 
 // The layer's own side of the pattern: its op and attributes, its int8
-// weight and bias, and that its input is a per-tensor DQ of a Q.
+// weight and bias, and that its input is a per-tensor DQ of int8 values.
 std::optional<Int8Layer> MatchLayerSide(const ExecBuilder& b,
                                         const Node& layer) {
   const Graph& g = b.graph();
@@ -34,6 +34,15 @@ std::optional<Int8Layer> MatchLayerSide(const ExecBuilder& b,
         layer.attrs.GetFloat("beta", 1.f) != 1.f)
       return std::nullopt;
     out_axis = layer.attrs.GetInt("transB", 0) != 0 ? 0 : 1;
+  } else if (layer.op == "MatMul") {
+    // By a constant [K, N] weight, broadcast over A's batch axes: oneDNN's
+    // int8 matmul. Products of two activations stay f32.
+    if (layer.inputs.size() != 2) return std::nullopt;
+    const TensorInfo* a = g.FindTensor(layer.inputs[0]);
+    const TensorInfo* w = g.FindTensor(layer.inputs[1]);
+    if (!a || !w || a->shape.size() < 2 || w->shape.size() != 2)
+      return std::nullopt;
+    out_axis = 1;
   } else if (layer.op != "Conv") {
     return std::nullopt;
   }
@@ -118,14 +127,15 @@ memory::data_type Int8SourceType(const Int8Layer& l) {
 }
 
 std::vector<float> SetInt8OutputScales(const Int8Layer& l, int64_t channels,
-                                       dnnl::primitive_attr* attr) {
+                                       dnnl::primitive_attr* attr,
+                                       int channel_axis) {
   std::vector<float> scales(channels);
   for (int64_t c = 0; c < channels; ++c)
     scales[c] = l.x.scale[0] * l.w.scale[l.w.per_tensor() ? 0 : c];
   if (l.w.per_tensor())
     attr->set_output_scales(0, {scales[0]});
   else
-    attr->set_output_scales(1 << 1, scales);
+    attr->set_output_scales(1 << channel_axis, scales);
   return scales;
 }
 

@@ -1,6 +1,6 @@
 // The quantized layers oneDNN runs on int8 primitives: in QDQ form,
-//   x -> QuantizeLinear -> DequantizeLinear -> Conv | Gemm
-//   (DequantizeLinear(w), bias)
+//   x -> QuantizeLinear -> DequantizeLinear -> Conv | Gemm | MatMul
+//   (DequantizeLinear(w), bias; a MatMul's w is a [K, N] constant)
 // where every reader of the quantized x is such a layer, or the same with
 // x_q -> DequantizeLinear where x_q already holds int8 values (a graph
 // fragment's input). The Q (or that input) becomes one reorder into u8 / s8
@@ -46,10 +46,12 @@ StatusOr<int> Int8Input(ExecBuilder& b, const Int8Layer& l, const Node& layer);
 memory::data_type Int8SourceType(const Int8Layer& l);
 
 // Sets the attribute's output scales, x's scale times each output
-// channel's weight scale (one mask bit: the channel axis of the output), and
-// returns them, one per channel of `channels`.
+// channel's weight scale (one mask bit: `channel_axis` of the output, 1 for
+// a conv or an inner product, the last for a matmul), and returns them, one
+// per channel of `channels`.
 std::vector<float> SetInt8OutputScales(const Int8Layer& l, int64_t channels,
-                                       dnnl::primitive_attr* attr);
+                                       dnnl::primitive_attr* attr,
+                                       int channel_axis = 1);
 
 // The bias in the accumulator's units: oneDNN 2.x adds it to the s32 sums
 // before the output scales. Unchanged when `scales` is empty (f32 layer).

@@ -1,7 +1,10 @@
 // MatMul on oneDNN's matmul primitive: batched, batch axes broadcast (the
 // shorter operand gets leading unit axes), in plain layout. Attention's
 // products of two activations run here; 1-D operands are the reference
-// kernel's.
+// kernel's. A quantized MatMul by a constant weight runs as an int8 matmul.
+#include <string>
+
+#include "engine/onednn/int8_pattern.h"
 #include "engine/onednn/primitive_step.h"
 
 namespace shoal {
@@ -13,7 +16,45 @@ memory::dims Padded(const Shape& s, size_t rank) {
   return d;
 }
 
+// A quantized MatMul by a constant [K, N] weight (int8_pattern.h): u8 / s8
+// A, s8 weights broadcast over A's batch axes, s32 sums scaled per column
+// of N to f32.
+StatusOr<bool> BuildInt8MatMul(ExecBuilder& b, const Node& n,
+                               const Int8Layer& q8) {
+  const Graph& g = b.graph();
+  const std::string& w_name = q8.weight_dequant->inputs[0];
+  const Shape& as = g.tensors.at(n.inputs[0]).shape;
+  const Shape& ws = g.tensors.at(w_name).shape;
+  const Shape& ys = g.tensors.at(n.outputs[0]).shape;
+  ASSIGN_OR_RETURN(const int x, Int8Input(b, q8, n));
+  const memory::desc amd = PlainDims(Padded(as, ys.size()), Int8SourceType(q8));
+  const memory::desc wmd(Padded(ws, ys.size()), memory::data_type::s8,
+                         memory::format_tag::any);
+  const memory::desc ymd = PlainDims(Padded(ys, ys.size()));
+  dnnl::primitive_attr attr = ScratchpadAttr();
+  SetInt8OutputScales(q8, ws[1], &attr, static_cast<int>(ys.size()) - 1);
+  auto pd = TryDnnl([&] {
+    auto d = dnnl::matmul::desc(amd, wmd, ymd);
+    return dnnl::matmul::primitive_desc(d, attr, b.engine());
+  });
+  // MarkInt8Fusions took the DQs: there is no f32 path left.
+  if (!pd.ok()) return pd.status().WithContext("int8 matmul '" + n.name + "'");
+  auto step = std::make_unique<PrimitiveStep>(&b.engine(), dnnl::matmul(*pd));
+  step->AddInput(DNNL_ARG_SRC, b.InLayout(x, amd), amd);
+  step->AddFixed(
+      DNNL_ARG_WEIGHTS,
+      ReorderedWeights(b.engine(), b.Weight(w_name)->data.data(),
+                       PlainDims(Padded(ws, ys.size())), pd->weights_desc()));
+  const int y = b.NewValue(n.outputs[0], ys, PlainDesc(ys));
+  step->AddOutput(DNNL_ARG_DST, y, ymd);
+  step->label = n.name;
+  b.AddStep(std::move(step));
+  b.Define(n.outputs[0], y);
+  return true;
+}
+
 StatusOr<bool> BuildMatMul(ExecBuilder& b, const Node& n) {
+  if (auto q8 = MatchInt8Layer(b, n)) return BuildInt8MatMul(b, n, *q8);
   const Graph& g = b.graph();
   const Shape& as = g.tensors.at(n.inputs[0]).shape;
   const Shape& bs = g.tensors.at(n.inputs[1]).shape;
