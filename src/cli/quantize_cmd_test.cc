@@ -1,10 +1,13 @@
 // `shoal quantize` as a user runs it: the QDQ model it writes passes
 // onnx.checker, stores its weights in about a quarter of the f32 bytes, and
 // `shoal infer` runs it; without calibration data for a model that is not a
-// Fashion-MNIST one, it asks for --calibration.
+// Fashion-MNIST one, it asks for --calibration; --evaluate measures both
+// models on the test images, or names what it lacks.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "io/npy.h"
@@ -87,6 +90,66 @@ TEST(QuantizeCmd, AsksForCalibrationData) {
                        &out),
             0);
   EXPECT_NE(out.find("missing.npy"), std::string::npos) << out;
+}
+
+TEST(QuantizeCmd, EvaluatesBothModelsOnTheTestImages) {
+  if (!std::filesystem::exists(kDebianFashionMnistDir))
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  TempDir dir;
+  std::string out;
+  ASSERT_EQ(RunCommand(Shoal("quantize lenet5 -o " + dir.File("q.onnx") +
+                             " --calibration-samples 50 --evaluate "
+                             "--evaluate-samples 200 --json"),
+                       &out),
+            0)
+      << out;
+  const auto j = nlohmann::json::parse(out.substr(out.find('{')));
+  const auto& e = j.at("evaluation");
+  ASSERT_EQ(e.at("images"), 200);
+  EXPECT_EQ(e.at("backend"), "onednn");
+  const double f32 = e.at("f32_accuracy"), int8 = e.at("int8_accuracy");
+  EXPECT_GE(f32, 0);
+  EXPECT_LE(f32, 1);
+  EXPECT_GE(int8, 0);
+  EXPECT_LE(int8, 1);
+  EXPECT_NEAR(e.at("change_points").get<double>(), 100 * (int8 - f32), 1e-9);
+  // Each image that changes its accuracy changes its class.
+  const int64_t changed = e.at("changed_class");
+  EXPECT_GE(changed, std::llround(200 * std::fabs(int8 - f32)));
+  EXPECT_LE(changed, 200);
+  EXPECT_LT(j.at("weight_bytes").at("int8").get<double>(),
+            0.3 * j.at("weight_bytes").at("f32").get<double>());
+
+  out.clear();
+  ASSERT_EQ(RunCommand(Shoal("quantize lenet5 -o " + dir.File("q.onnx") +
+                             " --calibration-samples 50 --evaluate "
+                             "--evaluate-samples 20"),
+                       &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("accuracy on 20 test images of"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("of 20 images change class"), std::string::npos) << out;
+}
+
+TEST(QuantizeCmd, EvaluateNamesWhatItLacks) {
+  TempDir dir;
+  const std::string q = dir.File("q.onnx");
+  std::string out;
+  EXPECT_NE(
+      RunCommand(Shoal("quantize cifarnet -o " + q + " --evaluate"), &out), 0);
+  EXPECT_NE(out.find("'cifarnet' takes 1x3x32x32"), std::string::npos) << out;
+  EXPECT_NE(out.find("1x1x28x28"), std::string::npos) << out;
+  out.clear();
+  EXPECT_NE(RunCommand(Shoal("quantize lenet5 -o " + q + " --calibration " +
+                             WriteImages(dir, 4) +
+                             " --evaluate --calibration-dataset " +
+                             dir.File("no-such-dataset")),
+                       &out),
+            0);
+  EXPECT_NE(out.find("no-such-dataset"), std::string::npos) << out;
+  // Both fail before anything is written.
+  EXPECT_FALSE(std::filesystem::exists(q));
 }
 
 }  // namespace
