@@ -10,7 +10,7 @@
 
 #include "engine/calibrate.h"
 #include "engine/executor.h"
-#include "engine/int8_test_models.h"
+#include "engine/int8_test_util.h"
 #include "models/builder.h"
 #include "models/zoo.h"
 

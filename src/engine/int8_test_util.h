@@ -1,8 +1,8 @@
 // Quantized test models for the int8 tests of both backends (header-only):
 // LeNet-5 quantized, a graph fragment whose input is already quantized, and
 // the f32 evaluation of any QDQ model (its layers kept off int8 kernels).
-#ifndef SHOAL_ENGINE_INT8_TEST_MODELS_H_
-#define SHOAL_ENGINE_INT8_TEST_MODELS_H_
+#ifndef SHOAL_ENGINE_INT8_TEST_UTIL_H_
+#define SHOAL_ENGINE_INT8_TEST_UTIL_H_
 
 #include <gtest/gtest.h>
 
@@ -256,4 +256,4 @@ inline void ExpectSameOutputs(const std::vector<Tensor>& got,
 }  // namespace int8_test
 }  // namespace shoal
 
-#endif  // SHOAL_ENGINE_INT8_TEST_MODELS_H_
+#endif  // SHOAL_ENGINE_INT8_TEST_UTIL_H_
