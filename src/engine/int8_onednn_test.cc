@@ -11,6 +11,7 @@
 #include "engine/calibrate.h"
 #include "engine/executor.h"
 #include "engine/int8_test_util.h"
+#include "lcp/split_branches.h"
 #include "models/builder.h"
 #include "models/zoo.h"
 
@@ -120,6 +121,23 @@ TEST(Int8OneDnn, LeNetRunsOnInt8WithAQuarterOfTheWeightBytes) {
   // s8 weights; the f32 biases (a few hundred values) stay.
   EXPECT_LT(ratio, 0.27) << r.stats.onednn_weight_bytes;
   EXPECT_GT(ratio, 0.24);
+}
+
+// LCP branches: every branch's first conv reads the one quantized input.
+// Each is an int8 layer, also after the first one built has taken its
+// weights (which once sent the others to an f32 path whose weights the
+// int8 pattern had already taken).
+TEST(Int8OneDnn, LayersSharingAQuantizedInputAllRunOnInt8) {
+  const ZooEntry* e = Zoo::Global().Find("lenet5");
+  BranchOptions bo;
+  bo.branches = 4;
+  Model q;
+  q.graph = SplitIntoBranches(e->build(e->input_shape).value(), bo).value();
+  q.weights = RandomWeights(q.graph, 5);
+  ASSERT_TRUE(QuantizeStatic(Inputs({1, 1, 28, 28}, 20, 0.f, 3), &q).ok());
+  const Runs r = RunBoth(q, Inputs({1, 1, 28, 28}, 4, 0.f, 4));
+  EXPECT_EQ(r.stats.reference_steps, 0);
+  ExpectAgree(r);
 }
 
 TEST(Int8OneDnn, QuantizedValuesReadElsewhereStayOnTheReference) {

@@ -24,8 +24,8 @@ bool SameParams(const QuantParams& a, const QuantParams& b) {
 
 // The layer's own side of the pattern: its op and attributes, its int8
 // weight and bias, and that its input is a per-tensor DQ of int8 values.
-std::optional<Int8Layer> MatchLayerSide(const ExecBuilder& b,
-                                        const Node& layer) {
+std::optional<Int8Layer> MatchLayerSide(const ExecBuilder& b, const Node& layer,
+                                        bool need_weights = true) {
   const Graph& g = b.graph();
   int64_t out_axis = 0;
   if (layer.op == "Gemm") {
@@ -53,12 +53,18 @@ std::optional<Int8Layer> MatchLayerSide(const ExecBuilder& b,
       dq_x->op != "DequantizeLinear")
     return std::nullopt;
   const TensorInfo* w = g.FindTensor(dq_w->inputs[0]);
-  if (!w || !w->is_weight() || !b.Weight(dq_w->inputs[0]) ||
+  if (!w || !w->is_weight() || (need_weights && !b.Weight(dq_w->inputs[0])) ||
       b.SoleConsumer(layer.inputs[1]) != &layer)
     return std::nullopt;
   if (layer.inputs.size() > 2 && !layer.inputs[2].empty()) {
     const TensorInfo* bias = g.FindTensor(layer.inputs[2]);
-    if (!bias || !bias->is_weight() || !b.Weight(layer.inputs[2]))
+    // One bias value per output channel, as the primitives take it (a
+    // Gemm's broadcast bias would make the builder decline after the DQs
+    // were taken).
+    const TensorInfo* y = g.FindTensor(layer.outputs[0]);
+    if (!bias || !bias->is_weight() ||
+        (need_weights && !b.Weight(layer.inputs[2])) || !y ||
+        y->shape.size() < 2 || NumElements(bias->shape) != y->shape[1])
       return std::nullopt;
   }
   Int8Layer r;
@@ -105,7 +111,9 @@ bool QuantizedOnlyForInt8Layers(const ExecBuilder& b, const std::string& source,
       if (layer->inputs[0] != dq->outputs[0]) return false;
       for (size_t k = 1; k < layer->inputs.size(); ++k)
         if (layer->inputs[k] == dq->outputs[0]) return false;
-      if (!MatchLayerSide(b, *layer)) return false;
+      // The other readers by their structure only: one built before this
+      // layer has taken its weights already, and must still count as int8.
+      if (!MatchLayerSide(b, *layer, /*need_weights=*/false)) return false;
     }
   }
   return true;
