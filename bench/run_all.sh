@@ -43,8 +43,10 @@ sections=(
   "metrics-cost|The cost of a worker's metrics|bash bench/metrics_cost.sh"
   "arm64-qemu|The arm64 worker under qemu-user: EMULATION, not a Raspberry Pi|bash bench/arm64_qemu.sh"
   "fuzz|Fuzzing: executions and crashes per target|FUZZ_RUNS=1000000 FUZZ_SECONDS=900 bash bench/fuzz.sh"
+  "int8|int8 against f32 in \`shoal infer\`: speed and memory|bash bench/int8_engine.sh"
   "lcp-accuracy|LCP accuracy (written into docs/lcp.md)|-bash bench/lcp_accuracy.sh"
   "lcp-prune|LCP pruning (written into docs/lcp.md)|-bash bench/lcp_prune.sh"
+  "lcp-int8|LCP in int8 (written into docs/lcp.md)|-bash bench/lcp_int8.sh"
   "accelerator|The systolic accelerator (written into docs/accelerator.md)|-bash bench/accelerator.sh"
 )
 
