@@ -7,6 +7,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <optional>
+
 #include "graph/graph.h"
 #include "onnx/const_value.h"
 #include "util/status.h"
@@ -20,6 +22,10 @@ class ConvertEnv {
   // The value of input `i` when it is known at import time; nullptr when it
   // is absent or computed at run time.
   virtual StatusOr<const ConstValue*> Constant(int i) = 0;
+  // Whether input `i` is known at import time, and its ONNX element type
+  // (0 for a value folded at import), without decoding it: a large weight
+  // decoded only to look at its type would be held as int64.
+  virtual std::optional<int32_t> ConstantType(int i) = 0;
   // The static shape of input `i`, or nullptr when unknown.
   virtual const Shape* ShapeOf(int i) = 0;
   // Whether anything reads output `i` (optional outputs such as Dropout's

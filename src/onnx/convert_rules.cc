@@ -366,10 +366,10 @@ Status Quant(ConvertCtx* c) {
         "no zero point, which makes ONNX quantize to uint8; shoal quantizes "
         "to int8 (give an int8 zero point)");
   }
-  ASSIGN_OR_RETURN(const ConstValue* x, c->env->Constant(0));
-  if (dq && x && x->data_type != 0 && x->data_type != onnx::TensorProto::INT8) {
+  const std::optional<int32_t> x = c->env->ConstantType(0);
+  if (dq && x && *x != 0 && *x != onnx::TensorProto::INT8) {
     return c->Unsupported("input '" + c->node.input(0) + "' of type " +
-                          type_name(x->data_type) + "; shoal dequantizes int8");
+                          type_name(*x) + "; shoal dequantizes int8");
   }
   if (scale->size() > 1) {
     if (!x) {

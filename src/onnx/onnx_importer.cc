@@ -19,6 +19,10 @@ class NodeEnv : public ConvertEnv {
     if (i >= n_.input_size() || n_.input(i).empty()) return nullptr;
     return imp_->ConstantOf(imp_->Resolve(n_.input(i)));
   }
+  std::optional<int32_t> ConstantType(int i) override {
+    if (i >= n_.input_size() || n_.input(i).empty()) return std::nullopt;
+    return imp_->ConstantTypeOf(imp_->Resolve(n_.input(i)));
+  }
   const Shape* ShapeOf(int i) override {
     if (i >= n_.input_size() || n_.input(i).empty()) return nullptr;
     return imp_->ShapeOf(imp_->Resolve(n_.input(i)));
@@ -116,6 +120,14 @@ Status OnnxImporter::AddInputs() {
   return Status::Ok();
 }
 
+std::optional<int32_t> OnnxImporter::ConstantTypeOf(const std::string& name) {
+  auto it = known_.find(name);
+  if (it == known_.end()) return std::nullopt;
+  const Known& k = it->second;
+  if (k.value) return k.value->data_type;
+  return k.proto ? k.proto->data_type() : 0;
+}
+
 StatusOr<const ConstValue*> OnnxImporter::ConstantOf(const std::string& name) {
   auto it = known_.find(name);
   if (it == known_.end()) return nullptr;
@@ -143,8 +155,9 @@ Status OnnxImporter::Materialize(const std::string& name) {
   if (k.value) {
     data = k.value->ToFloats();
   } else {
-    ASSIGN_OR_RETURN(ConstValue v, DecodeTensor(*k.proto, base_dir_));
-    data = v.is_float ? std::move(v.floats) : v.ToFloats();
+    ASSIGN_OR_RETURN(ConstValue v,
+                     DecodeTensor(*k.proto, base_dir_, /*as_floats=*/true));
+    data = std::move(v.floats);
   }
   m_->weights[name] = Tensor(k.shape, std::move(data));
   return Status::Ok();

@@ -54,6 +54,7 @@ class OnnxImporter {
   Status AddOutputs();
   // The value of a known tensor (decoded on first use), or nullptr.
   StatusOr<const ConstValue*> ConstantOf(const std::string& resolved);
+  std::optional<int32_t> ConstantTypeOf(const std::string& resolved);
   const Shape* ShapeOf(const std::string& resolved) const;
   // Turns a known tensor read as data into a weight.
   Status Materialize(const std::string& resolved);

@@ -170,7 +170,7 @@ bool IsFloatType(int32_t dt) {
 }
 
 StatusOr<ConstValue> DecodeTensor(const onnx::TensorProto& t,
-                                  const std::string& base_dir) {
+                                  const std::string& base_dir, bool as_floats) {
   const int32_t dt = t.data_type();
   if (ElementBytes(dt) == 0) {
     return Unsupported("tensor '" + t.name() + "' has data type " +
@@ -178,7 +178,9 @@ StatusOr<ConstValue> DecodeTensor(const onnx::TensorProto& t,
                        " (shoal reads float and integer tensors)");
   }
   ConstValue v;
-  v.is_float = IsFloatType(dt);
+  // int64 raw data is copied as int64 whatever is_float says.
+  v.is_float =
+      IsFloatType(dt) || (as_floats && dt != TP::INT64 && dt != TP::UINT64);
   v.data_type = dt;
   ASSIGN_OR_RETURN(v.shape, TensorShape(t));
   if (t.data_location() == TP::EXTERNAL) {
@@ -188,6 +190,11 @@ StatusOr<ConstValue> DecodeTensor(const onnx::TensorProto& t,
     RETURN_IF_ERROR(DecodeRaw(t, t.raw_data(), &v));
   } else {
     RETURN_IF_ERROR(DecodeTyped(t, &v));
+  }
+  if (as_floats && !v.ints.empty()) {  // typed fields, or int64
+    v.floats.assign(v.ints.begin(), v.ints.end());
+    v.ints.clear();
+    v.is_float = true;
   }
   return v;
 }

@@ -22,9 +22,12 @@ StatusOr<Shape> TensorShape(const onnx::TensorProto& t);
 bool IsFloatType(int32_t data_type);
 
 // Decodes the data of `t` from raw_data, the typed fields, or an external
-// file resolved under `base_dir`.
+// file resolved under `base_dir`. `as_floats`: integer types too become
+// floats, straight from raw data (a weight: an int8 one would otherwise
+// pass through eight bytes a value on its way to four).
 StatusOr<ConstValue> DecodeTensor(const onnx::TensorProto& t,
-                                  const std::string& base_dir);
+                                  const std::string& base_dir,
+                                  bool as_floats = false);
 
 // Writes a FLOAT tensor as raw_data (little endian); null `data` writes
 // zeros.
