@@ -184,7 +184,12 @@ for n in $SIZES; do
       [ -n "$f" ] && [ -n "$q" ] && int8_rows+="$m ${s%+int8} $(python3 -c "print('%.2fx' % ($f / $q))"), "
     done
   done
-  [ -n "$int8_rows" ] && echo "int8 against f32, the same strategy (f32 latency over int8): ${int8_rows%, }." && echo
+  if [ -n "$int8_rows" ]; then
+    echo "int8 against f32, the same strategy (f32 latency over int8): ${int8_rows%, }."
+    echo
+    echo "The +int8 rows plan the model quantized (\`shoal plan --dtype int8\`, calibrated on 16 random inputs in the range of normalised images): exact against the int8 model on one device, not the f32 one, so they are not in the fastest exact plan below; their weights travel and are held as int8, their quantized activations as one byte a value. An emulated Pi 3 is a share of this host's CPU, whose int8 instructions (AVX-512 VNNI) make int8 layers about 4x faster than f32 here; a Pi 3's Cortex-A53 has no int8 dot product, so on real boards the gain is mostly the wire's and the memory's."
+    echo
+  fi
   echo "Reading ($n devices, $medium): the fastest exact plan is $(for m in $MODELS; do printf '%s %s (%sx), ' "$m" "${best_name[$m]:-none}" "$(python3 -c "print('%.2f' % (${base[$m]} / ${best[$m]:-1}))")"; done | sed 's/, $//')."
   echo
  done
