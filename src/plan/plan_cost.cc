@@ -174,8 +174,7 @@ std::vector<int64_t> LargestWeightPerDevice(const Plan& p) {
   for (const auto& t : p.tasks) {
     for (const auto& w : t.weights) {
       for (int d : t.devices) {
-        largest[d] =
-            std::max(largest[d], SliceBytes(t, w));
+        largest[d] = std::max(largest[d], SliceBytes(t, w));
       }
     }
   }

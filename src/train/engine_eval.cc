@@ -14,8 +14,8 @@ int64_t ArgMax(const float* v, int64_t n) {
 
 }  // namespace
 
-StatusOr<EngineEval> EvaluateWithEngine(const Model& m,
-                                        const ImageSet& images) {
+StatusOr<EngineEval> EvaluateWithEngine(const Model& m, const ImageSet& images,
+                                        Backend backend) {
   const Graph& g = m.graph;
   if (g.inputs.size() != 1 || g.outputs.size() != 1)
     return InvalidArgument("model '" + g.name +
@@ -32,6 +32,7 @@ StatusOr<EngineEval> EvaluateWithEngine(const Model& m,
   // second thread costs.
   ExecutorOptions eo;
   eo.threads = 1;
+  eo.backend = backend;
   ASSIGN_OR_RETURN(auto ex, Executor::Create(g, m.weights, eo));
   EngineEval r;
   r.classes = out[1];

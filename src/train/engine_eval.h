@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "engine/executor.h"
 #include "graph/weights.h"
 #include "train/fashion_mnist.h"
 #include "util/status.h"
@@ -18,8 +19,9 @@ struct EngineEval {
 };
 
 // One image at a time (the model's batch-1 input), pixels scaled to [0, 1]
-// as in training.
-StatusOr<EngineEval> EvaluateWithEngine(const Model& m, const ImageSet& images);
+// as in training, on `backend` (the reference one is the oracle).
+StatusOr<EngineEval> EvaluateWithEngine(const Model& m, const ImageSet& images,
+                                        Backend backend = Backend::kOneDnn);
 
 struct ScoreComparison {
   int64_t disagreements = 0;  // images whose predicted class differs

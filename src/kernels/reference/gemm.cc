@@ -62,44 +62,24 @@ SHOAL_REGISTER_REF_KERNEL("Gemm", GemmKernel);
 Status MatMulKernel(const Node& node, const std::vector<ConstView>& in,
                     const std::vector<MutView>& out) {
   RETURN_IF_ERROR(ref::CheckCall(node, in, out));
-  Shape a = in[0].shape, b = in[1].shape;
-  if (a.size() == 1) a.insert(a.begin(), 1);
-  if (b.size() == 1) b.push_back(1);
+  const ref::MatMulBatches mb = ref::MatMulShape(in[0].shape, in[1].shape);
   MatrixProduct p;
-  p.rows = a[a.size() - 2];
-  p.inner = a.back();
-  p.cols = b.back();
+  p.rows = mb.rows;
+  p.inner = mb.inner;
+  p.cols = mb.cols;
   p.a_row = p.inner;
   p.a_col = 1;
   p.b_row = p.cols;
   p.b_col = 1;
-  const Shape a_batch(a.begin(), a.end() - 2), b_batch(b.begin(), b.end() - 2);
-  const size_t r = std::max(a_batch.size(), b_batch.size());
-  Shape batch(r);
-  for (size_t i = 0; i < r; ++i) {
-    const int64_t da =
-        i + a_batch.size() >= r ? a_batch[i + a_batch.size() - r] : 1;
-    const int64_t db =
-        i + b_batch.size() >= r ? b_batch[i + b_batch.size() - r] : 1;
-    batch[i] = std::max(da, db);
-  }
-  // Strides in whole matrices.
-  const std::vector<int64_t> sa = ref::BroadcastStrides(a_batch, batch);
-  const std::vector<int64_t> sb = ref::BroadcastStrides(b_batch, batch);
   std::vector<int64_t> idx;
-  const int64_t a_size = p.rows * p.inner, b_size = p.inner * p.cols;
-  for (int64_t i = 0; i < NumElements(batch); ++i) {
-    ref::Unflatten(i, batch, &idx);
-    int64_t ia = 0, ib = 0;
-    for (size_t d = 0; d < batch.size(); ++d) {
-      ia += idx[d] * sa[d];
-      ib += idx[d] * sb[d];
-    }
+  for (int64_t i = 0; i < NumElements(mb.batch); ++i) {
+    int64_t a_at = 0, b_at = 0;
+    mb.Offsets(i, &idx, &a_at, &b_at);
     float* y = out[0].data + i * p.rows * p.cols;
     for (int64_t m = 0; m < p.rows; ++m) {
       for (int64_t n = 0; n < p.cols; ++n) {
         y[m * p.cols + n] = static_cast<float>(
-            p.Dot(in[0].data + ia * a_size, in[1].data + ib * b_size, m, n));
+            p.Dot(in[0].data + a_at, in[1].data + b_at, m, n));
       }
     }
   }

@@ -99,5 +99,39 @@ Window3 ToWindow3(const WindowGeometry& geo,
   return w;
 }
 
+MatMulBatches MatMulShape(Shape a, Shape b) {
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  MatMulBatches m;
+  m.rows = a[a.size() - 2];
+  m.inner = a.back();
+  m.cols = b.back();
+  const Shape a_batch(a.begin(), a.end() - 2), b_batch(b.begin(), b.end() - 2);
+  const size_t r = std::max(a_batch.size(), b_batch.size());
+  m.batch.assign(r, 1);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t da =
+        i + a_batch.size() >= r ? a_batch[i + a_batch.size() - r] : 1;
+    const int64_t db =
+        i + b_batch.size() >= r ? b_batch[i + b_batch.size() - r] : 1;
+    m.batch[i] = std::max(da, db);
+  }
+  m.a_stride = BroadcastStrides(a_batch, m.batch);
+  m.b_stride = BroadcastStrides(b_batch, m.batch);
+  return m;
+}
+
+void MatMulBatches::Offsets(int64_t i, std::vector<int64_t>* idx, int64_t* a,
+                            int64_t* b) const {
+  Unflatten(i, batch, idx);
+  int64_t ia = 0, ib = 0;
+  for (size_t d = 0; d < batch.size(); ++d) {
+    ia += (*idx)[d] * a_stride[d];
+    ib += (*idx)[d] * b_stride[d];
+  }
+  *a = ia * rows * inner;
+  *b = ib * inner * cols;
+}
+
 }  // namespace ref
 }  // namespace shoal

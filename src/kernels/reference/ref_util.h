@@ -30,6 +30,19 @@ Status KernelError(const Node& node, const std::string& what);
 // broadcasting: right-aligned, 0 on axes `in` lacks or has extent 1.
 std::vector<int64_t> BroadcastStrides(const Shape& in, const Shape& out);
 
+// numpy matmul of A by B: a 1-D A is a row [1, K], a 1-D B a column [K, 1]
+// (the added axis is not in the output); the batch axes broadcast. Each
+// product is rows x inner by inner x cols, both matrices row-major.
+struct MatMulBatches {
+  int64_t rows = 0, inner = 0, cols = 0;
+  Shape batch;
+  std::vector<int64_t> a_stride, b_stride;  // in whole matrices
+  // Where product `i` (row-major over `batch`) reads A and B, in elements.
+  void Offsets(int64_t i, std::vector<int64_t>* idx, int64_t* a,
+               int64_t* b) const;
+};
+MatMulBatches MatMulShape(Shape a, Shape b);
+
 // Splits flat row-major index `flat` of `shape` into `idx` (resized).
 void Unflatten(int64_t flat, const Shape& shape, std::vector<int64_t>* idx);
 
