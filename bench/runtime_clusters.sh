@@ -14,7 +14,8 @@
 # with +px: its input is an image, sent as 8-bit pixels; PIXELS=1: every
 # plan's, the one-device baseline's too; with +wait: spatial strips wait for
 # their halo, shoal plan --halo-overlap off; with +hub: partial sums go to the
-# input device, shoal plan --reduce hub; with +int8: the model quantized,
+# input device, shoal plan --reduce hub; with +strips or +2d: spatial chains
+# only as strips of rows or only as 2-D tiles, shoal plan --tiles; with +int8: the model quantized,
 # shoal plan --dtype int8, calibrated on 16 random inputs in the range of
 # normalised images, so exact against the int8 model, not the f32 one), LCP (default "lcp4 lcp8"), REQUESTS
 # (timed requests per plan, default 2), PORT_BASE (default 7400), MEDIA
@@ -89,6 +90,8 @@ plan_and_bench() {
   [ "$k" != 0 ] && extra=(--branches "$k")
   if [[ $s == *+wait ]]; then s=${s%+wait}; extra+=(--halo-overlap off); fi
   if [[ $s == *+hub ]]; then s=${s%+hub}; extra+=(--reduce hub); fi
+  if [[ $s == *+strips ]]; then s=${s%+strips}; extra+=(--tiles strips); fi
+  if [[ $s == *+2d ]]; then s=${s%+2d}; extra+=(--tiles 2d); fi
   if [[ $s == *+int8 ]]; then
     s=${s%+int8}
     extra+=(--dtype int8 --calibration "$(calibration "$m")")

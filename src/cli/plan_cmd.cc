@@ -36,6 +36,7 @@ struct PlanArgs {
   std::string wire_dtype = "f32", wire_compression = "auto";
   double read_factor = PlanOptions().max_read_factor;
   std::string halo_overlap = "on";
+  std::string tiles = "auto";
   std::string reduce = "peers";
   std::string fuse_objective = "link";
   DeviceFlags devices;
@@ -82,6 +83,7 @@ StatusOr<PlanOptions> PlanOptionsFromFlags(const PlanArgs& a,
   }
   po.max_read_factor = a.read_factor;
   po.overlap_halos = a.halo_overlap == "on";
+  ASSIGN_OR_RETURN(po.tiles, ParseTileShape(a.tiles));
   po.reduce_on_peers = a.reduce == "peers";
   po.fuse_objective = a.fuse_objective == "bytes" ? FuseObjective::kBytes
                                                   : FuseObjective::kLinkTime;
@@ -256,6 +258,13 @@ void AddSchemeFlags(CLI::App* cmd, PlanArgs* a) {
                   "chain while the strips together read at most this many "
                   "times the chain input's rows (1: exchange halos after "
                   "every window layer; default 1.5)");
+  cmd->add_option("--tiles", a->tiles,
+                  "spatial (and auto's spatial layers): strips of rows, 2d "
+                  "tiles (bands of rows, each cut into columns), or auto "
+                  "(the default): strips unless 2-D tiles read at least a "
+                  "tenth fewer input elements, as on a small map with thin "
+                  "strips, or the map has fewer rows than there are devices")
+      ->check(CLI::IsMember({"auto", "strips", "2d"}));
   cmd->add_option("--halo-overlap", a->halo_overlap,
                   "spatial: on (the default) cuts each device's strip into "
                   "the rows it computes from its own input and the edge rows "

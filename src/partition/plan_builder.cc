@@ -866,95 +866,140 @@ class Builder {
     return Status::Ok();
   }
 
-  // The rows of `tensor` that tasks on `device` hold, as one range around
-  // `want`'s rows: [0, 0) when none of them are there. Only row strips (all
-  // of every other axis) count.
-  std::pair<int64_t, int64_t> LocalRows(const std::string& tensor, int device,
-                                        const Region& want) const {
+  // The box of `tensor`'s rows and columns that tasks on `device` hold
+  // together (every channel of it), the one that shares most with `want`;
+  // empty when none is there. Several tasks may hold it between them (the
+  // parts of a tile cut for overlap): their union counts when it is a box.
+  std::optional<Region> LocalBox(const std::string& tensor, int device,
+                                 const Region& want) const {
     const Shape& s = ShapeOf(tensor);
-    std::vector<std::pair<int64_t, int64_t>> rows;
+    if (s.size() < 4) return std::nullopt;
+    std::vector<Region> mine;
     for (const auto& h : dist_.at(tensor).holders) {
       if (h.task < 0 || DeviceOfTask(h.task) != device ||
-          h.region.begin.size() != s.size() || s.size() < 3) {
+          h.region.begin.size() != s.size()) {
         continue;
       }
-      bool strip = true;
+      bool box = true;
       for (size_t a = 0; a < s.size(); ++a) {
-        if (a != 2 && (h.region.begin[a] != 0 || h.region.end[a] != s[a]))
-          strip = false;
+        if (a != 2 && a != 3 && (h.region.begin[a] != 0 || h.region.end[a] != s[a]))
+          box = false;
       }
-      if (strip) rows.push_back({h.region.begin[2], h.region.end[2]});
+      if (box) mine.push_back(h.region);
     }
-    std::sort(rows.begin(), rows.end());
-    std::pair<int64_t, int64_t> best{0, 0};
+    if (mine.empty()) return std::nullopt;
+    // The bounding box of them all, if they fill it (holders of one tensor
+    // do not overlap); else the single one that overlaps `want` most.
+    Region bound = mine[0];
+    int64_t filled = 0;
+    for (const Region& r : mine) {
+      for (int a : {2, 3}) {
+        bound.begin[a] = std::min(bound.begin[a], r.begin[a]);
+        bound.end[a] = std::max(bound.end[a], r.end[a]);
+      }
+      filled += r.elements();
+    }
+    if (filled == bound.elements()) return bound;
+    std::optional<Region> best;
     int64_t best_overlap = 0;
-    for (size_t i = 0; i < rows.size();) {
-      std::pair<int64_t, int64_t> run = rows[i];
-      for (++i; i < rows.size() && rows[i].first <= run.second; ++i)
-        run.second = std::max(run.second, rows[i].second);
-      const int64_t overlap = std::min(run.second, want.end[2]) -
-                              std::max(run.first, want.begin[2]);
-      if (overlap > best_overlap) {
-        best = run;
-        best_overlap = overlap;
+    for (const Region& r : mine) {
+      auto x = Intersect(r, want);
+      if (x && x->elements() > best_overlap) {
+        best = r;
+        best_overlap = x->elements();
       }
     }
     return best;
   }
 
-  // A device's strip of a spatial chain, cut so that its halo arrives while
-  // it computes: the rows it can compute from its own input rows (the
-  // interior) and the rows at either edge that also read a neighbour's.
+  // A device's tile of a spatial chain, cut so that its halo arrives while
+  // it computes: the box it can compute from its own input (the interior)
+  // and the bands at its edges that also read a neighbour's: rows above
+  // and below (every column of the tile), then columns left and right.
   // The edges come first (lower task ids run first on a worker when both
   // are ready): they finish early and go on to the neighbours, whose own
-  // edges wait for them, while the interior runs. One part when the strip
-  // reads nothing from another device, or when no interior row is left.
+  // edges wait for them, while the interior runs. One part when the tile
+  // reads nothing from another device, or when no interior is left.
   StatusOr<std::vector<std::pair<std::string, Tile>>> OverlapParts(
       const std::vector<const Node*>& nodes, int device, const Tile& tile) {
     std::vector<std::pair<std::string, Tile>> whole = {{"", tile}};
     if (!req_.overlap_halos) return whole;
     const std::string& in = nodes.front()->inputs[0];
-    const auto [lo, hi] = LocalRows(in, device, tile.in_region);
-    const int64_t ib = tile.in_region.begin[2], ie = tile.in_region.end[2];
-    if (lo >= hi || (lo <= ib && ie <= hi)) return whole;
+    const std::optional<Region> local = LocalBox(in, device, tile.in_region);
+    if (!local || Contains(*local, tile.in_region)) return whole;
+    const int64_t lo = local->begin[2], hi = local->end[2];
+    const int64_t clo = local->begin[3], chi = local->end[3];
+    const bool strip =
+        tile.out_region.end[3] - tile.out_region.begin[3] ==
+        ShapeOf(nodes.back()->outputs[0])[3];
+    // A strip's interior reads every column it needs from here or none.
+    if (strip && (clo > tile.in_region.begin[3] || chi < tile.in_region.end[3]))
+      return whole;
     const int64_t b = tile.out_region.begin[2], e = tile.out_region.end[2];
-    // First and last output rows that read only local input rows; the rows
-    // one output row reads move monotonically with it.
-    int64_t top = b, bottom = e;
+    const int64_t cb = tile.out_region.begin[3], ce = tile.out_region.end[3];
+    auto box = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+      return TileBox(g_, nodes,
+                     strip ? TileBounds{r0, r1, 0, -1}
+                           : TileBounds{r0, r1, c0, c1});
+    };
+    // First and last output rows (then columns) that read only local
+    // input; the input one output row reads moves monotonically with it.
+    int64_t top = b, bottom = e, left = cb, right = ce;
     while (top < e) {
-      ASSIGN_OR_RETURN(Tile one, TileRows(g_, nodes, top, top + 1));
+      ASSIGN_OR_RETURN(Tile one, box(top, top + 1, cb, ce));
       if (one.in_region.begin[2] >= lo) break;
       ++top;
     }
     while (bottom > top) {
-      ASSIGN_OR_RETURN(Tile one, TileRows(g_, nodes, bottom - 1, bottom));
+      ASSIGN_OR_RETURN(Tile one, box(bottom - 1, bottom, cb, ce));
       if (one.in_region.end[2] <= hi) break;
       --bottom;
     }
     if (top >= bottom) return whole;
+    if (!strip) {
+      while (left < ce) {
+        ASSIGN_OR_RETURN(Tile one, box(top, bottom, left, left + 1));
+        if (one.in_region.begin[3] >= clo) break;
+        ++left;
+      }
+      while (right > left) {
+        ASSIGN_OR_RETURN(Tile one, box(top, bottom, right - 1, right));
+        if (one.in_region.end[3] <= chi) break;
+        --right;
+      }
+      if (left >= right) return whole;
+    }
     // Each part recomputes the rows of the chain's inner layers that its
-    // neighbour part also needs; past a tenth more work the strip is
+    // neighbour part also needs; past a tenth more work the tile is
     // better off waiting for its halo (a deep chain on a thin strip).
     std::vector<std::pair<std::string, Tile>> parts;
     if (top > b) {
-      ASSIGN_OR_RETURN(Tile t, TileRows(g_, nodes, b, top));
+      ASSIGN_OR_RETURN(Tile t, box(b, top, cb, ce));
       parts.push_back({"-top", std::move(t)});
     }
     if (bottom < e) {
-      ASSIGN_OR_RETURN(Tile t, TileRows(g_, nodes, bottom, e));
+      ASSIGN_OR_RETURN(Tile t, box(bottom, e, cb, ce));
       parts.push_back({"-bottom", std::move(t)});
     }
-    ASSIGN_OR_RETURN(Tile mid, TileRows(g_, nodes, top, bottom));
+    if (left > cb) {
+      ASSIGN_OR_RETURN(Tile t, box(top, bottom, cb, left));
+      parts.push_back({"-left", std::move(t)});
+    }
+    if (right < ce) {
+      ASSIGN_OR_RETURN(Tile t, box(top, bottom, right, ce));
+      parts.push_back({"-right", std::move(t)});
+    }
+    ASSIGN_OR_RETURN(Tile mid, box(top, bottom, left, right));
     parts.push_back({"", std::move(mid)});
     double whole_work = 0, split_work = 0;
     for (size_t i = 0; i < nodes.size(); ++i) {
       ASSIGN_OR_RETURN(NodeCost c, ComputeNodeCost(g_, *nodes[i]));
-      const int64_t rows = ShapeOf(nodes[i]->outputs[0])[2];
-      const double per_row = double(c.macs + c.output_elements) /
-                             double(std::max<int64_t>(1, rows));
-      whole_work += per_row * double(tile.rows[i]);
+      const Shape& o = ShapeOf(nodes[i]->outputs[0]);
+      const double per_cell = double(c.macs + c.output_elements) /
+                              double(std::max<int64_t>(1, o[2] * o[3]));
+      whole_work += per_cell * double(tile.rows[i] * tile.cols[i]);
       for (const auto& part : parts)
-        split_work += per_row * double(part.second.rows[i]);
+        split_work += per_cell * double(part.second.rows[i] * part.second.cols[i]);
     }
     if (split_work > kMaxOverlapRecompute * whole_work) return whole;
     return parts;
@@ -972,7 +1017,8 @@ class Builder {
     std::vector<double> gshares;
     RETURN_IF_ERROR(Group(ch.devices, "spatial chain from " + ch.nodes.front(),
                           &group, &gshares));
-    ASSIGN_OR_RETURN(auto tiles, TileChain(g_, nodes, gshares));
+    ASSIGN_OR_RETURN(auto tiles,
+                     TileChain(g_, nodes, gshares, ch.tiles_per_band));
     const std::string& in = nodes.front()->inputs[0];
     const std::string& out = nodes.back()->outputs[0];
     RETURN_IF_ERROR(ResolvePartials(in));

@@ -26,12 +26,15 @@ struct LayerChoice {
   std::vector<int> devices;
 };
 
-// Rows of a spatially split chain of window layers (conv/pool and the
-// elementwise ops between them), tiled along the first spatial axis.
+// A spatially split chain of window layers (conv/pool and the elementwise
+// ops between them): strips of rows, or 2-D tiles (spatial_split.h).
 struct SpatialChain {
   std::vector<std::string> nodes;  // in order, each reading the previous
   std::string reason;
-  std::vector<int> devices;  // strips, top to bottom (empty: every device)
+  // Tiles left to right, top to bottom (empty: every device).
+  std::vector<int> devices;
+  // Tiles side by side in each band of rows; 1: strips of rows.
+  int tiles_per_band = 1;
 };
 
 struct BuildRequest {

@@ -149,6 +149,22 @@ inline void ExpectEveryStrategyExact(
       }
       EXPECT_TRUE(RunPlanExact(m, strategy, Devices(shares)))
           << m.graph.name << " " << strategy << " x" << shares.size();
+      if (strategy != "spatial") continue;
+      // Strips only and 2-D tiles only, besides the default's choice.
+      for (TileShape t : {TileShape::kStrips, TileShape::k2D}) {
+        po.tiles = t;
+        auto pt = MakePlan(m.graph, po);
+        if (!pt.ok()) {
+          EXPECT_NE(pt.status().message().find("cannot"), std::string::npos)
+              << strategy << " x" << shares.size() << ": "
+              << pt.status().message();
+          continue;
+        }
+        EXPECT_TRUE(CheckPlanExact(m, std::move(pt).value(), nullptr))
+            << m.graph.name << " spatial (tiles "
+            << (t == TileShape::k2D ? "2d" : "strips") << ") x"
+            << shares.size();
+      }
     }
   }
 }

@@ -1,6 +1,7 @@
 // spatial: chains of conv and pooling layers run on strips of rows (one per
-// device, sized by share), extended while the halos stay cheap; between two
-// chains each strip takes from its neighbours only the rows its halo needs.
+// device, sized by share), or on 2-D tiles where strips would be thin,
+// extended while the halos stay cheap; between two chains each tile takes
+// from its neighbours only the rows and columns its halo needs.
 // fc layers are split by output (lop), each device holding its part of the
 // weights. Elementwise ops (residual adds) run on the strips where they
 // live (plan_builder.cc); the rest (concats, global pooling) runs whole on
@@ -21,9 +22,10 @@ namespace shoal {
 
 namespace {
 
-// The devices a chain from `n` runs on, top to bottom: every device, or,
-// when n's output has fewer rows than there are devices (ResNet's last
-// stage: 7 rows), the fastest ones, one row each. Empty: every device.
+// The devices a chain from `n` runs on, top to bottom, when no layout of
+// tiles over every device fits n's output (a map one column wide with
+// fewer rows than devices): the fastest ones, one row each. Empty: every
+// device.
 std::vector<int> ChainGroup(const Graph& g, const Node& n,
                             const std::vector<PlanDevice>& devices) {
   const Shape& s = g.tensors.at(n.outputs[0]).shape;
@@ -47,26 +49,39 @@ std::vector<double> GroupShares(const std::vector<int>& group,
   return NormalizedShares(sub);
 }
 
-// The chain of conv and pooling layers from `n`, run on strips of rows;
-// an error when `n` alone cannot be split into rows.
+// The chain of conv and pooling layers from `n`, run on strips of rows or
+// on 2-D tiles (whichever reads fewer input elements for n: tiles where
+// strips would be thin); an error when `n` alone cannot be split.
 StatusOr<SpatialChain> ChainFrom(const Graph& g, const Node& n,
                                  const PlanOptions& opts) {
   std::vector<const Node*> chain = {&n};
-  const std::vector<int> group = ChainGroup(g, n, opts.devices);
-  const std::vector<double> shares = GroupShares(group, opts.devices);
-  auto f = ChainReadFactor(g, chain, shares);
+  std::vector<int> group;
+  std::vector<double> shares = NormalizedShares(opts.devices);
+  int per_band = ChooseTilesPerBand(g, chain, shares, opts.tiles);
+  if (per_band == 0 && opts.tiles != TileShape::k2D) {
+    group = ChainGroup(g, n, opts.devices);
+    shares = GroupShares(group, opts.devices);
+    per_band = 1;
+  }
+  if (per_band == 0) {
+    const Shape& s = g.tensors.at(n.outputs[0]).shape;
+    return Unsupported("layer " + n.name + "'s output (" + ShapeToString(s) +
+                       ") cannot be cut into 2-D tiles over " +
+                       std::to_string(shares.size()) + " devices");
+  }
+  auto f = ChainReadFactor(g, chain, shares, per_band);
   if (!f.ok()) return f.status();
-  // Extend while the next op reads only this chain's output and the strips
-  // together still read few enough rows.
+  // Extend while the next op reads only this chain's output and the tiles
+  // together still read few enough input elements.
   while (true) {
     const auto cons = g.ConsumerIndices(chain.back()->outputs[0]);
     if (cons.size() != 1 || chain.back()->outputs[0] == g.outputs[0]) break;
     const Node& c = g.nodes[cons[0]];
     if (!CheckTileable(g, c).ok()) break;
     chain.push_back(&c);
-    auto fx = ChainReadFactor(g, chain, shares);
-    // An op that reads no more rows than the chain already does (an
-    // activation, a pool on aligned strips) always joins it.
+    auto fx = ChainReadFactor(g, chain, shares, per_band);
+    // An op that reads no more than the chain already does (an activation,
+    // a pool on aligned strips) always joins it.
     if (!fx.ok() ||
         (fx.value() > opts.max_read_factor && fx.value() > f.value() + 1e-9)) {
       chain.pop_back();
@@ -76,11 +91,16 @@ StatusOr<SpatialChain> ChainFrom(const Graph& g, const Node& n,
   }
   SpatialChain sc;
   sc.devices = group;
+  sc.tiles_per_band = per_band;
   char buf[64];
   snprintf(buf, sizeof(buf), "%.2f", f.value());
-  sc.reason = "strips of rows through " + std::to_string(chain.size()) +
-              " layers from " + chain.front()->name + " (strips read " + buf +
-              "x the input rows)" +
+  const std::string layout =
+      per_band == 1 ? "strips of rows"
+                    : "2-D tiles (" + std::to_string(per_band) +
+                          " side by side in each band of rows)";
+  sc.reason = layout + " through " + std::to_string(chain.size()) +
+              " layers from " + chain.front()->name + " (tiles read " + buf +
+              "x the input)" +
               (group.empty() ? std::string()
                              : ", on the " + std::to_string(group.size()) +
                                    " fastest devices, one row each");

@@ -1,8 +1,10 @@
 // Spatial splitting (collaborative-execution paper §4.2): a chain of window
 // layers (conv, pooling, the elementwise ops between) runs on horizontal
-// strips of rows, one per device, sized by the devices' shares. Each strip
-// reads its rows plus the halo the chain's windows need, so the whole chain
-// runs without merging in between. Geometry as small pure functions
+// strips of rows, one per device, sized by the devices' shares, or on 2-D
+// tiles (bands of rows, each cut into columns) when the strips would be so
+// thin that their halos are most of what they read. Each tile reads its
+// box plus the halo the chain's windows need, so the whole chain runs
+// without merging in between. Geometry as small pure functions
 // (DeepThings' style), tested exhaustively.
 #ifndef SHOAL_PARTITION_SPATIAL_SPLIT_H_
 #define SHOAL_PARTITION_SPATIAL_SPLIT_H_
@@ -32,28 +34,76 @@ StripInput InputRowsFor(const Window1D& w, int64_t out_begin, int64_t out_end);
 Status CheckTileable(const Graph& g, const Node& n);
 
 struct Tile {
-  std::vector<Node> nodes;    // the chain with strip-local padding
+  std::vector<Node> nodes;    // the chain with tile-local padding
   Region in_region;           // of the chain's input
   Region out_region;          // of the chain's output
   std::vector<int64_t> rows;  // output rows each node of the chain computes
+  std::vector<int64_t> cols;  // and output columns (all of them in a strip)
 };
 
-// Strips of the chain `nodes` (each reading the previous one's output), one
-// per share; each gets at least one output row.
+// Output rows [row_begin, row_end) and columns [col_begin, col_end) of a
+// chain's last layer; col_end < 0 means every column (a strip).
+struct TileBounds {
+  int64_t row_begin = 0, row_end = 0;
+  int64_t col_begin = 0, col_end = -1;
+};
+
+// How `shares.size()` devices cut an output of `rows` x `cols`: bands of
+// `tiles_per_band` devices each (the last band may hold fewer), in device
+// order left to right, top to bottom. A band's rows follow the sum of its
+// devices' shares, and each device's columns its share within the band;
+// tiles_per_band 1 gives strips of rows. Every tile gets at least one row
+// and one column.
+StatusOr<std::vector<TileBounds>> TileLayout(int64_t rows, int64_t cols,
+                                             const std::vector<double>& shares,
+                                             int tiles_per_band);
+
+// Tiles of the chain `nodes` (each reading the previous one's output), one
+// per share, laid out as TileLayout says.
 StatusOr<std::vector<Tile>> TileChain(const Graph& g,
                                       const std::vector<const Node*>& nodes,
-                                      const std::vector<double>& shares);
+                                      const std::vector<double>& shares,
+                                      int tiles_per_band = 1);
 
-// The strip of output rows [out_begin, out_end) of the chain: the rows it
-// reads and the nodes with that strip's padding.
+// The tile `b` of the chain's output: the box of the chain's input it reads
+// and the nodes with that tile's padding.
+StatusOr<Tile> TileBox(const Graph& g, const std::vector<const Node*>& nodes,
+                       const TileBounds& b);
+
+// The strip of output rows [out_begin, out_end), every column.
 StatusOr<Tile> TileRows(const Graph& g, const std::vector<const Node*>& nodes,
                         int64_t out_begin, int64_t out_end);
 
-// Rows all strips read from the chain's input, over the input's rows: 1.0
-// when the halos cost nothing.
+// Input elements all tiles read from the chain's input, over the input's
+// size: 1.0 when the halos cost nothing.
 StatusOr<double> ChainReadFactor(const Graph& g,
                                  const std::vector<const Node*>& nodes,
-                                 const std::vector<double>& shares);
+                                 const std::vector<double>& shares,
+                                 int tiles_per_band = 1);
+
+// Which layouts a spatial chain may take (`plan --tiles`).
+enum class TileShape {
+  kAuto,    // strips, or 2-D tiles where they read less (ChooseTilesPerBand)
+  kStrips,  // strips of rows only
+  k2D,      // 2-D tiles only (at least two side by side)
+};
+StatusOr<TileShape> ParseTileShape(const std::string& s);
+
+// Elements the tiles of `layout` over a rows x cols map read with a halo
+// of one row and column on every inner side, over the map's size.
+double UnitHaloFactor(int64_t rows, int64_t cols,
+                      const std::vector<TileBounds>& layout);
+
+// Tiles per band for the chain `nodes` on `shares`, judged by
+// UnitHaloFactor on the chain's output map. kAuto: strips (1) unless a 2-D
+// layout reads at least kTilesMinSaving less (thin strips on a small map,
+// where each strip's halo rows are most of what it reads), or unless the
+// output has fewer rows than there are devices. k2D: the 2-D layout that
+// reads least. 0 when no layout of that shape fits the chain.
+int ChooseTilesPerBand(const Graph& g, const std::vector<const Node*>& nodes,
+                       const std::vector<double>& shares,
+                       TileShape shape = TileShape::kAuto);
+inline constexpr double kTilesMinSaving = 0.1;
 
 }  // namespace shoal
 

@@ -50,5 +50,64 @@ TEST(SpatialSplit, InputRowsMatchBruteForceEverywhere) {
           }
 }
 
+// Every layout covers the output exactly once, bands follow the shares of
+// their devices, and each tile's columns its share within the band.
+TEST(SpatialSplit, TileLayoutsCoverTheOutputExactlyOnce) {
+  const std::vector<std::vector<double>> clusters = {
+      {1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1}, {3, 1, 1, 2, 2}, {1, 2, 3}};
+  for (const auto& raw : clusters) {
+    double sum = 0;
+    for (double x : raw) sum += x;
+    std::vector<double> shares;
+    for (double x : raw) shares.push_back(x / sum);
+    for (int per_band = 1; per_band <= int(shares.size()); ++per_band) {
+      for (int64_t rows : {7, 14, 56}) {
+        for (int64_t cols : {5, 14}) {
+          auto layout = TileLayout(rows, cols, shares, per_band);
+          const int bands = (int(shares.size()) + per_band - 1) / per_band;
+          if (rows < bands || cols < per_band) {
+            EXPECT_FALSE(layout.ok());
+            continue;
+          }
+          ASSERT_TRUE(layout.ok()) << layout.status().message();
+          ASSERT_EQ(layout->size(), shares.size());
+          std::vector<int> covered(rows * cols, 0);
+          for (const TileBounds& t : *layout) {
+            const int64_t cb = t.col_end < 0 ? 0 : t.col_begin;
+            const int64_t ce = t.col_end < 0 ? cols : t.col_end;
+            ASSERT_LT(t.row_begin, t.row_end);
+            ASSERT_LT(cb, ce);
+            EXPECT_EQ(t.col_end < 0, per_band == 1);
+            for (int64_t r = t.row_begin; r < t.row_end; ++r)
+              for (int64_t c = cb; c < ce; ++c) ++covered[r * cols + c];
+          }
+          for (int c : covered) ASSERT_EQ(c, 1);
+          // The first device of each band starts a band at column 0; the
+          // rows of a band follow its devices' shares (to within a row).
+          for (int d = 0; d < int(shares.size()); d += per_band) {
+            const TileBounds& t = (*layout)[d];
+            double band = 0;
+            for (int k = d; k < std::min<int>(shares.size(), d + per_band); ++k)
+              band += shares[k];
+            EXPECT_LE(std::abs(double(t.row_end - t.row_begin) - band * rows),
+                      1.0 + 1e-9);
+            if (per_band > 1) EXPECT_EQ(t.col_begin, 0);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(SpatialSplit, TileShapesParseAndRefuseOthers) {
+  EXPECT_EQ(ParseTileShape("auto").value(), TileShape::kAuto);
+  EXPECT_EQ(ParseTileShape("strips").value(), TileShape::kStrips);
+  EXPECT_EQ(ParseTileShape("2d").value(), TileShape::k2D);
+  auto bad = ParseTileShape("3d");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("auto, strips or 2d"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace shoal

@@ -169,20 +169,93 @@ TEST(Strategies, ResidualAddsRunOnTheirPartsNotOnTheInputDevice) {
   }
 }
 
-TEST(Strategies, SpatialRunsLayersWithFewerRowsThanDevicesOnSomeOfThem) {
-  // 8 devices; the second block's maps have 5 rows.
-  const Model m = ResidualBlocks(9);
-  testing::PlanRunResult r;
-  ASSERT_TRUE(RunPlanExact(m, "spatial", EqualDevices(8), &r));
-  std::map<std::string, std::set<int>> devices_of;  // conv -> devices
-  for (const auto& t : r.plan.tasks) {
+std::map<std::string, std::set<int>> ConvDevices(const Plan& p) {
+  std::map<std::string, std::set<int>> devices_of;
+  for (const auto& t : p.tasks) {
     for (const auto& n : t.fragment.nodes) {
       if (n.op == "Conv") devices_of[n.name].insert(t.devices[0]);
     }
   }
+  return devices_of;
+}
+
+TEST(Strategies, SpatialRunsLayersWithFewerRowsThanDevicesOnSomeOfThem) {
+  // 8 devices; the second block's maps have 5 rows. As strips, they run on
+  // five devices, one row each.
+  const Model m = ResidualBlocks(9);
+  PlanOptions po;
+  po.strategy = "spatial";
+  po.devices = EqualDevices(8);
+  po.model.spec = m.graph.name;
+  po.tiles = TileShape::kStrips;
+  testing::PlanRunResult r;
+  ASSERT_TRUE(RunPlanExact(m, po, &r));
+  auto devices_of = ConvDevices(r.plan);
   EXPECT_EQ(devices_of["stem"].size(), 8u);
   EXPECT_EQ(devices_of["b1"].size(), 5u);
   EXPECT_EQ(devices_of["b2"].size(), 5u);
+}
+
+TEST(Strategies, SpatialRunsMapsWithFewerRowsThanDevicesOn2DTiles) {
+  // The same model by default: the 5-row maps are cut into 2-D tiles, so
+  // every device takes a part of them.
+  const Model m = ResidualBlocks(9);
+  testing::PlanRunResult r;
+  ASSERT_TRUE(RunPlanExact(m, "spatial", EqualDevices(8), &r));
+  auto devices_of = ConvDevices(r.plan);
+  EXPECT_EQ(devices_of["b1"].size(), 8u);
+  EXPECT_EQ(devices_of["b2"].size(), 8u);
+  bool said = false;
+  for (const auto& d : r.plan.decisions)
+    said = said || (d.layer == "b1" && d.reason.find("2-D tiles") == 0);
+  EXPECT_TRUE(said);
+  // No tile spans every column of b1's output.
+  for (const auto& t : r.plan.tasks) {
+    if (t.layer != "b1") continue;
+    const Shape& s = t.fragment.FindTensor("b1")->shape;
+    EXPECT_LT(s[3], 5) << t.name;
+  }
+}
+
+// 2x2 tiles with a halo exchange after every conv: each tile takes rows
+// from the tile above or below, columns from the one beside, and a corner
+// from the one across; with overlap it computes its interior meanwhile.
+TEST(Strategies, Spatial2DTilesTakeTheirHaloFromEveryNeighbour) {
+  GraphBuilder b("three-convs-2d");
+  std::string x = b.Input("x", {1, 3, 16, 16});
+  x = b.Relu(b.Conv("c1", x, 4, 3, 1, 1));
+  x = b.Relu(b.Conv("c2", x, 4, 3, 1, 1));
+  x = b.Relu(b.Conv("c3", x, 4, 3, 1, 1));
+  const Model m = Built(b, x, 3);
+  for (bool overlap : {true, false}) {
+    PlanOptions po;
+    po.strategy = "spatial";
+    po.devices = EqualDevices(4);
+    po.model.spec = m.graph.name;
+    po.max_read_factor = 1.0;
+    po.overlap_halos = overlap;
+    po.tiles = TileShape::k2D;
+    testing::PlanRunResult r;
+    ASSERT_TRUE(RunPlanExact(m, po, &r)) << overlap;
+    std::map<std::pair<std::string, int>, std::vector<int>> parts;
+    for (const auto& t : r.plan.tasks)
+      parts[{t.layer, t.devices[0]}].push_back(t.id);
+    for (int d = 0; d < 4; ++d) {
+      // A corner tile has one neighbour below or above and one beside:
+      // with overlap, a band of rows, a band of columns and the interior.
+      const auto& ids = parts[std::make_pair(std::string("c2"), d)];
+      EXPECT_EQ(ids.size(), overlap ? 3u : 1u) << "c2@" << d;
+      // It reads from all three other tiles (the one across for a corner).
+      std::set<int> from;
+      for (const auto& t : r.plan.transfers) {
+        if (t.src.task < 0 || r.plan.tasks[t.dst.task].layer != "c2") continue;
+        if (r.plan.DeviceOf(t.dst.task, 0) != d) continue;
+        const int s = r.plan.DeviceOf(t.src.task, 0);
+        if (s != d) from.insert(s);
+      }
+      EXPECT_EQ(from.size(), 3u) << "c2@" << d;
+    }
+  }
 }
 
 // With halo overlap a strip that reads a neighbour's rows runs as its
@@ -239,8 +312,13 @@ TEST(Strategies, SpatialDropsAStripNoLaterLayerReads) {
   std::string x = b.Relu(b.Conv("c", b.Input("x", {1, 2, 9, 9}), 4, 3, 1, 1));
   x = b.Linear("fc", b.Flatten(b.MaxPool(x, {2, 2}, {2, 2})), 3);
   const Model m = Built(b, x, 2);
+  PlanOptions po;
+  po.strategy = "spatial";
+  po.devices = EqualDevices(8);
+  po.model.spec = m.graph.name;
+  po.tiles = TileShape::kStrips;
   testing::PlanRunResult r;
-  ASSERT_TRUE(RunPlanExact(m, "spatial", EqualDevices(8), &r));
+  ASSERT_TRUE(RunPlanExact(m, po, &r));
   int strips = 0;
   for (const auto& t : r.plan.tasks) {
     for (const auto& n : t.fragment.nodes) strips += n.op == "Conv";

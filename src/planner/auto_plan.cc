@@ -265,6 +265,7 @@ static StatusOr<Plan> PlanProcedure1(const Graph& g, const PlanOptions& in) {
   ASSIGN_OR_RETURN(std::vector<PlanUnit> units, MakeUnits(g));
   UnitPricer pr(g, units, *opts.latency, opts.hub);
   pr.SetWire(opts.wire, opts.input_pixels);
+  pr.SetTiles(opts.tiles);
   std::string memo;
   ASSIGN_OR_RETURN(Plan p,
                    Procedure1Plan(g, opts, units, pr, opts.objective, &memo));
@@ -301,6 +302,7 @@ class AutoPlanner {
                   n_ <= kMaxCompareDevices),
         k_(opts_.concurrency > 0 ? opts_.concurrency : n_) {
     pr_.SetWire(opts_.wire, opts_.input_pixels);
+    pr_.SetTiles(opts_.tiles);
   }
 
   StatusOr<Plan> Run() {

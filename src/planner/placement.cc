@@ -243,7 +243,14 @@ bool UnitPricer::PriceRows(const PlanUnit& u, const Placement& p,
   std::vector<const Node*> nodes;
   for (const auto& n : u.nodes) nodes.push_back(g_.FindNode(n));
   const auto shares = Shares(p.devices);
-  auto h = ChainReadFactor(g_, nodes, shares);
+  // Strips, or 2-D tiles where strips would be thin: the layout the plan
+  // builder will use (ToRequest chooses it the same way).
+  const int per_band = ChooseTilesPerBand(g_, nodes, shares, tiles_);
+  if (per_band == 0) {
+    return Refuse(l, u.nodes[0] + "'s output cannot be tiled over " +
+                         std::to_string(p.devices.size()) + " devices");
+  }
+  auto h = ChainReadFactor(g_, nodes, shares, per_band);
   if (!h.ok()) return Refuse(l, h.status().message());
   for (size_t i = 0; i < p.devices.size(); ++i) {
     const int d = p.devices[i];
@@ -554,7 +561,8 @@ StatusOr<BuildRequest> ToRequest(const Graph& g, const PlanOptions& opts,
           for (const auto& n : r.spatial.back().nodes)
             chain.push_back(g.FindNode(n));
           for (const auto& n : unit.nodes) chain.push_back(g.FindNode(n));
-          auto f = ChainReadFactor(g, chain, shares);
+          auto f = ChainReadFactor(g, chain, shares,
+                                   r.spatial.back().tiles_per_band);
           if (f.ok() && f.value() <= opts.max_read_factor) {
             for (const auto& n : unit.nodes)
               r.spatial.back().nodes.push_back(n);
@@ -565,6 +573,10 @@ StatusOr<BuildRequest> ToRequest(const Graph& g, const PlanOptions& opts,
         ch.nodes = unit.nodes;
         ch.reason = reasons[u];
         ch.devices = p.devices;
+        std::vector<const Node*> nodes;
+        for (const auto& n : unit.nodes) nodes.push_back(g.FindNode(n));
+        ch.tiles_per_band =
+            std::max(1, ChooseTilesPerBand(g, nodes, shares, opts.tiles));
         r.spatial.push_back(ch);
         break;
       }

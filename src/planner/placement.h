@@ -67,6 +67,9 @@ class UnitPricer {
   // How tensors travel (PlanOptions::wire, input_pixels): transfers are
   // priced at their wire bytes, as Plan::WireBytes prices the plan built.
   void SetWire(const WireSettings& wire, bool input_pixels);
+  // Which layouts spatial units may take (PlanOptions::tiles).
+  void SetTiles(TileShape tiles) { tiles_ = tiles; }
+  TileShape tiles() const { return tiles_; }
   // Bytes on the wire of `bytes` of unit u's output as float32.
   int64_t OutputWireBytes(const PlanUnit& u, int64_t bytes) const;
 
@@ -104,6 +107,7 @@ class UnitPricer {
   std::vector<int64_t> reserved_;  // per device; copies plan apart
   WireSettings wire_;
   bool input_pixels_ = false;
+  TileShape tiles_ = TileShape::kAuto;
 };
 
 // Sum of loads: the latency estimate is the sum of seconds; the busiest
