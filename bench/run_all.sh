@@ -33,6 +33,7 @@ sections=(
   "runtime-pi3-8|Eight emulated Raspberry Pi 3s against one|PIXELS=1 MODELS='alexnet resnet18 vgg16' SIZES=8 STRATEGIES='auto spatial lop fuse-ilp' LCP=lcp8 REQUESTS=3 bash bench/runtime_clusters.sh"
   "runtime-medium|One shared Wi-Fi channel against per-device links|MEDIA='links shared' PIXELS=1 MODELS='alexnet vgg16' SIZES=8 STRATEGIES='auto spatial' LCP=lcp8 REQUESTS=3 bash bench/runtime_clusters.sh"
   "runtime-reduce|Partial sums reduced among the devices against on the input device|PIXELS=1 MODELS='alexnet vgg16' SIZES=8 STRATEGIES='auto auto+hub lip lip+hub' LCP=' ' REQUESTS=3 bash bench/runtime_clusters.sh"
+  "runtime-tiles|2-D tiles against strips of rows|PIXELS=1 MODELS='resnet18 vgg16' SIZES=8 STRATEGIES='spatial spatial+2d auto auto+2d' LCP=' ' REQUESTS=3 bash bench/runtime_clusters.sh"
   "runtime-int8|int8 plans on eight emulated Raspberry Pi 3s against f32|PIXELS=1 MODELS='alexnet vgg16' SIZES=8 STRATEGIES='auto auto+int8 spatial spatial+int8 lop lop+int8' LCP=' ' REQUESTS=3 bash bench/runtime_clusters.sh"
   "runtime-netns|Over real network stacks: each device in a network namespace|MODE=netns PIXELS=1 MODELS='alexnet resnet18' SIZES=8 STRATEGIES='auto spatial' LCP=lcp8 REQUESTS=3 bash bench/runtime_clusters.sh"
   "transport|Transport overhead|bash bench/transport.sh"

@@ -187,6 +187,18 @@ for n in $SIZES; do
       [ -n "$f" ] && [ -n "$q" ] && int8_rows+="$m ${s%+int8} $(python3 -c "print('%.2fx' % ($f / $q))"), "
     done
   done
+  tile_rows=""
+  for m in $MODELS; do
+    for s in $STRATEGIES; do
+      [[ $s == *+2d ]] || continue
+      f=${lat[$m|${s%+2d}]:-}; q=${lat[$m|$s]:-}
+      [ -n "$f" ] && [ -n "$q" ] && tile_rows+="$m ${s%+2d} $(python3 -c "print('%.2fx' % ($q / $f))"), "
+    done
+  done
+  if [ -n "$tile_rows" ]; then
+    echo "2-D tiles against strips, the same strategy (latency on tiles over latency on strips; above 1: tiles slower): ${tile_rows%, }."
+    echo
+  fi
   if [ -n "$int8_rows" ]; then
     echo "int8 against f32, the same strategy (f32 latency over int8): ${int8_rows%, }."
     echo

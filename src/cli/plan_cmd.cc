@@ -36,7 +36,7 @@ struct PlanArgs {
   std::string wire_dtype = "f32", wire_compression = "auto";
   double read_factor = PlanOptions().max_read_factor;
   std::string halo_overlap = "on";
-  std::string tiles = "auto";
+  std::string tiles = "strips";
   std::string reduce = "peers";
   std::string fuse_objective = "link";
   DeviceFlags devices;
@@ -259,12 +259,10 @@ void AddSchemeFlags(CLI::App* cmd, PlanArgs* a) {
                   "times the chain input's rows (1: exchange halos after "
                   "every window layer; default 1.5)");
   cmd->add_option("--tiles", a->tiles,
-                  "spatial (and auto's spatial layers): strips of rows, 2d "
-                  "tiles (bands of rows, each cut into columns), or auto "
-                  "(the default): strips unless 2-D tiles read at least a "
-                  "tenth fewer input elements, as on a small map with thin "
-                  "strips, or the map has fewer rows than there are devices")
-      ->check(CLI::IsMember({"auto", "strips", "2d"}));
+                  "spatial (and auto's spatial layers): strips of rows (the "
+                  "default) or 2d tiles (bands of rows, each cut into "
+                  "columns; fewer bytes than thin strips, more messages)")
+      ->check(CLI::IsMember({"strips", "2d"}));
   cmd->add_option("--halo-overlap", a->halo_overlap,
                   "spatial: on (the default) cuts each device's strip into "
                   "the rows it computes from its own input and the edge rows "

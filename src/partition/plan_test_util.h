@@ -150,8 +150,8 @@ inline void ExpectEveryStrategyExact(
       EXPECT_TRUE(RunPlanExact(m, strategy, Devices(shares)))
           << m.graph.name << " " << strategy << " x" << shares.size();
       if (strategy != "spatial") continue;
-      // Strips only and 2-D tiles only, besides the default's choice.
-      for (TileShape t : {TileShape::kStrips, TileShape::k2D}) {
+      // And on 2-D tiles.
+      for (TileShape t : {TileShape::k2D}) {
         po.tiles = t;
         auto pt = MakePlan(m.graph, po);
         if (!pt.ok()) {
@@ -162,7 +162,7 @@ inline void ExpectEveryStrategyExact(
         }
         EXPECT_TRUE(CheckPlanExact(m, std::move(pt).value(), nullptr))
             << m.graph.name << " spatial (tiles "
-            << (t == TileShape::k2D ? "2d" : "strips") << ") x"
+            << "2d) x"
             << shares.size();
       }
     }

@@ -1,6 +1,5 @@
 // spatial: chains of conv and pooling layers run on strips of rows (one per
-// device, sized by share), or on 2-D tiles where strips would be thin,
-// extended while the halos stay cheap; between two chains each tile takes
+// device, sized by share), or on 2-D tiles (plan --tiles 2d), extended while the halos stay cheap; between two chains each tile takes
 // from its neighbours only the rows and columns its halo needs.
 // fc layers are split by output (lop), each device holding its part of the
 // weights. Elementwise ops (residual adds) run on the strips where they
@@ -22,9 +21,9 @@ namespace shoal {
 
 namespace {
 
-// The devices a chain from `n` runs on, top to bottom, when no layout of
-// tiles over every device fits n's output (a map one column wide with
-// fewer rows than devices): the fastest ones, one row each. Empty: every
+// The devices a chain of strips from `n` runs on, top to bottom: every
+// device, or, when n's output has fewer rows than there are devices
+// (ResNet's last stage: 7), the fastest ones, one row each. Empty: every
 // device.
 std::vector<int> ChainGroup(const Graph& g, const Node& n,
                             const std::vector<PlanDevice>& devices) {
@@ -50,15 +49,14 @@ std::vector<double> GroupShares(const std::vector<int>& group,
 }
 
 // The chain of conv and pooling layers from `n`, run on strips of rows or
-// on 2-D tiles (whichever reads fewer input elements for n: tiles where
-// strips would be thin); an error when `n` alone cannot be split.
+// on 2-D tiles (opts.tiles); an error when `n` alone cannot be split.
 StatusOr<SpatialChain> ChainFrom(const Graph& g, const Node& n,
                                  const PlanOptions& opts) {
   std::vector<const Node*> chain = {&n};
   std::vector<int> group;
   std::vector<double> shares = NormalizedShares(opts.devices);
   int per_band = ChooseTilesPerBand(g, chain, shares, opts.tiles);
-  if (per_band == 0 && opts.tiles != TileShape::k2D) {
+  if (per_band == 0 && opts.tiles == TileShape::kStrips) {
     group = ChainGroup(g, n, opts.devices);
     shares = GroupShares(group, opts.devices);
     per_band = 1;
@@ -99,8 +97,11 @@ StatusOr<SpatialChain> ChainFrom(const Graph& g, const Node& n,
                     : "2-D tiles (" + std::to_string(per_band) +
                           " side by side in each band of rows)";
   sc.reason = layout + " through " + std::to_string(chain.size()) +
-              " layers from " + chain.front()->name + " (tiles read " + buf +
-              "x the input)" +
+              " layers from " + chain.front()->name +
+              (per_band == 1 ? " (strips read " + std::string(buf) +
+                                   "x the input rows)"
+                             : " (tiles read " + std::string(buf) +
+                                   "x the input)") +
               (group.empty() ? std::string()
                              : ", on the " + std::to_string(group.size()) +
                                    " fastest devices, one row each");

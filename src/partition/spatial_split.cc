@@ -239,10 +239,9 @@ StatusOr<double> ChainReadFactor(const Graph& g,
 }
 
 StatusOr<TileShape> ParseTileShape(const std::string& s) {
-  if (s == "auto") return TileShape::kAuto;
   if (s == "strips") return TileShape::kStrips;
   if (s == "2d") return TileShape::k2D;
-  return InvalidArgument("tiles '" + s + "': expected auto, strips or 2d");
+  return InvalidArgument("tiles '" + s + "': expected strips or 2d");
 }
 
 double UnitHaloFactor(int64_t rows, int64_t cols,
@@ -274,8 +273,7 @@ int ChooseTilesPerBand(const Graph& g, const std::vector<const Node*>& nodes,
     auto layout = TileLayout(out[2], out[3], shares, per_band);
     if (!layout.ok() || !TileChain(g, nodes, shares, per_band).ok()) continue;
     const double read = UnitHaloFactor(out[2], out[3], layout.value());
-    if (best == 0 ||
-        read < best_read * (best == 1 ? 1 - kTilesMinSaving : 1) - 1e-9) {
+    if (best == 0 || read < best_read - 1e-9) {
       best = per_band;
       best_read = read;
     }

@@ -81,11 +81,15 @@ StatusOr<double> ChainReadFactor(const Graph& g,
                                  const std::vector<double>& shares,
                                  int tiles_per_band = 1);
 
-// Which layouts a spatial chain may take (`plan --tiles`).
+// Which layout spatial chains take (`plan --tiles`). Strips by default:
+// on eight emulated Pi 3s ResNet-18 ran 1.25-1.3x slower with 2-D tiles on
+// its small maps than with strips, though tiles moved up to a quarter
+// fewer bytes: a tile has up to eight neighbours, so each halo exchange is
+// more messages and thinner edge parts, each with a slow device's fixed
+// cost. Tiles are for links where bytes, not messages, are what is scarce.
 enum class TileShape {
-  kAuto,    // strips, or 2-D tiles where they read less (ChooseTilesPerBand)
-  kStrips,  // strips of rows only
-  k2D,      // 2-D tiles only (at least two side by side)
+  kStrips,  // strips of rows
+  k2D,      // 2-D tiles (at least two side by side)
 };
 StatusOr<TileShape> ParseTileShape(const std::string& s);
 
@@ -94,16 +98,13 @@ StatusOr<TileShape> ParseTileShape(const std::string& s);
 double UnitHaloFactor(int64_t rows, int64_t cols,
                       const std::vector<TileBounds>& layout);
 
-// Tiles per band for the chain `nodes` on `shares`, judged by
-// UnitHaloFactor on the chain's output map. kAuto: strips (1) unless a 2-D
-// layout reads at least kTilesMinSaving less (thin strips on a small map,
-// where each strip's halo rows are most of what it reads), or unless the
-// output has fewer rows than there are devices. k2D: the 2-D layout that
-// reads least. 0 when no layout of that shape fits the chain.
+// Tiles per band for the chain `nodes` on `shares`: 1 for strips; for k2D
+// the 2-D layout whose tiles read least by UnitHaloFactor on the chain's
+// output map (so every chain ending in maps of one size takes the same
+// layout). 0 when no layout of that shape fits.
 int ChooseTilesPerBand(const Graph& g, const std::vector<const Node*>& nodes,
                        const std::vector<double>& shares,
-                       TileShape shape = TileShape::kAuto);
-inline constexpr double kTilesMinSaving = 0.1;
+                       TileShape shape = TileShape::kStrips);
 
 }  // namespace shoal
 

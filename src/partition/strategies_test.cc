@@ -183,13 +183,8 @@ TEST(Strategies, SpatialRunsLayersWithFewerRowsThanDevicesOnSomeOfThem) {
   // 8 devices; the second block's maps have 5 rows. As strips, they run on
   // five devices, one row each.
   const Model m = ResidualBlocks(9);
-  PlanOptions po;
-  po.strategy = "spatial";
-  po.devices = EqualDevices(8);
-  po.model.spec = m.graph.name;
-  po.tiles = TileShape::kStrips;
   testing::PlanRunResult r;
-  ASSERT_TRUE(RunPlanExact(m, po, &r));
+  ASSERT_TRUE(RunPlanExact(m, "spatial", EqualDevices(8), &r));
   auto devices_of = ConvDevices(r.plan);
   EXPECT_EQ(devices_of["stem"].size(), 8u);
   EXPECT_EQ(devices_of["b1"].size(), 5u);
@@ -197,11 +192,16 @@ TEST(Strategies, SpatialRunsLayersWithFewerRowsThanDevicesOnSomeOfThem) {
 }
 
 TEST(Strategies, SpatialRunsMapsWithFewerRowsThanDevicesOn2DTiles) {
-  // The same model by default: the 5-row maps are cut into 2-D tiles, so
-  // every device takes a part of them.
+  // The same model on 2-D tiles: the 5-row maps are cut into columns too,
+  // so every device takes a part of them.
   const Model m = ResidualBlocks(9);
+  PlanOptions po;
+  po.strategy = "spatial";
+  po.devices = EqualDevices(8);
+  po.model.spec = m.graph.name;
+  po.tiles = TileShape::k2D;
   testing::PlanRunResult r;
-  ASSERT_TRUE(RunPlanExact(m, "spatial", EqualDevices(8), &r));
+  ASSERT_TRUE(RunPlanExact(m, po, &r));
   auto devices_of = ConvDevices(r.plan);
   EXPECT_EQ(devices_of["b1"].size(), 8u);
   EXPECT_EQ(devices_of["b2"].size(), 8u);
@@ -312,13 +312,8 @@ TEST(Strategies, SpatialDropsAStripNoLaterLayerReads) {
   std::string x = b.Relu(b.Conv("c", b.Input("x", {1, 2, 9, 9}), 4, 3, 1, 1));
   x = b.Linear("fc", b.Flatten(b.MaxPool(x, {2, 2}, {2, 2})), 3);
   const Model m = Built(b, x, 2);
-  PlanOptions po;
-  po.strategy = "spatial";
-  po.devices = EqualDevices(8);
-  po.model.spec = m.graph.name;
-  po.tiles = TileShape::kStrips;
   testing::PlanRunResult r;
-  ASSERT_TRUE(RunPlanExact(m, po, &r));
+  ASSERT_TRUE(RunPlanExact(m, "spatial", EqualDevices(8), &r));
   int strips = 0;
   for (const auto& t : r.plan.tasks) {
     for (const auto& n : t.fragment.nodes) strips += n.op == "Conv";

@@ -40,8 +40,8 @@ struct PlanOptions {
   // Spatial: a chain of layers stays in one strip while all strips together
   // read at most this many times the chain input's rows (halo overhead).
   double max_read_factor = 1.5;
-  // Spatial chains: strips of rows, 2-D tiles, or whichever reads less.
-  TileShape tiles = TileShape::kAuto;
+  // Spatial chains: strips of rows or 2-D tiles.
+  TileShape tiles = TileShape::kStrips;
   // Spatial strips compute their interior while their halo travels
   // (BuildRequest::overlap_halos).
   bool overlap_halos = true;

@@ -107,7 +107,7 @@ class UnitPricer {
   std::vector<int64_t> reserved_;  // per device; copies plan apart
   WireSettings wire_;
   bool input_pixels_ = false;
-  TileShape tiles_ = TileShape::kAuto;
+  TileShape tiles_ = TileShape::kStrips;
 };
 
 // Sum of loads: the latency estimate is the sum of seconds; the busiest

@@ -240,8 +240,22 @@ TEST(ClusterRuntime, Resnet18SmallInputSpatialAndPipeline) {
   const Model m = Load("resnet18", Shape{1, 3, 64, 64});
   const Tensor x = RandomInput({1, 3, 64, 64}, kInputSeed);
   const Tensor want = RunWholeOrFail(m, x);
-  for (const std::string strategy : {"spatial", "pipeline", "channel"}) {
-    Plan p = MakeTestPlan(m, strategy, 4);
+  for (const std::string strategy :
+       {"spatial", "spatial+2d", "pipeline", "channel"}) {
+    Plan p;
+    if (strategy == "spatial+2d") {
+      // Every chain on 2-D tiles (2 x 2 on four devices).
+      PlanOptions po;
+      po.strategy = "spatial";
+      po.devices = testing::EqualDevices(4);
+      po.model.spec = m.graph.name;
+      po.tiles = TileShape::k2D;
+      auto made = MakePlan(m.graph, po);
+      ASSERT_TRUE(made.ok()) << made.status().message();
+      p = std::move(made).value();
+    } else {
+      p = MakeTestPlan(m, strategy, 4);
+    }
     auto c = Coordinator::Create(p, lc.cluster, {});
     ASSERT_TRUE(c.ok());
     ASSERT_OK_STATUS(c.value()->Deploy(m.weights, nullptr));

@@ -229,6 +229,26 @@ TEST(WorkerProcesses, EveryStrategyEqualsOneDevice) {
       }
       ran[strategy]++;
     }
+    // Spatial on 2-D tiles: halos from the tiles beside and across.
+    ModelRef ref;
+    ref.spec = model;
+    const Model m = LoadRef(ref);
+    const Tensor x =
+        RandomInput(m.graph.FindTensor(m.graph.inputs[0])->shape, kInputSeed);
+    PlanOptions po;
+    po.strategy = "spatial";
+    po.devices = testing::EqualDevices(3);
+    po.model.spec = model;
+    po.tiles = TileShape::k2D;
+    auto p = MakePlan(m.graph, po);
+    ASSERT_TRUE(p.ok()) << model << ": " << p.status().message();
+    auto c = Coordinator::Create(p.value(), pc.cluster, {});
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    ASSERT_OK(c.value()->Deploy(m.weights, nullptr));
+    Tensor got;
+    Status s = c.value()->Run(x, &got, nullptr, 0);
+    ASSERT_TRUE(s.ok()) << model << " spatial 2d: " << s.message();
+    EXPECT_LE(MaxRelDiff(got, RunWholeOrFail(m, x)), 1e-4) << model;
   }
   for (const auto& s : StrategyNames()) {
     EXPECT_GT(ran[s], 0) << s << " ran on no model";
