@@ -82,11 +82,11 @@ StatusOr<double> ChainReadFactor(const Graph& g,
                                  int tiles_per_band = 1);
 
 // Which layout spatial chains take (`plan --tiles`). Strips by default:
-// on eight emulated Pi 3s ResNet-18 ran 1.25-1.3x slower with 2-D tiles on
-// its small maps than with strips, though tiles moved up to a quarter
-// fewer bytes: a tile has up to eight neighbours, so each halo exchange is
-// more messages and thinner edge parts, each with a slow device's fixed
-// cost. Tiles are for links where bytes, not messages, are what is scarce.
+// on eight emulated Pi 3s ResNet-18 and VGG16 ran 1.07-1.35x slower on
+// 2-D tiles than on strips, though tiles moved 26-41 % fewer bytes: a tile
+// has up to eight neighbours, so each halo exchange is more messages and
+// thinner edge parts, each with a slow device's fixed cost. Tiles are for
+// links where bytes, not messages, are what is scarce.
 enum class TileShape {
   kStrips,  // strips of rows
   k2D,      // 2-D tiles (at least two side by side)
