@@ -882,7 +882,8 @@ class Builder {
       }
       bool box = true;
       for (size_t a = 0; a < s.size(); ++a) {
-        if (a != 2 && a != 3 && (h.region.begin[a] != 0 || h.region.end[a] != s[a]))
+        if (a != 2 && a != 3 &&
+            (h.region.begin[a] != 0 || h.region.end[a] != s[a]))
           box = false;
       }
       if (box) mine.push_back(h.region);
@@ -929,18 +930,17 @@ class Builder {
     if (!local || Contains(*local, tile.in_region)) return whole;
     const int64_t lo = local->begin[2], hi = local->end[2];
     const int64_t clo = local->begin[3], chi = local->end[3];
-    const bool strip =
-        tile.out_region.end[3] - tile.out_region.begin[3] ==
-        ShapeOf(nodes.back()->outputs[0])[3];
+    const bool strip = tile.out_region.end[3] - tile.out_region.begin[3] ==
+                       ShapeOf(nodes.back()->outputs[0])[3];
     // A strip's interior reads every column it needs from here or none.
     if (strip && (clo > tile.in_region.begin[3] || chi < tile.in_region.end[3]))
       return whole;
     const int64_t b = tile.out_region.begin[2], e = tile.out_region.end[2];
     const int64_t cb = tile.out_region.begin[3], ce = tile.out_region.end[3];
     auto box = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-      return TileBox(g_, nodes,
-                     strip ? TileBounds{r0, r1, 0, -1}
-                           : TileBounds{r0, r1, c0, c1});
+      return TileBox(
+          g_, nodes,
+          strip ? TileBounds{r0, r1, 0, -1} : TileBounds{r0, r1, c0, c1});
     };
     // First and last output rows (then columns) that read only local
     // input; the input one output row reads moves monotonically with it.
@@ -999,7 +999,8 @@ class Builder {
                               double(std::max<int64_t>(1, o[2] * o[3]));
       whole_work += per_cell * double(tile.rows[i] * tile.cols[i]);
       for (const auto& part : parts)
-        split_work += per_cell * double(part.second.rows[i] * part.second.cols[i]);
+        split_work +=
+            per_cell * double(part.second.rows[i] * part.second.cols[i]);
     }
     if (split_work > kMaxOverlapRecompute * whole_work) return whole;
     return parts;

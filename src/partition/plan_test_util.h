@@ -162,8 +162,7 @@ inline void ExpectEveryStrategyExact(
         }
         EXPECT_TRUE(CheckPlanExact(m, std::move(pt).value(), nullptr))
             << m.graph.name << " spatial (tiles "
-            << "2d) x"
-            << shares.size();
+            << "2d) x" << shares.size();
       }
     }
   }

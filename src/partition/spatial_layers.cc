@@ -1,10 +1,10 @@
 // spatial: chains of conv and pooling layers run on strips of rows (one per
-// device, sized by share), or on 2-D tiles (plan --tiles 2d), extended while the halos stay cheap; between two chains each tile takes
-// from its neighbours only the rows and columns its halo needs.
-// fc layers are split by output (lop), each device holding its part of the
-// weights. Elementwise ops (residual adds) run on the strips where they
-// live (plan_builder.cc); the rest (concats, global pooling) runs whole on
-// the input device.
+// device, sized by share), or on 2-D tiles (plan --tiles 2d), extended while
+// the halos stay cheap; between two chains each tile takes from its neighbours
+// only the rows and columns its halo needs. fc layers are split by output
+// (lop), each device holding its part of the weights. Elementwise ops (residual
+// adds) run on the strips where they live (plan_builder.cc); the rest (concats,
+// global pooling) runs whole on the input device.
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
@@ -92,19 +92,18 @@ StatusOr<SpatialChain> ChainFrom(const Graph& g, const Node& n,
   sc.tiles_per_band = per_band;
   char buf[64];
   snprintf(buf, sizeof(buf), "%.2f", f.value());
-  const std::string layout =
-      per_band == 1 ? "strips of rows"
-                    : "2-D tiles (" + std::to_string(per_band) +
-                          " side by side in each band of rows)";
-  sc.reason = layout + " through " + std::to_string(chain.size()) +
-              " layers from " + chain.front()->name +
-              (per_band == 1 ? " (strips read " + std::string(buf) +
-                                   "x the input rows)"
-                             : " (tiles read " + std::string(buf) +
-                                   "x the input)") +
-              (group.empty() ? std::string()
-                             : ", on the " + std::to_string(group.size()) +
-                                   " fastest devices, one row each");
+  const std::string layout = per_band == 1
+                                 ? "strips of rows"
+                                 : "2-D tiles (" + std::to_string(per_band) +
+                                       " side by side in each band of rows)";
+  sc.reason =
+      layout + " through " + std::to_string(chain.size()) + " layers from " +
+      chain.front()->name +
+      (per_band == 1 ? " (strips read " + std::string(buf) + "x the input rows)"
+                     : " (tiles read " + std::string(buf) + "x the input)") +
+      (group.empty() ? std::string()
+                     : ", on the " + std::to_string(group.size()) +
+                           " fastest devices, one row each");
   for (const Node* c : chain) sc.nodes.push_back(c->name);
   return sc;
 }

@@ -120,8 +120,7 @@ StatusOr<std::vector<Tile>> TileChain(const Graph& g,
     }
   }
   const Shape& out_shape = ShapeOf(g, nodes.back()->outputs[0]);
-  auto layout =
-      TileLayout(out_shape[2], out_shape[3], shares, tiles_per_band);
+  auto layout = TileLayout(out_shape[2], out_shape[3], shares, tiles_per_band);
   if (!layout.ok()) {
     return layout.status().WithContext(
         "layer " + nodes.back()->name + ": its " +
@@ -154,13 +153,13 @@ StatusOr<Tile> TileBox(const Graph& g, const std::vector<const Node*>& nodes,
   if (bounds.row_begin < 0 || bounds.row_end > out_shape[2] ||
       bounds.row_begin >= bounds.row_end || cb0 < 0 || ce0 > out_shape[3] ||
       cb0 >= ce0) {
-    return InvalidArgument(
-        "layer " + nodes.back()->name + ": rows [" +
-        std::to_string(bounds.row_begin) + ", " +
-        std::to_string(bounds.row_end) + ") and columns [" +
-        std::to_string(cb0) + ", " + std::to_string(ce0) +
-        ") are not within its " + std::to_string(out_shape[2]) + " x " +
-        std::to_string(out_shape[3]) + " output");
+    return InvalidArgument("layer " + nodes.back()->name + ": rows [" +
+                           std::to_string(bounds.row_begin) + ", " +
+                           std::to_string(bounds.row_end) + ") and columns [" +
+                           std::to_string(cb0) + ", " + std::to_string(ce0) +
+                           ") are not within its " +
+                           std::to_string(out_shape[2]) + " x " +
+                           std::to_string(out_shape[3]) + " output");
   }
   Tile t;
   int64_t b = bounds.row_begin, e = bounds.row_end, cb = cb0, ce = ce0;

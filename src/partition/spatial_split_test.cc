@@ -104,8 +104,7 @@ TEST(SpatialSplit, TileShapesParseAndRefuseOthers) {
   EXPECT_EQ(ParseTileShape("2d").value(), TileShape::k2D);
   auto bad = ParseTileShape("auto");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("strips or 2d"),
-            std::string::npos);
+  EXPECT_NE(bad.status().message().find("strips or 2d"), std::string::npos);
 }
 
 }  // namespace
