@@ -23,6 +23,7 @@ struct CostArgs {
   bool json = false;
   std::string reduce = "peers";
   std::string fuse_objective = "link";
+  std::string tiles = "strips";
   DeviceFlags devices;
 };
 
@@ -56,6 +57,7 @@ StatusOr<Plan> CostPlan(const CostArgs& a, const Cluster& cluster, Model* m) {
   po.reduce_on_peers = a.reduce == "peers";
   po.fuse_objective = a.fuse_objective == "bytes" ? FuseObjective::kBytes
                                                   : FuseObjective::kLinkTime;
+  ASSIGN_OR_RETURN(po.tiles, ParseTileShape(a.tiles));
   po.link_rates = cluster.UplinkRates();
   po.link_latency_s = cluster.MaxLinkLatency();
   po.model.spec = a.model;
@@ -289,6 +291,10 @@ void AddCostCommand(CLI::App* app) {
                   "fuse-ilp: link (the default) or bytes, as shoal plan "
                   "--fuse-objective")
       ->check(CLI::IsMember({"link", "bytes"}));
+  cmd->add_option("--tiles", a->tiles,
+                  "spatial: strips (the default) or 2d tiles, as shoal plan "
+                  "--tiles")
+      ->check(CLI::IsMember({"strips", "2d"}));
   cmd->callback([a] { throw CommandExit(ReportStatus(RunCost(*a))); });
 }
 
