@@ -454,6 +454,13 @@ class AutoPlanner {
         Consider(name, MakePlan(g_, so));
       }
     }
+    // And on 2-D tiles: fewer bytes than thin strips, more messages.
+    if (opts_.tiles == TileShape::kStrips) {
+      so.max_read_factor = opts_.max_read_factor;
+      so.spatial_fc = opts_.spatial_fc;
+      so.tiles = TileShape::k2D;
+      Consider("spatial-2d", MakePlan(g_, so));
+    }
   }
 
   void SimulateThroughputs() {
