@@ -243,12 +243,14 @@ bool UnitPricer::PriceRows(const PlanUnit& u, const Placement& p,
   std::vector<const Node*> nodes;
   for (const auto& n : u.nodes) nodes.push_back(g_.FindNode(n));
   const auto shares = Shares(p.devices);
-  // Strips, or 2-D tiles where strips would be thin: the layout the plan
-  // builder will use (ToRequest chooses it the same way).
+  // Strips, or 2-D tiles with --tiles 2d: the layout the plan builder will
+  // use (ToRequest chooses it the same way).
   const int per_band = ChooseTilesPerBand(g_, nodes, shares, tiles_);
   if (per_band == 0) {
-    return Refuse(l, u.nodes[0] + "'s output cannot be tiled over " +
-                         std::to_string(p.devices.size()) + " devices");
+    return Refuse(l, u.nodes[0] + "'s output cannot be split into " +
+                         (tiles_ == TileShape::k2D ? "2-D tiles" : "strips") +
+                         " over " + std::to_string(p.devices.size()) +
+                         " devices");
   }
   auto h = ChainReadFactor(g_, nodes, shares, per_band);
   if (!h.ok()) return Refuse(l, h.status().message());
