@@ -973,24 +973,18 @@ class Builder {
     // neighbour part also needs; past a tenth more work the tile is
     // better off waiting for its halo (a deep chain on a thin strip).
     std::vector<std::pair<std::string, Tile>> parts;
-    if (top > b) {
-      ASSIGN_OR_RETURN(Tile t, box(b, top, cb, ce));
-      parts.push_back({"-top", std::move(t)});
-    }
-    if (bottom < e) {
-      ASSIGN_OR_RETURN(Tile t, box(bottom, e, cb, ce));
-      parts.push_back({"-bottom", std::move(t)});
-    }
-    if (left > cb) {
-      ASSIGN_OR_RETURN(Tile t, box(top, bottom, cb, left));
-      parts.push_back({"-left", std::move(t)});
-    }
-    if (right < ce) {
-      ASSIGN_OR_RETURN(Tile t, box(top, bottom, right, ce));
-      parts.push_back({"-right", std::move(t)});
-    }
-    ASSIGN_OR_RETURN(Tile mid, box(top, bottom, left, right));
-    parts.push_back({"", std::move(mid)});
+    auto add = [&](const char* suffix, int64_t r0, int64_t r1, int64_t c0,
+                   int64_t c1) -> Status {
+      if (r0 >= r1 || c0 >= c1) return Status::Ok();  // no such edge
+      ASSIGN_OR_RETURN(Tile t, box(r0, r1, c0, c1));
+      parts.push_back({suffix, std::move(t)});
+      return Status::Ok();
+    };
+    RETURN_IF_ERROR(add("-top", b, top, cb, ce));
+    RETURN_IF_ERROR(add("-bottom", bottom, e, cb, ce));
+    RETURN_IF_ERROR(add("-left", top, bottom, cb, left));
+    RETURN_IF_ERROR(add("-right", top, bottom, right, ce));
+    RETURN_IF_ERROR(add("", top, bottom, left, right));
     double whole_work = 0, split_work = 0;
     for (size_t i = 0; i < nodes.size(); ++i) {
       ASSIGN_OR_RETURN(NodeCost c, ComputeNodeCost(g_, *nodes[i]));

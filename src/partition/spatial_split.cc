@@ -27,6 +27,21 @@ StatusOr<WindowGeometry> Geometry(const Graph& g, const Node& n) {
   return ResolveWindow(n, spatial, kernel);
 }
 
+// Elements the tiles of `layout` over a rows x cols map read with a halo
+// of one row and column on every inner side, over the map's size.
+double UnitHaloFactor(int64_t rows, int64_t cols,
+                      const std::vector<TileBounds>& layout) {
+  double read = 0;
+  for (const TileBounds& t : layout) {
+    const int64_t cb = t.col_end < 0 ? 0 : t.col_begin;
+    const int64_t ce = t.col_end < 0 ? cols : t.col_end;
+    read += double(std::min(rows, t.row_end + 1) -
+                   std::max<int64_t>(0, t.row_begin - 1)) *
+            double(std::min(cols, ce + 1) - std::max<int64_t>(0, cb - 1));
+  }
+  return read / (double(rows) * double(cols));
+}
+
 }  // namespace
 
 StripInput InputRowsFor(const Window1D& w, int64_t out_begin, int64_t out_end) {
@@ -243,32 +258,19 @@ StatusOr<TileShape> ParseTileShape(const std::string& s) {
   return InvalidArgument("tiles '" + s + "': expected strips or 2d");
 }
 
-double UnitHaloFactor(int64_t rows, int64_t cols,
-                      const std::vector<TileBounds>& layout) {
-  double read = 0;
-  for (const TileBounds& t : layout) {
-    const int64_t cb = t.col_end < 0 ? 0 : t.col_begin;
-    const int64_t ce = t.col_end < 0 ? cols : t.col_end;
-    read += double(std::min(rows, t.row_end + 1) -
-                   std::max<int64_t>(0, t.row_begin - 1)) *
-            double(std::min(cols, ce + 1) - std::max<int64_t>(0, cb - 1));
-  }
-  return read / (double(rows) * double(cols));
-}
-
 int ChooseTilesPerBand(const Graph& g, const std::vector<const Node*>& nodes,
                        const std::vector<double>& shares, TileShape shape) {
   // Judged on the output map alone, not on the chain's windows, so that
   // every chain ending in maps of one size takes the same layout: a
   // residual block's branches and its shortcut then meet on the same tiles
   // and the add needs no data from another device.
+  if (shape == TileShape::kStrips)
+    return TileChain(g, nodes, shares, 1).ok() ? 1 : 0;
   const Shape& out = ShapeOf(g, nodes.back()->outputs[0]);
   const int n = static_cast<int>(shares.size());
   int best = 0;
   double best_read = 0;
-  for (int per_band = 1; per_band <= n; ++per_band) {
-    if (shape == TileShape::kStrips && per_band > 1) break;
-    if (shape == TileShape::k2D && per_band == 1) continue;
+  for (int per_band = 2; per_band <= n; ++per_band) {
     auto layout = TileLayout(out[2], out[3], shares, per_band);
     if (!layout.ok() || !TileChain(g, nodes, shares, per_band).ok()) continue;
     const double read = UnitHaloFactor(out[2], out[3], layout.value());

@@ -93,15 +93,11 @@ enum class TileShape {
 };
 StatusOr<TileShape> ParseTileShape(const std::string& s);
 
-// Elements the tiles of `layout` over a rows x cols map read with a halo
-// of one row and column on every inner side, over the map's size.
-double UnitHaloFactor(int64_t rows, int64_t cols,
-                      const std::vector<TileBounds>& layout);
-
 // Tiles per band for the chain `nodes` on `shares`: 1 for strips; for k2D
-// the 2-D layout whose tiles read least by UnitHaloFactor on the chain's
-// output map (so every chain ending in maps of one size takes the same
-// layout). 0 when no layout of that shape fits.
+// the 2-D layout whose tiles, each with a halo of one row and column on
+// every inner side, read least of the chain's output map (so every chain ending
+// in maps of one size takes the same layout). 0 when no layout of that shape
+// fits.
 int ChooseTilesPerBand(const Graph& g, const std::vector<const Node*>& nodes,
                        const std::vector<double>& shares,
                        TileShape shape = TileShape::kStrips);

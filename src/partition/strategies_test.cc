@@ -217,29 +217,61 @@ TEST(Strategies, SpatialRunsMapsWithFewerRowsThanDevicesOn2DTiles) {
   }
 }
 
+// Three 3x3 convs with ReLUs on a 3 x rows x cols input.
+Model ThreeConvs(int64_t rows, int64_t cols, uint64_t seed) {
+  GraphBuilder b("three-convs");
+  std::string x = b.Input("x", {1, 3, rows, cols});
+  x = b.Relu(b.Conv("c1", x, 4, 3, 1, 1));
+  x = b.Relu(b.Conv("c2", x, 4, 3, 1, 1));
+  x = b.Relu(b.Conv("c3", x, 4, 3, 1, 1));
+  return Built(b, x, seed);
+}
+
+using PartsOf = std::map<std::pair<std::string, int>, std::vector<int>>;
+
+// `m` planned spatially on four devices with a halo exchange after every
+// conv, checked exact; the task ids of each (layer, device), in id order.
+PartsOf HaloAfterEveryConv(const Model& m, bool overlap, TileShape tiles,
+                           testing::PlanRunResult* r) {
+  PlanOptions po;
+  po.strategy = "spatial";
+  po.devices = EqualDevices(4);
+  po.model.spec = m.graph.name;
+  po.max_read_factor = 1.0;  // a halo exchange after every conv
+  po.overlap_halos = overlap;
+  po.tiles = tiles;
+  EXPECT_TRUE(RunPlanExact(m, po, r)) << overlap;
+  PartsOf parts;
+  for (const auto& t : r->plan.tasks)
+    parts[{t.layer, t.devices[0]}].push_back(t.id);
+  return parts;
+}
+
+// The last part of each (layer, device) is its interior: it reads only what
+// its own device computed for the layer before, not what an edge received.
+void ExpectInteriorsReadOnlyTheirOwnDevice(const Plan& p, const PartsOf& parts,
+                                           const std::string& layer) {
+  for (int d = 0; d < 4; ++d) {
+    const int interior = parts.at({layer, d}).back();
+    for (const auto& x : p.transfers) {
+      if (x.dst.task != interior || x.src.task < 0) continue;
+      EXPECT_EQ(p.DeviceOf(x.src.task, 0), d) << layer << "@" << d;
+      EXPECT_NE(p.tasks[x.src.task].layer, layer)
+          << layer << "@" << d << " waits for its own edge";
+    }
+  }
+}
+
 // 2x2 tiles with a halo exchange after every conv: each tile takes rows
 // from the tile above or below, columns from the one beside, and a corner
 // from the one across; with overlap it computes its interior meanwhile.
 TEST(Strategies, Spatial2DTilesTakeTheirHaloFromEveryNeighbour) {
-  GraphBuilder b("three-convs-2d");
-  std::string x = b.Input("x", {1, 3, 16, 16});
-  x = b.Relu(b.Conv("c1", x, 4, 3, 1, 1));
-  x = b.Relu(b.Conv("c2", x, 4, 3, 1, 1));
-  x = b.Relu(b.Conv("c3", x, 4, 3, 1, 1));
-  const Model m = Built(b, x, 3);
+  const Model m = ThreeConvs(16, 16, 3);
   for (bool overlap : {true, false}) {
-    PlanOptions po;
-    po.strategy = "spatial";
-    po.devices = EqualDevices(4);
-    po.model.spec = m.graph.name;
-    po.max_read_factor = 1.0;
-    po.overlap_halos = overlap;
-    po.tiles = TileShape::k2D;
     testing::PlanRunResult r;
-    ASSERT_TRUE(RunPlanExact(m, po, &r)) << overlap;
-    std::map<std::pair<std::string, int>, std::vector<int>> parts;
-    for (const auto& t : r.plan.tasks)
-      parts[{t.layer, t.devices[0]}].push_back(t.id);
+    PartsOf parts = HaloAfterEveryConv(m, overlap, TileShape::k2D, &r);
+    if (HasFailure()) return;
+    if (overlap) ExpectInteriorsReadOnlyTheirOwnDevice(r.plan, parts, "c2");
     for (int d = 0; d < 4; ++d) {
       // A corner tile has one neighbour below or above and one beside:
       // with overlap, a band of rows, a band of columns and the interior.
@@ -248,7 +280,8 @@ TEST(Strategies, Spatial2DTilesTakeTheirHaloFromEveryNeighbour) {
       // It reads from all three other tiles (the one across for a corner).
       std::set<int> from;
       for (const auto& t : r.plan.transfers) {
-        if (t.src.task < 0 || r.plan.tasks[t.dst.task].layer != "c2") continue;
+        if (t.src.task < 0 || t.dst.task < 0) continue;
+        if (r.plan.tasks[t.dst.task].layer != "c2") continue;
         if (r.plan.DeviceOf(t.dst.task, 0) != d) continue;
         const int s = r.plan.DeviceOf(t.src.task, 0);
         if (s != d) from.insert(s);
@@ -262,24 +295,11 @@ TEST(Strategies, Spatial2DTilesTakeTheirHaloFromEveryNeighbour) {
 // interior, computed from its own rows only, and the edges that wait for the
 // halo; without, as one task. Both are exact.
 TEST(Strategies, SpatialStripsComputeTheirInteriorWhileTheHaloTravels) {
-  GraphBuilder b("three-convs");
-  std::string x = b.Input("x", {1, 3, 32, 16});
-  x = b.Relu(b.Conv("c1", x, 4, 3, 1, 1));
-  x = b.Relu(b.Conv("c2", x, 4, 3, 1, 1));
-  x = b.Relu(b.Conv("c3", x, 4, 3, 1, 1));
-  const Model m = Built(b, x, 1);
+  const Model m = ThreeConvs(32, 16, 1);
   for (bool overlap : {true, false}) {
-    PlanOptions po;
-    po.strategy = "spatial";
-    po.devices = EqualDevices(4);
-    po.model.spec = m.graph.name;
-    po.max_read_factor = 1.0;  // a halo exchange after every conv
-    po.overlap_halos = overlap;
     testing::PlanRunResult r;
-    ASSERT_TRUE(RunPlanExact(m, po, &r)) << overlap;
-    std::map<std::pair<std::string, int>, std::vector<int>> parts;
-    for (const auto& t : r.plan.tasks)
-      parts[{t.layer, t.devices[0]}].push_back(t.id);
+    PartsOf parts = HaloAfterEveryConv(m, overlap, TileShape::kStrips, &r);
+    if (HasFailure()) return;
     // c1 reads the input from the hub: one strip per device.
     for (int d = 0; d < 4; ++d) {
       const std::vector<int>& c1 = parts[std::make_pair("c1", d)];
@@ -290,18 +310,8 @@ TEST(Strategies, SpatialStripsComputeTheirInteriorWhileTheHaloTravels) {
         const size_t edges = (d > 0) + (d < 3);
         const std::vector<int>& ids = parts[std::make_pair(layer, d)];
         EXPECT_EQ(ids.size(), overlap ? 1 + edges : 1) << layer << "@" << d;
-        if (!overlap) continue;
-        // The last part is the interior: it reads only what its own device
-        // computed for the layer before, not what an edge part received.
-        const int interior = ids.back();
-        for (const auto& x : r.plan.transfers) {
-          if (x.dst.task == interior && x.src.task >= 0) {
-            EXPECT_EQ(r.plan.DeviceOf(x.src.task, 0), d) << layer << "@" << d;
-            EXPECT_NE(r.plan.tasks[x.src.task].layer, layer)
-                << layer << "@" << d << " waits for its own edge";
-          }
-        }
       }
+      if (overlap) ExpectInteriorsReadOnlyTheirOwnDevice(r.plan, parts, layer);
     }
   }
 }
