@@ -14,7 +14,8 @@
 # with +px: its input is an image, sent as 8-bit pixels; PIXELS=1: every
 # plan's, the one-device baseline's too; with +wait: spatial strips wait for
 # their halo, shoal plan --halo-overlap off; with +hub: partial sums go to the
-# input device, shoal plan --reduce hub; with +strips or +2d: spatial chains
+# input device, shoal plan --reduce hub; with +scatter or +tree: shoal plan
+# --broadcast scatter or tree (LCP too: lcp8+scatter); with +strips or +2d: spatial chains
 # only as strips of rows or only as 2-D tiles, shoal plan --tiles; with +int8: the model quantized,
 # shoal plan --dtype int8, calibrated on 16 random inputs in the range of
 # normalised images, so exact against the int8 model, not the f32 one), LCP (default "lcp4 lcp8"), REQUESTS
@@ -92,6 +93,8 @@ plan_and_bench() {
   if [[ $s == *+hub ]]; then s=${s%+hub}; extra+=(--reduce hub); fi
   if [[ $s == *+strips ]]; then s=${s%+strips}; extra+=(--tiles strips); fi
   if [[ $s == *+2d ]]; then s=${s%+2d}; extra+=(--tiles 2d); fi
+  if [[ $s == *+scatter ]]; then s=${s%+scatter}; extra+=(--broadcast scatter); fi
+  if [[ $s == *+tree ]]; then s=${s%+tree}; extra+=(--broadcast tree); fi
   if [[ $s == *+int8 ]]; then
     s=${s%+int8}
     extra+=(--dtype int8 --calibration "$(calibration "$m")")
@@ -163,7 +166,9 @@ for n in $SIZES; do
     best[$m]=""; best_name[$m]=""
     for s in $STRATEGIES $LCP; do
       case $s in
-        lcp*) k=${s#lcp}; r=$(plan_and_bench "$c" "$m" lcp "$k"); label="LCP split$k" ;;
+        lcp*) k=${s#lcp}; sfx=""
+              if [[ $k == *+* ]]; then sfx="+${k#*+}"; k=${k%%+*}; fi
+              r=$(plan_and_bench "$c" "$m" "lcp$sfx" "$k"); label="LCP split$k$sfx" ;;
         *) r=$(plan_and_bench "$c" "$m" "$s"); label=$s ;;
       esac
       if [[ $r == -* ]]; then
@@ -205,8 +210,11 @@ for n in $SIZES; do
     echo "The +int8 rows plan the model quantized (\`shoal plan --dtype int8\`, calibrated on 16 random inputs in the range of normalised images): exact against the int8 model on one device, not the f32 one, so they are not in the fastest exact plan below; their weights travel and are held as int8, their quantized activations as one byte a value. An emulated Pi 3 is a share of this host's CPU, whose int8 instructions (AVX-512 VNNI) make int8 layers about 4x faster than f32 here; a Pi 3's Cortex-A53 has no int8 dot product, so on real boards the gain is mostly the wire's and the memory's."
     echo
   fi
-  echo "Reading ($n devices, $medium): the fastest exact plan is $(for m in $MODELS; do printf '%s %s (%sx), ' "$m" "${best_name[$m]:-none}" "$(python3 -c "print('%.2f' % (${base[$m]} / ${best[$m]:-1}))")"; done | sed 's/, $//')."
-  echo
+  reading=$(for m in $MODELS; do [ -n "${best[$m]}" ] && printf '%s %s (%sx), ' "$m" "${best_name[$m]}" "$(python3 -c "print('%.2f' % (${base[$m]} / ${best[$m]}))")"; done | sed 's/, $//')
+  if [ -n "$reading" ]; then
+    echo "Reading ($n devices, $medium): the fastest exact plan is $reading."
+    echo
+  fi
  done
 done
 echo "The one-device latency moves with the host between runs (10-20 % on this shared VM), and every speedup with it: compare plans within a run. LCP rows run another model, narrower branches (docs/lcp.md), and are not exact."

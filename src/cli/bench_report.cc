@@ -20,7 +20,7 @@ void AddCoordinatorBytes(const Plan& p, int64_t seq, std::vector<int64_t>* sent,
     const Transfer& x = p.transfers[h.transfer];
     if (x.src.task == kModelInput && x.dst.task != kModelOutput &&
         h.from == p.input_device) {
-      (*sent)[p.input_device] += p.WireBytes(x);
+      (*sent)[p.input_device] += WireHopBytes(p, h);
     }
   }
   for (const auto& x : p.transfers) {

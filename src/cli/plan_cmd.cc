@@ -32,7 +32,7 @@ struct PlanArgs {
   bool json = false, image_input = false;
   double time_limit = 10;
   std::string spatial_fc = "auto";
-  std::string broadcast = "tree";
+  std::string broadcast = "scatter";
   std::string wire_dtype = "f32", wire_compression = "auto";
   double read_factor = PlanOptions().max_read_factor;
   std::string halo_overlap = "on";
@@ -68,9 +68,11 @@ StatusOr<PlanOptions> PlanOptionsFromFlags(const PlanArgs& a,
   po.hub = a.hub;
   po.ilp_time_limit_s = a.time_limit;
   po.input_pixels = a.image_input;
-  po.broadcast_fanout = a.broadcast == "direct"  ? 0
-                        : a.broadcast == "chain" ? 1
-                                                 : kDefaultBroadcastFanout;
+  po.broadcast_fanout = a.broadcast == "direct"    ? 0
+                        : a.broadcast == "chain"   ? 1
+                        : a.broadcast == "scatter" ? kMaxBroadcastFanout
+                                                   : kDefaultBroadcastFanout;
+  po.broadcast_scatter = a.broadcast == "scatter";
   ASSIGN_OR_RETURN(po.wire.dtype, ParseWireDtype(a.wire_dtype));
   po.wire.lz4 = a.wire_compression == "lz4" ||
                 (a.wire_compression == "auto" && HasSlowLink(cluster));
@@ -283,12 +285,15 @@ void AddSchemeFlags(CLI::App* cmd, PlanArgs* a) {
                   "communication C, the fully-distributed paper's objective")
       ->check(CLI::IsMember({"link", "bytes"}));
   cmd->add_option("--broadcast", a->broadcast,
-                  "How a tensor that several devices read travels: tree "
+                  "How a tensor that several devices read travels: scatter "
+                  "(the source sends each 8 KiB chunk to one receiver in "
+                  "turn, which passes it to all the others: the source's "
+                  "uplink carries the tensor once; the default), tree "
                   "(binary trees of receivers that forward each 32 KiB "
-                  "chunk as it arrives; the default), chain (each receiver "
-                  "forwards to the next), or direct (the source sends it to "
-                  "each device)")
-      ->check(CLI::IsMember({"tree", "chain", "direct"}));
+                  "chunk as it arrives), chain (each receiver forwards to "
+                  "the next), or direct (the source sends it to each "
+                  "device)")
+      ->check(CLI::IsMember({"tree", "chain", "scatter", "direct"}));
   cmd->add_option("--wire-dtype", a->wire_dtype,
                   "How activations travel: f32 (exact; the default), or "
                   "f16 / bf16 (half the bytes, each value rounded; run "

@@ -49,6 +49,30 @@ TEST(PlanCmd, FuseIlpSaysItsObjective) {
   EXPECT_NE(out.find("--fuse-objective"), std::string::npos) << out;
 }
 
+// --broadcast scatter: the plan says so, with its smaller chunks, and runs
+// exact; an unknown shape is refused, naming the option.
+TEST(PlanCmd, BroadcastScatterIsAPlanSetting) {
+  const std::string shoal = SHOAL_BINARY;
+  const std::string plan = ::testing::TempDir() + "/scatter-plan.json";
+  const std::string base = shoal + " plan cifarnet --cluster " +
+                           SHOAL_SOURCE_DIR +
+                           "/examples/pi3-8.yaml --strategy lcp --branches 8";
+  std::string out;
+  ASSERT_EQ(RunCommand(base + " --broadcast scatter -o " + plan, &out), 0)
+      << out;
+  std::ifstream in(plan);
+  const std::string text((std::istreambuf_iterator<char>(in)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"scatter\": true"), std::string::npos);
+  EXPECT_NE(text.find("\"chunk_bytes\": 8192"), std::string::npos);
+  ASSERT_EQ(
+      RunCommand(shoal + " run --plan " + plan + " --local --check", &out), 0)
+      << out;
+  EXPECT_NE(out.find("(ok)"), std::string::npos) << out;
+  EXPECT_NE(RunCommand(base + " --broadcast star -o " + plan, &out), 0);
+  EXPECT_NE(out.find("--broadcast"), std::string::npos) << out;
+}
+
 // lcp without --branches: the Splitter sizes one branch per device of the
 // cluster, widths by speed; the plan records the shares, so run rebuilds
 // the same model and checks it.

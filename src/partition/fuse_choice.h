@@ -10,6 +10,8 @@
 #include "partition/chain.h"
 #include "partition/paper_cost.h"
 #include "partition/scheme.h"
+#include "plan/broadcast.h"
+#include "plan/plan.h"
 #include "util/status.h"
 
 namespace shoal {
@@ -34,9 +36,10 @@ struct FuseOptions {
   std::vector<double> link_rates;
   // A message's latency: each exchange a layer waits for costs it.
   double link_latency_s = 0;
-  // The fan-out of the plan's broadcast trees (plan/broadcast.h), which
-  // decides who sends what every device reads.
-  int broadcast_fanout = 2;
+  // How the plan's broadcasts travel (plan/broadcast.h), which decides who
+  // sends what every device reads.
+  BroadcastSettings broadcast{kDefaultBroadcastFanout,
+                              kDefaultBroadcastChunkBytes, false};
 };
 
 struct FuseChoice {

@@ -95,7 +95,7 @@ Status AddLinkFigures(const std::vector<ChainLayer>& chain,
   ASSIGN_OR_RETURN(
       choice->link_time,
       ChainLinkTime(chain, choice->schemes, shares, options.hub,
-                    options.broadcast_fanout, options.link_rates,
+                    options.broadcast, options.link_rates,
                     StepCost(options.link_latency_s, options.link_rates)));
   return Status::Ok();
 }
@@ -157,7 +157,7 @@ StatusOr<FuseChoice> SolveLinkIlp(
   std::vector<LayerLinkTerms> terms;
   for (size_t i = 0; i < n; ++i) {
     terms.push_back(LayerLinkLoadTerms(chain, parts, i, devices, options.hub,
-                                       options.broadcast_fanout));
+                                       options.broadcast));
   }
   // Tie-break: among plans with the same link time, the least total load.
   const double eps = 1e-4 / devices;

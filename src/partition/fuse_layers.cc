@@ -42,7 +42,7 @@ static StatusOr<Plan> PlanFuse(const Graph& g, const PlanOptions& opts) {
     fo.hub = opts.hub;
     fo.time_limit_s = opts.ilp_time_limit_s;
     fo.objective = opts.fuse_objective;
-    fo.broadcast_fanout = opts.broadcast_fanout;
+    fo.broadcast = BaseRequest(g, opts).broadcast;
     if (opts.link_rates.size() == opts.devices.size()) {
       fo.link_rates = opts.link_rates;
       fo.link_latency_s = opts.link_latency_s;

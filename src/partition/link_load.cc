@@ -1,6 +1,7 @@
 #include "partition/link_load.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "plan/broadcast.h"
 
@@ -13,11 +14,14 @@ void Add(std::vector<int64_t>* to, const std::vector<int64_t>& v) {
 
 }  // namespace
 
-BroadcastShape BroadcastSends(int devices, int src, int fanout) {
+BroadcastShape BroadcastSends(int devices, int src,
+                              const BroadcastSettings& broadcast) {
   // A plan of one task per device, src's sending one tensor to the rest:
-  // the trees are the ones plan/broadcast.h builds for real plans.
+  // the trees are the ones plan/broadcast.h builds for real plans. The
+  // tensor is a thousand chunks, so that scattered shares are even.
   Plan p;
-  p.broadcast.fanout = fanout;
+  p.broadcast = broadcast;
+  const int64_t elements = std::max<int64_t>(broadcast.chunk_bytes, 1) * 250;
   for (int d = 0; d < devices; ++d) {
     p.devices.push_back(PlanDevice{"d" + std::to_string(d), 1.0, 0});
     Task t;
@@ -27,8 +31,8 @@ BroadcastShape BroadcastSends(int devices, int src, int fanout) {
   }
   for (int d = 0; d < devices; ++d) {
     if (d == src) continue;
-    p.transfers.push_back(Transfer{Endpoint{src, "x", Region::Full({1})},
-                                   Endpoint{d, "x", Region::Full({1})},
+    p.transfers.push_back(Transfer{Endpoint{src, "x", Region::Full({elements})},
+                                   Endpoint{d, "x", Region::Full({elements})},
                                    Merge::kCopy, ""});
   }
   BroadcastShape shape;
@@ -36,7 +40,8 @@ BroadcastShape BroadcastSends(int devices, int src, int fanout) {
   // A hop comes before the hops its receiver relays (WireHops walks down).
   std::vector<int> depth(devices, 0);
   for (const WireHop& h : WireHops(p, 0)) {
-    shape.sends[h.from]++;
+    shape.sends[h.from] += static_cast<double>(WireHopBytes(p, h)) /
+                           static_cast<double>(4 * elements);
     depth[h.to] = depth[h.from] + 1;
     shape.depth = std::max(shape.depth, depth[h.to]);
   }
@@ -49,7 +54,8 @@ bool LeavesParts(Scheme prev) {
 
 LayerLinkTerms LayerLinkLoadTerms(const std::vector<ChainLayer>& chain,
                                   const std::vector<LayerParts>& parts,
-                                  size_t i, int devices, int hub, int fanout) {
+                                  size_t i, int devices, int hub,
+                                  const BroadcastSettings& broadcast) {
   const ChainLayer& l = chain[i];
   const int n = devices;
   LayerLinkTerms t;
@@ -75,12 +81,14 @@ LayerLinkTerms LayerLinkLoadTerms(const std::vector<ChainLayer>& chain,
   for (int src = 0; src < n; ++src) {
     const int64_t x = held[src] + (src == hub ? hub_only : 0);
     if (x == 0 && src != hub) continue;
-    const BroadcastShape shape = BroadcastSends(n, src, fanout);
-    const std::vector<int>& sends = shape.sends;
+    const BroadcastShape shape = BroadcastSends(n, src, broadcast);
+    const std::vector<double>& sends = shape.sends;
     t.tree_depth = std::max(t.tree_depth, shape.depth);
     for (int d = 0; d < n; ++d) {
-      t.gather[d] += x * sends[d];
-      if (src == hub) t.broadcast[d] += l.M * sends[d];
+      t.gather[d] += std::llround(static_cast<double>(x) * sends[d]);
+      if (src == hub) {
+        t.broadcast[d] += std::llround(static_cast<double>(l.M) * sends[d]);
+      }
     }
   }
   // LIP after parts reads its slices where they are when they are the
@@ -140,14 +148,15 @@ std::vector<int64_t> LayerLinkLoad(const LayerLinkTerms& t, size_t i,
 
 StatusOr<std::vector<int64_t>> ChainLinkLoads(
     const std::vector<ChainLayer>& chain, const std::vector<Scheme>& schemes,
-    const std::vector<double>& shares, int hub, int fanout) {
+    const std::vector<double>& shares, int hub,
+    const BroadcastSettings& broadcast) {
   // EvaluateChain checks the schemes fit and pair up.
   RETURN_IF_ERROR(EvaluateChain(chain, schemes, shares, hub).status());
   ASSIGN_OR_RETURN(std::vector<LayerParts> parts, SplitChain(chain, shares));
   std::vector<int64_t> loads(shares.size(), 0);
   for (size_t i = 0; i < chain.size(); ++i) {
     const LayerLinkTerms t = LayerLinkLoadTerms(
-        chain, parts, i, static_cast<int>(shares.size()), hub, fanout);
+        chain, parts, i, static_cast<int>(shares.size()), hub, broadcast);
     Add(&loads,
         LayerLinkLoad(t, i, chain.size(),
                       i > 0 ? schemes[i - 1] : Scheme::kWhole, schemes[i]));
@@ -197,7 +206,8 @@ double StepCost(double latency_s, const std::vector<double>& rates) {
 StatusOr<double> ChainLinkTime(const std::vector<ChainLayer>& chain,
                                const std::vector<Scheme>& schemes,
                                const std::vector<double>& shares, int hub,
-                               int fanout, const std::vector<double>& rates,
+                               const BroadcastSettings& broadcast,
+                               const std::vector<double>& rates,
                                double step_cost) {
   RETURN_IF_ERROR(EvaluateChain(chain, schemes, shares, hub).status());
   ASSIGN_OR_RETURN(std::vector<LayerParts> parts, SplitChain(chain, shares));
@@ -206,7 +216,7 @@ StatusOr<double> ChainLinkTime(const std::vector<ChainLayer>& chain,
   for (size_t i = 0; i < chain.size(); ++i) {
     const Scheme prev = i > 0 ? schemes[i - 1] : Scheme::kWhole;
     const LayerLinkTerms t =
-        LayerLinkLoadTerms(chain, parts, i, n, hub, fanout);
+        LayerLinkLoadTerms(chain, parts, i, n, hub, broadcast);
     time += BusiestLinkTime(LayerLinkLoad(t, i, chain.size(), prev, schemes[i]),
                             rates) +
             step_cost * LayerLinkSteps(t, i, chain.size(), prev, schemes[i]);

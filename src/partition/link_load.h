@@ -19,6 +19,7 @@
 #include "partition/chain.h"
 #include "partition/paper_cost.h"
 #include "partition/scheme.h"
+#include "plan/plan.h"
 #include "util/status.h"
 
 namespace shoal {
@@ -52,17 +53,21 @@ struct LayerLinkTerms {
 
 LayerLinkTerms LayerLinkLoadTerms(const std::vector<ChainLayer>& chain,
                                   const std::vector<LayerParts>& parts,
-                                  size_t i, int devices, int hub, int fanout);
+                                  size_t i, int devices, int hub,
+                                  const BroadcastSettings& broadcast);
 
 // How many times each of `devices` devices sends a tensor that device `src`
-// broadcasts to all the others, in the trees of fan-out `fanout` that plans
-// use (plan/broadcast.h; 0: one message from src to each), and how many
-// messages deep the tree is.
+// broadcasts to all the others, as plans with `broadcast` send it
+// (plan/broadcast.h: trees of its fan-out, 0 one message from src to each;
+// scattered, src once and every receiver its share of the chunks to the
+// others, a fraction of the tensor), and how many messages deep the tree
+// is.
 struct BroadcastShape {
-  std::vector<int> sends;
+  std::vector<double> sends;
   int depth = 0;
 };
-BroadcastShape BroadcastSends(int devices, int src, int fanout);
+BroadcastShape BroadcastSends(int devices, int src,
+                              const BroadcastSettings& broadcast);
 
 // How many messages one after the other layer i's transfers take under
 // (prev, scheme): a broadcast tree its depth, any other exchange one.
@@ -85,7 +90,8 @@ std::vector<int64_t> LayerLinkLoad(const LayerLinkTerms& t, size_t i,
 // The sum of LayerLinkLoad over the chain: elements per device uplink.
 StatusOr<std::vector<int64_t>> ChainLinkLoads(
     const std::vector<ChainLayer>& chain, const std::vector<Scheme>& schemes,
-    const std::vector<double>& shares, int hub, int fanout);
+    const std::vector<double>& shares, int hub,
+    const BroadcastSettings& broadcast);
 
 // What one element on device d's link costs in element-times of the
 // fastest link: fastest rate / d's rate (0 for an unlimited link, rate <= 0;
@@ -107,7 +113,8 @@ double BusiestLinkTime(const std::vector<int64_t>& loads,
 StatusOr<double> ChainLinkTime(const std::vector<ChainLayer>& chain,
                                const std::vector<Scheme>& schemes,
                                const std::vector<double>& shares, int hub,
-                               int fanout, const std::vector<double>& rates,
+                               const BroadcastSettings& broadcast,
+                               const std::vector<double>& rates,
                                double step_cost);
 
 // A latency in element-times (float32) of the fastest of `rates` (bits per

@@ -16,20 +16,34 @@ namespace {
 
 using S = Scheme;
 
+BroadcastSettings Tree(int fanout) {
+  BroadcastSettings b;
+  b.fanout = fanout;
+  return b;
+}
+
 TEST(LinkLoad, BroadcastTreesSpreadTheSending) {
   // Two receivers: straight from the source.
-  BroadcastShape b = BroadcastSends(3, 0, 2);
-  EXPECT_EQ(b.sends, (std::vector<int>{2, 0, 0}));
+  BroadcastShape b = BroadcastSends(3, 0, Tree(2));
+  EXPECT_EQ(b.sends, (std::vector<double>{2, 0, 0}));
   EXPECT_EQ(b.depth, 1);
   // Five: the source sends twice, two relays the rest.
-  b = BroadcastSends(6, 0, 2);
+  b = BroadcastSends(6, 0, Tree(2));
   EXPECT_EQ(b.sends[0], 2);
   EXPECT_EQ(b.sends[1] + b.sends[2] + b.sends[3] + b.sends[4] + b.sends[5], 3);
   EXPECT_EQ(b.depth, 2);
   // Fan-out 0: one message each, from the source.
-  b = BroadcastSends(6, 3, 0);
-  EXPECT_EQ(b.sends, (std::vector<int>{0, 0, 0, 5, 0, 0}));
+  b = BroadcastSends(6, 3, Tree(0));
+  EXPECT_EQ(b.sends, (std::vector<double>{0, 0, 0, 5, 0, 0}));
   EXPECT_EQ(b.depth, 1);
+  // Scattered: the source once, each of the five receivers four fifths.
+  BroadcastSettings scatter = Tree(kMaxBroadcastFanout);
+  scatter.scatter = true;
+  b = BroadcastSends(6, 3, scatter);
+  for (int d = 0; d < 6; ++d) {
+    EXPECT_NEAR(b.sends[d], d == 3 ? 1.0 : 0.8, 1e-3) << d;
+  }
+  EXPECT_EQ(b.depth, 2);
 }
 
 // Two fc layers on two devices (no trees below three receivers): counted
@@ -46,25 +60,26 @@ TEST(LinkLoad, TwoLayersOnTwoDevices) {
   const auto shares = EqualShares(2);
   // LOP, LOP: the hub sends a's input (8); each device sends its 3 outputs
   // to the other; device 1 sends its 2 of b's outputs to the hub.
-  auto l = ChainLinkLoads(chain, {S::kLop, S::kLop}, shares, 0, 2);
+  auto l = ChainLinkLoads(chain, {S::kLop, S::kLop}, shares, 0, Tree(2));
   ASSERT_TRUE(l.ok()) << l.status().ToString();
   EXPECT_EQ(*l, (std::vector<int64_t>{8 + 3, 3 + 2}));
   // LOP, LIP: b's input slices are where a left them; each device sends the
   // other its half of b's partial sums (2), device 1 its summed half (2).
-  l = ChainLinkLoads(chain, {S::kLop, S::kLip}, shares, 0, 2);
+  l = ChainLinkLoads(chain, {S::kLop, S::kLip}, shares, 0, Tree(2));
   ASSERT_TRUE(l.ok());
   EXPECT_EQ(*l, (std::vector<int64_t>{8 + 2, 2 + 2}));
   // A fused pair moves the same.
-  l = ChainLinkLoads(chain, {S::kFuse1, S::kFuse2}, shares, 0, 2);
+  l = ChainLinkLoads(chain, {S::kFuse1, S::kFuse2}, shares, 0, Tree(2));
   ASSERT_TRUE(l.ok());
   EXPECT_EQ(*l, (std::vector<int64_t>{8 + 2, 2 + 2}));
   // The link time: each layer's busiest link; with a 10 element-time
   // latency per exchange (LOP a: 1, LIP b: reduce and output, 2).
-  auto t = ChainLinkTime(chain, {S::kLop, S::kLip}, shares, 0, 2, {}, 10);
+  auto t = ChainLinkTime(chain, {S::kLop, S::kLip}, shares, 0, Tree(2), {}, 10);
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(*t, 8 + 10 + 4 + 20);
   // Device 1's link at half the rate counts double.
-  t = ChainLinkTime(chain, {S::kLop, S::kLip}, shares, 0, 2, {2e6, 1e6}, 0);
+  t = ChainLinkTime(chain, {S::kLop, S::kLip}, shares, 0, Tree(2), {2e6, 1e6},
+                    0);
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(*t, 8 + 2 * 4);
 }
@@ -85,7 +100,7 @@ TEST(LinkLoad, IlpFindsTheLeastLinkTime) {
     FuseOptions options;
     options.objective = FuseObjective::kLinkTime;
     options.hub = rng() % devices;
-    options.broadcast_fanout = rng() % 3;
+    options.broadcast.fanout = rng() % 3;
     for (int d = 0; d < devices; ++d) {
       options.link_rates.push_back(1e6 * (1 + rng() % 4));
     }
@@ -98,9 +113,8 @@ TEST(LinkLoad, IlpFindsTheLeastLinkTime) {
     for (;;) {
       std::vector<S> schemes;
       for (int p : pick) schemes.push_back(kinds[p]);
-      auto t =
-          ChainLinkTime(chain, schemes, shares, options.hub,
-                        options.broadcast_fanout, options.link_rates, step);
+      auto t = ChainLinkTime(chain, schemes, shares, options.hub,
+                             options.broadcast, options.link_rates, step);
       if (t.ok()) best = std::min(best, *t);
       size_t i = 0;
       while (i < pick.size() && ++pick[i] == static_cast<int>(kinds.size())) {

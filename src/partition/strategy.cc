@@ -65,6 +65,8 @@ BuildRequest BaseRequest(const Graph& g, const PlanOptions& opts) {
   r.hub = opts.hub;
   r.input_pixels = opts.input_pixels;
   r.broadcast.fanout = opts.broadcast_fanout;
+  r.broadcast.scatter = opts.broadcast_scatter && opts.broadcast_fanout > 0;
+  if (r.broadcast.scatter) r.broadcast.chunk_bytes = kDefaultScatterChunkBytes;
   r.wire = opts.wire;
   r.overlap_halos = opts.overlap_halos;
   r.reduce_on_peers = opts.reduce_on_peers;

@@ -51,8 +51,12 @@ struct PlanOptions {
   // The model input is an image, sent as 8-bit pixels (Plan::input_pixels).
   bool input_pixels = false;
   // How one-to-many transfers travel (Plan::broadcast, plan/broadcast.h):
-  // 0 one message per device, 1 a chain, 2 binary trees.
-  int broadcast_fanout = kDefaultBroadcastFanout;
+  // 0 one message per device, 1 a chain, 2 binary trees; with
+  // broadcast_scatter (the default), the source sends each chunk to one
+  // receiver, which passes it on down trees of this fan-out
+  // (BroadcastSettings::scatter): with 16, to each other device directly.
+  int broadcast_fanout = kMaxBroadcastFanout;
+  bool broadcast_scatter = true;
   // How activations travel (Plan::wire): candidates are priced with it.
   WireSettings wire;
   double ilp_time_limit_s = 10;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 
 namespace shoal {
@@ -102,6 +103,46 @@ std::vector<RelayHop> RelayHops(const Plan& p,
   return hops;
 }
 
+std::vector<RelayHop> SourceHops(const Plan& p,
+                                 const std::vector<int>& transfers, int self,
+                                 int64_t seq) {
+  if (!p.broadcast.scatter) {
+    return RelayHops(p, transfers, self, seq, p.broadcast.fanout);
+  }
+  // Fan-out "all": one run per device, the order RelayHops gives them.
+  std::vector<RelayHop> hops =
+      RelayHops(p, transfers, self, seq, std::numeric_limits<int>::max());
+  for (size_t i = 0; i < hops.size(); ++i) {
+    for (size_t j = 0; j < hops.size(); ++j) {
+      if (j == i) continue;
+      hops[i].relay.insert(hops[i].relay.end(), hops[j].deliver.begin(),
+                           hops[j].deliver.end());
+    }
+  }
+  return hops;
+}
+
+bool ChunkGoesTo(const Plan& p, int64_t chunk, int hop, int hops) {
+  return !p.broadcast.scatter || hops <= 0 || chunk % hops == hop;
+}
+
+int64_t ChunkShareBytes(int64_t total, int64_t chunk_bytes, int part,
+                        int parts) {
+  if (parts <= 1 || chunk_bytes <= 0) return total;
+  const int64_t chunks = (total + chunk_bytes - 1) / chunk_bytes;
+  if (part >= chunks) return 0;
+  // Chunks part, part + parts, ...: all full but perhaps the last chunk.
+  const int64_t mine = (chunks - 1 - part) / parts + 1;
+  int64_t bytes = mine * chunk_bytes;
+  if ((chunks - 1) % parts == part) bytes -= chunks * chunk_bytes - total;
+  return bytes;
+}
+
+int64_t WireHopBytes(const Plan& p, const WireHop& h) {
+  return ChunkShareBytes(p.WireBytes(p.transfers[h.transfer]),
+                         p.broadcast.chunk_bytes, h.part, h.parts);
+}
+
 std::vector<WireHop> WireHops(const Plan& p, int64_t request) {
   // The transfers out of each source task, in plan order.
   std::map<int, std::vector<int>> out;
@@ -109,14 +150,34 @@ std::vector<WireHop> WireHops(const Plan& p, int64_t request) {
     out[p.transfers[i].src.task].push_back(static_cast<int>(i));
   }
   std::vector<WireHop> hops;
-  std::function<void(int, const std::vector<int>&)> walk =
-      [&](int from, const std::vector<int>& xs) {
+  // Relays below a source hop carry what it carries.
+  std::function<void(int, const std::vector<int>&, int, int)> relay =
+      [&](int from, const std::vector<int>& xs, int part, int parts) {
         for (const RelayHop& h :
              RelayHops(p, xs, from, request, p.broadcast.fanout)) {
-          hops.push_back(WireHop{h.deliver.front(), from, h.device});
-          walk(h.device, h.relay);
+          hops.push_back(
+              WireHop{h.deliver.front(), from, h.device, part, parts});
+          relay(h.device, h.relay, part, parts);
         }
       };
+  auto walk = [&](int from, const std::vector<int>& xs) {
+    const std::vector<RelayHop> first = SourceHops(p, xs, from, request);
+    const int parts = p.broadcast.scatter ? static_cast<int>(first.size()) : 1;
+    for (int i = 0; i < static_cast<int>(first.size()); ++i) {
+      const RelayHop& h = first[i];
+      const int part = parts > 1 ? i : 0;
+      // A scattered hop that gets no chunk (a tensor of fewer chunks than
+      // receivers; an empty one goes to the first hop) sends nothing, and
+      // nothing is relayed for it.
+      if (parts > 1 && i > 0 &&
+          WireHopBytes(p, WireHop{h.deliver.front(), from, h.device, part,
+                                  parts}) == 0) {
+        continue;
+      }
+      hops.push_back(WireHop{h.deliver.front(), from, h.device, part, parts});
+      relay(h.device, h.relay, part, parts);
+    }
+  };
   for (const auto& [task, xs] : out) {
     const int self = p.DeviceOf(task, request);
     std::vector<bool> grouped(p.transfers.size(), false);

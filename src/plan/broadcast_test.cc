@@ -127,6 +127,58 @@ TEST(Broadcast, AllGatherSpreadsTheRelays) {
   }
 }
 
+TEST(Broadcast, ChunkSharesAddUpToTheWhole) {
+  for (int64_t total : {0, 1, 1023, 1024, 1025, 40000, 150528}) {
+    for (int parts : {1, 2, 3, 7, 50}) {
+      int64_t sum = 0;
+      for (int part = 0; part < parts; ++part) {
+        const int64_t b = ChunkShareBytes(total, 1024, part, parts);
+        EXPECT_GE(b, 0);
+        sum += b;
+      }
+      EXPECT_EQ(sum, total) << total << " " << parts;
+    }
+  }
+  // 4 chunks (1024, 1024, 1024, 100) over 3 parts.
+  EXPECT_EQ(ChunkShareBytes(3172, 1024, 0, 3), 1124);
+  EXPECT_EQ(ChunkShareBytes(3172, 1024, 2, 3), 1024);
+}
+
+// Scattered: the source sends each receiver a share, the receivers pass
+// their share to all the others; every device gets the whole tensor once.
+TEST(Broadcast, ScatterSendsTheTensorOnceFromTheSource) {
+  for (int n : {4, 8}) {
+    for (int64_t elements : {10000, 300}) {  // 40 chunks; 2 chunks
+      Plan p = Star(n, kMaxBroadcastFanout);
+      p.broadcast.scatter = true;
+      p.broadcast.chunk_bytes = 1024;
+      p.input_shape = {1, elements};
+      for (auto& x : p.transfers) {
+        x.src.region = x.dst.region = Region::Full({1, elements});
+      }
+      const int64_t whole = 4 * elements;
+      auto hops = SourceHops(p, {1, 2, 3}, 0, 0);
+      ASSERT_EQ(hops.size(), 3u);
+      EXPECT_EQ(hops[1].deliver, std::vector<int>{2});
+      EXPECT_EQ(hops[1].relay, (std::vector<int>{1, 3}));
+      std::map<int, int64_t> got, sent;
+      std::set<int> have{0};
+      for (const WireHop& h : WireHops(p, 0)) {
+        const int64_t b = WireHopBytes(p, h);
+        EXPECT_GT(b, 0);
+        got[h.to] += b;
+        sent[h.from] += b;
+        // A relay passes on only the share it was sent.
+        if (h.from != 0) EXPECT_TRUE(have.count(h.from * 100 + h.part));
+        if (h.from == 0) have.insert(h.to * 100 + h.part);
+      }
+      EXPECT_EQ(static_cast<int>(got.size()), n - 1);
+      for (const auto& [d, b] : got) EXPECT_EQ(b, whole) << n << " " << d;
+      EXPECT_EQ(sent[0], whole);
+    }
+  }
+}
+
 TEST(Broadcast, VerifyChecksTheSettings) {
   Plan p = Star(4, 2);
   p.broadcast.fanout = 99;
@@ -134,6 +186,10 @@ TEST(Broadcast, VerifyChecksTheSettings) {
   p.broadcast.fanout = 2;
   p.broadcast.chunk_bytes = 0;
   EXPECT_FALSE(VerifyPlan(p).ok());
+  p.broadcast.chunk_bytes = 1024;
+  p.broadcast.fanout = 0;
+  p.broadcast.scatter = true;
+  EXPECT_NE(VerifyPlan(p).message().find("scatter"), std::string::npos);
 }
 
 }  // namespace

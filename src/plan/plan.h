@@ -128,10 +128,14 @@ struct PlanPrediction {
 // How one-to-many transfers travel (plan/broadcast.h): fanout 0, one
 // message per receiving device, straight from the source (plans made
 // before broadcast trees load so); else trees of this fan-out, sent in
-// chunks of chunk_bytes that receivers forward as they arrive.
+// chunks of chunk_bytes that receivers forward as they arrive. With
+// scatter, the source sends each chunk to one receiver only, in turn, and
+// that receiver passes it to the others (by trees of this fan-out): the
+// source's uplink carries the tensor once, and every receiver's a share.
 struct BroadcastSettings {
   int fanout = 0;
   int64_t chunk_bytes = int64_t{32} << 10;
+  bool scatter = false;
 };
 
 // How activations travel between devices (runtime/tensor_codec.h). f32

@@ -18,7 +18,7 @@ std::vector<LinkTraffic> TrafficPerLink(const Plan& p, int64_t request) {
     LinkTraffic& l = links[{h.from, h.to}];
     l.from = h.from;
     l.to = h.to;
-    l.bytes += p.WireBytes(p.transfers[h.transfer]);
+    l.bytes += WireHopBytes(p, h);
     ++l.transfers;
   }
   std::vector<LinkTraffic> out;

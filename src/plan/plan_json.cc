@@ -135,6 +135,7 @@ json PlanToJson(const Plan& p) {
   if (p.broadcast.fanout > 0) {
     j["broadcast"] = {{"fanout", p.broadcast.fanout},
                       {"chunk_bytes", p.broadcast.chunk_bytes}};
+    if (p.broadcast.scatter) j["broadcast"]["scatter"] = true;
   }
   if (p.wire.dtype != WireDtype::kF32 || p.wire.lz4) {
     j["wire"] = {{"dtype", WireDtypeName(p.wire.dtype)},
@@ -285,6 +286,11 @@ Status HeaderFromJson(const json& j, Plan* p) {
     p->broadcast.fanout = JsonInt<int>(j.at("broadcast").at("fanout"));
     p->broadcast.chunk_bytes =
         JsonInt<int64_t>(j.at("broadcast").at("chunk_bytes"));
+    const json& scatter = j.at("broadcast").value("scatter", json(false));
+    if (!scatter.is_boolean()) {
+      return InvalidArgument("plan's broadcast.scatter is not true or false");
+    }
+    p->broadcast.scatter = scatter.get<bool>();
   }
   if (j.contains("wire")) {  // absent: float32, uncompressed
     ASSIGN_OR_RETURN(p->wire, WireFromJson(j.at("wire")));

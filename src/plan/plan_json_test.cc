@@ -99,6 +99,28 @@ TEST(PlanJson, WireSettingsRoundTripAndPriceTheBytes) {
   EXPECT_NE(bad.status().message().find("'gzip'"), std::string::npos);
 }
 
+// A scattered broadcast survives JSON; plans without the key (trees, and
+// those made before it) load as trees.
+TEST(PlanJson, BroadcastScatterRoundTrips) {
+  Plan p = MakeLenetPlan("lop");
+  EXPECT_TRUE(p.broadcast.scatter);  // the planner's default
+  p.broadcast.fanout = 16;
+  p.broadcast.scatter = false;
+  auto j = PlanToJson(p);
+  EXPECT_FALSE(j["broadcast"].contains("scatter"));
+  p.broadcast.scatter = true;
+  j = PlanToJson(p);
+  EXPECT_EQ(j["broadcast"]["scatter"], true);
+  auto back = PlanFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(back->broadcast.scatter);
+  EXPECT_EQ(back->broadcast.fanout, 16);
+  j["broadcast"]["scatter"] = "yes";
+  auto bad = PlanFromJson(j);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("scatter"), std::string::npos);
+}
+
 TEST(PlanJson, RefusesOtherVersionsAndFormats) {
   auto j = PlanToJson(MakeLenetPlan("lop"));
   j["version"] = 99;

@@ -82,6 +82,10 @@ Status CheckDevicesAndBroadcast(const Plan& p) {
         ", chunk_bytes " + std::to_string(kMinBroadcastChunkBytes) + ".." +
         std::to_string(kMaxBroadcastChunkBytes));
   }
+  if (p.broadcast.scatter && p.broadcast.fanout == 0) {
+    return InvalidArgument(
+        "plan's broadcast scatters chunks but has fan-out 0 (no broadcasts)");
+  }
   return Status::Ok();
 }
 

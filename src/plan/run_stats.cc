@@ -12,8 +12,11 @@ RunStats EmptyRunStats(const Plan& p) {
 
 void CountWireHop(const Plan& p, const WireHop& h, RunStats* s) {
   const Transfer& x = p.transfers[h.transfer];
-  const int64_t n = x.src.region.elements();
-  const int64_t b = p.WireBytes(x);
+  const int64_t whole = p.WireBytes(x);
+  const int64_t b = WireHopBytes(p, h);
+  // A scattered broadcast's hop carries a share of the elements too.
+  const int64_t n =
+      whole > 0 ? x.src.region.elements() * b / whole : x.src.region.elements();
   s->elements_total += n;
   s->bytes_total += b;
   s->bytes_sent[h.from] += b;

@@ -87,9 +87,10 @@ TEST(ClusterRuntime, EveryStrategyEqualsOneDevice) {
   }
 }
 
-// Tensors several devices read go as broadcast trees or chains, in chunks
-// that receivers forward: the output equals one device's, and what each
-// worker measures it sent is what the plan's counts say (relays included).
+// Tensors several devices read go as broadcast trees or chains, or
+// scattered, in chunks that receivers forward: the output equals one
+// device's, and what each worker measures it sent is what the plan's
+// counts say (relays included).
 TEST(ClusterRuntime, BroadcastTreesAndChainsEqualOneDevice) {
   LocalWorkers lc(6);
   const Model m = Load("cifarnet");
@@ -97,12 +98,13 @@ TEST(ClusterRuntime, BroadcastTreesAndChainsEqualOneDevice) {
       RandomInput(m.graph.tensors.at(m.graph.inputs[0]).shape, kInputSeed);
   const Tensor want = RunWholeOrFail(m, x);
   for (const std::string strategy : {"lop", "fuse", "spatial"}) {
-    int64_t relayed_by_others[3] = {0, 0, 0};
-    for (int fanout : {0, 1, 2}) {
+    int64_t relayed_by_others[4] = {0, 0, 0, 0};
+    for (int fanout : {0, 1, 2, 3}) {  // 3: scattered
       PlanOptions po;
       po.strategy = strategy;
       po.devices = testing::EqualDevices(6);
-      po.broadcast_fanout = fanout;
+      po.broadcast_fanout = fanout == 3 ? kMaxBroadcastFanout : fanout;
+      po.broadcast_scatter = fanout == 3;
       auto p = MakePlan(m.graph, po);
       ASSERT_TRUE(p.ok()) << p.status().message();
       // Small chunks, so that every broadcast is several of them.
@@ -127,6 +129,8 @@ TEST(ClusterRuntime, BroadcastTreesAndChainsEqualOneDevice) {
     if (strategy != "spatial") {  // strips: no tensor read whole by many
       EXPECT_GT(relayed_by_others[2], relayed_by_others[0]) << strategy;
       EXPECT_GT(relayed_by_others[1], relayed_by_others[2]) << strategy;
+      // Scattered, the receivers relay what a chain's do, in shares.
+      EXPECT_GE(relayed_by_others[3], relayed_by_others[2]) << strategy;
     }
   }
 }

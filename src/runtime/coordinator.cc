@@ -787,9 +787,8 @@ Status InputSends(Coordinator::Impl& m, const Tensor& input,
         m, id, seq, m.deployment[p.input_device], x.src.region, *part);
     const std::string bytes = std::move(*header.mutable_data());
     header.clear_data();
-    for (auto& s : ChunkedSends(
-             header, RelayHops(p, g, p.input_device, seq, p.broadcast.fanout),
-             bytes, p.broadcast.chunk_bytes)) {
+    for (auto& s : ChunkedSends(p, header,
+                                SourceHops(p, g, p.input_device, seq), bytes)) {
       sends->push_back(std::move(s));
     }
   }

@@ -16,8 +16,10 @@ rpc::TensorMessage Readdress(const rpc::TensorMessage& header,
 }
 
 std::vector<std::pair<int, rpc::TensorMessage>> ChunkedSends(
-    const rpc::TensorMessage& header, const std::vector<RelayHop>& hops,
-    const std::string& bytes, int64_t chunk_bytes) {
+    const Plan& p, const rpc::TensorMessage& header,
+    const std::vector<RelayHop>& hops, const std::string& bytes) {
+  const int64_t chunk_bytes = p.broadcast.chunk_bytes;
+  const int m = static_cast<int>(hops.size());
   std::vector<rpc::TensorMessage> heads;
   for (const RelayHop& h : hops) heads.push_back(Readdress(header, h));
   std::vector<std::pair<int, rpc::TensorMessage>> out;
@@ -25,12 +27,13 @@ std::vector<std::pair<int, rpc::TensorMessage>> ChunkedSends(
   for (int64_t at = 0; at < total || (total == 0 && at == 0);
        at += chunk_bytes) {
     const int64_t n = std::min(chunk_bytes, total - at);
-    for (size_t i = 0; i < hops.size(); ++i) {
-      rpc::TensorMessage m = heads[i];
-      m.set_chunk_offset(at);
-      m.set_total_bytes(total);
-      m.set_data(bytes.substr(at, n));
-      out.emplace_back(hops[i].device, std::move(m));
+    for (int i = 0; i < m; ++i) {
+      if (!ChunkGoesTo(p, at / chunk_bytes, i, m)) continue;
+      rpc::TensorMessage msg = heads[i];
+      msg.set_chunk_offset(at);
+      msg.set_total_bytes(total);
+      msg.set_data(bytes.substr(at, n));
+      out.emplace_back(hops[i].device, std::move(msg));
     }
     if (total == 0) break;
   }

@@ -19,12 +19,14 @@ namespace shoal {
 rpc::TensorMessage Readdress(const rpc::TensorMessage& header,
                              const RelayHop& h);
 
-// The chunks of `bytes` (the encoded region) for each hop, in the order to
-// send them: chunk by chunk, each to every hop, so that every subtree
-// starts on the first chunk.
+// The chunks of `bytes` (the encoded region) for the source hops `hops`
+// (SourceHops) of a broadcast of plan `p`, in the order to send them: chunk
+// by chunk, each to every hop of a tree, so that every subtree starts on
+// the first chunk; to one hop in turn when the plan scatters
+// (ChunkGoesTo).
 std::vector<std::pair<int, rpc::TensorMessage>> ChunkedSends(
-    const rpc::TensorMessage& header, const std::vector<RelayHop>& hops,
-    const std::string& bytes, int64_t chunk_bytes);
+    const Plan& p, const rpc::TensorMessage& header,
+    const std::vector<RelayHop>& hops, const std::string& bytes);
 
 // Splits message m's relay list into the transfers device `device`
 // delivers (added to `local`) and those it forwards, after checking that

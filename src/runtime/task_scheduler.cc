@@ -190,10 +190,9 @@ bool TaskScheduler::SendBroadcasts(const Queued& rd, const Sources& srcs,
     AddressMessage(rd.t.meta, *rd.dep, &header);
     for (int64_t v : part->shape) header.add_shape(v);
     EncodeTensor(*part, d.plan.TransferWire(x), &header);
-    sender_->QueueHops(
-        rd.dep, rd.t.meta,
-        RelayHops(d.plan, g, d.device, rd.t.meta.seq, d.plan.broadcast.fanout),
-        std::move(header), /*readdress_only=*/false);
+    sender_->QueueHops(rd.dep, rd.t.meta,
+                       SourceHops(d.plan, g, d.device, rd.t.meta.seq),
+                       std::move(header), /*readdress_only=*/false);
   }
   return true;
 }

@@ -256,6 +256,42 @@ TEST(WorkerProcesses, EveryStrategyEqualsOneDevice) {
   for (auto& w : pc.workers) EXPECT_TRUE(w->Alive()) << w->log();
 }
 
+// Scattered broadcasts (each chunk to one receiver, which passes it to the
+// rest) between worker processes: LCP's input to five branches, and the
+// input of each layer lop splits five ways.
+TEST(WorkerProcesses, ScatteredBroadcastsEqualOneDevice) {
+  ProcessCluster pc(5);
+  ASSERT_TRUE(pc.ok(5));
+  for (const std::string strategy : {"lcp", "lop"}) {
+    ModelRef ref;
+    ref.spec = "cifarnet";
+    if (strategy == "lcp") ref.lcp_branches = 5;
+    const Model m = LoadRef(ref);
+    const Tensor x =
+        RandomInput(m.graph.FindTensor(m.graph.inputs[0])->shape, kInputSeed);
+    PlanOptions po;
+    po.strategy = strategy;
+    po.devices = testing::EqualDevices(5);
+    po.model = ref;
+    po.broadcast_fanout = kMaxBroadcastFanout;
+    po.broadcast_scatter = true;
+    auto p = MakePlan(m.graph, po);
+    ASSERT_TRUE(p.ok()) << strategy << ": " << p.status().message();
+    ASSERT_TRUE(p->broadcast.scatter);
+    p->broadcast.chunk_bytes = 1024;  // every broadcast several chunks
+    auto c = Coordinator::Create(p.value(), pc.cluster, {});
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    ASSERT_OK(c.value()->Deploy(m.weights, nullptr));
+    for (int64_t seq = 0; seq < 2; ++seq) {
+      Tensor got;
+      Status s = c.value()->Run(x, &got, nullptr, seq);
+      ASSERT_TRUE(s.ok()) << strategy << ": " << s.message();
+      EXPECT_LE(MaxRelDiff(got, RunWholeOrFail(m, x)), 1e-4) << strategy;
+    }
+  }
+  for (auto& w : pc.workers) EXPECT_TRUE(w->Alive()) << w->log();
+}
+
 TEST(WorkerProcesses, SecondDeployUploadsNoWeights) {
   ProcessCluster pc(2);
   ASSERT_TRUE(pc.ok(2));

@@ -45,7 +45,7 @@ void WorkerSender::QueueHops(const std::shared_ptr<Deployment>& d,
   } else {
     const std::string bytes = std::move(*header.mutable_data());
     header.clear_data();
-    sends = ChunkedSends(header, hops, bytes, d->plan.broadcast.chunk_bytes);
+    sends = ChunkedSends(d->plan, header, hops, bytes);
   }
   const auto now = Clock::now();
   std::lock_guard<std::mutex> lock(mu_);

@@ -206,8 +206,19 @@ class Sim {
   std::unordered_map<GroupKey, std::vector<std::vector<int>>, KeyHash> groups_;
   // Values of an unordered_map stay where they are on rehash.
   std::unordered_map<GroupKey, std::vector<RelayHop>, KeyHash> trees_;
+  std::unordered_map<GroupKey, std::vector<RelayHop>, KeyHash> sources_;
+  // The hops by which device `dev` relays `transfers` (RelayHops), or, with
+  // `source`, sends a broadcast it holds (SourceHops).
   const std::vector<RelayHop>& TreeOf(int req, int dev,
-                                      const std::vector<int>& transfers);
+                                      const std::vector<int>& transfers,
+                                      bool source = false);
+  // Chunks still to reach each (request, transfer) of a broadcast: it is
+  // delivered with its last, which, when the plan scatters, may come
+  // through any hop.
+  std::unordered_map<int64_t, int64_t> chunks_left_;
+  int64_t ChunkKey(int req, int xfer) const {
+    return int64_t{req} * int64_t(p_.transfers.size()) + xfer;
+  }
   // The broadcasts among the transfers out of `task` (the model input:
   // -1) on device `self`, and the set of transfers they carry.
   const std::vector<std::vector<int>>& Broadcasts(int req, int self, int task,
@@ -217,6 +228,10 @@ class Sim {
   // < 0), chunk by chunk as the runtime does (runtime/relay_messages.h).
   void SendChunks(int req, int from, const std::vector<RelayHop>& hops,
                   int64_t total);
+  // New hops of request `req`, each to be sent `chunks` chunks; `h` (and
+  // the RelayHops in `hops`) must outlive them (trees_ and sources_ keep
+  // them).
+  int OpenHop(int req, const RelayHop& h, int chunks);
   std::vector<int> OpenHops(int req, const std::vector<RelayHop>& hops,
                             int chunks);
   void QueueChunk(int req, int from, int chunk);
@@ -294,7 +309,8 @@ void Sim::StartRequest(int req) {
     }
   }
   for (const auto& g : groups) {
-    SendChunks(req, -1, TreeOf(req, p_.input_device, g), bytes_[g.front()]);
+    SendChunks(req, -1, TreeOf(req, p_.input_device, g, true),
+               bytes_[g.front()]);
   }
   if (r.out_left == 0) Complete(req);
 }
@@ -313,31 +329,36 @@ const std::vector<std::vector<int>>& Sim::Broadcasts(int req, int self,
 }
 
 const std::vector<RelayHop>& Sim::TreeOf(int req, int dev,
-                                         const std::vector<int>& transfers) {
+                                         const std::vector<int>& transfers,
+                                         bool source) {
   const GroupKey key{replicas_ ? Seq(req) : 0, dev, transfers.front(),
                      transfers.size()};
-  auto it = trees_.find(key);
-  if (it == trees_.end()) {
-    it = trees_
-             .emplace(key, RelayHops(p_, transfers, dev, Seq(req),
-                                     p_.broadcast.fanout))
+  auto& cache = source ? sources_ : trees_;
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    it = cache
+             .emplace(key, source ? SourceHops(p_, transfers, dev, Seq(req))
+                                  : RelayHops(p_, transfers, dev, Seq(req),
+                                              p_.broadcast.fanout))
              .first;
   }
   return it->second;
 }
 
+int Sim::OpenHop(int req, const RelayHop& h, int chunks) {
+  Hop s;
+  s.req = req;
+  s.device = h.device;
+  s.tree = &h;
+  s.chunks = chunks;
+  hops_.push_back(std::move(s));
+  return static_cast<int>(hops_.size()) - 1;
+}
+
 std::vector<int> Sim::OpenHops(int req, const std::vector<RelayHop>& hops,
                                int chunks) {
   std::vector<int> ids;
-  for (const RelayHop& h : hops) {
-    Hop s;
-    s.req = req;
-    s.device = h.device;
-    s.tree = &h;
-    s.chunks = chunks;
-    hops_.push_back(std::move(s));
-    ids.push_back(static_cast<int>(hops_.size()) - 1);
-  }
+  for (const RelayHop& h : hops) ids.push_back(OpenHop(req, h, chunks));
   return ids;
 }
 
@@ -345,11 +366,22 @@ void Sim::SendChunks(int req, int from, const std::vector<RelayHop>& hops,
                      int64_t total) {
   const int64_t cb = p_.broadcast.chunk_bytes;
   const int64_t n = total > 0 ? (total + cb - 1) / cb : 1;
-  const std::vector<int> ids = OpenHops(req, hops, static_cast<int>(n));
+  const int m = static_cast<int>(hops.size());
+  // How many chunks each hop is sent: all of them down a tree, its share
+  // when the plan scatters.
+  std::vector<int> ids;
+  for (int k = 0; k < m; ++k) {
+    int mine = 0;
+    for (int64_t i = 0; i < n; ++i) mine += ChunkGoesTo(p_, i, k, m);
+    ids.push_back(OpenHop(req, hops[k], mine));
+    for (int xi : hops[k].deliver) chunks_left_[ChunkKey(req, xi)] = n;
+    for (int xi : hops[k].relay) chunks_left_[ChunkKey(req, xi)] = n;
+  }
   for (int64_t i = 0; i < n; ++i) {
     const int64_t b = std::max<int64_t>(0, std::min(cb, total - i * cb));
-    for (int id : ids) {
-      chunks_.push_back(Chunk{id, b});
+    for (int k = 0; k < m; ++k) {
+      if (!ChunkGoesTo(p_, i, k, m)) continue;
+      chunks_.push_back(Chunk{ids[k], b});
       QueueChunk(req, from, static_cast<int>(chunks_.size()) - 1);
     }
   }
@@ -388,8 +420,12 @@ void Sim::ChunkArrive(int c) {
     chunks_.push_back(Chunk{hops_[id].below[k], bytes});
     QueueChunk(req, dev, static_cast<int>(chunks_.size()) - 1);
   }
-  if (++hops_[id].arrived == hops_[id].chunks) {  // its CPU already spent
-    for (int xi : hops_[id].tree->deliver) Arrive(req, xi);
+  ++hops_[id].arrived;
+  for (int xi : hops_[id].tree->deliver) {  // its CPU already spent
+    auto left = chunks_left_.find(ChunkKey(req, xi));
+    if (left == chunks_left_.end() || --left->second > 0) continue;
+    chunks_left_.erase(left);
+    Arrive(req, xi);
   }
 }
 
@@ -459,9 +495,11 @@ void Sim::CountBytes(int req) {
   std::vector<int64_t> sent(nd, 0), received(nd, 0);
   int64_t total = 0;
   for (const WireHop& h : WireHops(p_, Seq(req))) {
-    sent[h.from] += bytes_[h.transfer];
-    received[h.to] += bytes_[h.transfer];
-    total += bytes_[h.transfer];
+    const int64_t b = ChunkShareBytes(
+        bytes_[h.transfer], p_.broadcast.chunk_bytes, h.part, h.parts);
+    sent[h.from] += b;
+    received[h.to] += b;
+    total += b;
   }
   if (!replicas_) {
     sent_once_ = sent;
@@ -553,7 +591,7 @@ Status Sim::TaskDone(int d, int req, int task) {
   // Broadcasts first, then the other sends, as the worker queues them.
   std::set<int> carried;
   for (const auto& g : Broadcasts(req, d, task, &carried)) {
-    SendChunks(req, d, TreeOf(req, d, g), bytes_[g.front()]);
+    SendChunks(req, d, TreeOf(req, d, g, true), bytes_[g.front()]);
   }
   for (int xi : outgoing_[task]) {
     if (carried.count(xi)) continue;

@@ -227,6 +227,25 @@ TEST(Simulator, BroadcastTreesAndChainsRelieveTheSourcesUplink) {
   // The last chunk of each copy leaves dev0 when its 2 MB (1 MB) are out.
   EXPECT_NEAR(latency_ms[2], 2000, 1e-6);
   EXPECT_NEAR(latency_ms[1], 1000, 1e-6);
+  // Scattered: dev0 sends each chunk once, to one receiver in turn, which
+  // passes it to the other three: 1 MB on dev0's uplink, and each of
+  // dev1..dev4 sends three quarters of it.
+  p.broadcast.fanout = kMaxBroadcastFanout;
+  p.broadcast.scatter = true;
+  auto r = Simulate(p, m, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const RunStats counted = CountCommunication(p, 1);
+  for (int d = 0; d < 5; ++d) {
+    EXPECT_EQ(r->devices[d].bytes_sent, counted.bytes_sent[d]) << d;
+    EXPECT_EQ(r->devices[d].bytes_received,
+              d == 0 ? 4 * 4 * n : 4 * n)  // dev0: the four outputs
+        << d;
+  }
+  EXPECT_EQ(r->devices[0].bytes_sent, 4 * n);
+  int64_t relayed = 0;
+  for (int d = 1; d <= 4; ++d) relayed += r->devices[d].bytes_sent - 4 * n;
+  EXPECT_EQ(relayed, 3 * 4 * n);
+  EXPECT_NEAR(r->latency_ms[0], 1000, 1e-6);
 }
 
 // Two devices whose tasks take 10 and 20 ms; each spends 2 ms of CPU to
