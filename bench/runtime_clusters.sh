@@ -128,7 +128,7 @@ calibration() {
 fmt_mib() { python3 -c "print('%.1f' % ($1 / 1048576))"; }
 
 echo "Devices: \`examples/pi3-N.yaml\` on free ports (\`speed: 1\`, a Raspberry Pi 3 calibrated on this host by \`cluster up\`, 1 GiB, 62 Mbit/s + 9 ms links; MODE=$MODE)$([ "$PIXELS" = 1 ] && echo ", every plan's input, the one device's too, sent as 8-bit pixels"). Latency: median of $REQUESTS requests after a warm-up (\`shoal bench\`), one request in flight; speedup: one device's latency over the plan's, both from this run."
-echo "Wire: tensor bytes the devices sent per request as the workers measured them (relays of broadcast trees included, LZ4-compressed messages at their compressed size; the coordinator's sends of the input counted on the input device). Weights: the most any one device holds."
+echo "Wire: tensor bytes the devices sent per request as the workers measured them (relays of broadcasts included, LZ4-compressed messages at their compressed size; the coordinator's sends of the input counted on the input device). Weights: the most any one device holds."
 echo
 
 # One device: the same Pi-3 emulation with 2 GiB: VGG16 whole needs 944 MiB
