@@ -13,6 +13,13 @@ namespace {
 
 using onnx_test::RunCommand;
 
+// The text of a plan file `shoal plan -o` wrote.
+std::string ReadPlan(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+}
+
 // Planned without links, every transfer is free: the output says so, so
 // that nobody reads its predictions as a cluster's.
 TEST(PlanCmd, SaysWhenLinksAreUnknown) {
@@ -60,9 +67,7 @@ TEST(PlanCmd, BroadcastScatterIsAPlanSetting) {
   std::string out;
   ASSERT_EQ(RunCommand(base + " --broadcast scatter -o " + plan, &out), 0)
       << out;
-  std::ifstream in(plan);
-  const std::string text((std::istreambuf_iterator<char>(in)),
-                         std::istreambuf_iterator<char>());
+  const std::string text = ReadPlan(plan);
   EXPECT_NE(text.find("\"scatter\": true"), std::string::npos);
   EXPECT_NE(text.find("\"chunk_bytes\": 8192"), std::string::npos);
   ASSERT_EQ(
@@ -97,8 +102,7 @@ TEST(PlanCmd, LcpSizesBranchesForTheCluster) {
   EXPECT_NE(out.find("3 unequal branches sized by the Splitter for fast"),
             std::string::npos)
       << out;
-  std::ifstream f(plan);
-  const std::string text((std::istreambuf_iterator<char>(f)), {});
+  const std::string text = ReadPlan(plan);
   EXPECT_NE(text.find("\"lcp_shares\""), std::string::npos);
   ASSERT_EQ(
       RunCommand(shoal + " run --plan " + plan + " --local --check", &out), 0)
@@ -134,9 +138,7 @@ TEST(PlanCmd, Int8WritesTheModelBesideThePlan) {
   EXPECT_NE(out.find("p.int8.onnx: 5 layers with int8 weights"),
             std::string::npos)
       << out;
-  std::ifstream f(plan);
-  const std::string json((std::istreambuf_iterator<char>(f)),
-                         std::istreambuf_iterator<char>());
+  const std::string json = ReadPlan(plan);
   EXPECT_NE(json.find("p.int8.onnx"), std::string::npos);
   EXPECT_NE(json.find("\"int8\": true"), std::string::npos);
   ASSERT_EQ(
