@@ -470,7 +470,7 @@ TEST(ClusterRuntime, PlanKeptAlongsideThatLeavesNoRoomIsExhausted) {
 }
 
 TEST(ClusterRuntime, DeadWorkerFailsTheRequestNamingItAndRestartRecovers) {
-  LocalWorkers lc(3);
+  LocalWorkers lc(3, 0, /*restartable=*/true);
   const Model m = Load("lenet5");
   Plan p = MakeTestPlan(m, "pipeline", 3);
   CoordinatorOptions co;

@@ -63,14 +63,30 @@ struct LocalWorkers {
   std::vector<int64_t> memory;
 
   // `memory_bytes`: each worker's deployment budget; 0: unlimited.
-  explicit LocalWorkers(int n, int64_t memory_bytes = 0) {
-    for (int i = 0; i < n; ++i) Add(memory_bytes);
+  // `restartable`: the workers listen below the kernel's ephemeral ports
+  // (32768 and up, net.ipv4.ip_local_port_range), so that while Restart()
+  // has one down no other test's worker on port 0, nor any outgoing
+  // connection, is handed its port.
+  explicit LocalWorkers(int n, int64_t memory_bytes = 0,
+                        bool restartable = false) {
+    for (int i = 0; i < n; ++i) Add(memory_bytes, restartable);
   }
-  void Add(int64_t memory_bytes = 0) {
+  void Add(int64_t memory_bytes = 0, bool restartable = false) {
     WorkerOptions o;
     o.name = "dev" + std::to_string(workers.size());
     o.memory_bytes = memory_bytes;
-    auto w = Worker::Start(o);
+    StatusOr<std::unique_ptr<Worker>> w = Unavailable("no port tried");
+    if (restartable) {
+      // Ports 20000..32767, from a start of this process's own.
+      const int start = static_cast<int>(getpid() * 7919 % 12768);
+      for (int k = 0; k < 200; ++k) {
+        o.listen = "127.0.0.1:" + std::to_string(20000 + (start + k) % 12768);
+        w = Worker::Start(o);
+        if (w.ok()) break;
+      }
+    } else {
+      w = Worker::Start(o);
+    }
     ASSERT_TRUE(w.ok()) << w.status().message();
     DeviceSpec d;
     d.name = o.name;
