@@ -78,6 +78,7 @@ StatusOr<PlanOptions> PlanOptionsFromFlags(const PlanArgs& a,
                 (a.wire_compression == "auto" && HasSlowLink(cluster));
   if (a.spatial_fc == "whole") po.spatial_fc = SpatialFc::kWhole;
   if (a.spatial_fc == "lop") po.spatial_fc = SpatialFc::kLop;
+  if (a.spatial_fc == "lip") po.spatial_fc = SpatialFc::kLip;
   if (!(a.read_factor >= 1.0)) {
     return InvalidArgument(
         "--halo-read-factor must be at least 1 (strips read at least "
@@ -251,10 +252,12 @@ void AddModelFlags(CLI::App* cmd, PlanArgs* a) {
 void AddSchemeFlags(CLI::App* cmd, PlanArgs* a) {
   cmd->add_option("--spatial-fc", a->spatial_fc,
                   "spatial: where fc layers run: whole on the input device, "
-                  "lop (split by outputs over every device), or auto (whole "
-                  "unless the input device cannot hold the weights; the "
-                  "default)")
-      ->check(CLI::IsMember({"auto", "whole", "lop"}));
+                  "lop (split by outputs over every device), lip (split by "
+                  "inputs: each device gathers its channels of the strips "
+                  "and the partial sums are reduced on the devices), or auto "
+                  "(whole unless the input device cannot hold the weights; "
+                  "the default)")
+      ->check(CLI::IsMember({"auto", "whole", "lop", "lip"}));
   cmd->add_option("--halo-read-factor", a->read_factor,
                   "spatial: fuse conv and pooling layers into one strip "
                   "chain while the strips together read at most this many "

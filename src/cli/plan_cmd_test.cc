@@ -78,6 +78,31 @@ TEST(PlanCmd, BroadcastScatterIsAPlanSetting) {
   EXPECT_NE(out.find("--broadcast"), std::string::npos) << out;
 }
 
+// --spatial-fc lip: spatial's fc layers split by inputs, each device
+// flattening the channels it gathered from the strips; exact. An unknown
+// placement is refused, naming the option.
+TEST(PlanCmd, SpatialFcByInputs) {
+  const std::string shoal = SHOAL_BINARY;
+  const std::string plan = ::testing::TempDir() + "/spatial-lip-plan.json";
+  const std::string base = shoal + " plan alexnet --cluster " +
+                           SHOAL_SOURCE_DIR +
+                           "/examples/pi3-4.yaml --strategy spatial";
+  std::string out;
+  ASSERT_EQ(RunCommand(base + " --spatial-fc lip -o " + plan, &out), 0) << out;
+  EXPECT_NE(out.find("classifier.1: lip - input splitting"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("Flatten runs on each device of classifier.1's input "
+                     "split"),
+            std::string::npos)
+      << out;
+  ASSERT_EQ(
+      RunCommand(shoal + " run --plan " + plan + " --local --check", &out), 0)
+      << out;
+  EXPECT_NE(out.find("(ok)"), std::string::npos) << out;
+  EXPECT_NE(RunCommand(base + " --spatial-fc split -o " + plan, &out), 0);
+  EXPECT_NE(out.find("--spatial-fc"), std::string::npos) << out;
+}
+
 // lcp without --branches: the Splitter sizes one branch per device of the
 // cluster, widths by speed; the plan records the shares, so run rebuilds
 // the same model and checks it.

@@ -563,6 +563,90 @@ class Builder {
     return true;
   }
 
+  // A flatten of a tensor split into parts that are not its channels (the
+  // strips of rows of VGG's last pooling), read by one layer split by its
+  // inputs (lip): each of that layer's devices gathers the channels its
+  // slice of the inputs holds, a box of rows x channels from each strip's
+  // device, and flattens them there. The map goes from every device to
+  // every other (each uplink carries about its own strip once) and in one
+  // step, where gathering it whole on the input device and handing out
+  // the slices is two steps through that device's link.
+  StatusOr<bool> PlaceRelayoutForInputSplit(const Node& n) {
+    if (!SplitFactsOf(n.op).relayout || n.inputs.empty() ||
+        n.outputs.size() != 1) {
+      return false;
+    }
+    const std::string& in = n.inputs[0];
+    auto it = dist_.find(in);
+    if (it == dist_.end() || it->second.kind != Dist::kParts) return false;
+    // The reader, past elementwise ops (a dropout) that run on the slices.
+    const Node* c = nullptr;
+    for (std::string cur = n.outputs[0]; c == nullptr;) {
+      const auto cons = g_.ConsumerIndices(cur);
+      if (cons.size() != 1 || cur == plan_.output_name) return false;
+      const Node& next = g_.nodes[cons[0]];
+      if (next.inputs.empty() || next.inputs[0] != cur) return false;
+      const OpSchema* sc = OpRegistry::Global().Find(next.op);
+      const bool passes = sc != nullptr && sc->elementwise() &&
+                          next.inputs.size() == 1 &&
+                          next.outputs.size() == 1 &&
+                          !req_.layers.count(next.name) &&
+                          !req_.placement.count(next.name);
+      if (!passes) {
+        c = &next;
+      } else {
+        cur = next.outputs[0];
+      }
+    }
+    auto lc = req_.layers.find(c->name);
+    if (lc == req_.layers.end() || !IsInputSplit(lc->second.scheme)) {
+      return false;
+    }
+    std::vector<int> group;
+    std::vector<double> gshares;
+    RETURN_IF_ERROR(Group(lc->second.devices, "layer " + c->name, &group,
+                          &gshares));
+    const Shape& from = ShapeOf(in);
+    const Shape& to = ShapeOf(n.outputs[0]);
+    if (to.size() != 2 || InputSplitSize(g_, *c) != to[1]) return false;
+    const int64_t units = InputUnits(g_, *c);
+    auto counts = SplitCounts(units, gshares);
+    if (!counts.ok() || units <= 0 || to[1] % units != 0) return false;
+    const int64_t per = to[1] / units;
+    std::vector<Region> outs, ins;
+    int64_t b = 0;
+    for (int64_t k : counts.value()) {
+      if (k < 1) return false;
+      Region o = Region::Full(to);
+      o.begin[1] = b * per;
+      o.end[1] = (b + k) * per;
+      b += k;
+      auto m = MapThroughReshape(o, to, from);
+      if (!m) return false;
+      outs.push_back(o);
+      ins.push_back(*m);
+    }
+    const std::string layer = it->second.layer;
+    Dist out{Dist::kParts, {}, layer};
+    for (size_t k = 0; k < group.size(); ++k) {
+      const int t = NewTask(n.name + "/slice@" + std::to_string(group[k]),
+                            {group[k]}, "", whole_scheme_);
+      RETURN_IF_ERROR(Need(t, in, ins[k], c->name));
+      Node part = n;
+      if (part.op == "Reshape") part.attrs.Set("shape", outs[k].extent());
+      RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(part));
+      out.holders.push_back(Holder{t, outs[k]});
+    }
+    dist_[n.outputs[0]] = std::move(out);
+    placed_.insert(n.name);
+    notes_[n.name] = LayerDecision{
+        n.name, "parts",
+        n.op + " runs on each device of " + c->name +
+            "'s input split, on the channels of " + in +
+            " its slice reads, gathered from the devices that hold them"};
+    return true;
+  }
+
   // An elementwise node whose input is split into parts (the strips or
   // channel parts of a residual block's branches) runs on each part where
   // it lives. Gathering the parts to one device to add them would put that
@@ -633,6 +717,8 @@ class Builder {
     if (along) return Status::Ok();
     ASSIGN_OR_RETURN(bool sliced, PlaceAlongSlices(n));
     if (sliced) return Status::Ok();
+    ASSIGN_OR_RETURN(bool relaid, PlaceRelayoutForInputSplit(n));
+    if (relaid) return Status::Ok();
     if (devices.size() == 1) {
       ASSIGN_OR_RETURN(bool spread, PlaceConcatOfParts(n));
       if (spread) return Status::Ok();

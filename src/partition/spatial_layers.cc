@@ -2,7 +2,8 @@
 // device, sized by share), or on 2-D tiles (plan --tiles 2d), extended while
 // the halos stay cheap; between two chains each tile takes from its neighbours
 // only the rows and columns its halo needs. fc layers are split by output
-// (lop), each device holding its part of the weights. Elementwise ops (residual
+// (lop) or by input (lip), each device holding its part of the weights.
+// Elementwise ops (residual
 // adds) run on the strips where they live (plan_builder.cc); the rest (concats,
 // global pooling) runs whole on the input device.
 #include <algorithm>
@@ -109,11 +110,13 @@ StatusOr<SpatialChain> ChainFrom(const Graph& g, const Node& n,
 }
 
 // fc layers: whole on the input device, as the collaborative-execution
-// paper runs them, unless asked to split them or unless the input device
-// cannot hold them whole beside its strips' weights.
+// paper runs them, unless asked to split them (by outputs or by inputs) or
+// unless the input device cannot hold them whole beside its strips'
+// weights.
 bool SplitFc(const Graph& g, const PlanOptions& opts) {
   if (opts.spatial_fc != SpatialFc::kWhereNeeded) {
-    return opts.spatial_fc == SpatialFc::kLop;
+    return opts.spatial_fc == SpatialFc::kLop ||
+           opts.spatial_fc == SpatialFc::kLip;
   }
   const int64_t mem = opts.devices[opts.hub].memory_bytes;
   int64_t weights = 0, largest = 0;
@@ -137,6 +140,15 @@ void SplitFcLayers(const Graph& g, const PlanOptions& opts,
       continue;
     }
     LayerChoice lc;
+    if (opts.spatial_fc == SpatialFc::kLip) {
+      lc.scheme = Scheme::kLip;
+      lc.reason =
+          "input splitting: strips of rows cannot split an fc layer, so each "
+          "device multiplies its slice of the inputs by its share of the "
+          "weights, and the partial sums are added up on the devices";
+      r->layers[n.name] = lc;
+      continue;
+    }
     lc.scheme = Scheme::kLop;
     lc.reason =
         "output splitting: strips of rows cannot split an fc layer, so each "

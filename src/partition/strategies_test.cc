@@ -332,6 +332,55 @@ TEST(Strategies, SpatialDropsAStripNoLaterLayerReads) {
   EXPECT_EQ(strips, 7);  // of 8: rows 0-7 in 7 strips, row 8 in none
 }
 
+// Two fc layers after strips of rows, split by inputs (--spatial-fc lip):
+// each device gathers the channels of the last map that its slice of fc1's
+// inputs holds, a box from every strip, and flattens them itself; nothing
+// of the map goes through the input device, and the partial sums are
+// reduced on the devices (fc2 reads its slice where it is summed).
+TEST(Strategies, SpatialFcByInputsGathersItsChannelsFromEveryStrip) {
+  GraphBuilder b("strips-then-fc");
+  std::string x = b.Relu(b.Conv("c", b.Input("x", {1, 3, 16, 16}), 8, 3, 1, 1));
+  x = b.MaxPool(x, {2, 2}, {2, 2});
+  x = b.Relu(b.Linear("fc1", b.Flatten(x), 12));
+  x = b.Linear("fc2", x, 5);
+  const Model m = Built(b, x, 4);
+  PlanOptions po;
+  po.strategy = "spatial";
+  po.devices = EqualDevices(4);
+  po.model.spec = m.graph.name;
+  po.spatial_fc = SpatialFc::kLip;
+  testing::PlanRunResult r;
+  ASSERT_TRUE(RunPlanExact(m, po, &r));
+  const Plan& p = r.plan;
+  std::map<int, std::set<int>> flatten_sources;  // device -> from devices
+  int fc1_parts = 0;
+  for (const auto& t : p.tasks) {
+    if (t.layer == "fc1") {
+      ++fc1_parts;
+      EXPECT_EQ(t.scheme, "lip") << t.name;
+    }
+    bool flattens = false;
+    for (const auto& n : t.fragment.nodes) flattens |= n.op == "Flatten";
+    if (!flattens) continue;
+    const int dev = p.DeviceOf(t.id, 0);
+    for (const auto& x : p.transfers) {
+      if (x.dst.task != t.id) continue;
+      ASSERT_GE(x.src.task, 0) << t.name;
+      EXPECT_EQ(p.tasks[x.src.task].scheme, "spatial") << t.name;
+      // A box of every channel it needs, rows of one strip.
+      EXPECT_EQ(x.src.region.end[1] - x.src.region.begin[1], 2) << t.name;
+      flatten_sources[dev].insert(p.DeviceOf(x.src.task, 0));
+    }
+  }
+  EXPECT_EQ(fc1_parts, 4);
+  ASSERT_EQ(flatten_sources.size(), 4u);  // a flatten on every device
+  for (const auto& [dev, from] : flatten_sources) {
+    EXPECT_EQ(from.size(), 4u) << "device " << dev << " reads every strip";
+  }
+  // fc1's partial sums are reduced on the devices, none whole on the hub.
+  for (const auto& t : p.tasks) EXPECT_NE(t.scheme, "merge") << t.name;
+}
+
 TEST(Strategies, UnknownStrategyListsTheValidOnes) {
   const Model m = Load("lenet5");
   PlanOptions po;

@@ -30,6 +30,11 @@ enum class SpatialFc {
                  // the model's weights
   kWhole,
   kLop,
+  // Split by inputs: each device multiplies the slice of the features it
+  // gathers from the strips with its columns of the weights; the partial
+  // sums are reduced on peers (reduce-scatter), each device's slice then
+  // the next fc layer's input slice.
+  kLip,
 };
 
 struct PlanOptions {

@@ -444,13 +444,16 @@ class AutoPlanner {
   // that need none.
   void AddSpatialDepths(PlanOptions so) {
     for (double f : {1.0, 1.2, 1.5, 2.0, 4.0}) {
-      for (SpatialFc fc : {SpatialFc::kWhole, SpatialFc::kLop}) {
+      for (SpatialFc fc :
+           {SpatialFc::kWhole, SpatialFc::kLop, SpatialFc::kLip}) {
         if (f == opts_.max_read_factor && fc == SpatialFc::kWhole) continue;
         so.max_read_factor = f;
         so.spatial_fc = fc;
         char name[48];
         std::snprintf(name, sizeof(name), "spatial-%.1f%s", f,
-                      fc == SpatialFc::kLop ? "-lop" : "");
+                      fc == SpatialFc::kLop   ? "-lop"
+                      : fc == SpatialFc::kLip ? "-lip"
+                                              : "");
         Consider(name, MakePlan(g_, so));
       }
     }
