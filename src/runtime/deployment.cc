@@ -1,6 +1,9 @@
 #include "runtime/deployment.h"
 
 #include <grpcpp/channel.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -195,12 +198,26 @@ Status MakeExecutors(const TaskWeightRefs& tw, const DeploymentContext& ctx,
   return Status::Ok();
 }
 
+// A deployment's weights and executor arenas are hundreds of megabytes of
+// blocks. Once freed, glibc's malloc keeps much of them in its heaps (it
+// gives back only a heap's top, and raises its mmap threshold as large
+// blocks are freed, so later ones come from the heaps too): a worker given
+// one plan after another grew by about a plan's weights every few deploys
+// until its memory limit killed it. Trimming when a deployment goes hands
+// the free pages back to the system.
+void DeleteAndTrim(Deployment* d) {
+  delete d;
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
 }  // namespace
 
 StatusOr<std::shared_ptr<Deployment>> BuildDeployment(
     const rpc::DeployRequest& req, const DeploymentContext& ctx, int64_t held,
     rpc::DeployReply* rep) {
-  auto d = std::make_shared<Deployment>();
+  std::shared_ptr<Deployment> d(new Deployment, DeleteAndTrim);
   d->id = req.deployment();
   d->plan_id = req.plan_id();
   ASSIGN_OR_RETURN(d->plan, ParsePlan(req.plan_json()));
