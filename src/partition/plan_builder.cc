@@ -572,8 +572,9 @@ class Builder {
   // step, where gathering it whole on the input device and handing out
   // the slices is two steps through that device's link.
   StatusOr<bool> PlaceRelayoutForInputSplit(const Node& n) {
+    // A planner that placed the flatten itself (the MILP) priced that.
     if (!SplitFactsOf(n.op).relayout || n.inputs.empty() ||
-        n.outputs.size() != 1) {
+        n.outputs.size() != 1 || req_.placement.count(n.name)) {
       return false;
     }
     const std::string& in = n.inputs[0];
