@@ -3,9 +3,9 @@
 // the halos stay cheap; between two chains each tile takes from its neighbours
 // only the rows and columns its halo needs. fc layers are split by output
 // (lop) or by input (lip), each device holding its part of the weights.
-// Elementwise ops (residual
-// adds) run on the strips where they live (plan_builder.cc); the rest (concats,
-// global pooling) runs whole on the input device.
+// Elementwise ops (residual adds) run on the strips where they live
+// (plan_builder.cc); the rest (concats, global pooling) runs whole on the
+// input device.
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
