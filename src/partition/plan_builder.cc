@@ -589,8 +589,7 @@ class Builder {
       if (next.inputs.empty() || next.inputs[0] != cur) return false;
       const OpSchema* sc = OpRegistry::Global().Find(next.op);
       const bool passes = sc != nullptr && sc->elementwise() &&
-                          next.inputs.size() == 1 &&
-                          next.outputs.size() == 1 &&
+                          next.inputs.size() == 1 && next.outputs.size() == 1 &&
                           !req_.layers.count(next.name) &&
                           !req_.placement.count(next.name);
       if (!passes) {
@@ -605,8 +604,8 @@ class Builder {
     }
     std::vector<int> group;
     std::vector<double> gshares;
-    RETURN_IF_ERROR(Group(lc->second.devices, "layer " + c->name, &group,
-                          &gshares));
+    RETURN_IF_ERROR(
+        Group(lc->second.devices, "layer " + c->name, &group, &gshares));
     const Shape& from = ShapeOf(in);
     const Shape& to = ShapeOf(n.outputs[0]);
     if (to.size() != 2 || InputSplitSize(g_, *c) != to[1]) return false;

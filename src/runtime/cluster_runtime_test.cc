@@ -87,6 +87,34 @@ TEST(ClusterRuntime, EveryStrategyEqualsOneDevice) {
   }
 }
 
+// spatial with its fc layers split by input: each worker gathers its
+// channels of the last map from every strip's worker, flattens them, and
+// the partial sums are reduced among the workers.
+TEST(ClusterRuntime, SpatialFcByInputsEqualsOneDevice) {
+  LocalWorkers lc(4);
+  const Model m = Load("cifarnet");
+  const Tensor x =
+      RandomInput(m.graph.tensors.at(m.graph.inputs[0]).shape, kInputSeed);
+  const Tensor want = RunWholeOrFail(m, x);
+  PlanOptions po;
+  po.strategy = "spatial";
+  po.devices = testing::EqualDevices(4);
+  po.spatial_fc = SpatialFc::kLip;
+  auto p = MakePlan(m.graph, po);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  int flattens = 0;
+  for (const auto& t : p->tasks)
+    flattens += t.name.find("/slice@") != std::string::npos;
+  EXPECT_EQ(flattens, 4);
+  auto c = Coordinator::Create(p.value(), lc.cluster, {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_OK_STATUS(c.value()->Deploy(m.weights, nullptr));
+  Tensor got;
+  Status s = c.value()->Run(x, &got, nullptr, 0);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_LE(MaxRelDiff(got, want), 1e-4);
+}
+
 // Tensors several devices read go as broadcast trees or chains, or
 // scattered, in chunks that receivers forward: the output equals one
 // device's, and what each worker measures it sent is what the plan's
