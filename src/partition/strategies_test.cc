@@ -363,13 +363,13 @@ TEST(Strategies, SpatialFcByInputsGathersItsChannelsFromEveryStrip) {
     for (const auto& n : t.fragment.nodes) flattens |= n.op == "Flatten";
     if (!flattens) continue;
     const int dev = p.DeviceOf(t.id, 0);
-    for (const auto& x : p.transfers) {
-      if (x.dst.task != t.id) continue;
-      ASSERT_GE(x.src.task, 0) << t.name;
-      EXPECT_EQ(p.tasks[x.src.task].scheme, "spatial") << t.name;
+    for (const auto& tr : p.transfers) {
+      if (tr.dst.task != t.id) continue;
+      ASSERT_GE(tr.src.task, 0) << t.name;
+      EXPECT_EQ(p.tasks[tr.src.task].scheme, "spatial") << t.name;
       // A box of every channel it needs, rows of one strip.
-      EXPECT_EQ(x.src.region.end[1] - x.src.region.begin[1], 2) << t.name;
-      flatten_sources[dev].insert(p.DeviceOf(x.src.task, 0));
+      EXPECT_EQ(tr.src.region.end[1] - tr.src.region.begin[1], 2) << t.name;
+      flatten_sources[dev].insert(p.DeviceOf(tr.src.task, 0));
     }
   }
   EXPECT_EQ(fc1_parts, 4);
