@@ -495,6 +495,14 @@ class Builder {
            (reducers_.count(t) && plan_.tasks[t].fragment.FindTensor(name));
   }
 
+  // Adds node `n` to task t, computing the part `out` of its output. A
+  // Reshape of a part yields the part's extents, not the whole's.
+  Status AddPartNode(int t, const Node& n, const Region& out) {
+    Node part = n;
+    if (part.op == "Reshape") part.attrs.Set("shape", out.extent());
+    return plan_.tasks[t].fragment.AddNode(part);
+  }
+
   // A node of one activation input that reads channel slices (of a
   // reduce-scatter, or of an output split whose output has several
   // readers) and acts on each channel alone (a pool, an activation) or
@@ -550,9 +558,7 @@ class Builder {
                     whole_scheme_);
         RETURN_IF_ERROR(Need(t, in, h.region, n.name));
       }
-      Node part = n;
-      if (part.op == "Reshape") part.attrs.Set("shape", regions[k].extent());
-      RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(part));
+      RETURN_IF_ERROR(AddPartNode(t, n, regions[k]));
       out.holders.push_back(Holder{t, regions[k]});
     }
     dist_[n.outputs[0]] = std::move(out);
@@ -632,9 +638,7 @@ class Builder {
       const int t = NewTask(n.name + "/slice@" + std::to_string(group[k]),
                             {group[k]}, "", whole_scheme_);
       RETURN_IF_ERROR(Need(t, in, ins[k], c->name));
-      Node part = n;
-      if (part.op == "Reshape") part.attrs.Set("shape", outs[k].extent());
-      RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(part));
+      RETURN_IF_ERROR(AddPartNode(t, n, outs[k]));
       out.holders.push_back(Holder{t, outs[k]});
     }
     dist_[n.outputs[0]] = std::move(out);
@@ -860,15 +864,7 @@ class Builder {
       for (size_t k = 0; k < followers.size(); ++k) {
         const Node* f = followers[k];
         RETURN_IF_ERROR(AddWholeWeights(t, *f));
-        Node part = *f;
-        // A Reshape of a part yields the part's extents, not the whole's.
-        if (part.op == "Reshape") {
-          const Region& r = follower_parts[k][d];
-          std::vector<int64_t> extents(r.rank());
-          for (int a = 0; a < r.rank(); ++a) extents[a] = r.end[a] - r.begin[a];
-          part.attrs.Set("shape", extents);
-        }
-        RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(part));
+        RETURN_IF_ERROR(AddPartNode(t, *f, follower_parts[k][d]));
       }
       out.holders.push_back(Holder{t, final_regions[d]});
     }

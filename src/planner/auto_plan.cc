@@ -443,10 +443,15 @@ class AutoPlanner {
   // prices both; 1.0 is a halo exchange at every window layer but those
   // that need none.
   void AddSpatialDepths(PlanOptions so) {
+    // Without an fc layer to split, every fc placement is the same plan.
+    bool has_fc = false;
+    for (const auto& n : g_.nodes)
+      has_fc |= n.op == "Gemm" && IsSplittableLayer(g_, n);
     for (double f : {1.0, 1.2, 1.5, 2.0, 4.0}) {
       for (SpatialFc fc :
            {SpatialFc::kWhole, SpatialFc::kLop, SpatialFc::kLip}) {
         if (f == opts_.max_read_factor && fc == SpatialFc::kWhole) continue;
+        if (!has_fc && fc != SpatialFc::kWhole) continue;
         so.max_read_factor = f;
         so.spatial_fc = fc;
         char name[48];
