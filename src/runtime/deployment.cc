@@ -9,8 +9,10 @@
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "graph/cost.h"
+#include "plan/dataflow.h"
 #include "plan/plan_cost.h"
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
@@ -76,16 +78,12 @@ void IndexTasks(Deployment* d) {
   const Plan& p = d->plan;
   const int n = static_cast<int>(p.tasks.size());
   d->mine.assign(n, false);
-  d->incoming.assign(n, 0);
-  d->outgoing.assign(n, {});
   for (const auto& t : p.tasks) {
     for (int dv : t.devices) d->mine[t.id] = d->mine[t.id] || dv == d->device;
   }
-  for (size_t i = 0; i < p.transfers.size(); ++i) {
-    const Transfer& x = p.transfers[i];
-    if (x.dst.task >= 0) d->incoming[x.dst.task]++;
-    if (x.src.task >= 0) d->outgoing[x.src.task].push_back(i);
-  }
+  PlanFlow f = IndexFlow(p);
+  d->incoming = std::move(f.incoming);
+  d->outgoing = std::move(f.outgoing);
 }
 
 // The request's weight references, by task.

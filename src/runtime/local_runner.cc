@@ -8,6 +8,7 @@
 
 #include "graph/cost.h"
 #include "plan/broadcast.h"
+#include "plan/dataflow.h"
 #include "plan/plan_verify.h"
 #include "plan/task_weights.h"
 #include "runtime/mailboxes.h"
@@ -33,40 +34,51 @@ struct OutputBox {
   int pending = 0;
 };
 
+// A task of this run whose inputs are all in.
+struct LocalReady {
+  int64_t seq = 0;
+  int task = 0;
+  std::vector<Tensor> inputs;
+  ReadyKey key() const { return {seq, task}; }
+};
+
 // What one run's device threads share, under `mu`: each device's mailboxes
-// (the worker's, runtime/mailboxes.h) and the tasks whose inputs are all
-// there.
+// (the worker's, runtime/mailboxes.h) and its queue of tasks whose inputs
+// are all there, run in the order a worker runs them (plan/dataflow.h).
 struct RunState {
-  RunState(const Plan& plan, int64_t seq);
+  RunState(const Plan& plan, const PlanFlow& flow, int64_t seq);
 
   const Plan& p;
+  const PlanFlow& flow;
   const int64_t request;
   const RequestMeta meta;
-  std::vector<int> incoming;  // per task, as a deployment counts them
   std::mutex mu;
   std::condition_variable cv;
   Status failure;
-  std::vector<Mailboxes> boxes;              // per device
-  std::map<int, std::vector<Tensor>> ready;  // by task: its inputs
+  std::vector<Mailboxes> boxes;               // per device
+  std::vector<ReadyQueue<LocalReady>> ready;  // per device
+  std::vector<int> left;  // per device: its tasks of this request not yet run
   OutputBox out_box;
   RunStats stats;
 };
 
-RunState::RunState(const Plan& plan, int64_t seq)
+RunState::RunState(const Plan& plan, const PlanFlow& f, int64_t seq)
     : p(plan),
+      flow(f),
       request(seq),
       meta{"local", seq, "", Clock::time_point::max()},
-      incoming(plan.tasks.size()),
+      ready(plan.devices.size()),
+      left(plan.devices.size(), 0),
       stats(EmptyRunStats(plan)) {
   boxes.reserve(p.devices.size());
   for (const auto& d : p.devices) boxes.emplace_back(d.name, 0);
   out_box.output = Tensor(p.output_shape);
-  for (const auto& x : p.transfers) {
-    if (x.dst.task == kModelOutput) {
-      out_box.pending++;
-    } else {
-      incoming[x.dst.task]++;
-    }
+  out_box.pending = flow.output_parts;
+  for (const auto& t : p.tasks) {
+    const int d = p.DeviceOf(t.id, request);
+    left[d]++;
+    // No transfer would make it ready (a worker refuses such a plan).
+    if (flow.incoming[t.id] == 0) ready[d].Push(LocalReady{seq, t.id, {}});
   }
 }
 
@@ -83,21 +95,23 @@ Status Put(RunState* r, int xi, const Tensor& part) {
   const int device = r->p.DeviceOf(x.dst.task, r->request);
   ASSIGN_OR_RETURN(
       std::optional<ReadyTask> rd,
-      r->boxes[device].Deliver(MailboxPlan{&r->p, device, &r->incoming},
+      r->boxes[device].Deliver(MailboxPlan{&r->p, device, &r->flow.incoming},
                                r->meta, xi, part, Clock::now()));
-  if (rd) r->ready[rd->task] = std::move(rd->inputs);
+  if (rd) {
+    r->ready[device].Push(
+        LocalReady{r->request, rd->task, std::move(rd->inputs)});
+  }
   return Status::Ok();
 }
 
-// Delivers every transfer leaving `task` (or the model input) under the
-// lock; the receiver wakes when its last part has arrived.
-void Deliver(RunState* r, int task,
+// Delivers the transfers `out` leaving a task (or the model input) under
+// the lock; a receiver wakes when its last part has arrived.
+void Deliver(RunState* r, const std::vector<int>& out,
              const std::map<std::string, const Tensor*>& srcs) {
   const Plan& p = r->p;
   std::lock_guard<std::mutex> lock(r->mu);
-  for (size_t xi = 0; xi < p.transfers.size(); ++xi) {
+  for (int xi : out) {
     const Transfer& x = p.transfers[xi];
-    if (x.src.task != task) continue;
     auto part = ExtractRegion(*srcs.at(x.src.tensor), x.src.region);
     Status st = part.status();
     if (part.ok()) {
@@ -107,35 +121,37 @@ void Deliver(RunState* r, int task,
         // what the workers compute.
         RoundToWireDtype(d, &*part);
       }
-      st = Put(r, static_cast<int>(xi), *part);
+      st = Put(r, xi, *part);
     }
     if (!st.ok() && r->failure.ok()) r->failure = st;
   }
   r->cv.notify_all();
 }
 
-// Runs device `device`'s tasks in plan order, each once its inputs have
-// arrived; returns at the first failure, its own or another thread's.
+// Runs device `device`'s tasks as they become ready, one at a time, in
+// the dataflow's order; returns at the first failure, its own or another
+// thread's.
 void DeviceLoop(RunState* r,
                 const std::vector<std::unique_ptr<Executor>>& executors,
                 int threads_per_device, int device) {
   const Plan& p = r->p;
   SetKernelThreads(threads_per_device);
-  for (const auto& t : p.tasks) {
-    if (p.DeviceOf(t.id, r->request) != device) continue;
-    std::vector<Tensor> ins;
+  while (true) {
+    LocalReady rd;
     {
       std::unique_lock<std::mutex> lock(r->mu);
+      if (r->left[device] == 0) return;
       r->cv.wait(lock,
-                 [&] { return r->ready.count(t.id) > 0 || !r->failure.ok(); });
+                 [&] { return !r->ready[device].empty() || !r->failure.ok(); });
       if (!r->failure.ok()) return;
-      ins = std::move(r->ready.at(t.id));
-      r->ready.erase(t.id);
+      rd = r->ready[device].Pop();
+      r->left[device]--;
     }
+    const Task& t = p.tasks[rd.task];
     std::vector<Tensor> outs;
     const auto ts = Clock::now();
     Status st =
-        executors[t.id] ? executors[t.id]->Run(ins, &outs) : Status::Ok();
+        executors[t.id] ? executors[t.id]->Run(rd.inputs, &outs) : Status::Ok();
     const double ms = MsSince(ts);
     if (!st.ok()) {
       std::lock_guard<std::mutex> lock(r->mu);
@@ -144,12 +160,18 @@ void DeviceLoop(RunState* r,
       return;
     }
     std::map<std::string, const Tensor*> srcs;
-    for (size_t i = 0; i < ins.size(); ++i)
-      srcs[t.fragment.inputs[i]] = &ins[i];
+    for (size_t i = 0; i < rd.inputs.size(); ++i)
+      srcs[t.fragment.inputs[i]] = &rd.inputs[i];
     for (size_t i = 0; i < outs.size(); ++i) {
       srcs[t.fragment.outputs[i]] = &outs[i];
     }
-    Deliver(r, t.id, srcs);
+    // In the order a worker hands them on; in memory, every one in place.
+    const OutputRoute route =
+        RouteOutputs(p, r->flow.outgoing[t.id], device, r->request);
+    for (const auto& g : route.broadcasts) Deliver(r, g, srcs);
+    std::vector<int> direct;
+    for (const auto& d : route.direct) direct.push_back(d.transfer);
+    Deliver(r, direct, srcs);
     std::lock_guard<std::mutex> lock(r->mu);
     r->stats.task_ms[t.id] = ms;
   }
@@ -184,6 +206,7 @@ StatusOr<std::unique_ptr<LocalRunner>> LocalRunner::Create(
   r->plan_copy_ = plan;
   r->plan_ = &r->plan_copy_;
   r->opts_ = opts;
+  r->flow_ = IndexFlow(r->plan_copy_);
   for (const auto& t : plan.tasks) {
     if (t.fragment.nodes.empty()) {  // a merge point: only forwards inputs
       r->executors_.push_back(nullptr);
@@ -208,11 +231,11 @@ Status LocalRunner::Run(const Tensor& input, Tensor* output, RunStats* stats,
                            " but the plan's model expects " +
                            ShapeToString(p.input_shape));
   }
-  RunState r(p, request);
+  RunState r(p, flow_, request);
   // What crosses devices, counted as the workers send it (broadcast trees).
   for (const WireHop& h : WireHops(p, request)) CountWireHop(p, h, &r.stats);
   const auto t0 = Clock::now();
-  Deliver(&r, kModelInput, {{p.input_name, &input}});
+  Deliver(&r, flow_.inputs, {{p.input_name, &input}});
   std::vector<std::thread> threads;
   for (size_t d = 0; d < p.devices.size(); ++d) {
     threads.emplace_back(GuardedDeviceLoop, &r, std::cref(executors_),

@@ -1,5 +1,6 @@
 // Runs a Plan in one process: each device a thread with its own executors,
-// transfers copied in memory. The in-process implementation of a device
+// transfers copied in memory, tasks run as a worker runs them (the plan's
+// dataflow, plan/dataflow.h). The in-process implementation of a device
 // cluster, for tests and `shoal run --local`.
 #ifndef SHOAL_RUNTIME_LOCAL_RUNNER_H_
 #define SHOAL_RUNTIME_LOCAL_RUNNER_H_
@@ -10,6 +11,7 @@
 
 #include "engine/executor.h"
 #include "graph/weights.h"
+#include "plan/dataflow.h"
 #include "plan/plan.h"
 #include "plan/run_stats.h"
 
@@ -36,6 +38,7 @@ class LocalRunner {
   const Plan* plan_ = nullptr;
   Plan plan_copy_;
   LocalRunOptions opts_;
+  PlanFlow flow_;
   std::vector<std::unique_ptr<Executor>> executors_;  // per task
 };
 

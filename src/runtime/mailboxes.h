@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "graph/weights.h"
+#include "plan/dataflow.h"
 #include "plan/plan.h"
 #include "runtime/worker_core.h"
 #include "util/status.h"
@@ -46,10 +47,7 @@ struct ReadyTask {
   std::vector<Tensor> inputs;  // in the order of its fragment's inputs
   std::chrono::steady_clock::time_point first;  // its first input arrived
   std::chrono::steady_clock::time_point at;     // its last input arrived
-  bool operator<(const ReadyTask& o) const {    // priority_queue: oldest first
-    if (meta.seq != o.meta.seq) return meta.seq > o.meta.seq;
-    return task > o.task;
-  }
+  ReadyKey key() const { return {meta.seq, task}; }
 };
 
 class Mailboxes {

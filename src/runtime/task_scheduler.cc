@@ -51,7 +51,7 @@ Status TaskScheduler::DeliverLocked(const std::shared_ptr<Deployment>& d,
   const double waited =
       std::chrono::duration<double, std::milli>(rd->at - rd->first).count();
   const int task = rd->task;
-  ready_.push(Queued{d, std::move(*rd)});
+  ready_.Push(Queued{d, std::move(*rd)});
   core_.stats->With([&](WorkerStats& s) {
     s.AddWait(task, waited);
     s.AddQueueDepth(ready_.size());
@@ -85,8 +85,7 @@ void TaskScheduler::Loop() {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !ready_.empty(); });
       if (stopping_) return;
-      rd = std::move(const_cast<Queued&>(ready_.top()));
-      ready_.pop();
+      rd = ready_.Pop();
     }
     // An exception fails this request, never the thread: a worker whose
     // compute thread died would take requests and answer none.
@@ -113,9 +112,10 @@ void TaskScheduler::RunReady(Queued& rd) {
   for (size_t i = 0; i < outs.size(); ++i) {
     srcs[t.fragment.outputs[i]] = &outs[i];
   }
-  std::set<int> grouped;
-  if (!SendBroadcasts(rd, srcs, &grouped)) return;
-  SendOutputs(rd, srcs, grouped);
+  const OutputRoute route = RouteOutputs(
+      rd.dep->plan, rd.dep->outgoing[rd.t.task], rd.dep->device, rd.t.meta.seq);
+  if (!SendBroadcasts(rd, srcs, route)) return;
+  SendDirect(rd, srcs, route);
 }
 
 // Runs the task (paced to the device's share of a core) and records its
@@ -171,21 +171,18 @@ void AddressMessage(const RequestMeta& meta, const Deployment& d,
 
 }  // namespace
 
-// Bytes that several devices read go out as broadcast trees; the transfers
-// they carry are added to `grouped`. False when the request failed.
+// Bytes that several devices read go out as broadcast trees. False when
+// the request failed.
 bool TaskScheduler::SendBroadcasts(const Queued& rd, const Sources& srcs,
-                                   std::set<int>* grouped) {
+                                   const OutputRoute& route) {
   const Deployment& d = *rd.dep;
-  const auto groups =
-      BroadcastGroups(d.plan, d.outgoing[rd.t.task], d.device, rd.t.meta.seq);
-  for (const auto& g : groups) {
+  for (const auto& g : route.broadcasts) {
     const Transfer& x = d.plan.transfers[g.front()];
     auto part = ExtractRegion(*srcs.at(x.src.tensor), x.src.region);
     if (!part.ok()) {
       core_.fail(rd.t.meta, WorkerError::kInternal, part.status().message());
       return false;
     }
-    grouped->insert(g.begin(), g.end());
     rpc::TensorMessage header;
     AddressMessage(rd.t.meta, *rd.dep, &header);
     for (int64_t v : part->shape) header.add_shape(v);
@@ -199,22 +196,19 @@ bool TaskScheduler::SendBroadcasts(const Queued& rd, const Sources& srcs,
 
 // Every other outgoing transfer of the task: delivered here when its reader
 // runs on this device, queued for the sender otherwise.
-void TaskScheduler::SendOutputs(const Queued& rd, const Sources& srcs,
-                                const std::set<int>& grouped) {
+void TaskScheduler::SendDirect(const Queued& rd, const Sources& srcs,
+                               const OutputRoute& route) {
   const Deployment& d = *rd.dep;
   const Task& t = d.plan.tasks[rd.t.task];
-  for (int xi : d.outgoing[rd.t.task]) {
-    if (grouped.count(xi)) continue;
+  for (const OutputRoute::Direct& r : route.direct) {
+    const int xi = r.transfer;
     const Transfer& x = d.plan.transfers[xi];
     auto part = ExtractRegion(*srcs.at(x.src.tensor), x.src.region);
     if (!part.ok()) {
       core_.fail(rd.t.meta, WorkerError::kInternal, part.status().message());
       return;
     }
-    const int to = x.dst.task == kModelOutput
-                       ? -1
-                       : d.plan.DeviceOf(x.dst.task, rd.t.meta.seq);
-    if (to == d.device) {
+    if (r.here) {
       if (Status s = Deliver(rd.dep, rd.t.meta, {xi}, *part); !s.ok()) {
         // The request fails now, not at its deadline.
         core_.fail(rd.t.meta, WorkerError::kMessageRefused,
@@ -227,7 +221,7 @@ void TaskScheduler::SendOutputs(const Queued& rd, const Sources& srcs,
     OutgoingMessage o;
     o.dep = rd.dep;
     o.meta = rd.t.meta;
-    o.dst_device = to;
+    o.dst_device = r.to;
     o.queued = Clock::now();
     AddressMessage(rd.t.meta, *rd.dep, &o.msg);
     o.msg.set_transfer(xi);

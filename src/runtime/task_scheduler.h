@@ -1,8 +1,9 @@
 // A worker's execution core: the mailboxes of the requests in flight, the
-// queue of tasks whose inputs are all here (oldest request first), and the
-// compute thread that runs them and passes their outputs on: to a task on
-// this device directly, to others through the sender (as broadcast trees
-// where several devices read the same bytes).
+// queue of tasks whose inputs are all here, and the compute thread that
+// runs them and passes their outputs on: to a task on this device
+// directly, to others through the sender (as broadcast trees where several
+// devices read the same bytes). The order of both is the plan's dataflow
+// (plan/dataflow.h), which `run --local` and the simulator follow too.
 #ifndef SHOAL_RUNTIME_TASK_SCHEDULER_H_
 #define SHOAL_RUNTIME_TASK_SCHEDULER_H_
 
@@ -10,12 +11,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <queue>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "plan/dataflow.h"
 #include "runtime/deployment.h"
 #include "runtime/mailboxes.h"
 #include "runtime/worker_core.h"
@@ -51,7 +51,7 @@ class TaskScheduler {
   struct Queued {
     std::shared_ptr<Deployment> dep;
     ReadyTask t;
-    bool operator<(const Queued& o) const { return t < o.t; }
+    ReadyKey key() const { return t.key(); }
   };
 
   Status DeliverLocked(const std::shared_ptr<Deployment>& d,
@@ -60,9 +60,9 @@ class TaskScheduler {
   void RunReady(Queued& rd);
   bool ComputeTask(Queued& rd, std::vector<Tensor>* outs);
   bool SendBroadcasts(const Queued& rd, const Sources& srcs,
-                      std::set<int>* grouped);
-  void SendOutputs(const Queued& rd, const Sources& srcs,
-                   const std::set<int>& grouped);
+                      const OutputRoute& route);
+  void SendDirect(const Queued& rd, const Sources& srcs,
+                  const OutputRoute& route);
 
   const WorkerCore core_;
   WorkerSender* const sender_;
@@ -71,7 +71,7 @@ class TaskScheduler {
   std::condition_variable cv_;
   bool stopping_ = false;
   Mailboxes boxes_;
-  std::priority_queue<Queued> ready_;
+  ReadyQueue<Queued> ready_;
   std::thread thread_;
 };
 

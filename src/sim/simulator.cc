@@ -5,13 +5,13 @@
 #include <map>
 #include <queue>
 #include <random>
-#include <set>
 #include <tuple>
 #include <unordered_map>
 
 #include "cluster/cpu_quota.h"
 #include "graph/cost.h"
 #include "plan/broadcast.h"
+#include "plan/dataflow.h"
 #include "util/stats.h"
 
 namespace shoal {
@@ -71,13 +71,11 @@ struct Ready {
   int64_t seq;
   int task;
   double at;  // its last input in
-  bool operator>(const Ready& o) const {
-    return seq != o.seq ? seq > o.seq : task > o.task;
-  }
+  ReadyKey key() const { return {seq, task}; }
 };
 
 struct DeviceState {
-  std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready;
+  ReadyQueue<Ready> ready;
   bool busy = false;
   double busy_since = 0;
   double ready_since = 0;  // the running task's last input
@@ -161,11 +159,8 @@ class Sim {
   uint64_t order_ = 0;
   double now_ = 0;
   int64_t events_ = 0;
-  std::vector<int64_t> bytes_;              // per transfer
-  std::vector<int> incoming_;               // per task
-  std::vector<std::vector<int>> outgoing_;  // per task
-  std::vector<int> inputs_;                 // transfers from the model input
-  int output_parts_ = 0;
+  std::vector<int64_t> bytes_;  // per transfer
+  PlanFlow flow_;
   std::vector<double> single_s_;  // per task with one device: its time
   std::unordered_map<int64_t, double> replica_s_;  // task * n + device
   std::vector<DeviceState> dev_;
@@ -203,7 +198,7 @@ class Sim {
       return static_cast<size_t>(h ^ (h >> 29));
     }
   };
-  std::unordered_map<GroupKey, std::vector<std::vector<int>>, KeyHash> groups_;
+  std::unordered_map<GroupKey, OutputRoute, KeyHash> routes_;
   // Values of an unordered_map stay where they are on rehash.
   std::unordered_map<GroupKey, std::vector<RelayHop>, KeyHash> trees_;
   std::unordered_map<GroupKey, std::vector<RelayHop>, KeyHash> sources_;
@@ -219,10 +214,10 @@ class Sim {
   int64_t ChunkKey(int req, int xfer) const {
     return int64_t{req} * int64_t(p_.transfers.size()) + xfer;
   }
-  // The broadcasts among the transfers out of `task` (the model input:
-  // -1) on device `self`, and the set of transfers they carry.
-  const std::vector<std::vector<int>>& Broadcasts(int req, int self, int task,
-                                                  std::set<int>* carried);
+  // Where the outputs of `task` (the model input: -1) go from device
+  // `self` (plan/dataflow.h RouteOutputs, as the worker and the
+  // coordinator send them), made once per task when no task has replicas.
+  const OutputRoute& Route(int req, int self, int task);
   // Queues the chunks of `total` bytes for `hops` (new hops of request
   // `req`) on device `from`'s senders, or on the coordinator's link (from
   // < 0), chunk by chunk as the runtime does (runtime/relay_messages.h).
@@ -283,48 +278,44 @@ double Sim::Transmit(int d, int64_t bytes, double from, double* link_free) {
 void Sim::StartRequest(int req) {
   Request& r = req_[req];
   r.start = now_;
-  r.pending = incoming_;
+  r.pending = flow_.incoming;
   r.first.assign(p_.tasks.size(), -1);
-  r.out_left = output_parts_;
+  r.out_left = flow_.output_parts;
   // The coordinator sends the input parts for the input device itself first
   // (no link), then each of the others through the input device's link from
   // several threads: their bytes queue on the link, their latencies overlap
   // (runtime/coordinator.cc SendInputs). Then the broadcasts' chunks,
   // through the same link.
-  std::set<int> carried;
-  const auto& groups = Broadcasts(req, p_.input_device, -1, &carried);
+  const OutputRoute& route = Route(req, p_.input_device, -1);
   for (const bool local : {true, false}) {
-    for (int xi : inputs_) {
-      const Transfer& x = p_.transfers[xi];
-      if (x.dst.task == kModelOutput) {
+    for (const OutputRoute::Direct& dx : route.direct) {
+      const int xi = dx.transfer;
+      if (p_.transfers[xi].dst.task == kModelOutput) {
         if (!local) r.out_left--;
         continue;
       }
-      if ((Dev(x.dst.task, Seq(req)) == p_.input_device) != local) continue;
-      if (carried.count(xi)) continue;
+      if (dx.here != local) continue;
       const double t = local ? now_
                              : Transmit(p_.input_device, bytes_[xi], now_,
                                         &coord_link_free_);
       Push(t, Kind::kArrive, -1, req, xi);
     }
   }
-  for (const auto& g : groups) {
+  for (const auto& g : route.broadcasts) {
     SendChunks(req, -1, TreeOf(req, p_.input_device, g, true),
                bytes_[g.front()]);
   }
   if (r.out_left == 0) Complete(req);
 }
 
-const std::vector<std::vector<int>>& Sim::Broadcasts(int req, int self,
-                                                     int task,
-                                                     std::set<int>* carried) {
+const OutputRoute& Sim::Route(int req, int self, int task) {
   const GroupKey key{replicas_ ? Seq(req) : 0, task, 0, 0};
-  auto it = groups_.find(key);
-  if (it == groups_.end()) {
-    const std::vector<int>& out = task < 0 ? inputs_ : outgoing_[task];
-    it = groups_.emplace(key, BroadcastGroups(p_, out, self, Seq(req))).first;
+  auto it = routes_.find(key);
+  if (it == routes_.end()) {
+    const std::vector<int>& out =
+        task < 0 ? flow_.inputs : flow_.outgoing[task];
+    it = routes_.emplace(key, RouteOutputs(p_, out, self, Seq(req))).first;
   }
-  for (const auto& g : it->second) carried->insert(g.begin(), g.end());
   return it->second;
 }
 
@@ -458,7 +449,7 @@ void Sim::Arrive(int req, int xfer) {
   const int d = Dev(task, Seq(req));
   DeviceState& ds = dev_[d];
   ds.r.wait_ms_total += (now_ - r.first[task]) * 1e3;
-  ds.ready.push(Ready{Seq(req), task, now_});
+  ds.ready.Push(Ready{Seq(req), task, now_});
   ds.r.queue_histogram[std::min<size_t>(ds.ready.size(),
                                         kQueueHistogramBins - 1)]++;
   if (!ds.busy) {
@@ -518,8 +509,7 @@ void Sim::CountBytes(int req) {
 Status Sim::StartNext(int d) {
   DeviceState& ds = dev_[d];
   if (ds.ready.empty()) return Status::Ok();
-  const Ready rd = ds.ready.top();
-  ds.ready.pop();
+  const Ready rd = ds.ready.Pop();
   ASSIGN_OR_RETURN(double s, TaskSeconds(rd.task, d));
   const CpuQuota q = m_.Quota(map_[d]);
   // The worker holds a task until CPU time / fraction has passed (its
@@ -589,17 +579,15 @@ Status Sim::TaskDone(int d, int req, int task) {
                           ds.ready_since, ds.busy_since, now_});
   }
   // Broadcasts first, then the other sends, as the worker queues them.
-  std::set<int> carried;
-  for (const auto& g : Broadcasts(req, d, task, &carried)) {
+  const OutputRoute& route = Route(req, d, task);
+  for (const auto& g : route.broadcasts) {
     SendChunks(req, d, TreeOf(req, d, g, true), bytes_[g.front()]);
   }
-  for (int xi : outgoing_[task]) {
-    if (carried.count(xi)) continue;
-    const Transfer& x = p_.transfers[xi];
-    if (x.dst.task != kModelOutput && Dev(x.dst.task, Seq(req)) == d) {
-      Arrive(req, xi);  // delivered in place; the device is still busy
+  for (const OutputRoute::Direct& dx : route.direct) {
+    if (dx.here) {
+      Arrive(req, dx.transfer);  // delivered in place; the device is still busy
     } else {
-      Enqueue(d, req, xi);
+      Enqueue(d, req, dx.transfer);
     }
   }
   ds.busy = false;
@@ -608,9 +596,8 @@ Status Sim::TaskDone(int d, int req, int task) {
 
 void Sim::IndexPlan() {
   const int nt = static_cast<int>(p_.tasks.size());
+  flow_ = IndexFlow(p_);
   bytes_.resize(p_.transfers.size());
-  incoming_.assign(nt, 0);
-  outgoing_.assign(nt, {});
   single_s_.assign(nt, -1);
   runs_.resize(nt);
   for (const auto& t : p_.tasks) {
@@ -618,12 +605,7 @@ void Sim::IndexPlan() {
     one_dev_.push_back(t.devices.size() == 1 ? t.devices[0] : -1);
   }
   for (size_t i = 0; i < p_.transfers.size(); ++i) {
-    const Transfer& x = p_.transfers[i];
-    bytes_[i] = p_.WireBytes(x);
-    if (x.dst.task >= 0) incoming_[x.dst.task]++;
-    if (x.dst.task == kModelOutput) output_parts_++;
-    if (x.src.task >= 0) outgoing_[x.src.task].push_back(i);
-    if (x.src.task == kModelInput) inputs_.push_back(i);
+    bytes_[i] = p_.WireBytes(p_.transfers[i]);
   }
 }
 

@@ -1,9 +1,10 @@
 // A discrete-event simulation of a Plan on a cluster: what `shoal bench`
-// would measure, predicted from a LatencyModel (docs/simulator.md). It
-// mirrors the runtime: each device computes one ready task at a time (oldest
-// request first, then lowest task id), sends each output region through a
+// would measure, predicted from a LatencyModel (docs/simulator.md). It runs
+// the workers' dataflow (plan/dataflow.h) on a simulated clock: each device
+// computes one ready task at a time in the workers' order, hands its outputs
+// on in their order (broadcasts down their trees, chunk by chunk), through a
 // FIFO served by its sender threads over its uplink (transmissions
-// serialised at the link's bandwidth, then its latency), replicas serve
+// serialised at the link's bandwidth, then its latency); replicas serve
 // requests round robin, and K clients keep K requests in flight.
 #ifndef SHOAL_SIM_SIMULATOR_H_
 #define SHOAL_SIM_SIMULATOR_H_
