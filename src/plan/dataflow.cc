@@ -1,5 +1,6 @@
 #include "plan/dataflow.h"
 
+#include <algorithm>
 #include <set>
 
 #include "plan/broadcast.h"
@@ -34,6 +35,14 @@ OutputRoute RouteOutputs(const Plan& p, const std::vector<int>& outgoing,
         x.dst.task == kModelOutput ? -1 : p.DeviceOf(x.dst.task, seq);
     r.direct.push_back({xi, to, to == device});
   }
+  return r;
+}
+
+OutputRoute RouteInput(const Plan& p, const std::vector<int>& inputs,
+                       int64_t seq) {
+  OutputRoute r = RouteOutputs(p, inputs, p.input_device, seq);
+  std::stable_partition(r.direct.begin(), r.direct.end(),
+                        [](const OutputRoute::Direct& d) { return d.here; });
   return r;
 }
 

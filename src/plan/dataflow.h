@@ -83,6 +83,13 @@ struct OutputRoute {
 OutputRoute RouteOutputs(const Plan& p, const std::vector<int>& outgoing,
                          int device, int64_t seq);
 
+// The model input's route (`inputs`: PlanFlow::inputs), which the
+// coordinator sends for the input device: RouteOutputs from the input
+// device, the parts it reads itself first. They cross no link, so its
+// tasks start while the other devices' parts are still on the air.
+OutputRoute RouteInput(const Plan& p, const std::vector<int>& inputs,
+                       int64_t seq);
+
 }  // namespace shoal
 
 #endif  // SHOAL_PLAN_DATAFLOW_H_

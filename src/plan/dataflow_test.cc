@@ -101,5 +101,30 @@ TEST(Dataflow, RouteSendsBroadcastsFirstThenTheRestInPlanOrder) {
   EXPECT_FALSE(r.direct.back().here);
 }
 
+// The coordinator sends the input device's own parts first (no link), then
+// the others, then the broadcasts; the input read as the output goes to it.
+TEST(Dataflow, RouteInputPutsTheInputDevicesPartsFirst) {
+  Plan p = Fan();
+  p.broadcast.fanout = 0;
+  p.input_device = 3;
+  const Region r = Region::Full({1, 4});
+  p.transfers = {Copy(kModelInput, 0, "x"), Copy(kModelInput, 3, "x"),
+                 Copy(kModelInput, kModelOutput, "x"),
+                 Copy(kModelInput, 4, "x")};
+  p.transfers[2].dst.region = r;
+  const OutputRoute route = RouteInput(p, IndexFlow(p).inputs, 1);
+  EXPECT_TRUE(route.broadcasts.empty());
+  ASSERT_EQ(route.direct.size(), 4u);
+  std::vector<int> order, to;
+  for (const auto& d : route.direct) {
+    order.push_back(d.transfer);
+    to.push_back(d.to);
+  }
+  EXPECT_EQ(order, (std::vector<int>{1, 0, 2, 3}));
+  EXPECT_EQ(to, (std::vector<int>{3, 0, -1, 4}));
+  EXPECT_TRUE(route.direct[0].here);
+  EXPECT_FALSE(route.direct[1].here);
+}
+
 }  // namespace
 }  // namespace shoal

@@ -12,6 +12,7 @@
 
 #include "graph/quantization.h"
 #include "plan/broadcast.h"
+#include "plan/dataflow.h"
 #include "plan/plan_cost.h"
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
@@ -50,6 +51,7 @@ constexpr size_t kInputSenders = 8;
 
 struct Coordinator::Impl final : public rpc::Worker::Service {
   Plan plan;
+  PlanFlow flow;  // the plan's transfers by task, indexed once
   std::string plan_json;
   std::vector<DeviceSpec> devs;  // per plan device
   CoordinatorOptions opts;
@@ -273,6 +275,7 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   RETURN_IF_ERROR(VerifyPlan(plan));
   auto impl = std::make_unique<Impl>();
   impl->plan = plan;
+  impl->flow = IndexFlow(plan);
   impl->plan_json = PlanToJson(plan).dump();
   impl->opts = opts;
   if (!impl->opts.tls && cluster.tls.any()) {
@@ -685,38 +688,6 @@ void Unregister(Coordinator::Impl& m, const std::string& id) {
   m.pending.erase(id);
 }
 
-// The input device's own parts first: they cross no link, so its tasks
-// start while the other devices' parts are still on the air.
-std::vector<size_t> InputOrder(const Plan& p, int64_t seq) {
-  std::vector<size_t> order;
-  for (int pass = 0; pass < 2; ++pass) {
-    for (size_t xi = 0; xi < p.transfers.size(); ++xi) {
-      const Transfer& x = p.transfers[xi];
-      if (x.src.task != kModelInput) continue;
-      const bool local = x.dst.task != kModelOutput &&
-                         p.DeviceOf(x.dst.task, seq) == p.input_device;
-      if (local == (pass == 0)) order.push_back(xi);
-    }
-  }
-  return order;
-}
-
-// Parts that several other devices read go out as broadcast trees
-// (plan/broadcast.h), like a worker's outputs.
-std::vector<std::vector<int>> InputBroadcasts(const Plan& p,
-                                              const std::vector<size_t>& order,
-                                              int64_t seq) {
-  std::vector<int> remote;
-  for (size_t xi : order) {
-    const Transfer& x = p.transfers[xi];
-    if (x.dst.task != kModelOutput &&
-        p.DeviceOf(x.dst.task, seq) != p.input_device) {
-      remote.push_back(static_cast<int>(xi));
-    }
-  }
-  return BroadcastGroups(p, remote, p.input_device, seq);
-}
-
 // A message of request `id`'s input `part`, without its transfer.
 rpc::TensorMessage InputMessage(const Coordinator::Impl& m,
                                 const std::string& id, int64_t seq,
@@ -736,22 +707,19 @@ rpc::TensorMessage InputMessage(const Coordinator::Impl& m,
 }
 
 // The messages of request `id`'s input, (device, message) in the order
-// they go: one per part outside `grouped`, where a part that is also the
-// model's output is copied into `pend` instead; then each broadcast's
-// chunks along its relay tree. A part that cannot be cut from `input`
-// fails the request.
+// they go (plan/dataflow.h RouteInput): one per part sent on its own, the
+// input device's first, where a part that is also the model's output is
+// copied into `pend` instead; then each broadcast's chunks along its relay
+// tree. A part that cannot be cut from `input` fails the request.
 Status InputSends(Coordinator::Impl& m, const Tensor& input,
                   const std::string& id, int64_t seq, Pending* pend,
                   std::vector<std::pair<int, rpc::TensorMessage>>* sends) {
   const Plan& p = m.plan;
-  const std::vector<size_t> order = InputOrder(p, seq);
-  const auto groups = InputBroadcasts(p, order, seq);
-  std::set<int> grouped;
-  for (const auto& g : groups) grouped.insert(g.begin(), g.end());
-  for (size_t xi : order) {
+  const OutputRoute route = RouteInput(p, m.flow.inputs, seq);
+  for (const OutputRoute::Direct& dx : route.direct) {
+    const int xi = dx.transfer;
     const Transfer& x = p.transfers[xi];
-    if (grouped.count(static_cast<int>(xi))) continue;
-    const int d = x.dst.task == kModelOutput ? -1 : p.DeviceOf(x.dst.task, seq);
+    const int d = dx.to;
     auto part = ExtractRegion(input, x.src.region);
     if (!part.ok()) {
       Unregister(m, id);
@@ -776,7 +744,7 @@ Status InputSends(Coordinator::Impl& m, const Tensor& input,
     msg.set_transfer(xi);
     sends->emplace_back(d, std::move(msg));
   }
-  for (const auto& g : groups) {
+  for (const auto& g : route.broadcasts) {
     const Transfer& x = p.transfers[g.front()];
     auto part = ExtractRegion(input, x.src.region);
     if (!part.ok()) {

@@ -287,19 +287,16 @@ void Sim::StartRequest(int req) {
   // (runtime/coordinator.cc SendInputs). Then the broadcasts' chunks,
   // through the same link.
   const OutputRoute& route = Route(req, p_.input_device, -1);
-  for (const bool local : {true, false}) {
-    for (const OutputRoute::Direct& dx : route.direct) {
-      const int xi = dx.transfer;
-      if (p_.transfers[xi].dst.task == kModelOutput) {
-        if (!local) r.out_left--;
-        continue;
-      }
-      if (dx.here != local) continue;
-      const double t = local ? now_
+  for (const OutputRoute::Direct& dx : route.direct) {
+    const int xi = dx.transfer;
+    if (dx.to < 0) {  // the input is also the output: nothing to run
+      r.out_left--;
+      continue;
+    }
+    const double t = dx.here ? now_
                              : Transmit(p_.input_device, bytes_[xi], now_,
                                         &coord_link_free_);
-      Push(t, Kind::kArrive, -1, req, xi);
-    }
+    Push(t, Kind::kArrive, -1, req, xi);
   }
   for (const auto& g : route.broadcasts) {
     SendChunks(req, -1, TreeOf(req, p_.input_device, g, true),
@@ -314,7 +311,10 @@ const OutputRoute& Sim::Route(int req, int self, int task) {
   if (it == routes_.end()) {
     const std::vector<int>& out =
         task < 0 ? flow_.inputs : flow_.outgoing[task];
-    it = routes_.emplace(key, RouteOutputs(p_, out, self, Seq(req))).first;
+    it = routes_
+             .emplace(key, task < 0 ? RouteInput(p_, out, Seq(req))
+                                    : RouteOutputs(p_, out, self, Seq(req)))
+             .first;
   }
   return it->second;
 }
