@@ -11,6 +11,7 @@
 #include "lcp/split_branches.h"
 #include "onnx/onnx_export.h"
 #include "partition/strategy.h"
+#include "plan/broadcast.h"
 #include "plan/plan_cost.h"
 #include "plan/plan_json.h"
 #include "plan/plan_print.h"
@@ -32,7 +33,7 @@ struct PlanArgs {
   bool json = false, image_input = false;
   double time_limit = 10;
   std::string spatial_fc = "auto";
-  std::string broadcast = "scatter";
+  std::string broadcast = "auto";
   std::string wire_dtype = "f32", wire_compression = "auto";
   double read_factor = PlanOptions().max_read_factor;
   std::string halo_overlap = "on";
@@ -68,11 +69,13 @@ StatusOr<PlanOptions> PlanOptionsFromFlags(const PlanArgs& a,
   po.hub = a.hub;
   po.ilp_time_limit_s = a.time_limit;
   po.input_pixels = a.image_input;
-  po.broadcast_fanout = a.broadcast == "direct"    ? 0
-                        : a.broadcast == "chain"   ? 1
-                        : a.broadcast == "scatter" ? kMaxBroadcastFanout
-                                                   : kDefaultBroadcastFanout;
-  po.broadcast_scatter = a.broadcast == "scatter";
+  // auto: --strategy auto chooses per candidate; other strategies scatter.
+  po.broadcast_auto = a.broadcast == "auto";
+  ASSIGN_OR_RETURN(
+      const BroadcastSettings bs,
+      NamedBroadcast(a.broadcast == "auto" ? "scatter" : a.broadcast));
+  po.broadcast_fanout = bs.fanout;
+  po.broadcast_scatter = bs.scatter;
   ASSIGN_OR_RETURN(po.wire.dtype, ParseWireDtype(a.wire_dtype));
   po.wire.lz4 = a.wire_compression == "lz4" ||
                 (a.wire_compression == "auto" && HasSlowLink(cluster));
@@ -291,12 +294,14 @@ void AddSchemeFlags(CLI::App* cmd, PlanArgs* a) {
                   "How a tensor that several devices read travels: scatter "
                   "(the source sends each 8 KiB chunk to one receiver in "
                   "turn, which passes it to all the others: the source's "
-                  "uplink carries the tensor once; the default), tree "
-                  "(binary trees of receivers that forward each 32 KiB "
-                  "chunk as it arrives), chain (each receiver forwards to "
-                  "the next), or direct (the source sends it to each "
-                  "device)")
-      ->check(CLI::IsMember({"tree", "chain", "scatter", "direct"}));
+                  "uplink carries the tensor once), tree (binary trees of "
+                  "receivers that forward each 32 KiB chunk as it "
+                  "arrives), chain (each receiver forwards to the next), "
+                  "direct (the source sends it to each device), or auto "
+                  "(the default: --strategy auto predicts each candidate "
+                  "all four ways and keeps the fastest; other strategies "
+                  "scatter)")
+      ->check(CLI::IsMember({"auto", "tree", "chain", "scatter", "direct"}));
   cmd->add_option("--wire-dtype", a->wire_dtype,
                   "How activations travel: f32 (exact; the default), or "
                   "f16 / bf16 (half the bytes, each value rounded; run "

@@ -78,6 +78,30 @@ TEST(PlanCmd, BroadcastScatterIsAPlanSetting) {
   EXPECT_NE(out.find("--broadcast"), std::string::npos) << out;
 }
 
+// --broadcast auto (the default): a strategy other than auto scatters; auto
+// prices each candidate every way and says which it chose where they differ.
+TEST(PlanCmd, BroadcastAutoIsTheDefault) {
+  const std::string shoal = SHOAL_BINARY;
+  const std::string plan = ::testing::TempDir() + "/bauto-plan.json";
+  const std::string cluster =
+      std::string(SHOAL_SOURCE_DIR) + "/examples/pi3-8.yaml";
+  std::string out;
+  ASSERT_EQ(RunCommand(shoal + " plan cifarnet --cluster " + cluster +
+                           " --strategy lcp --branches 8 -o " + plan,
+                       &out),
+            0)
+      << out;
+  EXPECT_NE(ReadPlan(plan).find("\"scatter\": true"), std::string::npos);
+  ASSERT_EQ(RunCommand(shoal + " plan alexnet --cluster " + cluster +
+                           " --strategy auto --image-input -o " + plan,
+                       &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("broadcasts "), std::string::npos) << out;
+  EXPECT_NE(out.find("scatter "), std::string::npos) << out;
+  EXPECT_NE(out.find("direct "), std::string::npos) << out;
+}
+
 // --spatial-fc lip: spatial's fc layers split by inputs, each device
 // flattening the channels it gathered from the strips; exact. An unknown
 // placement is refused, naming the option.

@@ -62,6 +62,10 @@ struct PlanOptions {
   // (BroadcastSettings::scatter): with 16, to each other device directly.
   int broadcast_fanout = kMaxBroadcastFanout;
   bool broadcast_scatter = true;
+  // auto only: each candidate's broadcasts travel the way that predicts
+  // fastest for it (scatter, tree, chain or direct), not by the two above
+  // (`plan --broadcast auto`, the default; naming a way turns it off).
+  bool broadcast_auto = true;
   // How activations travel (Plan::wire): candidates are priced with it.
   WireSettings wire;
   double ilp_time_limit_s = 10;

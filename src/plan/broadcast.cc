@@ -4,8 +4,36 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <string>
 
 namespace shoal {
+
+StatusOr<BroadcastSettings> NamedBroadcast(const std::string& name) {
+  BroadcastSettings b;
+  if (name == "scatter") {
+    b.fanout = kMaxBroadcastFanout;
+    b.scatter = true;
+    b.chunk_bytes = kDefaultScatterChunkBytes;
+  } else if (name == "tree") {
+    b.fanout = kDefaultBroadcastFanout;
+  } else if (name == "chain") {
+    b.fanout = 1;
+  } else if (name == "direct") {
+    b.fanout = 0;
+  } else {
+    return InvalidArgument("unknown broadcast '" + name +
+                           "' (scatter, tree, chain or direct)");
+  }
+  return b;
+}
+
+std::string BroadcastName(const BroadcastSettings& b) {
+  if (b.fanout <= 0) return "direct";
+  if (b.scatter) return "scatter";
+  if (b.fanout == 1) return "chain";
+  if (b.fanout == kDefaultBroadcastFanout) return "tree";
+  return "trees of fan-out " + std::to_string(b.fanout);
+}
 
 bool SameSource(const Transfer& a, const Transfer& b) {
   return a.src.task == b.src.task && a.src.tensor == b.src.tensor &&

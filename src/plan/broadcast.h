@@ -16,9 +16,11 @@
 #define SHOAL_PLAN_BROADCAST_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "plan/plan.h"
+#include "util/status.h"
 
 namespace shoal {
 
@@ -43,6 +45,13 @@ constexpr int kMinBroadcastDevices = 3;
 constexpr int kMaxBroadcastFanout = 16;
 constexpr int64_t kMinBroadcastChunkBytes = 1024;
 constexpr int64_t kMaxBroadcastChunkBytes = int64_t{64} << 20;
+
+// The ways `shoal plan --broadcast` names: "scatter" (fan-out 16, 8 KiB
+// chunks, scattered), "tree" (binary trees, 32 KiB chunks), "chain"
+// (fan-out 1) and "direct" (fan-out 0: one message per device).
+StatusOr<BroadcastSettings> NamedBroadcast(const std::string& name);
+// One of those names for `b`, or "trees of fan-out N" for another.
+std::string BroadcastName(const BroadcastSettings& b);
 
 // One send of a broadcast, from the device that holds the data to
 // `device`: the bytes of the transfers in `deliver` (all into `device`;

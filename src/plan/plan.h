@@ -109,7 +109,8 @@ struct PlanAlternative {
   std::string name;  // a strategy, "procedure1", "milp", "random", ...
   double latency_s = 0;
   double throughput_rps = 0;
-  std::string note;  // why it is missing or lost; empty when it was compared
+  // Why it is missing (no latency then), or how it was made.
+  std::string note;
 };
 struct PlanPrediction {
   std::string objective;  // latency or throughput
