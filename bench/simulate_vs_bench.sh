@@ -28,7 +28,9 @@
 #
 # Env: BUILD_DIR (default build), MODELS (default "alexnet resnet18"),
 # CLUSTERS (default "pi3-4 mixed"), STRATEGIES, REQUESTS (default 10),
-# CONCURRENCY (default 1), RUNS (default 1), PORT_BASE (default 7500).
+# CONCURRENCY (default 1), RUNS (default 1), PORT_BASE (default 7500),
+# PIXELS (1: the input is an image, sent as 8-bit pixels, plan
+# --image-input, as bench/runtime_clusters.sh plans it).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -41,6 +43,7 @@ REQUESTS=${REQUESTS:-10}
 CONCURRENCY=${CONCURRENCY:-1}
 RUNS=${RUNS:-1}
 PORT_BASE=${PORT_BASE:-7500}
+PIXELS=${PIXELS:-0}
 [ -x "$shoal" ] || { echo "no $shoal: build first (make build)" >&2; exit 1; }
 py=/usr/bin/python3
 
@@ -59,7 +62,7 @@ the median of the rounds' medians, their range beside it; "simulate
 median": the median of the rounds' predictions; "by round": each round's
 prediction over its bench; "first profile / bench": the first round's
 profile alone. "bytes equal": the simulator's bytes per request are the
-workers' measured ones.
+workers' measured ones.$([ "$PIXELS" = 1 ] && echo " Every plan's input is sent as 8-bit pixels.")
 
 TXT
 echo "| cluster | model | strategy | bench median ms | bench run medians | simulate median ms | simulate / bench | by round | first profile / bench | bench req/s | simulate req/s | bytes equal |"
@@ -84,6 +87,7 @@ for c in $CLUSTERS; do
       plan="$work/$c-$m-$s.json"
       extra=()
       [ "$s" = auto ] && extra=(--profile "$prof")
+      [ "$PIXELS" = 1 ] && extra+=(--image-input)
       if ! "$shoal" plan "$m" --cluster "$cf" --strategy "$s" "${extra[@]}" -o "$plan" > "$work/plan.log" 2>&1; then
         echo "| $c | $m | $s | plan failed: $(tail -1 "$work/plan.log" | cut -c1-80) | | | | | | | | |"
         continue
@@ -142,13 +146,16 @@ done
 echo
 "$py" - "$work/rows" <<'PY'
 import sys
+import statistics
 by = {}
+times = {}  # (cluster, model): [(strategy, bench ms, simulate ms)]
 for line in open(sys.argv[1]):
     c = [x.strip() for x in line.split("|")[1:-1]]
     if len(c) < 7:
         continue
     try:
         r = float(c[6])
+        times.setdefault((c[0], c[1]), []).append((c[2], float(c[3]), float(c[5])))
     except ValueError:
         continue
     by.setdefault(c[0], []).append((c[2], r))
@@ -164,4 +171,31 @@ print(f"Reading: {k} of {n} predictions within 15 % of the bench: " + "; ".join(
       " the same plan benches 10-25 % apart from one minute to the next, and"
       " plans that are the same tasks under two strategies' names bench up to"
       " 20 % apart within one run, which is the floor under these ratios.")
+errs = [abs(r - 1) for v in by.values() for _, r in v]
+if errs:
+    print()
+    print("Median error: %.1f %% over the %d plans (%s)." % (
+        100 * statistics.median(errs), len(errs),
+        "; ".join("%s %.1f %%" % (cl, 100 * statistics.median([abs(r - 1) for _, r in v]))
+                  for cl, v in by.items())))
+# Ranking: every pair of strategies on one cluster and model that the
+# simulator orders the other way from the bench. Pairs whose benches are
+# within 10 % of each other are within the host's noise and named apart.
+wrong, close = [], []
+pairs = 0
+for (cl, m), v in times.items():
+    for i in range(len(v)):
+        for j in range(i + 1, len(v)):
+            (a, ba, sa), (b, bb, sb) = v[i], v[j]
+            pairs += 1
+            if (ba < bb) == (sa < sb) or ba == bb:
+                continue
+            what = "%s %s: %s %.0f / %.0f ms, %s %.0f / %.0f ms" % (
+                cl, m, a, ba, sa, b, bb, sb)
+            (close if max(ba, bb) <= 1.1 * min(ba, bb) else wrong).append(what)
+print()
+print("Ranking (bench / simulate): %d of %d pairs of strategies ordered as measured." % (
+    pairs - len(wrong) - len(close), pairs)
+      + (" Ordered the other way, benches more than 10 %% apart: %s." % "; ".join(wrong) if wrong else "")
+      + (" The other way within 10 %% of each other (the host's noise): %s." % "; ".join(close) if close else ""))
 PY
