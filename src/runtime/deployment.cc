@@ -196,21 +196,19 @@ Status MakeExecutors(const TaskWeightRefs& tw, const DeploymentContext& ctx,
   return Status::Ok();
 }
 
-// A deployment's weights and executor arenas are hundreds of megabytes of
-// blocks. Once freed, glibc's malloc keeps much of them in its heaps (it
-// gives back only a heap's top, and raises its mmap threshold as large
-// blocks are freed, so later ones come from the heaps too): a worker given
-// one plan after another grew by about a plan's weights every few deploys
-// until its memory limit killed it. Trimming when a deployment goes hands
-// the free pages back to the system.
+// A deployment's weights and engines go back to the system with it.
 void DeleteAndTrim(Deployment* d) {
   delete d;
+  TrimFreedMemory();
+}
+
+}  // namespace
+
+void TrimFreedMemory() {
 #ifdef __GLIBC__
   malloc_trim(0);
 #endif
 }
-
-}  // namespace
 
 StatusOr<std::shared_ptr<Deployment>> BuildDeployment(
     const rpc::DeployRequest& req, const DeploymentContext& ctx, int64_t held,

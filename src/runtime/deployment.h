@@ -64,6 +64,15 @@ StatusOr<std::shared_ptr<Deployment>> BuildDeployment(
     const rpc::DeployRequest& req, const DeploymentContext& ctx, int64_t held,
     rpc::DeployReply* rep);
 
+// Hands the pages of freed blocks back to the system. glibc's malloc keeps
+// much of what a worker frees in its heaps (it gives back only a heap's
+// top, and raises its mmap threshold as large blocks are freed, so later
+// ones come from the heaps too): a worker that built one engine after
+// another, for deployments or for profiling, grew by about a model's
+// weights every few builds until its memory limit killed it. Called when
+// a deployment goes and after each profiling run.
+void TrimFreedMemory();
+
 }  // namespace shoal
 
 #endif  // SHOAL_RUNTIME_DEPLOYMENT_H_
