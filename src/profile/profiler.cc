@@ -103,6 +103,7 @@ Status ProfileLayers(const DeviceSpec& d, rpc::Worker::Stub* stub,
       out->has_cpu_quota = true;
       out->cpu_quota.quota_s = rep.cpu_quota_s();
       out->cpu_quota.period_s = rep.cpu_period_s();
+      out->cpu_pace = rep.cpu_fraction();
       if (o.progress) {
         o.progress(
             {d.name, ++done, steps, v.layer + " " + v.variant, secs[i].back()});

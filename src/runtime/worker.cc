@@ -475,6 +475,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
       rep->set_cpu_seconds_median(t->cpu_seconds_median);
       rep->set_cpu_quota_s(q.quota_s);
       rep->set_cpu_period_s(q.period_s);
+      rep->set_cpu_fraction(opts.cpu_fraction);
       rep->set_threads(opts.threads);
       for (const auto& n : t->node_seconds) {
         rpc::NodeSeconds* r = rep->add_nodes();

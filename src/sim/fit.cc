@@ -109,7 +109,7 @@ void RefitDevice(DeviceProfile* d) {
     all.push_back(&s);
   }
   d->fits.clear();
-  const CpuQuota q = d->has_cpu_quota ? d->cpu_quota : CpuQuota{};
+  const CpuQuota q = ComputeQuota(*d);
   for (const auto& [op, v] : by_op) d->fits[op] = FitSamples(v, q);
   d->fits["*"] = FitSamples(all, q);
 }
@@ -149,6 +149,7 @@ void MergeProfile(const Profile& from, Profile* into) {
       d->has_cpu_quota = true;
       d->cpu_quota = fd.cpu_quota;
     }
+    d->cpu_pace = fd.cpu_pace;
     RefitDevice(d);
   }
 }

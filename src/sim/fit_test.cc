@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <random>
 
+#include "sim/latency_model.h"
+
 namespace shoal {
 namespace {
 
@@ -81,6 +83,67 @@ TEST(Fit, UnderAQuotaFitsPacedSeconds) {
   // Without a quota the wall times are fitted.
   const OpFit w = FitSamples(p);
   EXPECT_GT(w.intercept_s, 0.01);
+}
+
+// A worker paced to 3.1 % of a core (a calibrated Pi 3) under a cgroup
+// quota of 35.5 % (room for gRPC's threads): its compute takes CPU / 0.031,
+// so the fits and the latency model price it so, not at CPU / 0.355, which
+// made every prediction from such a profile about 10x too fast.
+TEST(Profile, APacedWorkersComputeRunsAtItsPace) {
+  DeviceProfile d;
+  d.name = "pi0";
+  d.has_cpu_quota = true;
+  d.cpu_quota = CpuQuota{0.0071, 0.02};
+  d.samples = {S("Conv", 1000000, 0, 0.001 / 0.031),
+               S("Conv", 2000000, 0, 0.002 / 0.031)};
+  d.samples[0].cpu_seconds = 0.001;
+  d.samples[1].cpu_seconds = 0.002;
+  RefitDevice(&d);
+  EXPECT_NEAR(d.fits.at("Conv").per_mac_s, 0.001 / 0.355 / 1e6, 1e-15);
+  d.cpu_pace = 0.031;
+  EXPECT_NEAR(ComputeQuota(d).fraction(), 0.031, 1e-12);
+  EXPECT_NEAR(ComputeQuota(d).period_s, 0.02, 1e-12);
+  RefitDevice(&d);
+  EXPECT_NEAR(d.fits.at("Conv").per_mac_s, 0.001 / 0.031 / 1e6, 1e-15);
+  // A pace above the quota: the quota is what limits.
+  DeviceProfile fast = d;
+  fast.cpu_pace = 0.5;
+  EXPECT_NEAR(ComputeQuota(fast).fraction(), 0.355, 1e-12);
+
+  Profile p;
+  p.devices.push_back(d);
+  const std::string path = ::testing::TempDir() + "/paced_profile.json";
+  ASSERT_TRUE(SaveProfile(p, path).ok());
+  auto back = LoadProfile(path);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->devices[0].cpu_pace, 0.031);
+  // And the model prices a layer at its paced time.
+  Cluster c;
+  DeviceSpec spec;
+  spec.name = "pi0";
+  c.devices.push_back(spec);
+  auto m = LatencyModel::FromProfile(c, *back, "m");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  NodeCost conv;
+  conv.op = "Conv";
+  conv.macs = 1000000;
+  EXPECT_NEAR(m->NodeSeconds(0, conv), 0.001 / 0.031, 1e-6);
+
+  // A pace that is no fraction of a core is refused, naming the device.
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(
+        "{\"format\": \"shoal-profile\", \"version\": 1, \"devices\": "
+        "[{\"name\": \"pi0\", \"link\": {\"bandwidth_bps\": 1e6, "
+        "\"latency_s\": 0.01}, \"cpu_pace\": -1}]}",
+        f);
+    std::fclose(f);
+  }
+  auto bad = LoadProfile(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("pi0"), std::string::npos)
+      << bad.status().message();
 }
 
 TEST(Profile, InModelTimesTakeTheModelsCpuShare) {

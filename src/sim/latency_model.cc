@@ -56,13 +56,17 @@ StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
                {},
                dp->link,
                dp->has_cpu_quota ? dp->cpu_quota : QuotaForCpu(d.QuotaCpu())};
+    // Compute runs under the worker's pace where it has one (the quota
+    // above stays the cgroup's: what messages' CPU competes for).
+    const CpuQuota compute =
+        dp->has_cpu_quota || dp->cpu_pace > 0 ? ComputeQuota(*dp) : dev.quota;
     std::map<Key, std::pair<double, int>> sum;
     for (const auto& ls : dp->samples) {
       auto& [s, n] = sum[Key{ls.op, ls.macs, ls.bytes}];
-      s += PacedSeconds(ls, dev.quota);
+      s += PacedSeconds(ls, compute);
       ++n;
       if (!model.empty() && ls.model == model) {
-        dev.layers.Add(PacedSample(ls, dev.quota));
+        dev.layers.Add(PacedSample(ls, compute));
       }
     }
     for (const auto& [k, sn] : sum) dev.measured[k] = sn.first / sn.second;

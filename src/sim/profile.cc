@@ -10,6 +10,15 @@ double PacedSeconds(const LayerSample& s, const CpuQuota& q) {
   return s.cpu_seconds / q.fraction();
 }
 
+CpuQuota ComputeQuota(const DeviceProfile& d) {
+  CpuQuota q = d.has_cpu_quota ? d.cpu_quota : CpuQuota{};
+  if (d.cpu_pace > 0 && d.cpu_pace < q.fraction()) {
+    if (q.period_s <= 0) q.period_s = 0.1;  // a pace alone, no cgroup
+    q.quota_s = d.cpu_pace * q.period_s;
+  }
+  return q;
+}
+
 double PacedAloneSeconds(const LayerSample& s, const CpuQuota& q) {
   if (s.alone_seconds <= 0) return 0;
   if (!q.limited() || q.fraction() >= 1) return s.alone_seconds;
@@ -60,6 +69,7 @@ Status SaveProfile(const Profile& p, const std::string& path) {
       jd["cpu_quota"] = {{"quota_s", d.cpu_quota.quota_s},
                          {"period_s", d.cpu_quota.period_s}};
     }
+    if (d.cpu_pace > 0) jd["cpu_pace"] = d.cpu_pace;
     for (const auto& [op, f] : d.fits) {
       jd["fits"][op] = {{"intercept_s", f.intercept_s},
                         {"per_mac_s", f.per_mac_s},
@@ -119,6 +129,12 @@ StatusOr<Profile> LoadProfile(const std::string& path) {
         d.has_cpu_quota = true;
         d.cpu_quota.quota_s = jd["cpu_quota"].at("quota_s").get<double>();
         d.cpu_quota.period_s = jd["cpu_quota"].at("period_s").get<double>();
+      }
+      d.cpu_pace = jd.value("cpu_pace", 0.0);
+      if (!(d.cpu_pace >= 0 && d.cpu_pace <= 1024)) {
+        return InvalidArgument(path + ": device " + d.name + " has cpu_pace " +
+                               std::to_string(d.cpu_pace) +
+                               " (a fraction of a core, 0 to 1024)");
       }
       const nlohmann::json fits = jd.value("fits", nlohmann::json::object());
       for (const auto& [op, jf] : fits.items()) {

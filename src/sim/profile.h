@@ -91,7 +91,16 @@ struct DeviceProfile {
   // up`); absent from older files.
   bool has_cpu_quota = false;
   CpuQuota cpu_quota;
+  // The fraction of a core the worker paced its compute to (`cluster up`
+  // derives it from the device's `speed`), below the cgroup's quota, which
+  // also lets gRPC's threads run; 0: none (absent from older files).
+  double cpu_pace = 0;
 };
+
+// The CPU limit the device's compute runs under: its cgroup quota, or, where
+// the worker paces compute to less, that pace (over the quota's period).
+// PacedSeconds of a sample under it is the time a task takes there.
+CpuQuota ComputeQuota(const DeviceProfile& d);
 
 struct Profile {
   int version = 1;
