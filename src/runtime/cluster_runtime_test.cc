@@ -52,6 +52,35 @@ using testing::RunWholeOrFail;
 
 constexpr uint64_t kInputSeed = 7;
 
+// A model, its seeded input and the one-device output to compare with.
+struct Oracle {
+  Model m;
+  Tensor x, want;
+};
+Oracle MakeOracle(const std::string& model) {
+  Oracle o{Load(model), {}, {}};
+  o.x =
+      RandomInput(o.m.graph.tensors.at(o.m.graph.inputs[0]).shape, kInputSeed);
+  o.want = RunWholeOrFail(o.m, o.x);
+  return o;
+}
+
+// Deploys `p` on the workers once, runs requests `seqs` (replicas take
+// turns by request) and checks each against the one-device output.
+void ExpectDeployedRunsExact(const Plan& p, const LocalWorkers& lc,
+                             const Oracle& o, std::vector<int64_t> seqs,
+                             const std::string& what) {
+  auto c = Coordinator::Create(p, lc.cluster, {});
+  ASSERT_TRUE(c.ok()) << what << ": " << c.status().message();
+  ASSERT_OK_STATUS(c.value()->Deploy(o.m.weights, nullptr));
+  for (int64_t seq : seqs) {
+    Tensor got;
+    Status s = c.value()->Run(o.x, &got, nullptr, seq);
+    ASSERT_TRUE(s.ok()) << what << ": " << s.message();
+    EXPECT_LE(MaxRelDiff(got, o.want), 1e-4) << what << " request " << seq;
+  }
+}
+
 Plan MakeTestPlan(const Model& m, const std::string& strategy, int n) {
   PlanOptions po;
   po.strategy = strategy;
@@ -64,25 +93,15 @@ Plan MakeTestPlan(const Model& m, const std::string& strategy, int n) {
 TEST(ClusterRuntime, EveryStrategyEqualsOneDevice) {
   LocalWorkers lc(3);
   for (const std::string model : {"lenet5", "cifarnet"}) {
-    const Model m = Load(model);
-    const Tensor x =
-        RandomInput(m.graph.tensors.at(m.graph.inputs[0]).shape, kInputSeed);
-    const Tensor want = RunWholeOrFail(m, x);
+    const Oracle o = MakeOracle(model);
     for (const auto& strategy : StrategyNames()) {
       PlanOptions po;
       po.strategy = strategy;
       po.devices = testing::EqualDevices(3);
-      auto p = MakePlan(m.graph, po);
+      auto p = MakePlan(o.m.graph, po);
       if (!p.ok()) continue;  // a split that does not apply to this model
-      auto c = Coordinator::Create(p.value(), lc.cluster, {});
-      ASSERT_TRUE(c.ok()) << c.status().message();
-      ASSERT_OK_STATUS(c.value()->Deploy(m.weights, nullptr));
-      for (int64_t seq = 0; seq < 2; ++seq) {  // replicas: both rounds
-        Tensor got;
-        Status s = c.value()->Run(x, &got, nullptr, seq);
-        ASSERT_TRUE(s.ok()) << model << " " << strategy << ": " << s.message();
-        EXPECT_LE(MaxRelDiff(got, want), 1e-4) << model << " " << strategy;
-      }
+      // Replicas: both rounds.
+      ExpectDeployedRunsExact(p.value(), lc, o, {0, 1}, model + " " + strategy);
     }
   }
 }
@@ -92,27 +111,18 @@ TEST(ClusterRuntime, EveryStrategyEqualsOneDevice) {
 // the partial sums are reduced among the workers.
 TEST(ClusterRuntime, SpatialFcByInputsEqualsOneDevice) {
   LocalWorkers lc(4);
-  const Model m = Load("cifarnet");
-  const Tensor x =
-      RandomInput(m.graph.tensors.at(m.graph.inputs[0]).shape, kInputSeed);
-  const Tensor want = RunWholeOrFail(m, x);
+  const Oracle o = MakeOracle("cifarnet");
   PlanOptions po;
   po.strategy = "spatial";
   po.devices = testing::EqualDevices(4);
   po.spatial_fc = SpatialFc::kLip;
-  auto p = MakePlan(m.graph, po);
+  auto p = MakePlan(o.m.graph, po);
   ASSERT_TRUE(p.ok()) << p.status().message();
   int flattens = 0;
   for (const auto& t : p->tasks)
     flattens += t.name.find("/slice@") != std::string::npos;
   EXPECT_EQ(flattens, 4);
-  auto c = Coordinator::Create(p.value(), lc.cluster, {});
-  ASSERT_TRUE(c.ok()) << c.status().message();
-  ASSERT_OK_STATUS(c.value()->Deploy(m.weights, nullptr));
-  Tensor got;
-  Status s = c.value()->Run(x, &got, nullptr, 0);
-  ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_LE(MaxRelDiff(got, want), 1e-4);
+  ExpectDeployedRunsExact(p.value(), lc, o, {0}, "spatial --spatial-fc lip");
 }
 
 // Tensors several devices read go as broadcast trees or chains, or
@@ -121,10 +131,7 @@ TEST(ClusterRuntime, SpatialFcByInputsEqualsOneDevice) {
 // counts say (relays included).
 TEST(ClusterRuntime, BroadcastTreesAndChainsEqualOneDevice) {
   LocalWorkers lc(6);
-  const Model m = Load("cifarnet");
-  const Tensor x =
-      RandomInput(m.graph.tensors.at(m.graph.inputs[0]).shape, kInputSeed);
-  const Tensor want = RunWholeOrFail(m, x);
+  const Oracle o = MakeOracle("cifarnet");
   for (const std::string strategy : {"lop", "fuse", "spatial"}) {
     int64_t relayed_by_others[4] = {0, 0, 0, 0};
     for (int fanout : {0, 1, 2, 3}) {  // 3: scattered
@@ -133,18 +140,18 @@ TEST(ClusterRuntime, BroadcastTreesAndChainsEqualOneDevice) {
       po.devices = testing::EqualDevices(6);
       po.broadcast_fanout = fanout == 3 ? kMaxBroadcastFanout : fanout;
       po.broadcast_scatter = fanout == 3;
-      auto p = MakePlan(m.graph, po);
+      auto p = MakePlan(o.m.graph, po);
       ASSERT_TRUE(p.ok()) << p.status().message();
       // Small chunks, so that every broadcast is several of them.
       p->broadcast.chunk_bytes = 1024;
       auto c = Coordinator::Create(p.value(), lc.cluster, {});
       ASSERT_TRUE(c.ok()) << c.status().message();
-      ASSERT_OK_STATUS(c.value()->Deploy(m.weights, nullptr));
+      ASSERT_OK_STATUS(c.value()->Deploy(o.m.weights, nullptr));
       ASSERT_TRUE(c.value()->Stats(/*reset=*/true).ok());
       Tensor got;
-      Status s = c.value()->Run(x, &got, nullptr, 0);
+      Status s = c.value()->Run(o.x, &got, nullptr, 0);
       ASSERT_TRUE(s.ok()) << strategy << " " << fanout << ": " << s.message();
-      EXPECT_LE(MaxRelDiff(got, want), 1e-4) << strategy << " " << fanout;
+      EXPECT_LE(MaxRelDiff(got, o.want), 1e-4) << strategy << " " << fanout;
       auto stats = c.value()->Stats(/*reset=*/false);
       ASSERT_TRUE(stats.ok()) << stats.status().message();
       const RunStats counted = CountCommunication(p.value(), 0);
