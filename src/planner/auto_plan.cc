@@ -365,12 +365,19 @@ class AutoPlanner {
   // tensors' sizes and how many devices read each (AlexNet's MILP plan on
   // eight Pi 3s: 219 ms direct, 251 scattered, 261 down trees).
   void ChooseBroadcast(Candidate* c) const {
-    BroadcastSettings best = c->plan.broadcast;
+    const BroadcastSettings own = c->plan.broadcast;
+    const Prediction own_pred = c->pred;
+    BroadcastSettings best = own;
     std::string tried;
     bool differ = false;
     for (const char* name : {"scatter", "tree", "chain", "direct"}) {
       c->plan.broadcast = NamedBroadcast(name).value();
-      auto pred = PredictPlan(c->plan, *model_);
+      const bool same = c->plan.broadcast.fanout == own.fanout &&
+                        c->plan.broadcast.scatter == own.scatter &&
+                        c->plan.broadcast.chunk_bytes == own.chunk_bytes;
+      // The way it was built with is predicted already.
+      auto pred =
+          same ? StatusOr<Prediction>(own_pred) : PredictPlan(c->plan, *model_);
       if (!pred.ok()) continue;
       const double v = ObjectiveValue(*pred, opts_.objective);
       const double now = ObjectiveValue(c->pred, opts_.objective);
