@@ -8,12 +8,14 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "graph/graph.h"
+#include "engine/shared_weights.h"
 #include "graph/weights.h"
 #include "util/status.h"
 
@@ -57,9 +59,26 @@ class Step {
   std::vector<int> reads, writes;  // value ids
   std::string label;               // node name, or "reorder <tensor>"
   int64_t weight_bytes = 0;        // constant data the step holds
+  int shared_weights = 0;          // weights another executor holds for it
   // Which kernel does the work: a oneDNN primitive (reorders included) or
   // the reference kernel. A profile names the ops left to the reference.
   bool reference = false;
+};
+
+// The copies a SharedWeights holds: for each key (what the data is), the
+// layouts made of it, each with the plain layout it was read in (the same
+// data read as [K, N] or as [N, K] is not the same weight).
+struct SharedWeights::Impl {
+  struct Copy {
+    memory::desc plain, md;
+    memory mem;
+  };
+  mutable std::mutex mu;
+  // The copies' own engine: an executor's goes with it, and the copies
+  // outlive the executor that asked first.
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  std::map<std::string, std::vector<Copy>> by_key;
+  int64_t bytes = 0;
 };
 
 memory::desc PlainDesc(const Shape& shape);
@@ -98,6 +117,19 @@ class ExecBuilder {
 
   // Weight data of a weight tensor; nullptr if the graph has no data for it.
   const Tensor* Weight(const std::string& name) const;
+  // Reordered weights are shared through `shared` for the weights `keys`
+  // names (weight tensor -> what its data is).
+  void ShareWeights(SharedWeights* shared,
+                    std::map<std::string, std::string> keys) {
+    shared_ = shared;
+    weight_keys_ = std::move(keys);
+  }
+  SharedWeights* shared_weights() const { return shared_; }
+  // What weight `name`'s data is, or nullptr when it is not shared.
+  const std::string* WeightKey(const std::string& name) const {
+    auto it = weight_keys_.find(name);
+    return shared_ && it != weight_keys_.end() ? &it->second : nullptr;
+  }
   // A reference step points at this weight's plain data: keep it.
   void RetainWeight(const std::string& name) { retained_.insert(name); }
   // `node` was built by oneDNN, which copied its weights into the layouts
@@ -135,6 +167,8 @@ class ExecBuilder {
   std::set<std::string> retained_;
   std::map<std::string, int> weight_readers_;  // nodes yet to be built
   std::map<std::string, std::vector<const Node*>> consumers_;
+  SharedWeights* shared_ = nullptr;
+  std::map<std::string, std::string> weight_keys_;
 };
 
 // A backend's attempt at one node: adds its steps and returns true, or

@@ -5,12 +5,14 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 #include "engine/exec_builder.h"
 #include "engine/int8_reference_step.h"
 #include "engine/memory_plan.h"
 #include "engine/onednn/int8_pattern.h"
 #include "engine/reference_step.h"
+#include "engine/shared_weights.h"
 #include "graph/fuse_batchnorm.h"
 #include "graph/verify.h"
 
@@ -52,8 +54,52 @@ double WallSeconds() {
 
 }  // namespace
 
+// The keys of the weights as the BN-folded graph holds them. A conv that
+// took in a BatchNormalization holds weights computed from the conv's and
+// the BN's, changed in place under the conv's names, so their key names
+// them all; a conv whose inputs are not all keyed is not shared.
+std::map<std::string, std::string> FoldedWeightKeys(
+    const Graph& original, const Graph& folded,
+    std::map<std::string, std::string> keys) {
+  auto key_of = [&](const std::vector<std::string>& names, size_t from,
+                    std::string* out) {
+    for (size_t i = from; i < names.size(); ++i) {
+      if (names[i].empty()) continue;
+      auto it = keys.find(names[i]);
+      if (it == keys.end()) return false;
+      *out += it->second + ",";
+    }
+    return true;
+  };
+  std::map<std::string, std::string> derived;
+  std::set<std::string> unkeyed;
+  for (const Node& bn : original.nodes) {
+    if (bn.op != "BatchNormalization" || folded.FindNode(bn.name)) continue;
+    const int c = original.ProducerIndex(bn.inputs[0]);
+    if (c < 0) continue;
+    const Node& conv = original.nodes[c];
+    const Node* now = folded.FindNode(conv.name);
+    if (now == nullptr) continue;
+    std::string key = "folded(";
+    const bool known = key_of(conv.inputs, 1, &key) &&
+                       key_of(bn.inputs, 1, &key);
+    key += "eps=" + std::to_string(bn.attrs.GetFloat("epsilon", 1e-5f)) + ")";
+    for (size_t i = 1; i < now->inputs.size(); ++i) {
+      if (now->inputs[i].empty()) continue;
+      if (known)
+        derived[now->inputs[i]] = key + "#" + std::to_string(i);
+      else
+        unkeyed.insert(now->inputs[i]);
+    }
+  }
+  for (const auto& name : unkeyed) keys.erase(name);
+  for (auto& [name, key] : derived) keys[name] = key;
+  return keys;
+}
+
 struct Executor::Impl {
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  std::shared_ptr<SharedWeights> shared;  // outlives the steps' views
   dnnl::stream stream{eng};
   WeightStore weights;
   std::vector<Value> values;
@@ -96,6 +142,13 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
   const Graph& graph = folded_bns > 0 ? folded.graph : g;
   ExecBuilder b(graph, &impl->weights, &impl->eng,
                 opts.backend == Backend::kOneDnn);
+  if (opts.shared_weights) {
+    impl->shared = opts.shared_weights;
+    b.ShareWeights(impl->shared.get(),
+                   folded_bns > 0
+                       ? FoldedWeightKeys(g, graph, opts.weight_keys)
+                       : opts.weight_keys);
+  }
 
   for (const auto& in : graph.inputs) {
     const Shape& s = graph.FindTensor(in)->shape;
@@ -195,8 +248,10 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
   ex->stats_.onednn_steps = onednn_steps;
   ex->stats_.reference_steps = reference_steps;
   ex->stats_.retained_weight_bytes = retained_weight_bytes;
-  for (const auto& s : ex->impl_->steps)
+  for (const auto& s : ex->impl_->steps) {
     ex->stats_.onednn_weight_bytes += s->weight_bytes;
+    ex->stats_.shared_weights += s->shared_weights;
+  }
   ex->stats_.folded_batchnorms = folded_bns;
   for (const auto& s : ex->impl_->steps) {
     ex->labels_.push_back(s->label);

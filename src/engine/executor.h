@@ -2,6 +2,7 @@
 #ifndef SHOAL_ENGINE_EXECUTOR_H_
 #define SHOAL_ENGINE_EXECUTOR_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,9 +18,17 @@ enum class Backend { kOneDnn, kReference };
 StatusOr<Backend> ParseBackend(const std::string& name);
 const char* BackendName(Backend b);
 
+class SharedWeights;  // engine/shared_weights.h
+
 struct ExecutorOptions {
   Backend backend = Backend::kOneDnn;
   int threads = 0;  // 0: all cores
+  // Reordered weights this executor shares with others of the process:
+  // a weight that `weight_keys` names (weight tensor -> what its data is,
+  // e.g. a blob hash) reuses another executor's copy of the same data in
+  // the same layout. Null: the executor keeps copies of its own.
+  std::shared_ptr<SharedWeights> shared_weights;
+  std::map<std::string, std::string> weight_keys;
 };
 
 struct ExecutorStats {
@@ -33,8 +42,10 @@ struct ExecutorStats {
   // read (oneDNN steps hold their own copies in their chosen layouts).
   int64_t retained_weight_bytes = 0;
   // Weight bytes the oneDNN steps hold, in the layouts and types their
-  // primitives chose (s8 for int8 layers: a quarter of f32).
+  // primitives chose (s8 for int8 layers: a quarter of f32); copies taken
+  // from another executor (ExecutorOptions::shared_weights) not counted.
   int64_t onednn_weight_bytes = 0;
+  int shared_weights = 0;  // weights taken from another executor's copy
   int folded_batchnorms = 0;  // BN nodes folded into their conv (oneDNN)
 };
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "engine/shared_weights.h"
 #include "graph/cost.h"
 #include "plan/dataflow.h"
 #include "plan/plan_cost.h"
@@ -169,14 +170,22 @@ Status CheckBudget(const Deployment& d, int64_t largest_weight, int64_t held,
 // A task at a time: its weights read from the cache, handed to the
 // engine, which keeps its own layout and drops the plain copy, so the
 // plain weights of one task at most are in memory beside the engine's.
+// Tasks that read the same blob (a strip's interior and its edges) share
+// the engine's copy, so each weight is held once, as SizeTasks counts it.
 Status MakeExecutors(const TaskWeightRefs& tw, const DeploymentContext& ctx,
                      Deployment* d) {
   d->exec.resize(d->plan.tasks.size());
+  auto shared = std::make_shared<SharedWeights>();
   for (const auto& t : d->plan.tasks) {
     if (!d->mine[t.id] || t.fragment.nodes.empty()) continue;
     WeightStore store;
+    ExecutorOptions eo;
+    eo.backend = ctx.backend;
+    eo.threads = ctx.threads;
+    eo.shared_weights = shared;
     if (tw.count(t.id)) {
       for (const auto& w : tw.at(t.id)->weights()) {
+        eo.weight_keys[w.name()] = w.hash() + (w.int8() ? ":int8" : ":f32");
         Shape shape(w.shape().begin(), w.shape().end());
         auto tensor = ctx.cache->Read(w.hash(), shape, w.int8());
         if (!tensor.ok()) {
@@ -186,9 +195,6 @@ Status MakeExecutors(const TaskWeightRefs& tw, const DeploymentContext& ctx,
         store[w.name()] = std::move(tensor).value();
       }
     }
-    ExecutorOptions eo;
-    eo.backend = ctx.backend;
-    eo.threads = ctx.threads;
     auto ex = Executor::Create(t.fragment, std::move(store), eo);
     if (!ex.ok()) return ex.status().WithContext("task " + t.name);
     d->exec[t.id] = std::move(ex).value();

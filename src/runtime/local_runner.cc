@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/shared_weights.h"
 #include "graph/cost.h"
 #include "plan/broadcast.h"
 #include "plan/dataflow.h"
@@ -207,6 +208,9 @@ StatusOr<std::unique_ptr<LocalRunner>> LocalRunner::Create(
   r->plan_ = &r->plan_copy_;
   r->opts_ = opts;
   r->flow_ = IndexFlow(r->plan_copy_);
+  // As on a worker, tasks that read the same slice of a model weight share
+  // the engine's copy of it.
+  auto shared = std::make_shared<SharedWeights>();
   for (const auto& t : plan.tasks) {
     if (t.fragment.nodes.empty()) {  // a merge point: only forwards inputs
       r->executors_.push_back(nullptr);
@@ -216,6 +220,9 @@ StatusOr<std::unique_ptr<LocalRunner>> LocalRunner::Create(
     ExecutorOptions eo;
     eo.backend = opts.backend;
     eo.threads = opts.threads_per_device;
+    eo.shared_weights = shared;
+    for (const auto& ws : t.weights)
+      eo.weight_keys[ws.name] = ws.source + ws.region.ToString();
     auto ex = Executor::Create(t.fragment, std::move(w), eo);
     if (!ex.ok()) return ex.status().WithContext("task " + t.name);
     r->executors_.push_back(std::move(ex).value());

@@ -65,9 +65,12 @@ StatusOr<bool> BuildInnerProduct(ExecBuilder& b, const Node& n) {
                                               dnnl::inner_product_forward(pd));
   step->AddInput(DNNL_ARG_SRC, b.InLayout(x, pd.src_desc()), pd.src_desc());
   step->AddFixed(DNNL_ARG_WEIGHTS,
-                 ReorderedWeights(b.engine(), b.Weight(w_name)->data.data(),
-                                  w_plain, pd.weights_desc()));
-  if (has_bias) {
+                 WeightInLayout(b, w_name, w_plain, pd.weights_desc()));
+  if (has_bias && !q8) {
+    step->AddFixed(DNNL_ARG_BIAS,
+                   WeightInLayout(b, n.inputs[2], PlainDims({out_features}),
+                                  pd.bias_desc()));
+  } else if (has_bias) {  // rescaled for the int8 output: this layer's own
     const std::vector<float> bias =
         Int8Bias(b.Weight(n.inputs[2])->data, out_scales);
     step->AddFixed(DNNL_ARG_BIAS,

@@ -43,8 +43,8 @@ StatusOr<bool> BuildInt8MatMul(ExecBuilder& b, const Node& n,
   step->AddInput(DNNL_ARG_SRC, b.InLayout(x, amd), amd);
   step->AddFixed(
       DNNL_ARG_WEIGHTS,
-      ReorderedWeights(b.engine(), b.Weight(w_name)->data.data(),
-                       PlainDims(Padded(ws, ys.size())), pd->weights_desc()));
+      WeightInLayout(b, w_name, PlainDims(Padded(ws, ys.size())),
+                     pd->weights_desc()));
   const int y = b.NewValue(n.outputs[0], ys, PlainDesc(ys));
   step->AddOutput(DNNL_ARG_DST, y, ymd);
   step->label = n.name;
@@ -83,9 +83,8 @@ StatusOr<bool> BuildMatMul(ExecBuilder& b, const Node& n) {
     if (v >= 0) {
       step->AddInput(args[i], b.Plain(v), *mds[i]);
     } else {
-      const Tensor* w = b.Weight(n.inputs[i]);
-      step->AddFixed(args[i], ReorderedWeights(b.engine(), w->data.data(),
-                                               *mds[i], *mds[i]));
+      step->AddFixed(args[i],
+                     WeightInLayout(b, n.inputs[i], *mds[i], *mds[i]));
     }
   }
   const int y = b.NewValue(n.outputs[0], ys, PlainDesc(ys));

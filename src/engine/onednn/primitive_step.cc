@@ -59,6 +59,26 @@ memory ReorderedWeights(dnnl::engine& eng, const float* data,
   return dst;
 }
 
+FixedWeight WeightInLayout(ExecBuilder& b, const std::string& name,
+                           const memory::desc& plain, const memory::desc& md) {
+  const float* data = b.Weight(name)->data.data();
+  const std::string* key = b.WeightKey(name);
+  if (key == nullptr) return {ReorderedWeights(b.engine(), data, plain, md)};
+  SharedWeights::Impl& s = b.shared_weights()->impl();
+  std::lock_guard<std::mutex> lock(s.mu);
+  std::vector<SharedWeights::Impl::Copy>& copies = s.by_key[*key];
+  // Executors read a view, on their own engine, of the copy SharedWeights
+  // holds; the first to ask makes it and counts its bytes.
+  for (const auto& c : copies) {
+    if (c.plain == plain && c.md == md)
+      return {memory(md, b.engine(), c.mem.get_data_handle()), true};
+  }
+  memory m = ReorderedWeights(s.eng, data, plain, md);
+  copies.push_back({plain, md, m});
+  s.bytes += static_cast<int64_t>(md.get_size());
+  return {memory(md, b.engine(), m.get_data_handle()), false};
+}
+
 memory::desc PlainDims(const memory::dims& dims, memory::data_type dt) {
   memory::dims strides(dims.size(), 1);
   for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)

@@ -13,6 +13,19 @@
 
 namespace shoal {
 
+// A weight in the layout a primitive chose; `shared`: another executor
+// made it and holds it (SharedWeights).
+struct FixedWeight {
+  memory mem;
+  bool shared = false;
+};
+
+// Weight `name` of b's graph, read in layout `plain`, in layout `md`: the
+// copy an executor sharing b's SharedWeights already made of the same
+// data, else reordered now (and offered to the others).
+FixedWeight WeightInLayout(ExecBuilder& b, const std::string& name,
+                           const memory::desc& plain, const memory::desc& md);
+
 class PrimitiveStep : public Step {
  public:
   PrimitiveStep(dnnl::engine* eng, dnnl::primitive prim);
@@ -28,6 +41,15 @@ class PrimitiveStep : public Step {
   void AddFixed(int arg, memory m) {
     weight_bytes += static_cast<int64_t>(m.get_desc().get_size());
     args_[arg] = std::move(m);
+  }
+  // A weight another executor may hold (WeightInLayout): its bytes count
+  // only where it was made.
+  void AddFixed(int arg, FixedWeight w) {
+    if (w.shared)
+      ++shared_weights;
+    else
+      weight_bytes += static_cast<int64_t>(w.mem.get_desc().get_size());
+    args_[arg] = std::move(w.mem);
   }
 
   Status Bind(const std::vector<void*>& ptrs) override;
