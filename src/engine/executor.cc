@@ -12,6 +12,7 @@
 #include "engine/memory_plan.h"
 #include "engine/onednn/int8_pattern.h"
 #include "engine/reference_step.h"
+#include "engine/shared_arena.h"
 #include "engine/shared_weights.h"
 #include "graph/fuse_batchnorm.h"
 #include "graph/verify.h"
@@ -110,10 +111,28 @@ struct Executor::Impl {
   std::vector<std::string> input_names;
   char* arena = nullptr;
   char* scratchpad = nullptr;
+  int64_t scratchpad_bytes = 0;  // the most any step asks for
   std::vector<void*> ptrs;
+  // With a SharedArena, `arena` and `scratchpad` are its buffers, bound
+  // at the generation below; else this executor's own.
+  std::shared_ptr<SharedArena> shared_arena;
+  int64_t bound_generation = -1;
   ~Impl() {
+    if (shared_arena) return;
     std::free(arena);
     std::free(scratchpad);
+  }
+
+  // Points every value and step at `a` (the arena) and `sp`.
+  Status BindTo(char* a, char* sp) {
+    arena = a;
+    scratchpad = sp;
+    ptrs.clear();
+    for (const auto& v : values) ptrs.push_back(a + storages[v.storage].offset);
+    for (auto& step : steps) RETURN_IF_ERROR(step->Bind(ptrs));
+    if (scratchpad_bytes > 0)
+      for (auto& step : steps) step->BindScratchpad(sp);
+    return Status::Ok();
   }
 };
 
@@ -221,24 +240,31 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
     lifetimes.push_back({s.bytes, s.first, s.last});
   }
   MemoryPlan plan = PlanMemory(lifetimes);
-  impl->arena = static_cast<char*>(std::aligned_alloc(
-      kBufferAlignment, std::max<int64_t>(plan.arena_bytes, 64)));
-  if (!impl->arena) return Internal("cannot allocate the activation arena");
   for (size_t i = 0; i < impl->storages.size(); ++i)
     impl->storages[i].offset = plan.offsets[i];
-  for (const auto& v : impl->values)
-    impl->ptrs.push_back(impl->arena + impl->storages[v.storage].offset);
-  for (auto& step : impl->steps) RETURN_IF_ERROR(step->Bind(impl->ptrs));
-  int64_t scratch = 0;
   for (auto& step : impl->steps)
-    scratch = std::max(scratch, step->scratchpad_bytes());
-  if (scratch > 0) {
-    impl->scratchpad = static_cast<char*>(std::aligned_alloc(
-        kBufferAlignment, (scratch + kBufferAlignment - 1) / kBufferAlignment *
-                              kBufferAlignment));
-    if (!impl->scratchpad)
-      return Internal("cannot allocate the oneDNN scratchpad");
-    for (auto& step : impl->steps) step->BindScratchpad(impl->scratchpad);
+    impl->scratchpad_bytes =
+        std::max(impl->scratchpad_bytes, step->scratchpad_bytes());
+  if (opts.shared_arena) {
+    // Bound at the first run, once every executor sharing it has grown it.
+    impl->shared_arena = opts.shared_arena;
+    if (!impl->shared_arena->Reserve(plan.arena_bytes,
+                                     impl->scratchpad_bytes))
+      return Internal("cannot allocate the shared activation arena");
+  } else {
+    char* a = static_cast<char*>(std::aligned_alloc(
+        kBufferAlignment, std::max<int64_t>(plan.arena_bytes, 64)));
+    if (!a) return Internal("cannot allocate the activation arena");
+    impl->arena = a;  // owned from here, freed by ~Impl on any return
+    char* sp = nullptr;
+    if (impl->scratchpad_bytes > 0) {
+      sp = static_cast<char*>(std::aligned_alloc(
+          kBufferAlignment,
+          (impl->scratchpad_bytes + kBufferAlignment - 1) / kBufferAlignment *
+              kBufferAlignment));
+      if (!sp) return Internal("cannot allocate the oneDNN scratchpad");
+    }
+    RETURN_IF_ERROR(impl->BindTo(a, sp));
   }
 
   auto ex = std::unique_ptr<Executor>(new Executor(std::move(impl)));
@@ -265,6 +291,11 @@ Status Executor::Run(const std::vector<Tensor>& inputs,
                      std::vector<Tensor>* outputs,
                      std::vector<double>* step_seconds, StepClock clock) {
   Impl& m = *impl_;
+  if (m.shared_arena && m.bound_generation != m.shared_arena->generation()) {
+    RETURN_IF_ERROR(
+        m.BindTo(m.shared_arena->arena(), m.shared_arena->scratchpad()));
+    m.bound_generation = m.shared_arena->generation();
+  }
   if (inputs.size() != m.input_values.size()) {
     return InvalidArgument("the model takes " +
                            std::to_string(m.input_values.size()) +

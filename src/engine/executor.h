@@ -18,6 +18,7 @@ enum class Backend { kOneDnn, kReference };
 StatusOr<Backend> ParseBackend(const std::string& name);
 const char* BackendName(Backend b);
 
+class SharedArena;    // engine/shared_arena.h
 class SharedWeights;  // engine/shared_weights.h
 
 struct ExecutorOptions {
@@ -29,10 +30,15 @@ struct ExecutorOptions {
   // the same layout. Null: the executor keeps copies of its own.
   std::shared_ptr<SharedWeights> shared_weights;
   std::map<std::string, std::string> weight_keys;
+  // Activations and oneDNN scratchpad in this arena, which the executor
+  // shares with others that never run at the same time as it (null: its
+  // own).
+  std::shared_ptr<SharedArena> shared_arena;
 };
 
 struct ExecutorStats {
-  int64_t arena_bytes = 0;      // activation arena actually allocated
+  int64_t arena_bytes = 0;      // activation arena it needs (allocated,
+                                // or its part of a SharedArena)
   int64_t peak_live_bytes = 0;  // largest sum of live activation bytes
   int steps = 0;
   int onednn_steps = 0;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/executor.h"
+#include "engine/shared_arena.h"
 #include "graph/tensor_diff.h"
 #include "models/builder.h"
 #include "models/zoo.h"
@@ -146,6 +147,34 @@ TEST(SharedWeights, AFoldedBatchNormKeysTheConvWeightsItChanged) {
   EXPECT_EQ(MaxRelDiff(RunOnce(*b, in), RunOnce(*Make(g, w2), in)), 0.0);
   EXPECT_EQ(MaxRelDiff(RunOnce(*c, in), RunOnce(*Make(g, w1), in)), 0.0);
   EXPECT_GT(MaxRelDiff(RunOnce(*a, in), RunOnce(*b, in)), 0.0);
+}
+
+TEST(SharedArena, ExecutorsThatTakeTurnsUseTheLargestArenaOfThem) {
+  // A small task built first, a larger one after (the arena grows and the
+  // first binds again), then turns in any order: each computes what it
+  // computes alone, and the arena is the larger one's, not their sum.
+  const Graph small = ConvStrip(3, false), large = ConvStrip(11, true);
+  const WeightStore ws = RandomWeights(small, 7), wl = RandomWeights(large, 8);
+  auto arena = std::make_shared<SharedArena>();
+  ExecutorOptions o;
+  o.threads = 1;
+  o.shared_arena = arena;
+  auto a = Executor::Create(small, ws, o);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  const Tensor in_s = Input(small, 0.5f), in_l = Input(large, 0.25f);
+  const Tensor want_s = RunOnce(*Make(small, ws), in_s);
+  EXPECT_EQ(MaxRelDiff(RunOnce(**a, in_s), want_s), 0.0);
+  const int64_t generation = arena->generation();
+  auto b = Executor::Create(large, wl, o);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_GT(arena->generation(), generation);
+  EXPECT_EQ(arena->arena_bytes(),
+            std::max((*a)->stats().arena_bytes, (*b)->stats().arena_bytes));
+  const Tensor want_l = RunOnce(*Make(large, wl), in_l);
+  for (int turn = 0; turn < 2; ++turn) {
+    EXPECT_EQ(MaxRelDiff(RunOnce(**a, in_s), want_s), 0.0);
+    EXPECT_EQ(MaxRelDiff(RunOnce(**b, in_l), want_l), 0.0);
+  }
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "engine/shared_arena.h"
 #include "engine/shared_weights.h"
 #include "graph/cost.h"
 #include "plan/dataflow.h"
@@ -171,11 +172,16 @@ Status CheckBudget(const Deployment& d, int64_t largest_weight, int64_t held,
 // engine, which keeps its own layout and drops the plain copy, so the
 // plain weights of one task at most are in memory beside the engine's.
 // Tasks that read the same blob (a strip's interior and its edges) share
-// the engine's copy, so each weight is held once, as SizeTasks counts it.
+// the engine's copy, so each weight is held once, as SizeTasks counts it;
+// and they share one activation arena, which the compute thread uses for
+// one task at a time.
 Status MakeExecutors(const TaskWeightRefs& tw, const DeploymentContext& ctx,
                      Deployment* d) {
   d->exec.resize(d->plan.tasks.size());
   auto shared = std::make_shared<SharedWeights>();
+  // The compute thread runs one task at a time: one arena for them all,
+  // the largest task's, as SizeTasks counts activations.
+  auto arena = std::make_shared<SharedArena>();
   for (const auto& t : d->plan.tasks) {
     if (!d->mine[t.id] || t.fragment.nodes.empty()) continue;
     WeightStore store;
@@ -183,6 +189,7 @@ Status MakeExecutors(const TaskWeightRefs& tw, const DeploymentContext& ctx,
     eo.backend = ctx.backend;
     eo.threads = ctx.threads;
     eo.shared_weights = shared;
+    eo.shared_arena = arena;
     if (tw.count(t.id)) {
       for (const auto& w : tw.at(t.id)->weights()) {
         eo.weight_keys[w.name()] = w.hash() + (w.int8() ? ":int8" : ":f32");
