@@ -61,12 +61,20 @@ std::unique_ptr<Executor> Make(const Graph& g, const WeightStore& w,
   return ex.ok() ? std::move(ex).value() : nullptr;
 }
 
+// Two tasks on the same weights, keyed alike, as a worker builds them.
+struct TwoTasks {
+  std::shared_ptr<SharedWeights> shared = std::make_shared<SharedWeights>();
+  std::unique_ptr<Executor> first, second;
+  TwoTasks(const Graph& a, const Graph& b, const WeightStore& w)
+      : first(Make(a, w, shared, Keys(w, "blob"))),
+        second(Make(b, w, shared, Keys(w, "blob"))) {}
+};
+
 TEST(SharedWeights, TasksOfOneLayerHoldItsWeightsOnce) {
-  const Graph tall = ConvStrip(7, false), edge = ConvStrip(7, false);
-  const WeightStore w = RandomWeights(tall, 3);
-  auto shared = std::make_shared<SharedWeights>();
-  auto first = Make(tall, w, shared, Keys(w, "blob"));
-  auto second = Make(edge, w, shared, Keys(w, "blob"));
+  const Graph edge = ConvStrip(7, false);
+  const WeightStore w = RandomWeights(edge, 3);
+  TwoTasks t(edge, edge, w);
+  auto& [shared, first, second] = t;
   ASSERT_TRUE(first && second);
   // conv weight and bias, fc weight and bias: made once, by the first.
   EXPECT_EQ(shared->copies(), 4);
@@ -91,9 +99,8 @@ TEST(SharedWeights, StripsOfOtherHeightsComputeTheirOwnRows) {
   // for the two, each computes what it would alone.
   const Graph interior = ConvStrip(9, false), edge = ConvStrip(3, false);
   const WeightStore w = RandomWeights(interior, 5);
-  auto shared = std::make_shared<SharedWeights>();
-  auto a = Make(interior, w, shared, Keys(w, "blob"));
-  auto b = Make(edge, w, shared, Keys(w, "blob"));
+  TwoTasks t(interior, edge, w);
+  auto& [shared, a, b] = t;
   ASSERT_TRUE(a && b);
   EXPECT_EQ(MaxRelDiff(RunOnce(*a, Input(interior, 0.5f)),
                        RunOnce(*Make(interior, w), Input(interior, 0.5f))),
