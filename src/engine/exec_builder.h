@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/graph.h"
 #include "engine/shared_weights.h"
+#include "graph/graph.h"
 #include "graph/weights.h"
 #include "util/status.h"
 

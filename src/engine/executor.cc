@@ -3,7 +3,6 @@
 #include <omp.h>
 #include <time.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <set>
 
@@ -82,8 +81,8 @@ std::map<std::string, std::string> FoldedWeightKeys(
     const Node* now = folded.FindNode(conv.name);
     if (now == nullptr) continue;
     std::string key = "folded(";
-    const bool known = key_of(conv.inputs, 1, &key) &&
-                       key_of(bn.inputs, 1, &key);
+    const bool known =
+        key_of(conv.inputs, 1, &key) && key_of(bn.inputs, 1, &key);
     key += "eps=" + std::to_string(bn.attrs.GetFloat("epsilon", 1e-5f)) + ")";
     for (size_t i = 1; i < now->inputs.size(); ++i) {
       if (now->inputs[i].empty()) continue;
@@ -113,25 +112,23 @@ struct Executor::Impl {
   char* scratchpad = nullptr;
   int64_t scratchpad_bytes = 0;  // the most any step asks for
   std::vector<void*> ptrs;
-  // With a SharedArena, `arena` and `scratchpad` are its buffers, bound
-  // at the generation below; else this executor's own.
-  std::shared_ptr<SharedArena> shared_arena;
+  // Where `arena` and `scratchpad` live: one of the executor's own, or
+  // one it shares with executors that never run at the same time; bound
+  // at the generation below, and again when it grows.
+  std::shared_ptr<SharedArena> buffers;
   int64_t bound_generation = -1;
-  ~Impl() {
-    if (shared_arena) return;
-    std::free(arena);
-    std::free(scratchpad);
-  }
 
-  // Points every value and step at `a` (the arena) and `sp`.
-  Status BindTo(char* a, char* sp) {
-    arena = a;
-    scratchpad = sp;
+  // Points every value and step at the buffers as they are now.
+  Status Bind() {
+    arena = buffers->arena();
+    scratchpad = buffers->scratchpad();
     ptrs.clear();
-    for (const auto& v : values) ptrs.push_back(a + storages[v.storage].offset);
+    for (const auto& v : values)
+      ptrs.push_back(arena + storages[v.storage].offset);
     for (auto& step : steps) RETURN_IF_ERROR(step->Bind(ptrs));
     if (scratchpad_bytes > 0)
-      for (auto& step : steps) step->BindScratchpad(sp);
+      for (auto& step : steps) step->BindScratchpad(scratchpad);
+    bound_generation = buffers->generation();
     return Status::Ok();
   }
 };
@@ -164,9 +161,8 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
   if (opts.shared_weights) {
     impl->shared = opts.shared_weights;
     b.ShareWeights(impl->shared.get(),
-                   folded_bns > 0
-                       ? FoldedWeightKeys(g, graph, opts.weight_keys)
-                       : opts.weight_keys);
+                   folded_bns > 0 ? FoldedWeightKeys(g, graph, opts.weight_keys)
+                                  : opts.weight_keys);
   }
 
   for (const auto& in : graph.inputs) {
@@ -245,27 +241,13 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
   for (auto& step : impl->steps)
     impl->scratchpad_bytes =
         std::max(impl->scratchpad_bytes, step->scratchpad_bytes());
-  if (opts.shared_arena) {
-    // Bound at the first run, once every executor sharing it has grown it.
-    impl->shared_arena = opts.shared_arena;
-    if (!impl->shared_arena->Reserve(plan.arena_bytes,
-                                     impl->scratchpad_bytes))
-      return Internal("cannot allocate the shared activation arena");
-  } else {
-    char* a = static_cast<char*>(std::aligned_alloc(
-        kBufferAlignment, std::max<int64_t>(plan.arena_bytes, 64)));
-    if (!a) return Internal("cannot allocate the activation arena");
-    impl->arena = a;  // owned from here, freed by ~Impl on any return
-    char* sp = nullptr;
-    if (impl->scratchpad_bytes > 0) {
-      sp = static_cast<char*>(std::aligned_alloc(
-          kBufferAlignment,
-          (impl->scratchpad_bytes + kBufferAlignment - 1) / kBufferAlignment *
-              kBufferAlignment));
-      if (!sp) return Internal("cannot allocate the oneDNN scratchpad");
-    }
-    RETURN_IF_ERROR(impl->BindTo(a, sp));
-  }
+  impl->buffers =
+      opts.shared_arena ? opts.shared_arena : std::make_shared<SharedArena>();
+  if (!impl->buffers->Reserve(plan.arena_bytes, impl->scratchpad_bytes))
+    return Internal("cannot allocate the activation arena");
+  // A shared arena is bound at the first run, once every executor sharing
+  // it has grown it.
+  if (!opts.shared_arena) RETURN_IF_ERROR(impl->Bind());
 
   auto ex = std::unique_ptr<Executor>(new Executor(std::move(impl)));
   ex->stats_.arena_bytes = plan.arena_bytes;
@@ -291,11 +273,7 @@ Status Executor::Run(const std::vector<Tensor>& inputs,
                      std::vector<Tensor>* outputs,
                      std::vector<double>* step_seconds, StepClock clock) {
   Impl& m = *impl_;
-  if (m.shared_arena && m.bound_generation != m.shared_arena->generation()) {
-    RETURN_IF_ERROR(
-        m.BindTo(m.shared_arena->arena(), m.shared_arena->scratchpad()));
-    m.bound_generation = m.shared_arena->generation();
-  }
+  if (m.bound_generation != m.buffers->generation()) RETURN_IF_ERROR(m.Bind());
   if (inputs.size() != m.input_values.size()) {
     return InvalidArgument("the model takes " +
                            std::to_string(m.input_values.size()) +

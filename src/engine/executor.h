@@ -51,7 +51,7 @@ struct ExecutorStats {
   // primitives chose (s8 for int8 layers: a quarter of f32); copies taken
   // from another executor (ExecutorOptions::shared_weights) not counted.
   int64_t onednn_weight_bytes = 0;
-  int shared_weights = 0;  // weights taken from another executor's copy
+  int shared_weights = 0;     // weights taken from another executor's copy
   int folded_batchnorms = 0;  // BN nodes folded into their conv (oneDNN)
 };
 

@@ -6,7 +6,7 @@
 // dozens (each layer's interior and edges): it held the sum of their
 // arenas where the largest would do, as its memory budget counts.
 // Executors given the same SharedArena take the largest of their needs
-// between them.
+// between them. (An executor given none makes one of its own.)
 #ifndef SHOAL_ENGINE_SHARED_ARENA_H_
 #define SHOAL_ENGINE_SHARED_ARENA_H_
 

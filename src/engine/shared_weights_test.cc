@@ -108,9 +108,9 @@ TEST(SharedWeights, StripsOfOtherHeightsComputeTheirOwnRows) {
   EXPECT_EQ(MaxRelDiff(RunOnce(*b, Input(edge, 0.5f)),
                        RunOnce(*Make(edge, w), Input(edge, 0.5f))),
             0.0);
-  EXPECT_EQ(a->stats().shared_weights + b->stats().shared_weights +
-                shared->copies(),
-            8);
+  EXPECT_EQ(
+      a->stats().shared_weights + b->stats().shared_weights + shared->copies(),
+      8);
 }
 
 TEST(SharedWeights, OnlyWeightsWithTheSameKeyAreShared) {

@@ -77,11 +77,11 @@ StatusOr<bool> BuildConv(ExecBuilder& b, const Node& n) {
                                               dnnl::convolution_forward(pd));
   step->AddInput(DNNL_ARG_SRC, b.InLayout(x, pd.src_desc()), pd.src_desc());
   step->AddFixed(DNNL_ARG_WEIGHTS, WeightInLayout(b, w_name, PlainDims(wdims),
-                                                 pd.weights_desc()));
+                                                  pd.weights_desc()));
   if (has_bias && !q8) {
-    step->AddFixed(DNNL_ARG_BIAS,
-                   WeightInLayout(b, n.inputs[2], PlainDims({ws[0]}),
-                                  pd.bias_desc()));
+    step->AddFixed(
+        DNNL_ARG_BIAS,
+        WeightInLayout(b, n.inputs[2], PlainDims({ws[0]}), pd.bias_desc()));
   } else if (has_bias) {  // rescaled for the int8 output: this layer's own
     const std::vector<float> bias =
         Int8Bias(b.Weight(n.inputs[2])->data, out_scales);

@@ -41,10 +41,9 @@ StatusOr<bool> BuildInt8MatMul(ExecBuilder& b, const Node& n,
   if (!pd.ok()) return pd.status().WithContext("int8 matmul '" + n.name + "'");
   auto step = std::make_unique<PrimitiveStep>(&b.engine(), dnnl::matmul(*pd));
   step->AddInput(DNNL_ARG_SRC, b.InLayout(x, amd), amd);
-  step->AddFixed(
-      DNNL_ARG_WEIGHTS,
-      WeightInLayout(b, w_name, PlainDims(Padded(ws, ys.size())),
-                     pd->weights_desc()));
+  step->AddFixed(DNNL_ARG_WEIGHTS,
+                 WeightInLayout(b, w_name, PlainDims(Padded(ws, ys.size())),
+                                pd->weights_desc()));
   const int y = b.NewValue(n.outputs[0], ys, PlainDesc(ys));
   step->AddOutput(DNNL_ARG_DST, y, ymd);
   step->label = n.name;
@@ -83,8 +82,7 @@ StatusOr<bool> BuildMatMul(ExecBuilder& b, const Node& n) {
     if (v >= 0) {
       step->AddInput(args[i], b.Plain(v), *mds[i]);
     } else {
-      step->AddFixed(args[i],
-                     WeightInLayout(b, n.inputs[i], *mds[i], *mds[i]));
+      step->AddFixed(args[i], WeightInLayout(b, n.inputs[i], *mds[i], *mds[i]));
     }
   }
   const int y = b.NewValue(n.outputs[0], ys, PlainDesc(ys));
