@@ -33,6 +33,7 @@ sections=(
   "auto-vgg16|\`--strategy auto\` against every strategy: VGG16, cluster-file specs, 4 in flight|MODELS=vgg16 REQUESTS=2 CONCURRENCY=4 SEEDS=1 bash bench/auto_vs_strategies.sh"
   "runtime-pi3-8|Eight emulated Raspberry Pi 3s against one|PIXELS=1 MODELS='alexnet resnet18 vgg16' SIZES=8 STRATEGIES='auto spatial lop fuse-ilp' LCP=lcp8 REQUESTS=3 bash bench/runtime_clusters.sh"
   "runtime-pi3-4|Four emulated Raspberry Pi 3s against one|PIXELS=1 MODELS='alexnet resnet18 vgg16' SIZES=4 STRATEGIES='auto spatial lop' LCP=lcp4 REQUESTS=3 bash bench/runtime_clusters.sh"
+  "runtime-vgg16-rounds|VGG16 on four and eight emulated Pi 3s: five interleaved rounds|PIXELS=1 MODELS=vgg16 SIZES='4 8' STRATEGIES='auto spatial' LCP=' ' REQUESTS=3 ROUNDS=5 bash bench/runtime_clusters.sh"
   "runtime-medium|One shared Wi-Fi channel against per-device links|MEDIA='links shared' PIXELS=1 MODELS='alexnet vgg16' SIZES=8 STRATEGIES='auto spatial' LCP=lcp8 REQUESTS=3 bash bench/runtime_clusters.sh"
   "runtime-reduce|Partial sums reduced among the devices against on the input device|PIXELS=1 MODELS='alexnet vgg16' SIZES=8 STRATEGIES='auto auto+hub lip lip+hub' LCP=' ' REQUESTS=3 bash bench/runtime_clusters.sh"
   "runtime-tiles|2-D tiles against strips of rows|PIXELS=1 MODELS='resnet18 vgg16' SIZES=8 STRATEGIES='spatial spatial+2d auto auto+2d' LCP=' ' REQUESTS=3 bash bench/runtime_clusters.sh"

@@ -22,7 +22,11 @@
 # (timed requests per plan, default 2), PORT_BASE (default 7400), MEDIA
 # (default "links": each device's own link only; "shared": the devices also
 # share one channel of MEDIUM_RATE, default 62Mbit, the cluster file's
-# `network: {medium: shared}`; "links shared": both, one after the other).
+# `network: {medium: shared}`; "links shared": both, one after the other),
+# ROUNDS (default 1: every baseline and plan measured that many times in
+# turn, one round after the other; the tables give each latency's median
+# over the rounds and each speedup's median over the rounds' speedups, each
+# round's plan over the same round's one device, with their range).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -37,6 +41,7 @@ PORT_BASE=${PORT_BASE:-7400}
 PIXELS=${PIXELS:-0}
 MEDIA=${MEDIA:-links}
 MEDIUM_RATE=${MEDIUM_RATE:-62Mbit}
+ROUNDS=${ROUNDS:-1}
 [ -x "$shoal" ] || { echo "no $shoal: build first (make build)" >&2; exit 1; }
 
 . "$here/lib.sh"
@@ -127,37 +132,93 @@ calibration() {
 
 fmt_mib() { python3 -c "print('%.1f' % ($1 / 1048576))"; }
 
-echo "Devices: \`examples/pi3-N.yaml\` on free ports (\`speed: 1\`, a Raspberry Pi 3 calibrated on this host by \`cluster up\`, 1 GiB, 62 Mbit/s + 9 ms links; MODE=$MODE)$([ "$PIXELS" = 1 ] && echo ", every plan's input, the one device's too, sent as 8-bit pixels"). Latency: median of $REQUESTS requests after a warm-up (\`shoal bench\`), one request in flight; speedup: one device's latency over the plan's, both from this run."
+rounds_note=""
+[ "$ROUNDS" -gt 1 ] && rounds_note=" Rounds: $ROUNDS, the one device and every plan measured in turn in each round; a latency is the median over the rounds, a speedup the median of the rounds' speedups (each round's one device over the same round's plan), with their lowest and highest in brackets."
+echo "Devices: \`examples/pi3-N.yaml\` on free ports (\`speed: 1\`, a Raspberry Pi 3 calibrated on this host by \`cluster up\`, 1 GiB, 62 Mbit/s + 9 ms links; MODE=$MODE)$([ "$PIXELS" = 1 ] && echo ", every plan's input, the one device's too, sent as 8-bit pixels"). Latency: median of $REQUESTS requests after a warm-up (\`shoal bench\`), one request in flight; speedup: one device's latency over the plan's, both from this run.$rounds_note"
 echo "Wire: tensor bytes the devices sent per request as the workers measured them (relays of broadcasts included, LZ4-compressed messages at their compressed size; the coordinator's sends of the input counted on the input device). Weights: the most any one device holds."
 echo
+
+# median VALUES... -> the median (the lower middle of an even count).
+median() { printf '%s\n' "$@" | sort -n | sed -n "$(( ($# + 1) / 2 ))p"; }
+
+# speedup BASES PLANS -> "5.51x", or with several rounds "5.51x (5.20-5.98)":
+# the median of base_i / plan_i over the rounds i.
+speedup() {
+  python3 -c '
+import sys
+b = [float(v) for v in sys.argv[1].split()]; p = [float(v) for v in sys.argv[2].split()]
+r = sorted(x / y for x, y in zip(b, p))
+m = r[(len(r) - 1) // 2]
+print("%.2fx" % m if len(r) == 1 else "%.2fx (%.2f-%.2f)" % (m, r[0], r[-1]))' "$1" "$2"
+}
 
 # One device: the same Pi-3 emulation with 2 GiB: VGG16 whole needs 944 MiB
 # of a worker's budget (docs/cluster-format.md), and the process itself
 # more, which a 1 GiB device holds with little to spare.
 cluster_file 1 2GiB
 one=$CLUSTER
-declare -A base best best_name lat
+declare -A clusters
+for n in $SIZES; do
+  for medium in $MEDIA; do
+    cluster_file "$n"
+    case $medium in
+      links) ;;
+      shared) sed -i "1i network: {medium: shared, bandwidth: $MEDIUM_RATE}" "$CLUSTER" ;;
+      *) echo "MEDIA: '$medium' is neither links nor shared" >&2; exit 2 ;;
+    esac
+    clusters[$n|$medium]=$CLUSTER
+  done
+done
+
+# Every measurement, ROUNDS times in turn: base[m] and res[n|medium|m|s]
+# collect one value a round ("ms bytes weights", or "- error").
+declare -A base res
+for _ in $(seq "$ROUNDS"); do
+  for m in $MODELS; do
+    read -r ms rest <<< "$(plan_and_bench "$one" "$m" pipeline)"
+    [ "$ms" = - ] && echo "one device, $m: $rest" >&2
+    base[$m]="${base[$m]:-} $ms"
+  done
+  for n in $SIZES; do
+    for medium in $MEDIA; do
+      c=${clusters[$n|$medium]}
+      for m in $MODELS; do
+        for s in $STRATEGIES $LCP; do
+          case $s in
+            lcp*) k=${s#lcp}; sfx=""
+                  if [[ $k == *+* ]]; then sfx="+${k#*+}"; k=${k%%+*}; fi
+                  r=$(plan_and_bench "$c" "$m" "lcp$sfx" "$k") ;;
+            *) r=$(plan_and_bench "$c" "$m" "$s") ;;
+          esac
+          # A failure in any round is the row's result.
+          if [[ $r == -* ]] || [[ ${res[$n|$medium|$m|$s]:-} == -* ]]; then
+            [[ ${res[$n|$medium|$m|$s]:-} == -* ]] || res[$n|$medium|$m|$s]=$r
+          else
+            res[$n|$medium|$m|$s]="${res[$n|$medium|$m|$s]:-}|$r"
+          fi
+        done
+      done
+    done
+  done
+done
+
+declare -A best best_name best_sp lat base_ms
 for m in $MODELS; do
-  read -r ms rest <<< "$(plan_and_bench "$one" "$m" pipeline)"
-  [ "$ms" = - ] && echo "one device, $m: $rest" >&2
-  base[$m]=$ms
+  # shellcheck disable=SC2086
+  if [[ ${base[$m]} == *-* ]]; then base_ms[$m]=-; else base_ms[$m]=$(median ${base[$m]}); fi
 done
 echo "One emulated Pi 3 (2 GiB, so that VGG16 whole fits beside the process):"
 echo
 echo "| model | latency ms |"
 echo "|---|---:|"
-for m in $MODELS; do echo "| $m | ${base[$m]} |"; done
+for m in $MODELS; do echo "| $m | ${base_ms[$m]} |"; done
 echo
 
 for n in $SIZES; do
  for medium in $MEDIA; do
-  cluster_file "$n"
-  c=$CLUSTER
   case $medium in
     links) echo "### $n emulated Pi 3" ;;
-    shared) sed -i "1i network: {medium: shared, bandwidth: $MEDIUM_RATE}" "$c"
-            echo "### $n emulated Pi 3 on one shared channel of $MEDIUM_RATE" ;;
-    *) echo "MEDIA: '$medium' is neither links nor shared" >&2; exit 2 ;;
+    shared) echo "### $n emulated Pi 3 on one shared channel of $MEDIUM_RATE" ;;
   esac
   echo
   echo "| model | plan | latency ms | speedup | wire KiB/req | weights MiB/device (max) |"
@@ -168,18 +229,26 @@ for n in $SIZES; do
       case $s in
         lcp*) k=${s#lcp}; sfx=""
               if [[ $k == *+* ]]; then sfx="+${k#*+}"; k=${k%%+*}; fi
-              r=$(plan_and_bench "$c" "$m" "lcp$sfx" "$k"); label="LCP split$k$sfx" ;;
-        *) r=$(plan_and_bench "$c" "$m" "$s"); label=$s ;;
+              label="LCP split$k$sfx" ;;
+        *) label=$s ;;
       esac
+      r=${res[$n|$medium|$m|$s]}
       if [[ $r == -* ]]; then
         echo "| $m | $label | failed: ${r#- } | | | |"; continue; fi
-      read -r ms bytes w <<< "$r"
-      sp=$(python3 -c "print('%.2fx' % (${base[$m]} / $ms))")
+      if [ "${base_ms[$m]}" = - ]; then
+        echo "| $m | $label | failed: the one device failed | | | |"; continue; fi
+      # Rounds' "ms bytes weights", '|'-separated: bytes and weights are the
+      # plan's, the same each round; the latency is the median.
+      mss=$(tr '|' '\n' <<< "${r#|}" | awk '{print $1}' | tr '\n' ' ')
+      read -r _ bytes w <<< "$(tr '|' '\n' <<< "${r#|}" | tail -1)"
+      # shellcheck disable=SC2086
+      ms=$(median $mss)
+      sp=$(speedup "${base[$m]}" "$mss")
       echo "| $m | $label | $ms | $sp | $(python3 -c "print('%.1f' % ($bytes / 1024))") | $(fmt_mib "$w") |"
       lat[$m|$s]=$ms
       # int8 plans are exact against the int8 model only: not "exact" here.
       if [[ $s != lcp* && $s != pipeline && $s != *+int8 ]] && { [ -z "${best[$m]}" ] || [ "$ms" -lt "${best[$m]}" ]; }; then
-        best[$m]=$ms; best_name[$m]=$s
+        best[$m]=$ms; best_name[$m]=$s; best_sp[$m]=$sp
       fi
     done
   done
@@ -210,7 +279,7 @@ for n in $SIZES; do
     echo "The +int8 rows plan the model quantized (\`shoal plan --dtype int8\`, calibrated on 16 random inputs in the range of normalised images): exact against the int8 model on one device, not the f32 one, so they are not in the fastest exact plan below; their weights travel and are held as int8, their quantized activations as one byte a value. An emulated Pi 3 is a share of this host's CPU, whose int8 instructions (AVX-512 VNNI) make int8 layers about 4x faster than f32 here; a Pi 3's Cortex-A53 has no int8 dot product, so on real boards the gain is mostly the wire's and the memory's."
     echo
   fi
-  reading=$(for m in $MODELS; do [ -n "${best[$m]}" ] && printf '%s %s (%sx), ' "$m" "${best_name[$m]}" "$(python3 -c "print('%.2f' % (${base[$m]} / ${best[$m]}))")"; done | sed 's/, $//')
+  reading=$(for m in $MODELS; do [ -n "${best[$m]}" ] && printf '%s %s (%s), ' "$m" "${best_name[$m]}" "${best_sp[$m]%% (*}"; done | sed 's/, $//')
   if [ -n "$reading" ]; then
     echo "Reading ($n devices, $medium): the fastest exact plan is $reading."
     echo

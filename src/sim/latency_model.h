@@ -27,10 +27,11 @@ constexpr double kMacsPerElement = 0.5;
 // one MAC per weight, so a Pi 3 runs AlexNet's fc6 (151 MB) in about
 // 0.15 s, not the 23 ms its 38 M MACs take at kPi3MacsPerSecond. A
 // Cortex-A53 streams about 1.2 GB/s (a large memcpy copies 1 GB/s, reading
-// and writing; docs/cluster-format.md), which is also what a calibrated
-// emulated Pi 3 measures: this host's fc layers run 6.4x slower per MAC
-// than its convolutions (docs/cluster-format.md's calibration line), and
-// 1 / 1.65 GMAC/s + 4 B / 1.2 GB/s is 6.5x 1 / 1.65 GMAC/s.
+// and writing; docs/cluster-format.md). An emulated Pi 3 matches it on
+// weights that fit the host's cache, not on larger ones: it streams those
+// at the host's DRAM rate times its CPU fraction, about a third of this on
+// the host docs/cluster-format.md describes ("What the calibration does not
+// carry over").
 constexpr double kPi3WeightBytesPerSecond = 1.2e9;
 
 class LatencyModel {
