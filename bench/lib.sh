@@ -29,7 +29,13 @@ bench_init() {  # NAME PORT_BASE
 bench_cleanup() {
   if declare -F bench_cleanup_extra > /dev/null; then bench_cleanup_extra || true; fi
   local f
-  for f in "${started[@]}"; do "$shoal" cluster down --purge "$f" > /dev/null 2>&1 || true; done
+  # Every cluster file in the work directory too: a cluster brought up in a
+  # subshell ($(...)) is not in `started`, and its state directory in /tmp
+  # holds a weight cache of gigabytes (VGG16 on eight devices) that
+  # `cluster down` without --purge keeps.
+  for f in "${started[@]}" "$work"/*.yaml; do
+    [ -f "$f" ] && "$shoal" cluster down --purge "$f" > /dev/null 2>&1 || true
+  done
   rm -rf "$work"
 }
 

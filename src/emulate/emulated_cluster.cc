@@ -545,12 +545,22 @@ StatusOr<DeviceUpReport> StartDevice(const UpContext& u, size_t index,
   ASSIGN_OR_RETURN(const pid_t pid,
                    SpawnWorker(u, index, dirs, std::move(args), log));
   rep.pid = pid;
-  std::ofstream(pidfile) << pid;
-  std::ofstream(u.state + "/" + d.name + ".cgroups") << [&] {
-    std::string s;
-    for (const auto& x : dirs) s += x + "\n";
-    return s;
-  }();
+  // `cluster down` finds the worker by this file alone: a worker whose pid
+  // was not written (a full disk) would outlive it and keep its port.
+  std::ofstream pf(pidfile);
+  pf << pid;
+  pf.flush();
+  std::ofstream cg(u.state + "/" + d.name + ".cgroups");
+  for (const auto& x : dirs) cg << x << "\n";
+  cg.flush();
+  if (!pf || !cg) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return Unavailable("cannot write " +
+                       (pf ? u.state + "/" + d.name + ".cgroups" : pidfile) +
+                       " (is the disk full?): stopped device " + d.name +
+                       "'s worker, which `cluster down` could not have found");
+  }
   RETURN_IF_ERROR(AwaitWorker(d, pid, spawned, u.tls.get(), log));
   PrintDeviceUp(u, index, threads, rep, out);
   return rep;

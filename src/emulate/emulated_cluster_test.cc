@@ -11,6 +11,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "runtime/process_test_util.h"
+#include "util/net_address.h"
+
 namespace shoal {
 namespace {
 
@@ -44,6 +47,41 @@ TEST(EmulatedCluster, DownLeavesAProcessThatIsNotItsWorkerAlone) {
       << out.str();
   kill(other, SIGKILL);
   waitpid(other, nullptr, 0);
+  fs::remove_all(dir);
+}
+
+// A worker whose pid `cluster up` cannot record (a full disk) is one that
+// `cluster down` cannot find: it would keep its port, and the next `up` of
+// the cluster would fail on it. `up` says so and stops the worker itself.
+TEST(EmulatedCluster, UpStopsAWorkerWhosePidItCannotRecord) {
+  const std::string dir =
+      ::testing::TempDir() + "/shoal-up-pidfile-" + std::to_string(getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string file = dir + "/one.yaml";
+  auto port = FreeLoopbackPort();
+  ASSERT_TRUE(port.ok()) << port.status().message();
+  std::ofstream(file) << "devices:\n  - name: d0\n    address: 127.0.0.1:"
+                      << *port << "\n";
+  const std::string state = ClusterStateDir(file);
+  fs::remove_all(state);
+  // A directory where the pid file goes: opening it for writing fails, as
+  // writing to a full disk does.
+  fs::create_directories(state + "/d0.pid");
+  std::string out;
+  EXPECT_NE(
+      testing::Shell(testing::ShoalBinary() + " cluster up " + file, &out), 0)
+      << out;
+  EXPECT_NE(out.find("cannot write " + state + "/d0.pid"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("stopped device d0's worker"), std::string::npos) << out;
+  // Nothing listens on the device's port any more.
+  EXPECT_NE(testing::Shell("bash -c 'exec 3<> /dev/tcp/127.0.0.1/" +
+                               std::to_string(*port) + "'",
+                           &out),
+            0)
+      << "a worker still listens on port " << *port;
+  fs::remove_all(state);
   fs::remove_all(dir);
 }
 
