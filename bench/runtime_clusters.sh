@@ -176,6 +176,8 @@ declare -A base res
 for _ in $(seq "$ROUNDS"); do
   for m in $MODELS; do
     read -r ms rest <<< "$(plan_and_bench "$one" "$m" pipeline)"
+    # Nothing at all: the cluster did not come up (its output is above).
+    [ -z "$ms" ] && ms=- && rest="the one-device cluster did not come up"
     [ "$ms" = - ] && echo "one device, $m: $rest" >&2
     base[$m]="${base[$m]:-} $ms"
   done
@@ -190,6 +192,7 @@ for _ in $(seq "$ROUNDS"); do
                   r=$(plan_and_bench "$c" "$m" "lcp$sfx" "$k") ;;
             *) r=$(plan_and_bench "$c" "$m" "$s") ;;
           esac
+          [ -z "$r" ] && r="- the cluster did not come up (its output is above)"
           # A failure in any round is the row's result.
           if [[ $r == -* ]] || [[ ${res[$n|$medium|$m|$s]:-} == -* ]]; then
             [[ ${res[$n|$medium|$m|$s]:-} == -* ]] || res[$n|$medium|$m|$s]=$r
