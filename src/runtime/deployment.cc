@@ -173,14 +173,13 @@ Status CheckBudget(const Deployment& d, int64_t largest_weight, int64_t held,
 // plain weights of one task at most are in memory beside the engine's.
 // Tasks that read the same blob (a strip's interior and its edges) share
 // the engine's copy, so each weight is held once, as SizeTasks counts it;
-// and they share one activation arena, which the compute thread uses for
-// one task at a time.
+// and they share one activation arena, the largest task's (as SizeTasks
+// counts activations), which the compute thread uses for one task at a
+// time.
 Status MakeExecutors(const TaskWeightRefs& tw, const DeploymentContext& ctx,
                      Deployment* d) {
   d->exec.resize(d->plan.tasks.size());
   auto shared = std::make_shared<SharedWeights>();
-  // The compute thread runs one task at a time: one arena for them all,
-  // the largest task's, as SizeTasks counts activations.
   auto arena = std::make_shared<SharedArena>();
   for (const auto& t : d->plan.tasks) {
     if (!d->mine[t.id] || t.fragment.nodes.empty()) continue;
