@@ -10,6 +10,7 @@
 #include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <system_error>
 #include <thread>
 
 #include "cli/bench_report.h"
@@ -59,6 +60,10 @@ struct Measured {
   double wall_s = 0;
 };
 
+// Requests in flight at most: each has a client thread, and a coordinator
+// holds each one's tensors (40 000 aborted the process, out of threads).
+constexpr int kMaxBenchConcurrency = 1024;
+
 // The requests, `concurrency` in flight. The first failed request stops
 // the run: a lost device fails every later request too, and the report of
 // those done is what is worth having.
@@ -90,8 +95,22 @@ Measured SendRequests(Coordinator* coord, const Tensor& input,
       finished++;
     }
   };
+  // A client thread per request in flight, never more than the requests;
+  // --concurrency is bounded (kMaxBenchConcurrency) before this.
   std::vector<std::thread> clients;
-  for (int k = 0; k < a.concurrency; ++k) clients.emplace_back(client);
+  for (int k = 0; k < std::min(a.concurrency, a.requests); ++k) {
+    try {
+      clients.emplace_back(client);
+    } catch (const std::system_error& e) {
+      std::lock_guard<std::mutex> lock(mu);
+      m.first_error = ResourceExhausted("cannot start client thread " +
+                                        std::to_string(k + 1) + " of " +
+                                        std::to_string(a.concurrency) + ": " +
+                                        e.what());
+      stop = true;
+      break;
+    }
+  }
   ProgressBar bar("requests", a.requests, ProgressBar::Unit::kCount);
   while (finished < a.requests && !stop) {
     bar.Update(finished);
@@ -185,6 +204,12 @@ Status WriteSpans(const BenchArgs& a, const Plan& p,
 Status RunBench(const BenchArgs& a) {
   if (a.requests < 1 || a.concurrency < 1) {
     return InvalidArgument("--requests and --concurrency must be >= 1");
+  }
+  if (a.concurrency > kMaxBenchConcurrency) {
+    return InvalidArgument("--concurrency " + std::to_string(a.concurrency) +
+                           " is above the limit of " +
+                           std::to_string(kMaxBenchConcurrency) +
+                           " requests in flight (one client thread each)");
   }
   ASSIGN_OR_RETURN(Plan p, LoadPlan(a.plan));
   ASSIGN_OR_RETURN(Model m, LoadPlanModel(p.model, true));

@@ -50,13 +50,7 @@ StatusOr<Tensor> InferInput(const InferArgs& a, const Model& m,
     return InvalidArgument("give one of --input, --image, --input-seed");
   }
   if (!a.input.empty()) {
-    ASSIGN_OR_RETURN(Tensor input, ReadNpy(a.input));
-    if (input.shape != in_shape) {
-      return InvalidArgument(
-          "input '" + a.input + "' has shape " + ShapeToString(input.shape) +
-          " but model '" + m.graph.name + "' takes " + ShapeToString(in_shape));
-    }
-    return input;
+    return ReadNpy(a.input, in_shape, "model '" + m.graph.name + "'");
   }
   if (!a.image.empty()) {
     ImageNormalization norm =
@@ -122,6 +116,12 @@ nlohmann::json ProfileJson(const OpProfile& profile, int runs, int top_steps) {
           {"total_ms", profile.total_seconds * 1e3},
           {"ops", ops},
           {"slowest_steps", steps}};
+}
+
+// Why an executor's int8 layers took `path` (engine/int8_path.h).
+std::string Int8PathWhy(Int8Path path) {
+  if (path == Int8PathOnThisCpu()) return Int8PathReason();
+  return "chosen by the caller";
 }
 
 // A classifier's top five classes, with ImageNet's names for 1000
@@ -201,7 +201,17 @@ Status RunInfer(const InferArgs& a) {
         {"arena_bytes", ex->stats().arena_bytes},
         {"weight_bytes",
          ex->stats().onednn_weight_bytes + ex->stats().retained_weight_bytes}};
-    if (a.profile) j["profile"] = ProfileJson(t.profile, a.repeat, a.top_steps);
+    const ExecutorStats& st = ex->stats();
+    if (st.int8_layers > 0) {
+      j["int8"] = {{"layers", st.int8_layers},
+                   {"path", Int8PathName(st.int8_path)},
+                   {"why", Int8PathWhy(st.int8_path)}};
+    }
+    if (a.profile) {
+      j["profile"] = ProfileJson(t.profile, a.repeat, a.top_steps);
+      if (st.int8_layers > 0)
+        j["profile"]["int8_path"] = Int8PathName(st.int8_path);
+    }
     std::cout << j.dump(2) << std::endl;
     return Status::Ok();
   }
@@ -209,6 +219,11 @@ Status RunInfer(const InferArgs& a) {
             << ", " << Plural(KernelThreads(), "thread") << ", output "
             << ShapeToString(y.shape) << "\n";
   if (!quantized.empty()) std::cout << "int8: " << quantized << "\n";
+  if (ex->stats().int8_layers > 0) {
+    std::cout << "int8 layers on oneDNN: " << ex->stats().int8_layers
+              << ", on " << Int8PathName(ex->stats().int8_path) << " ("
+              << Int8PathWhy(ex->stats().int8_path) << ")\n";
+  }
   PrintOutput(a, y);
   std::cout << std::fixed << std::setprecision(3);
   if (a.repeat > 1) {

@@ -40,13 +40,7 @@ StatusOr<Tensor> RunInput(const RunArgs& a, const Plan& p,
     return InvalidArgument("give one of --input and --image");
   }
   if (!a.input.empty()) {
-    ASSIGN_OR_RETURN(Tensor input, ReadNpy(a.input));
-    if (input.shape != p.input_shape) {
-      return InvalidArgument(
-          "input " + a.input + " has shape " + ShapeToString(input.shape) +
-          " but the model expects " + ShapeToString(p.input_shape));
-    }
-    return input;
+    return ReadNpy(a.input, p.input_shape, "the plan's model");
   }
   if (!a.image.empty()) {
     if (p.input_shape.size() != 4) {

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "security/device_name.h"
+#include "util/read_file.h"
 
 namespace shoal {
 
@@ -417,11 +418,10 @@ StatusOr<Cluster> ParseCluster(const std::string& text,
 }
 
 StatusOr<Cluster> LoadCluster(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) return NotFound("cannot open cluster file " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  ASSIGN_OR_RETURN(Cluster c, ParseCluster(ss.str(), "cluster file " + path));
+  // A cluster of thousands of devices is a few hundred KB.
+  ASSIGN_OR_RETURN(const std::string text,
+                   ReadBoundedFile(path, int64_t{16} << 20, "cluster file"));
+  ASSIGN_OR_RETURN(Cluster c, ParseCluster(text, "cluster file " + path));
   // Files named in the cluster file are where it is, not where shoal runs.
   const std::filesystem::path base = std::filesystem::path(path).parent_path();
   auto resolve = [&](std::string* p) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/int8_path.h"
 #include "engine/shared_weights.h"
 #include "graph/graph.h"
 #include "graph/weights.h"
@@ -63,6 +64,7 @@ class Step {
   // Which kernel does the work: a oneDNN primitive (reorders included) or
   // the reference kernel. A profile names the ops left to the reference.
   bool reference = false;
+  bool int8_layer = false;  // a quantized layer (int8_pattern.h)
 };
 
 // The copies a SharedWeights holds: for each key (what the data is), the
@@ -92,6 +94,9 @@ class ExecBuilder {
   const Graph& graph() const { return g_; }
   dnnl::engine& engine() { return *eng_; }
   bool use_onednn() const { return use_onednn_; }
+  // How quantized layers compute (never kAuto: resolved for this CPU).
+  Int8Path int8_path() const { return int8_path_; }
+  void set_int8_path(Int8Path p) { int8_path_ = ResolveInt8Path(p); }
 
   // Value currently holding graph tensor `name`.
   int ValueOf(const std::string& name) const;
@@ -158,6 +163,7 @@ class ExecBuilder {
   WeightStore* weights_;
   dnnl::engine* eng_;
   bool use_onednn_;
+  Int8Path int8_path_ = ResolveInt8Path(Int8Path::kAuto);
   std::vector<Value> values_;
   std::vector<Storage> storages_;
   std::vector<std::unique_ptr<Step>> steps_;

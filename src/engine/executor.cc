@@ -158,6 +158,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
   const Graph& graph = folded_bns > 0 ? folded.graph : g;
   ExecBuilder b(graph, &impl->weights, &impl->eng,
                 opts.backend == Backend::kOneDnn);
+  b.set_int8_path(opts.int8_path);
   if (opts.shared_weights) {
     impl->shared = opts.shared_weights;
     b.ShareWeights(impl->shared.get(),
@@ -259,6 +260,10 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
   for (const auto& s : ex->impl_->steps) {
     ex->stats_.onednn_weight_bytes += s->weight_bytes;
     ex->stats_.shared_weights += s->shared_weights;
+    if (s->int8_layer) {
+      ++ex->stats_.int8_layers;
+      ex->stats_.int8_path = b.int8_path();
+    }
   }
   ex->stats_.folded_batchnorms = folded_bns;
   for (const auto& s : ex->impl_->steps) {

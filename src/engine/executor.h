@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/int8_path.h"
 #include "graph/graph.h"
 #include "graph/weights.h"
 #include "util/status.h"
@@ -34,6 +35,9 @@ struct ExecutorOptions {
   // shares with others that never run at the same time as it (null: its
   // own).
   std::shared_ptr<SharedArena> shared_arena;
+  // How quantized layers compute on oneDNN (engine/int8_path.h): kAuto
+  // takes this CPU's exact path; tests force either on any CPU.
+  Int8Path int8_path = Int8Path::kAuto;
 };
 
 struct ExecutorStats {
@@ -53,6 +57,9 @@ struct ExecutorStats {
   int64_t onednn_weight_bytes = 0;
   int shared_weights = 0;     // weights taken from another executor's copy
   int folded_batchnorms = 0;  // BN nodes folded into their conv (oneDNN)
+  // Quantized layers oneDNN runs, and how (kAuto while there are none).
+  int int8_layers = 0;
+  Int8Path int8_path = Int8Path::kAuto;
 };
 
 class Executor {

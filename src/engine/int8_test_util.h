@@ -221,9 +221,11 @@ inline Model WithF32Layers(Model m) {
 // Runs `m` on `backend` over `xs` (single-input models); first outputs.
 inline std::vector<Tensor> RunOn(const Model& m, Backend backend,
                                  const std::vector<Tensor>& xs,
-                                 ExecutorStats* stats = nullptr) {
+                                 ExecutorStats* stats = nullptr,
+                                 Int8Path int8_path = Int8Path::kAuto) {
   ExecutorOptions o;
   o.backend = backend;
+  o.int8_path = int8_path;
   auto ex = Executor::Create(m.graph, m.weights, o);
   EXPECT_TRUE(ex.ok()) << ex.status().ToString();
   if (!ex.ok()) return {};
@@ -237,6 +239,16 @@ inline std::vector<Tensor> RunOn(const Model& m, Backend backend,
     out.push_back(y[0]);
   }
   return out;
+}
+
+// The oneDNN int8 paths that are exact on this CPU (engine/int8_path.h):
+// f32 sums everywhere, the int8 primitives where they sum exactly. The
+// tests run each, so a CPU of either kind checks both that it can.
+inline std::vector<Int8Path> ExactInt8Paths() {
+  std::vector<Int8Path> paths = {Int8Path::kF32Sums};
+  if (Int8PathOnThisCpu() == Int8Path::kInt8Primitives)
+    paths.push_back(Int8Path::kInt8Primitives);
+  return paths;
 }
 
 // Equal to `tol` of each sample's largest output magnitude.

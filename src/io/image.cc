@@ -4,6 +4,7 @@
 #include <stb/stb_image_resize.h>
 
 #include <climits>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -16,6 +17,31 @@ namespace {
 // to 2^24 a side) and allocates it before reading a pixel, so a 100-byte
 // file could ask for gigabytes. 2^26 pixels is a 64-megapixel photo.
 constexpr int64_t kMaxImagePixels = int64_t{1} << 26;
+// And the memory its decoding may take, estimated from the header before
+// stb allocates: a 26-byte progressive CMYK JPEG claiming 8k x 8k made it
+// take 1 GiB, a 16-bit RGBA PNG as much. 384 MiB: a 40-megapixel RGB
+// photo.
+constexpr int64_t kMaxDecodeBytes = int64_t{384} << 20;
+// The largest image file read (a camera's raw JPEG is a few tens of MB).
+constexpr int64_t kMaxImageFileBytes = int64_t{256} << 20;
+
+// What stb_image holds at its peak decoding `bytes` (iw x ih, ic channels
+// in the file) into `c` channels: the decoded samples, twice over where it
+// converts them (16-bit samples to 8, channels to `c`), and for a
+// progressive JPEG its 16-bit coefficients of every component as well.
+int64_t DecodeBytes(const std::string& bytes, bool jpeg, int64_t iw,
+                    int64_t ih, int ic, int c) {
+  const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
+  const int64_t pixels = iw * ih;
+  const int64_t sample =
+      stbi_is_16_bit_from_memory(data, static_cast<int>(bytes.size())) ? 2 : 1;
+  int64_t total = pixels * ic * sample * 2 + pixels * c;
+  // SOF2 (progressive) is a marker; entropy-coded data stuffs every 0xFF
+  // with a 0x00, so the pair appears nowhere else.
+  if (jpeg && bytes.find("\xFF\xC2") != std::string::npos)
+    total += pixels * ic * 2;
+  return total;
+}
 
 // A PNG's chunks, each within the bytes present. Debian's stb_image grows
 // its buffer to an IDAT chunk's stated length before reading it, so a
@@ -55,6 +81,17 @@ StatusOr<Tensor> LoadImage(const std::string& path, const Shape& shape,
                            const ImageNormalization& norm) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return NotFound("cannot read image '" + path + "': cannot open it");
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return InvalidArgument("cannot read image '" + path +
+                           "': not a regular file");
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size > static_cast<uint64_t>(kMaxImageFileBytes)) {
+    return InvalidArgument("image '" + path + "' is over " +
+                           std::to_string(kMaxImageFileBytes >> 20) +
+                           " MiB, the largest file --image reads");
+  }
   std::ostringstream bytes;
   bytes << f.rdbuf();
   if (!f && !f.eof()) {
@@ -108,6 +145,15 @@ StatusOr<Tensor> DecodeImage(const std::string& bytes,
     return InvalidArgument("image '" + origin + "' is " + std::to_string(iw) +
                            "x" + std::to_string(ih) +
                            " pixels; at most 2^26 pixels are read");
+  }
+  const int64_t need = DecodeBytes(bytes, jpeg, iw, ih, ic, c);
+  if (need > kMaxDecodeBytes) {
+    return InvalidArgument(
+        "image '" + origin + "' (" + std::to_string(iw) + "x" +
+        std::to_string(ih) + ", " + std::to_string(ic) +
+        " channels) would take about " + std::to_string(need >> 20) +
+        " MiB to decode; at most " + std::to_string(kMaxDecodeBytes >> 20) +
+        " MiB is spent on an image (scale it down first)");
   }
   std::unique_ptr<unsigned char, void (*)(void*)> pixels(
       stbi_load_from_memory(data, len, &iw, &ih, &ic, c), stbi_image_free);

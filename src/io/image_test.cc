@@ -44,5 +44,34 @@ TEST(DecodeImage, PngChunksMustFitTheFile) {
       << cut.status().message();
 }
 
+// Headers that claim what would take gigabytes to decode are refused from
+// the header, before stb allocates: a progressive JPEG of 8192 x 8192 (24
+// bytes; stb kept every component's coefficients, 1 GiB) and a 16-bit
+// RGBA PNG of 8192 x 4096 (1 GiB).
+TEST(DecodeImage, HeadersClaimingGigabytesAreRefusedBeforeDecoding) {
+  std::string jpeg("\xFF\xD8\xFF\xC2\x00\x11\x08\x20\x00\x20\x00\x03"
+                   "\x01\x11\x00\x02\x11\x00\x03\x11\x00",
+                   21);
+  auto j = DecodeImage(jpeg, "big.jpg", {1, 3, 224, 224},
+                       DefaultNormalization(3));
+  ASSERT_FALSE(j.ok());
+  EXPECT_NE(j.status().message().find("MiB to decode"), std::string::npos)
+      << j.status().message();
+  EXPECT_NE(j.status().message().find("big.jpg"), std::string::npos);
+  auto be32 = [](uint32_t v) {
+    return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16),
+                       static_cast<char>(v >> 8), static_cast<char>(v)};
+  };
+  std::string png("\x89PNG\r\n\x1a\n", 8);
+  png += be32(13) + "IHDR" + be32(8192) + be32(4096);
+  png += std::string("\x10\x06\x00\x00\x00", 5) + be32(0);
+  png += be32(0) + "IEND" + be32(0);
+  auto p = DecodeImage(png, "deep.png", {1, 3, 224, 224},
+                       DefaultNormalization(3));
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("MiB to decode"), std::string::npos)
+      << p.status().message();
+}
+
 }  // namespace
 }  // namespace shoal

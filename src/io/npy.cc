@@ -3,29 +3,51 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "graph/shape_check.h"
 
 namespace shoal {
 
+namespace {
+
+// Where the value of `key` ('descr', quoted as numpy writes it) begins in
+// the header's dict: past the key, blanks, ':' and blanks; npos if absent.
+// A scan, not std::regex, whose backtracking recurses once per character
+// (a header of 60 000 blanks overflowed the stack).
+size_t ValueOf(const std::string& dict, const std::string& key) {
+  const size_t k = dict.find("'" + key + "'");
+  if (k == std::string::npos) return k;
+  size_t i = dict.find_first_not_of(" \t", k + key.size() + 2);
+  if (i == std::string::npos || dict[i] != ':') return std::string::npos;
+  return dict.find_first_not_of(" \t", i + 1);
+}
+
+}  // namespace
+
 StatusOr<NpyHeader> ParseNpyHeader(const std::string& dict) {
   NpyHeader h;
-  std::smatch m;
-  static const std::regex descr_re(R"('descr'\s*:\s*'([^']*)')");
-  static const std::regex fortran_re(R"('fortran_order'\s*:\s*(True|False))");
-  static const std::regex shape_re(R"('shape'\s*:\s*\(([^)]*)\))");
-  if (!std::regex_search(dict, m, descr_re))
+  size_t v = ValueOf(dict, "descr");
+  const size_t descr_end =
+      v == std::string::npos ? v : dict.find('\'', v + 1);
+  if (v == std::string::npos || dict[v] != '\'' ||
+      descr_end == std::string::npos)
     return InvalidArgument("no 'descr' in header");
-  h.descr = m[1];
-  if (!std::regex_search(dict, m, fortran_re)) {
+  h.descr = dict.substr(v + 1, descr_end - v - 1);
+  v = ValueOf(dict, "fortran_order");
+  if (v != std::string::npos && dict.compare(v, 4, "True") == 0) {
+    h.fortran_order = true;
+  } else if (v != std::string::npos && dict.compare(v, 5, "False") == 0) {
+    h.fortran_order = false;
+  } else {
     return InvalidArgument("no 'fortran_order' in header");
   }
-  h.fortran_order = m[1] == "True";
-  if (!std::regex_search(dict, m, shape_re))
+  v = ValueOf(dict, "shape");
+  const size_t shape_end = v == std::string::npos ? v : dict.find(')', v);
+  if (v == std::string::npos || dict[v] != '(' || shape_end == std::string::npos)
     return InvalidArgument("no 'shape' in header");
-  std::string dims = m[1];
+  std::string dims = dict.substr(v + 1, shape_end - v - 1);
+  if (dims.size() > 1024) return InvalidArgument("oversized shape in header");
   std::stringstream ss(dims);
   std::string item;
   while (std::getline(ss, item, ',')) {
@@ -48,7 +70,8 @@ StatusOr<NpyHeader> ParseNpyHeader(const std::string& dict) {
   return h;
 }
 
-StatusOr<Tensor> ReadNpyStream(std::istream& f, const std::string& path) {
+StatusOr<Tensor> ReadNpyStream(std::istream& f, const std::string& path,
+                               const Shape* want, const std::string& taker) {
   char magic[8];
   if (!f.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) {
     return InvalidArgument("'" + path + "' is not a .npy file (bad magic)");
@@ -87,6 +110,11 @@ StatusOr<Tensor> ReadNpyStream(std::istream& f, const std::string& path) {
                            "' is in Fortran order; save a C-ordered array "
                            "(numpy.ascontiguousarray)");
   }
+  if (want != nullptr && h->shape != *want) {
+    return InvalidArgument("'" + path + "' has shape " +
+                           ShapeToString(h->shape) + " but " + taker +
+                           " takes " + ShapeToString(*want));
+  }
   // The shape is checked against the bytes present before anything is
   // allocated by it: a 100-byte file may declare (2^62, 2^62).
   auto n = CheckedElements(h->shape, "'" + path + "'");
@@ -113,6 +141,13 @@ StatusOr<Tensor> ReadNpy(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return NotFound("cannot open '" + path + "'");
   return ReadNpyStream(f, path);
+}
+
+StatusOr<Tensor> ReadNpy(const std::string& path, const Shape& want,
+                         const std::string& taker) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return NotFound("cannot open '" + path + "'");
+  return ReadNpyStream(f, path, &want, taker);
 }
 
 StatusOr<Tensor> ParseNpy(const std::string& bytes, const std::string& origin) {

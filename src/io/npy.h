@@ -12,9 +12,16 @@
 namespace shoal {
 
 StatusOr<Tensor> ReadNpy(const std::string& path);
+// Only an array of shape `want`, `taker` naming who wants it in the error:
+// a file of another shape is refused from its header, before its data is
+// read (a 1.6 GB file of the wrong shape was read whole first).
+StatusOr<Tensor> ReadNpy(const std::string& path, const Shape& want,
+                         const std::string& taker);
 // The same from a stream or from the file's bytes; `path` / `origin` names
 // it in errors.
-StatusOr<Tensor> ReadNpyStream(std::istream& in, const std::string& path);
+StatusOr<Tensor> ReadNpyStream(std::istream& in, const std::string& path,
+                               const Shape* want = nullptr,
+                               const std::string& taker = "");
 StatusOr<Tensor> ParseNpy(const std::string& bytes, const std::string& origin);
 Status WriteNpy(const std::string& path, const Tensor& t);
 

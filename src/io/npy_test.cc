@@ -114,5 +114,41 @@ TEST(NpyTest, ShapeIsCheckedAgainstTheBytesPresent) {
   EXPECT_FALSE(ParseNpy(npy("3abc", 12), "x").ok());
 }
 
+// Headers a hostile file may hold: 60 000 blanks inside the shape (which
+// overflowed the stack in std::regex), keys in another order, missing
+// values. Each is an error naming what is wrong, or read as numpy would.
+TEST(NpyTest, HostileHeadersAreErrorsNotCrashes) {
+  auto header = [](const std::string& dict) {
+    std::string d = dict;
+    d.append((64 - (10 + d.size() + 1) % 64) % 64, ' ');
+    d += '\n';
+    std::string f = std::string("\x93NUMPY\x02\x00", 8);
+    for (int i = 0; i < 4; ++i) f += static_cast<char>((d.size() >> (8 * i)) & 0xff);
+    return f + d;
+  };
+  auto spaces = ParseNpy(
+      header("{'descr': '<f4', 'fortran_order': False, 'shape': (1," +
+             std::string(60000, ' ') + "1), }") +
+          std::string(4, '\0'),
+      "spaces.npy");
+  ASSERT_FALSE(spaces.ok());
+  EXPECT_NE(spaces.status().message().find("spaces.npy"), std::string::npos);
+  auto reordered = ParseNpy(
+      header("{'shape': (2,), 'fortran_order': False, 'descr': '<f4'}") +
+          std::string(8, '\0'),
+      "r.npy");
+  ASSERT_TRUE(reordered.ok()) << reordered.status().message();
+  EXPECT_EQ(reordered->shape, (Shape{2}));
+  for (const char* dict :
+       {"{'descr': '<f4, 'fortran_order': False, 'shape': (2,)}",
+        "{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,)}",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (2,}",
+        "{'descr' '<f4', 'fortran_order': False, 'shape': (2,)}",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': }"}) {
+    EXPECT_FALSE(ParseNpy(header(dict) + std::string(8, '\0'), "b.npy").ok())
+        << dict;
+  }
+}
+
 }  // namespace
 }  // namespace shoal

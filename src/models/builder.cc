@@ -1,6 +1,7 @@
 #include "models/builder.h"
 
 #include "graph/op_registry.h"
+#include "graph/shape_check.h"
 #include "graph/shape_inference.h"
 #include "graph/verify.h"
 
@@ -42,9 +43,14 @@ std::string GraphBuilder::AddWeight(const std::string& name,
 }
 
 const Shape& GraphBuilder::ShapeOf(const std::string& tensor) const {
-  static const Shape kEmpty;
+  // After an error (an input shape too large or too small for the model)
+  // later layers are not added, and the model code goes on reading shapes
+  // of tensors that do not exist: ones of the largest rank, so that its
+  // indexing and divisions stay defined until Finish reports the error.
+  // An empty shape here was indexed past its end (a segfault).
+  static const Shape kUnknown(kMaxTensorRank, 1);
   const TensorInfo* t = g_.FindTensor(tensor);
-  return t ? t->shape : kEmpty;
+  return t ? t->shape : kUnknown;
 }
 
 std::string GraphBuilder::Op(const std::string& op,

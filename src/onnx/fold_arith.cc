@@ -16,6 +16,7 @@ StatusOr<ConstValue> Apply2(const FoldCtx& c, const std::string& op,
     return c.Error("shapes " + ShapeToString(a.shape) + " and " +
                    ShapeToString(b.shape) + " do not broadcast");
   }
+  RETURN_IF_ERROR(c.Fits(out));
   const std::vector<int64_t> ia = BroadcastIndex(a.shape, out);
   const std::vector<int64_t> ib = BroadcastIndex(b.shape, out);
   const int64_t n = NumElements(out);
@@ -106,6 +107,7 @@ StatusOr<ConstValue> FoldWhere(const FoldCtx& c) {
       !BroadcastShapes(cond.shape, xy, &out)) {
     return c.Error("inputs do not broadcast");
   }
+  RETURN_IF_ERROR(c.Fits(out));
   const auto ic = BroadcastIndex(cond.shape, out);
   const auto ix = BroadcastIndex(x.shape, out);
   const auto iy = BroadcastIndex(y.shape, out);
@@ -131,6 +133,7 @@ StatusOr<ConstValue> FoldExpand(const FoldCtx& c) {
     return c.Error(ShapeToString(x.shape) + " does not expand to " +
                    ShapeToString(target));
   }
+  RETURN_IF_ERROR(c.Fits(out));
   return Pick(x, out, BroadcastIndex(x.shape, out));
 }
 

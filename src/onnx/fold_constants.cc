@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "graph/shape_check.h"
 #include "onnx/fold_ops.h"
 #include "onnx/onnx_attrs.h"
 #include "onnx/onnx_tensor.h"
@@ -73,6 +74,7 @@ StatusOr<ConstValue> FoldConstantOfShape(const FoldCtx& c) {
   Shape s = shape.ToInts();
   for (int64_t d : s)
     if (d < 0) return c.Error("negative extent in " + ShapeToString(s));
+  RETURN_IF_ERROR(c.Fits(s));
   ConstValue fill = ConstValue::Floats({1}, {0.f});
   if (const auto* a = FindAttr(c.node, "value")) {
     ASSIGN_OR_RETURN(fill, DecodeTensor(a->t(), c.base_dir));
@@ -95,8 +97,15 @@ StatusOr<ConstValue> FoldRange(const FoldCtx& c) {
   const double s = start->AsDouble(0), l = limit->AsDouble(0),
                d = delta->AsDouble(0);
   if (d == 0) return c.Error("delta is 0");
-  const int64_t n =
-      std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+  // The count as a double first: (l - s) / d may be far past int64.
+  const double count = std::max(0.0, std::ceil((l - s) / d));
+  if (!(count <= static_cast<double>(kMaxFoldedElements))) {
+    return c.Error("the range from " + std::to_string(s) + " to " +
+                   std::to_string(l) + " by " + std::to_string(d) +
+                   " has over " + std::to_string(kMaxFoldedElements) +
+                   " elements, the limit of a folded value");
+  }
+  const int64_t n = static_cast<int64_t>(count);
   if (start->is_float || limit->is_float || delta->is_float) {
     std::vector<float> v(n);
     for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(s + i * d);
@@ -161,6 +170,16 @@ std::vector<int64_t> FoldCtx::IntsAttr(const std::string& name) const {
 
 Status FoldCtx::Error(const std::string& what) const {
   return InvalidArgument(node.op_type() + " on constants: " + what);
+}
+
+Status FoldCtx::Fits(const Shape& out) const {
+  ASSIGN_OR_RETURN(const int64_t n, CheckedElements(out, "folded value"));
+  if (n > kMaxFoldedElements) {
+    return Error("the folded value " + ShapeToString(out) + " would hold " +
+                 std::to_string(n) + " elements, over the limit of " +
+                 std::to_string(kMaxFoldedElements));
+  }
+  return Status::Ok();
 }
 
 bool IsFoldableOp(const std::string& op) { return Rules().count(op) != 0; }

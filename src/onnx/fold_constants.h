@@ -23,6 +23,13 @@ struct FoldInput {
   const Shape* shape = nullptr;       // known shape (set with value too)
 };
 
+// The most elements a folded value may have. Folding serves shape
+// arithmetic and small constants (masks, index ranges); a 140-byte model
+// whose Range or ConstantOfShape claims billions of elements is refused
+// before they are made (it once took 4 GiB), naming the node and this
+// limit. 2^24: a 4096 x 4096 mask.
+constexpr int64_t kMaxFoldedElements = int64_t{1} << 24;
+
 // True when `op` has a folding rule.
 bool IsFoldableOp(const std::string& op);
 // Every op IsFoldableOp accepts, sorted.

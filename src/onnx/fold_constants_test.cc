@@ -228,6 +228,44 @@ TEST(OnnxFold, ConstantOfShapeEqualWhereExpandRange) {
   EXPECT_EQ(r.ints, (std::vector<int64_t>{5, 3, 1}));
 }
 
+// Values past kMaxFoldedElements are refused before they are made: a
+// 140-byte model's Range to 2^40 took 4 GiB, and each of these would
+// allocate gigabytes.
+TEST(OnnxFold, ValuesOverTheLimitAreRefusedBeforeTheyAreMade) {
+  auto refused = [](const onnx::NodeProto& n,
+                    const std::vector<const ConstValue*>& vals) {
+    std::vector<FoldInput> in(vals.size());
+    for (size_t i = 0; i < vals.size(); ++i)
+      in[i] = {true, vals[i], &vals[i]->shape};
+    auto r = FoldNode(n, 13, in, ".");
+    EXPECT_FALSE(r.ok()) << n.op_type();
+    if (!r.ok())
+      EXPECT_NE(r.status().message().find("limit"), std::string::npos)
+          << r.status().message();
+  };
+  ConstValue big = Ints({3}, {1 << 12, 1 << 12, 2});
+  refused(MakeNode("ConstantOfShape", 1), {&big});
+  ConstValue start = Ints({}, {0}), limit = Ints({}, {int64_t{1} << 40}),
+             delta = Ints({}, {1});
+  refused(MakeNode("Range", 3), {&start, &limit, &delta});
+  ConstValue fstart = ConstValue::Floats({}, {0.f}),
+             flimit = ConstValue::Floats({}, {1e30f}),
+             fdelta = ConstValue::Floats({}, {1e-30f});
+  refused(MakeNode("Range", 3), {&fstart, &flimit, &fdelta});
+  ConstValue col = Ints({1 << 13, 1}, std::vector<int64_t>(1 << 13, 1));
+  ConstValue row = Ints({1, 1 << 12}, std::vector<int64_t>(1 << 12, 2));
+  refused(MakeNode("Add", 2), {&col, &row});
+  ConstValue to = Ints({2}, {1 << 13, 1 << 12});
+  refused(MakeNode("Expand", 2), {&col, &to});
+  // Just within: a 4096 x 4096 mask folds.
+  ConstValue mask = Ints({2}, {1 << 12, 1 << 12});
+  onnx::NodeProto cos = MakeNode("ConstantOfShape", 1);
+  std::vector<FoldInput> in = {{true, &mask, &mask.shape}};
+  auto ok = FoldNode(cos, 13, in, ".");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ((*ok)[0].size(), kMaxFoldedElements);
+}
+
 TEST(OnnxFold, ConstantNodeForms) {
   onnx::NodeProto c = MakeNode("Constant", 0);
   AddIntsAttr(&c, "value_ints", {3, 4});

@@ -167,6 +167,7 @@ StatusOr<ConstValue> FoldGather(const FoldCtx& c) {
   Shape out(x.shape.begin(), x.shape.begin() + axis);
   out.insert(out.end(), idx.shape.begin(), idx.shape.end());
   out.insert(out.end(), x.shape.begin() + axis + 1, x.shape.end());
+  RETURN_IF_ERROR(c.Fits(out));
   std::vector<int64_t> index;
   index.reserve(NumElements(out));
   for (int64_t o = 0; o < outer; ++o) {

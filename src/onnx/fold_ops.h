@@ -28,6 +28,9 @@ struct FoldCtx {
   std::vector<int64_t> IntsAttr(const std::string& name) const;
   // InvalidArgument with the op's name.
   Status Error(const std::string& what) const;
+  // An error unless a value of shape `out` is within kMaxFoldedElements:
+  // checked before a rule allocates it.
+  Status Fits(const Shape& out) const;
 };
 
 StatusOr<ConstValue> FoldBinary(const FoldCtx& c);  // Add Sub Mul Div Mod Min

@@ -12,13 +12,15 @@
 #include <utility>
 #include <vector>
 
+#include "plan/json_parse.h"
+
 namespace shoal {
 
 template <typename T>
 T JsonInt(const nlohmann::json& j) {
   using json = nlohmann::json;
   if (!j.is_number_integer()) {
-    throw json::type_error::create(302, "expected an integer, got " + j.dump(),
+    throw json::type_error::create(302, "expected an integer, got " + JsonBrief(j),
                                    &j);
   }
   const bool in_range = j.is_number_unsigned()
@@ -26,7 +28,7 @@ T JsonInt(const nlohmann::json& j) {
                             : std::in_range<T>(j.get<int64_t>());
   if (!in_range) {
     throw json::out_of_range::create(
-        406, "integer " + j.dump() + " is out of range", &j);
+        406, "integer " + JsonBrief(j) + " is out of range", &j);
   }
   return j.is_number_unsigned() ? static_cast<T>(j.get<uint64_t>())
                                 : static_cast<T>(j.get<int64_t>());
@@ -43,7 +45,7 @@ template <typename T>
 std::vector<T> JsonInts(const nlohmann::json& j) {
   if (!j.is_array()) {
     throw nlohmann::json::type_error::create(
-        302, "expected an array of integers, got " + j.dump(), &j);
+        302, "expected an array of integers, got " + JsonBrief(j), &j);
   }
   std::vector<T> out;
   out.reserve(j.size());

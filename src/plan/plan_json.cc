@@ -6,6 +6,7 @@
 #include "graph/shape_check.h"
 #include "plan/graph_json.h"
 #include "plan/json_ints.h"
+#include "plan/json_parse.h"
 #include "plan/plan_verify.h"
 
 namespace shoal {
@@ -40,7 +41,7 @@ StatusOr<Region> RegionFromJson(const json& j) {
   Region r{JsonInts<int64_t>(j.at("begin")), JsonInts<int64_t>(j.at("end"))};
   if (r.begin.size() != r.end.size() ||
       r.begin.size() > static_cast<size_t>(kMaxTensorRank)) {
-    return InvalidArgument("region " + j.dump() +
+    return InvalidArgument("region " + JsonBrief(j) +
                            " needs begin and end of one rank (at most " +
                            std::to_string(kMaxTensorRank) + ")");
   }
@@ -348,13 +349,7 @@ Status SavePlan(const Plan& p, const std::string& path) {
 StatusOr<Plan> LoadPlan(const std::string& path) {
   std::ifstream f(path);
   if (!f) return NotFound("cannot open plan file " + path);
-  json j;
-  try {
-    f >> j;
-  } catch (const json::exception& e) {
-    return InvalidArgument("plan file " + path +
-                           " is not valid JSON: " + e.what());
-  }
+  ASSIGN_OR_RETURN(json j, ParseJson(f, "plan file " + path));
   auto p = PlanFromJson(j);
   if (!p.ok()) return p.status().WithContext("plan file " + path);
   RETURN_IF_ERROR(VerifyPlan(p.value()).WithContext("plan file " + path));

@@ -6,6 +6,7 @@
 
 #include "models/load_model.h"
 #include "partition/strategy.h"
+#include "plan/json_parse.h"
 #include "plan/plan_verify.h"
 
 namespace shoal {
@@ -163,6 +164,39 @@ TEST(PlanJson, NumbersThatAreNotIntegersOfTheirTypeAreRefused) {
   j = PlanToJson(MakeLenetPlan("lop"));
   j["model"]["weights_seed"] = -1;
   EXPECT_FALSE(PlanFromJson(j).ok());
+}
+
+// A plan nested 100 000 deep where an integer belongs (200 KB): refused by
+// depth when parsed, and an error message never dumps the structure (which
+// recursed once per level and overflowed the stack, `run --local` and a
+// worker sent it both).
+TEST(PlanJson, DeeplyNestedValuesAreRefusedWithoutRecursion) {
+  const std::string good = PlanToJson(MakeLenetPlan("lop")).dump();
+  const std::string end = "\"end\":[1,1,28,28]";
+  std::string text = good;
+  text.replace(text.find(end), end.size(),
+               "\"end\":[1,1," + std::string(100000, '[') +
+                   std::string(100000, ']') + ",28]");
+  const std::string path = ::testing::TempDir() + "/deep_plan.json";
+  std::ofstream(path) << text;
+  auto p = LoadPlan(path);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("deeper than 64"), std::string::npos)
+      << p.status().message();
+  // Just within the bound, where PlanFromJson reads it: its message names
+  // the value by kind, not by dumping it.
+  text = good;
+  text.replace(text.find(end), end.size(),
+               "\"end\":[1,1," + std::string(50, '[') +
+                   std::string(50, ']') + ",28]");
+  auto j = ParseJson(text, "plan");
+  ASSERT_TRUE(j.ok()) << j.status().message();
+  auto q = PlanFromJson(*j);
+  ASSERT_FALSE(q.ok());
+  EXPECT_NE(q.status().message().find("an array of 1"), std::string::npos)
+      << q.status().message();
+  EXPECT_EQ(JsonBrief(std::string(100, 'x')),
+            "\"" + std::string(40, 'x') + "\"...");
 }
 
 TEST(PlanJson, LoadPlanNamesTheFileAndTheProblem) {

@@ -16,6 +16,7 @@
 #include "graph/cost.h"
 #include "plan/dataflow.h"
 #include "plan/plan_cost.h"
+#include "plan/json_parse.h"
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
 #include "util/units.h"
@@ -64,12 +65,7 @@ void ConnectToReceivers(
 
 // The request's plan, checked.
 StatusOr<Plan> ParsePlan(const std::string& json) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json);
-  } catch (const std::exception& e) {
-    return InvalidArgument(std::string("plan is not JSON: ") + e.what());
-  }
+  ASSIGN_OR_RETURN(nlohmann::json j, ParseJson(json, "plan"));
   ASSIGN_OR_RETURN(Plan plan, PlanFromJson(j));
   RETURN_IF_ERROR(VerifyPlan(plan));
   return plan;

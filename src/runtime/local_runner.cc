@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "engine/shared_weights.h"
@@ -245,8 +246,23 @@ Status LocalRunner::Run(const Tensor& input, Tensor* output, RunStats* stats,
   Deliver(&r, flow_.inputs, {{p.input_name, &input}});
   std::vector<std::thread> threads;
   for (size_t d = 0; d < p.devices.size(); ++d) {
-    threads.emplace_back(GuardedDeviceLoop, &r, std::cref(executors_),
-                         opts_.threads_per_device, static_cast<int>(d));
+    try {
+      threads.emplace_back(GuardedDeviceLoop, &r, std::cref(executors_),
+                           opts_.threads_per_device, static_cast<int>(d));
+    } catch (const std::system_error& e) {
+      // Out of threads (a plan of thousands of devices on a loaded host):
+      // the ones started stop at the failure instead of the process
+      // ending on a joinable thread's destructor.
+      std::lock_guard<std::mutex> lock(r.mu);
+      if (r.failure.ok()) {
+        r.failure = ResourceExhausted(
+            "cannot start a thread for each of the plan's " +
+            std::to_string(p.devices.size()) + " devices (" +
+            std::to_string(d) + " started): " + e.what());
+      }
+      r.cv.notify_all();
+      break;
+    }
   }
   for (auto& th : threads) th.join();
   if (!r.failure.ok()) return r.failure;

@@ -13,6 +13,7 @@
 #include "metrics/worker_metrics.h"
 #include "plan/broadcast.h"
 #include "plan/graph_json.h"
+#include "plan/json_parse.h"
 #include "plan/plan_cost.h"
 #include "plan/trace.h"
 #include "runtime/blob_cache.h"
@@ -434,10 +435,14 @@ struct Worker::Impl final : public rpc::Worker::Service {
       if (auto s = FromCoordinator(ctx, "Profile"); !s.ok()) return s;
       if (auto s = CheckProtocol(req->protocol(), Who()); !s.ok()) return s;
       StatusOr<Graph> g = InvalidArgument("graph is not JSON");
-      try {
-        g = GraphFromJson(nlohmann::json::parse(req->graph_json()));
-      } catch (const std::exception& e) {
-        g = InvalidArgument(std::string("graph is not JSON: ") + e.what());
+      if (auto j = ParseJson(req->graph_json(), "graph"); j.ok()) {
+        try {
+          g = GraphFromJson(*j);
+        } catch (const std::exception& e) {
+          g = InvalidArgument(std::string("graph: ") + e.what());
+        }
+      } else {
+        g = j.status();
       }
       if (!g.ok()) return ToGrpc(g.status().WithContext(Who()));
       // The graph's weights (random, made here) and activations count

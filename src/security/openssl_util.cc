@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "util/read_file.h"
+
 namespace shoal {
 
 namespace {
@@ -41,13 +43,9 @@ std::string OpenSslErrors() {
 }
 
 StatusOr<std::string> ReadTextFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    return NotFound("cannot read " + path + ": " + std::strerror(errno));
-  }
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  // A certificate, key or CA bundle: kilobytes. A path to /dev/zero was
+  // read until memory ran out.
+  return ReadBoundedFile(path, kMaxPemFileBytes, "PEM file");
 }
 
 StatusOr<X509Ptr> ParseCertPem(const std::string& pem,

@@ -28,7 +28,11 @@ using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyFree>;
 // none); empties the queue.
 std::string OpenSslErrors();
 
-// The whole file, or NotFound naming it and why (errno).
+// The most a PEM file (certificate, key, CA bundle) may hold.
+constexpr int64_t kMaxPemFileBytes = int64_t{1} << 20;
+
+// The whole file, or an error naming it and why: missing, not a regular
+// file, over kMaxPemFileBytes (util/read_file.h).
 StatusOr<std::string> ReadTextFile(const std::string& path);
 
 // The first certificate / private key in PEM text; `origin` names the file

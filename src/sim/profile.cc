@@ -3,6 +3,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "plan/json_parse.h"
+
 namespace shoal {
 
 double PacedSeconds(const LayerSample& s, const CpuQuota& q) {
@@ -103,7 +105,7 @@ StatusOr<Profile> LoadProfile(const std::string& path) {
   if (!f) return NotFound("cannot open profile " + path);
   Profile p;
   try {
-    nlohmann::json j = nlohmann::json::parse(f);
+    ASSIGN_OR_RETURN(nlohmann::json j, ParseJson(f, "profile " + path));
     if (j.value("format", "") != "shoal-profile") {
       return InvalidArgument(path +
                              " is not a shoal profile (no \"format\": "

@@ -50,15 +50,17 @@ StatusOr<bool> BuildConv(ExecBuilder& b, const Node& n) {
 
   const auto any = memory::format_tag::any;
   const auto f32 = memory::data_type::f32;
-  memory::desc src_md(src, q8 ? Int8SourceType(*q8) : f32, any),
-      w_md(wdims, q8 ? memory::data_type::s8 : f32, any), dst_md(dst, f32, any);
+  memory::desc src_md(src, q8 ? Int8ComputeSourceType(*q8) : f32, any),
+      w_md(wdims, q8 ? Int8WeightType(*q8) : f32, any), dst_md(dst, f32, any);
   memory::desc b_md = has_bias
                           ? memory::desc({ws[0]}, f32, memory::format_tag::a)
                           : memory::desc();
 
   dnnl::primitive_attr attr = ScratchpadAttr();
-  std::vector<float> out_scales;
-  if (q8) out_scales = SetInt8OutputScales(*q8, ws[0], &attr);
+  Int8Scales out_scales;
+  if (q8)
+    out_scales = SetInt8OutputScales(b, *q8, ws[0],
+                                     static_cast<int>(dst.size()), 1, &attr);
   const Node* act = FuseActivation(b, n.outputs[0], &attr);
   auto pd_or = TryDnnl([&] {
     auto d = dnnl::convolution_forward::desc(
@@ -84,11 +86,12 @@ StatusOr<bool> BuildConv(ExecBuilder& b, const Node& n) {
         WeightInLayout(b, n.inputs[2], PlainDims({ws[0]}), pd.bias_desc()));
   } else if (has_bias) {  // rescaled for the int8 output: this layer's own
     const std::vector<float> bias =
-        Int8Bias(b.Weight(n.inputs[2])->data, out_scales);
+        Int8Bias(b.Weight(n.inputs[2])->data, out_scales.scales);
     step->AddFixed(DNNL_ARG_BIAS,
                    ReorderedWeights(b.engine(), bias.data(), PlainDims({ws[0]}),
                                     pd.bias_desc()));
   }
+  if (q8) FinishInt8Step(out_scales, step.get());
   AddFusedOutputStep(b, n, act, std::move(step), ys, pd.dst_desc());
   return true;
 }

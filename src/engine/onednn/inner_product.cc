@@ -36,15 +36,16 @@ StatusOr<bool> BuildInnerProduct(ExecBuilder& b, const Node& n) {
 
   const auto f32 = memory::data_type::f32;
   const auto any = memory::format_tag::any;
-  memory::desc src_md({m, k}, q8 ? Int8SourceType(*q8) : f32, any),
-      w_md({out_features, k}, q8 ? memory::data_type::s8 : f32, any),
+  memory::desc src_md({m, k}, q8 ? Int8ComputeSourceType(*q8) : f32, any),
+      w_md({out_features, k}, q8 ? Int8WeightType(*q8) : f32, any),
       dst_md({m, out_features}, f32, any);
   memory::desc b_md =
       has_bias ? memory::desc({out_features}, f32, memory::format_tag::a)
                : memory::desc();
   dnnl::primitive_attr attr = ScratchpadAttr();
-  std::vector<float> out_scales;
-  if (q8) out_scales = SetInt8OutputScales(*q8, out_features, &attr);
+  Int8Scales out_scales;
+  if (q8)
+    out_scales = SetInt8OutputScales(b, *q8, out_features, 2, 1, &attr);
   const Node* act = FuseActivation(b, n.outputs[0], &attr);
   auto pd_or = TryDnnl([&] {
     auto d = dnnl::inner_product_forward::desc(
@@ -72,11 +73,12 @@ StatusOr<bool> BuildInnerProduct(ExecBuilder& b, const Node& n) {
                                   pd.bias_desc()));
   } else if (has_bias) {  // rescaled for the int8 output: this layer's own
     const std::vector<float> bias =
-        Int8Bias(b.Weight(n.inputs[2])->data, out_scales);
+        Int8Bias(b.Weight(n.inputs[2])->data, out_scales.scales);
     step->AddFixed(DNNL_ARG_BIAS,
                    ReorderedWeights(b.engine(), bias.data(),
                                     PlainDims({out_features}), pd.bias_desc()));
   }
+  if (q8) FinishInt8Step(out_scales, step.get());
   const Shape ys = {m, out_features};
   AddFusedOutputStep(b, n, act, std::move(step), ys, pd.dst_desc());
   return true;

@@ -94,6 +94,7 @@ std::optional<Int8Layer> MatchLayerSide(const ExecBuilder& b, const Node& layer,
   r.x = *xp;
   r.w = *wp;
   r.unsigned_x = xp->zero_point[0] == kInt8Min;
+  r.f32_sums = b.int8_path() == Int8Path::kF32Sums;
   return r;
 }
 
@@ -134,17 +135,45 @@ memory::data_type Int8SourceType(const Int8Layer& l) {
   return l.unsigned_x ? memory::data_type::u8 : memory::data_type::s8;
 }
 
-std::vector<float> SetInt8OutputScales(const Int8Layer& l, int64_t channels,
-                                       dnnl::primitive_attr* attr,
-                                       int channel_axis) {
-  std::vector<float> scales(channels);
+memory::data_type Int8ComputeSourceType(const Int8Layer& l) {
+  return l.f32_sums ? memory::data_type::f32 : Int8SourceType(l);
+}
+
+memory::data_type Int8WeightType(const Int8Layer& l) {
+  return l.f32_sums ? memory::data_type::f32 : memory::data_type::s8;
+}
+
+Int8Scales SetInt8OutputScales(ExecBuilder& b, const Int8Layer& l,
+                               int64_t channels, int rank, int channel_axis,
+                               dnnl::primitive_attr* attr) {
+  Int8Scales r;
+  r.scales.resize(channels);
   for (int64_t c = 0; c < channels; ++c)
-    scales[c] = l.x.scale[0] * l.w.scale[l.w.per_tensor() ? 0 : c];
-  if (l.w.per_tensor())
-    attr->set_output_scales(0, {scales[0]});
-  else
-    attr->set_output_scales(1 << channel_axis, scales);
-  return scales;
+    r.scales[c] = l.x.scale[0] * l.w.scale[l.w.per_tensor() ? 0 : c];
+  if (l.f32_sums) {
+    // One scale per channel either way: the post-op's operand is small.
+    memory::dims dims(rank, 1);
+    dims[channel_axis] = channels;
+    const memory::desc md = PlainDims(dims);
+    dnnl::post_ops po;
+    po.append_binary(dnnl::algorithm::binary_mul, md);
+    attr->set_post_ops(po);
+    r.operand = ReorderedWeights(b.engine(), r.scales.data(), md, md);
+  } else if (l.w.per_tensor()) {
+    attr->set_output_scales(0, {r.scales[0]});
+  } else {
+    attr->set_output_scales(1 << channel_axis, r.scales);
+  }
+  return r;
+}
+
+void FinishInt8Step(Int8Scales& s, PrimitiveStep* step) {
+  // The binary post-op is the first of the attribute's (FuseActivation
+  // appends after it).
+  if (s.operand)
+    step->AddFixed(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                   std::move(*s.operand));
+  step->int8_layer = true;
 }
 
 std::vector<float> Int8Bias(const std::vector<float>& bias,

@@ -18,7 +18,7 @@ memory::dims Padded(const Shape& s, size_t rank) {
 
 // A quantized MatMul by a constant [K, N] weight (int8_pattern.h): u8 / s8
 // A, s8 weights broadcast over A's batch axes, s32 sums scaled per column
-// of N to f32.
+// of N to f32 (or the same integers in f32, Int8Layer::f32_sums).
 StatusOr<bool> BuildInt8MatMul(ExecBuilder& b, const Node& n,
                                const Int8Layer& q8) {
   const Graph& g = b.graph();
@@ -27,12 +27,14 @@ StatusOr<bool> BuildInt8MatMul(ExecBuilder& b, const Node& n,
   const Shape& ws = g.tensors.at(w_name).shape;
   const Shape& ys = g.tensors.at(n.outputs[0]).shape;
   ASSIGN_OR_RETURN(const int x, Int8Input(b, q8, n));
-  const memory::desc amd = PlainDims(Padded(as, ys.size()), Int8SourceType(q8));
-  const memory::desc wmd(Padded(ws, ys.size()), memory::data_type::s8,
+  const memory::desc amd =
+      PlainDims(Padded(as, ys.size()), Int8ComputeSourceType(q8));
+  const memory::desc wmd(Padded(ws, ys.size()), Int8WeightType(q8),
                          memory::format_tag::any);
   const memory::desc ymd = PlainDims(Padded(ys, ys.size()));
   dnnl::primitive_attr attr = ScratchpadAttr();
-  SetInt8OutputScales(q8, ws[1], &attr, static_cast<int>(ys.size()) - 1);
+  const int rank = static_cast<int>(ys.size());
+  Int8Scales scales = SetInt8OutputScales(b, q8, ws[1], rank, rank - 1, &attr);
   auto pd = TryDnnl([&] {
     auto d = dnnl::matmul::desc(amd, wmd, ymd);
     return dnnl::matmul::primitive_desc(d, attr, b.engine());
@@ -47,6 +49,7 @@ StatusOr<bool> BuildInt8MatMul(ExecBuilder& b, const Node& n,
   const int y = b.NewValue(n.outputs[0], ys, PlainDesc(ys));
   step->AddOutput(DNNL_ARG_DST, y, ymd);
   step->label = n.name;
+  FinishInt8Step(scales, step.get());
   b.AddStep(std::move(step));
   b.Define(n.outputs[0], y);
   return true;

@@ -133,7 +133,17 @@ const Node* SwishOf(ExecBuilder& b, const std::string& tensor) {
 
 const Node* FuseActivation(ExecBuilder& b, const std::string& tensor,
                            dnnl::primitive_attr* attr) {
+  // After the post-ops the attribute has (an int8 layer's scales, binary
+  // ops): copied, as get_post_ops() is a view of the attribute's own.
   dnnl::post_ops po;
+  const dnnl::post_ops have = attr->get_post_ops();
+  for (int i = 0; i < have.len(); ++i) {
+    if (have.kind(i) != dnnl::primitive::kind::binary) return nullptr;
+    dnnl::algorithm alg;
+    memory::desc md;
+    have.get_params_binary(i, alg, md);
+    po.append_binary(alg, md);
+  }
   if (const Node* mul = SwishOf(b, tensor)) {
     po.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
     attr->set_post_ops(po);

@@ -93,8 +93,9 @@ bool AppendActivation(const Node& c, dnnl::post_ops* po);
 const Node* SwishOf(ExecBuilder& b, const std::string& tensor);
 
 // If the sole reader of `tensor` is a fusable activation (or `tensor` feeds
-// SwishOf's pattern), appends it to `attr` as eltwise post-ops and returns
-// the node whose output is the result; else nullptr.
+// SwishOf's pattern), appends it to `attr`'s post-ops as eltwise post-ops
+// (after those it has) and returns the node whose output is the result;
+// else nullptr.
 const Node* FuseActivation(ExecBuilder& b, const std::string& tensor,
                            dnnl::primitive_attr* attr);
 
