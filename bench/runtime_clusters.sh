@@ -11,8 +11,9 @@
 #   MODELS=alexnet SIZES=4 bash bench/runtime_clusters.sh
 #
 # Env: BUILD_DIR (default build), MODELS, SIZES, STRATEGIES (a strategy
-# with +px: its input is an image, sent as 8-bit pixels; PIXELS=1: every
-# plan's, the one-device baseline's too; with +wait: spatial strips wait for
+# with +px: its input is an image, sent as 8-bit pixels; PIXELS=1 (the
+# default, as `shoal plan` plans zoo image models): every plan's, the
+# one-device baseline's too, PIXELS=0: float32 (--float-input); with +wait: spatial strips wait for
 # their halo, shoal plan --halo-overlap off; with +hub: partial sums go to the
 # input device, shoal plan --reduce hub; with +scatter or +tree: shoal plan
 # --broadcast scatter or tree (LCP too: lcp8+scatter); with +strips or +2d: spatial chains
@@ -38,7 +39,7 @@ STRATEGIES=${STRATEGIES:-"pipeline lop lip channel filter spatial fuse fuse-ilp"
 REQUESTS=${REQUESTS:-2}
 LCP=${LCP:-"lcp4 lcp8"}
 PORT_BASE=${PORT_BASE:-7400}
-PIXELS=${PIXELS:-0}
+PIXELS=${PIXELS:-1}
 MEDIA=${MEDIA:-links}
 MEDIUM_RATE=${MEDIUM_RATE:-62Mbit}
 ROUNDS=${ROUNDS:-1}
@@ -105,7 +106,8 @@ plan_and_bench() {
     extra+=(--dtype int8 --calibration "$(calibration "$m")")
   fi
   if [[ $s == *+px ]]; then s=${s%+px}; extra+=(--image-input);
-  elif [ "$PIXELS" = 1 ]; then extra+=(--image-input); fi
+  elif [ "$PIXELS" = 1 ]; then extra+=(--image-input);
+  else extra+=(--float-input); fi
   if ! "$shoal" plan "$m" --cluster "$c" --strategy "$s" "${extra[@]}" -o "$p" > "$work/plan.out" 2> "$work/err"; then
     echo "- $(tail -c 200 "$work/err" | tr '\n' ' ')"; return; fi
   # Fresh workers for every plan: a worker builds a new deployment before it

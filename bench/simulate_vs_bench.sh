@@ -29,8 +29,8 @@
 # Env: BUILD_DIR (default build), MODELS (default "alexnet resnet18"),
 # CLUSTERS (default "pi3-4 mixed"), STRATEGIES, REQUESTS (default 10),
 # CONCURRENCY (default 1), RUNS (default 1), PORT_BASE (default 7500),
-# PIXELS (1: the input is an image, sent as 8-bit pixels, plan
-# --image-input, as bench/runtime_clusters.sh plans it).
+# PIXELS (1, the default: the input is an image, sent as 8-bit pixels,
+# as `shoal plan` plans a zoo image model; 0: float32, --float-input).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -43,7 +43,7 @@ REQUESTS=${REQUESTS:-10}
 CONCURRENCY=${CONCURRENCY:-1}
 RUNS=${RUNS:-1}
 PORT_BASE=${PORT_BASE:-7500}
-PIXELS=${PIXELS:-0}
+PIXELS=${PIXELS:-1}
 [ -x "$shoal" ] || { echo "no $shoal: build first (make build)" >&2; exit 1; }
 py=/usr/bin/python3
 
@@ -87,7 +87,7 @@ for c in $CLUSTERS; do
       plan="$work/$c-$m-$s.json"
       extra=()
       [ "$s" = auto ] && extra=(--profile "$prof")
-      [ "$PIXELS" = 1 ] && extra+=(--image-input)
+      if [ "$PIXELS" = 1 ]; then extra+=(--image-input); else extra+=(--float-input); fi
       if ! "$shoal" plan "$m" --cluster "$cf" --strategy "$s" "${extra[@]}" -o "$plan" > "$work/plan.log" 2>&1; then
         echo "| $c | $m | $s | plan failed: $(tail -1 "$work/plan.log" | cut -c1-80) | | | | | | | | |"
         continue

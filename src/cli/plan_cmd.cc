@@ -9,6 +9,7 @@
 #include "cli/plan_common.h"
 #include "lcp/find_classifier.h"
 #include "lcp/split_branches.h"
+#include "models/zoo.h"
 #include "onnx/onnx_export.h"
 #include "partition/strategy.h"
 #include "plan/broadcast.h"
@@ -30,7 +31,7 @@ struct PlanArgs {
   int64_t branches = 0;
   double fatten = 0, lcp_target_ms = 0;
   int hub = 0, concurrency = 0;
-  bool json = false, image_input = false;
+  bool json = false, image_input = false, float_input = false;
   double time_limit = 10;
   std::string spatial_fc = "auto";
   std::string broadcast = "auto";
@@ -68,7 +69,6 @@ StatusOr<PlanOptions> PlanOptionsFromFlags(const PlanArgs& a,
   }
   po.hub = a.hub;
   po.ilp_time_limit_s = a.time_limit;
-  po.input_pixels = a.image_input;
   // auto: --strategy auto chooses per candidate; other strategies scatter.
   po.broadcast_auto = a.broadcast == "auto";
   ASSIGN_OR_RETURN(
@@ -107,6 +107,15 @@ StatusOr<PlanOptions> PlanOptionsFromFlags(const PlanArgs& a,
   po.model.lcp_fatten_pct = a.fatten;
   ASSIGN_OR_RETURN(auto shape, ParseInputShapeFlag(a.input_shape));
   if (shape) po.model.input_shape = *shape;
+  // A zoo model that takes images is planned for 8-bit pixels unless told
+  // otherwise: a quarter of the input's bytes, still exact (a value that
+  // is not a pixel travels as float32), so no speedup hangs on a flag.
+  if (a.image_input && a.float_input)
+    return InvalidArgument("give one of --image-input and --float-input");
+  po.input_pixels =
+      a.image_input ||
+      (!a.float_input &&
+       ZooModelTakesImages(a.model, shape.value_or(Shape{})));
   return po;
 }
 
@@ -232,7 +241,12 @@ void AddModelFlags(CLI::App* cmd, PlanArgs* a) {
   cmd->add_flag("--image-input", a->image_input,
                 "The input is an image: it travels as 8-bit pixels, a "
                 "quarter of its float32 bytes, and is planned so (exact: a "
-                "value that is not a pixel goes as float32)");
+                "value that is not a pixel goes as float32). The default "
+                "for zoo models that take images; give it for an .onnx "
+                "file");
+  cmd->add_flag("--float-input", a->float_input,
+                "Plan the input as float32 even for a zoo model that takes "
+                "images");
   cmd->add_option("--input-shape", a->input_shape, "Override the input shape");
   cmd->add_option("--branches", a->branches,
                   "Branch MODEL into K LCP branches first (as `shoal lcp "

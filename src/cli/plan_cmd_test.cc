@@ -41,6 +41,37 @@ TEST(PlanCmd, SaysWhenLinksAreUnknown) {
 
 // fuse-ilp says which objective chose its schemes: the link time by
 // default, the paper's total bytes when asked; anything else is refused.
+// A zoo model that takes images is planned for 8-bit pixels by default
+// (no speedup hangs on remembering a flag), and the plan still runs
+// exactly; --float-input opts out, C3D's clips are no image, and the two
+// flags together are refused.
+TEST(PlanCmd, ZooImageModelsArePlannedForPixelsByDefault) {
+  const std::string shoal = SHOAL_BINARY;
+  const std::string plan = ::testing::TempDir() + "/pixels_plan.json";
+  const std::string base = shoal + " plan lenet5 --cluster " +
+                           SHOAL_SOURCE_DIR +
+                           "/examples/pi3-4.yaml --strategy lop";
+  std::string out;
+  ASSERT_EQ(RunCommand(base + " -o " + plan, &out), 0) << out;
+  EXPECT_NE(ReadPlan(plan).find("\"pixels\": true"), std::string::npos);
+  ASSERT_EQ(
+      RunCommand(shoal + " run --plan " + plan + " --local --check", &out), 0)
+      << out;
+  ASSERT_EQ(RunCommand(base + " --float-input -o " + plan, &out), 0) << out;
+  EXPECT_EQ(ReadPlan(plan).find("\"pixels\": true"), std::string::npos);
+  ASSERT_EQ(RunCommand(shoal + " plan c3d --devices 2 --strategy pipeline -o " +
+                           plan,
+                       &out),
+            0)
+      << out;
+  EXPECT_EQ(ReadPlan(plan).find("\"pixels\": true"), std::string::npos);
+  out.clear();
+  EXPECT_NE(RunCommand(base + " --float-input --image-input", &out), 0);
+  EXPECT_NE(out.find("one of --image-input and --float-input"),
+            std::string::npos)
+      << out;
+}
+
 TEST(PlanCmd, FuseIlpSaysItsObjective) {
   const std::string shoal = SHOAL_BINARY;
   const std::string base = shoal + " plan alexnet --cluster " +

@@ -16,6 +16,7 @@
 #include "cluster/cluster.h"
 #include "graph/random_input.h"
 #include "io/npy.h"
+#include "runtime/peer_auth.h"
 #include "runtime/wire.h"
 #include "serve/client.h"
 #include "serve/monitor.h"
@@ -58,6 +59,22 @@ Status RunServe(ServeArgs a) {
     return InvalidArgument(
         "--monitor-interval and --timeout-ms must be positive, --imbalance "
         "above 1, --window at least 1 and --min-gain in [0, 1)");
+  }
+  // The metrics and the dashboard are plain HTTP without authentication,
+  // with TLS on or off: said at start where they reach beyond this machine
+  // (the dashboard's /api/status lists the devices' addresses).
+  for (const auto& [flag, listen] :
+       {std::pair<const char*, const std::string&>{"--metrics",
+                                                  a.o.metrics_listen},
+        {"--dashboard", a.o.dashboard_listen}}) {
+    if (!listen.empty() && !IsLoopbackListen(listen)) {
+      std::cerr << "shoal serve: warning: " << flag << " " << listen
+                << " serves plain HTTP with no authentication beyond this "
+                   "machine: anyone who reaches the port reads the cluster's "
+                   "state and device addresses; listen on 127.0.0.1 or put "
+                   "a TLS proxy in front (docs/security.md)"
+                << std::endl;
+    }
   }
   // Signals go to one waiting thread: SIGHUP re-reads the cluster file,
   // SIGINT/SIGTERM stop the server cleanly.

@@ -22,4 +22,11 @@ const ZooEntry* Zoo::Find(const std::string& name) const {
   return nullptr;
 }
 
+bool ZooModelTakesImages(const std::string& spec, const Shape& shape) {
+  const ZooEntry* e = Zoo::Global().Find(spec);
+  if (e == nullptr) return false;
+  const Shape& s = shape.empty() ? e->input_shape : shape;
+  return s.size() == 4 && (s[1] == 1 || s[1] == 3);
+}
+
 }  // namespace shoal

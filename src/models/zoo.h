@@ -37,6 +37,11 @@ class Zoo {
   static int SHOAL_CONCAT(shoal_model_, __COUNTER__) [[maybe_unused]] = \
       ::shoal::Zoo::Global().Register(::shoal::ZooEntry{__VA_ARGS__})
 
+// Whether zoo model `spec` (with input `shape`, or its default when empty)
+// takes an image: an N x C x H x W input of 1 or 3 channels. C3D's clips
+// and any ONNX file are not known to (`shoal plan --image-input` says so).
+bool ZooModelTakesImages(const std::string& spec, const Shape& shape = {});
+
 // Deterministic weights for every weight tensor of `g`: each tensor drawn
 // from its own stream seeded by (seed, tensor name), so any device can make
 // its slice alone. Scaled (He / fan-in) so activations stay O(1) in deep

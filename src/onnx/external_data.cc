@@ -1,5 +1,6 @@
 #include "onnx/external_data.h"
 
+#include <filesystem>
 #include <fstream>
 
 namespace shoal {
@@ -39,6 +40,22 @@ StatusOr<std::string> ReadExternalData(const onnx::TensorProto& t,
   }
   if (offset < 0) return InvalidArgument(what + " has a negative offset");
   const std::string path = base_dir + "/" + location;
+  // The file itself, with every symlink followed, must be inside the
+  // directory too: a data.bin linked to /etc/passwd passed the rule above,
+  // and `shoal export` copied the password file into its output.
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::canonical(base_dir, ec);
+  const std::filesystem::path real = std::filesystem::canonical(path, ec);
+  if (ec) return NotFound(what + " file " + path + " cannot be opened");
+  const auto rel = real.lexically_relative(dir);
+  if (dir.empty() || rel.empty() || *rel.begin() == "..") {
+    return InvalidArgument(what + " file " + path + " is " + real.string() +
+                           ", outside the model's directory " + dir.string() +
+                           " (a symbolic link leads out of it)");
+  }
+  if (!std::filesystem::is_regular_file(real, ec)) {
+    return InvalidArgument(what + " file " + path + " is not a regular file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound(what + " file " + path + " cannot be opened");
   in.seekg(0, std::ios::end);

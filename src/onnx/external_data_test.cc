@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "onnx/onnx_tensor.h"
@@ -65,6 +66,28 @@ TEST_F(ExternalData, RefusesRangesPastTheFileWithoutOverflow) {
               std::string::npos)
         << b.status().message();
   }
+}
+
+// A location inside the directory that is a symbolic link out of it (to
+// /etc/passwd) is refused, naming where it leads; a link that stays inside
+// is read.
+TEST_F(ExternalData, SymbolicLinksOutOfTheDirectoryAreRefused) {
+  const std::string dir = dir_ + "/shoal_external_links";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::filesystem::create_symlink("/etc/passwd", dir + "/w.bin");
+  auto out = ReadExternalData(External("0", "4"), dir);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("outside the model's directory"),
+            std::string::npos)
+      << out.status().message();
+  std::filesystem::remove(dir + "/w.bin");
+  std::ofstream(dir + "/real.bin", std::ios::binary) << std::string(8, 'b');
+  std::filesystem::create_symlink("real.bin", dir + "/w.bin");
+  auto in = ReadExternalData(External("0", "8"), dir);
+  ASSERT_TRUE(in.ok()) << in.status().message();
+  EXPECT_EQ(*in, std::string(8, 'b'));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(ExternalData, TensorSizeMustMatchTheBytesRead) {

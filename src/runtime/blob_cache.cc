@@ -88,6 +88,17 @@ StatusOr<std::unique_ptr<BlobCache>> BlobCache::Open(const std::string& dir) {
     return Unavailable("cannot use " + dir + " as the weight cache: " +
                        (ec ? ec.message() : "not a directory"));
   }
+  // A cache it cannot write (a read-only mount, a full disk) is refused
+  // now, not at the first deploy, which would fail uploading its weights.
+  const std::string probe = dir + "/.part-probe-" + std::to_string(getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  const bool wrote = fd >= 0 && ::write(fd, "x", 1) == 1;
+  const std::string why = std::strerror(errno);
+  if (fd >= 0) ::close(fd);
+  fs::remove(probe, ec);
+  if (!wrote) {
+    return Unavailable("cannot write to the weight cache " + dir + ": " + why);
+  }
   c->dir_ = dir;
   // Temporary files of uploads a killed worker left.
   for (const auto& e : fs::directory_iterator(dir, ec)) {

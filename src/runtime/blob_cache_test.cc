@@ -83,6 +83,18 @@ TEST(BlobCache, WrittenBlobsReadBack) {
   EXPECT_FALSE(fs::exists(dir)) << "a temporary cache goes with its owner";
 }
 
+// A directory it cannot write (here /proc/1, which no one, root included,
+// creates files in) is refused when the cache opens, naming it: a worker
+// fails at start, not at its first deploy.
+TEST(BlobCache, ADirectoryItCannotWriteIsRefusedAtOnce) {
+  auto c = BlobCache::Open("/proc/1");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("cannot write to the weight cache "
+                                      "/proc/1"),
+            std::string::npos)
+      << c.status().message();
+}
+
 TEST(BlobCache, ADirectoryOutlivesItsCache) {
   const std::string dir =
       ::testing::TempDir() + "/blobs-" + std::to_string(getpid());

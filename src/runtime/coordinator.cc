@@ -415,16 +415,27 @@ StatusOr<rpc::DeployRequest> MakeDeployRequest(const Coordinator::Impl& m,
   return req;
 }
 
+// The common name of the certificate the server showed on a finished call
+// ("" on plaintext).
+std::string PeerCommonName(const grpc::ClientContext& ctx) {
+  const std::shared_ptr<const grpc::AuthContext> auth = ctx.auth_context();
+  if (!auth) return "";
+  const auto v = auth->FindPropertyValues("x509_common_name");
+  return v.empty() ? "" : std::string(v[0].data(), v[0].size());
+}
+
 // Device `d`'s Health reply, once it answers in our protocol version.
 StatusOr<rpc::HealthReply> CheckDeviceHealth(Coordinator::Impl& m, int d) {
   rpc::HealthRequest hq;
   hq.set_protocol(kProtocolVersion);
   rpc::HealthReply hr;
   grpc::Status s;
+  std::string peer;  // the common name of the certificate it showed
   {
     grpc::ClientContext ctx;
     ctx.set_deadline(DeadlineIn(5000));
     s = m.stubs[d]->Health(&ctx, hq, &hr);
+    peer = PeerCommonName(ctx);
   }
   if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
     // A channel still backing off from a worker that was down fails at
@@ -433,11 +444,25 @@ StatusOr<rpc::HealthReply> CheckDeviceHealth(Coordinator::Impl& m, int d) {
     ctx.set_deadline(DeadlineIn(1500));
     ctx.set_wait_for_ready(true);
     grpc::Status retry = m.stubs[d]->Health(&ctx, hq, &hr);
-    if (retry.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) s = retry;
+    if (retry.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
+      s = retry;
+      peer = PeerCommonName(ctx);
+    }
   }
   if (!s.ok()) {
     return FromGrpc(s, m.DeviceName(d) + " does not answer" +
                            TlsHint(s, m.tls() != nullptr));
+  }
+  // With TLS a certificate is a device: the worker at this address must
+  // show the one issued to the device the cluster file names here, or it
+  // would receive that device's weights and inputs (a worker of another
+  // device, or one issued to a name outside the cluster).
+  if (m.tls() != nullptr && peer != m.devs[d].name) {
+    return FailedPrecondition(
+        m.DeviceName(d) + " answered with the certificate of '" + peer +
+        "', not of '" + m.devs[d].name +
+        "': the cluster file names another device at that address, or the "
+        "worker there runs with another device's certificate");
   }
   if (hr.protocol() != kProtocolVersion) {
     return FailedPrecondition(

@@ -5,6 +5,7 @@
 // device certificate cannot deploy, read statistics or probe; and with TLS
 // a worker sends nothing to an endpoint that is no member of the cluster.
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include "graph/random_input.h"
 #include "graph/tensor_diff.h"
@@ -32,6 +33,7 @@ struct TlsWorkers {
       WorkerOptions o;
       o.name = "dev" + std::to_string(i);
       o.tls = ca.Issue(o.name, TlsRole::kDevice);
+      o.metrics_listen = "127.0.0.1:0";
       auto w = Worker::Start(o);
       EXPECT_TRUE(w.ok()) << w.status().message();
       if (!w.ok()) return;
@@ -43,6 +45,18 @@ struct TlsWorkers {
     }
   }
 };
+
+// shoal_worker_errors_total{kind="unauthorized"} of `w`, or -1.
+int64_t UnauthorizedCount(const Worker& w) {
+  httplib::Client c("127.0.0.1", w.metrics_port());
+  c.set_read_timeout(5);
+  auto r = c.Get("/metrics");
+  if (!r || r->status != 200) return -1;
+  const std::string key = "shoal_worker_errors_total{kind=\"unauthorized\"} ";
+  const size_t at = r->body.find(key);
+  return at == std::string::npos ? -1
+                                 : std::stoll(r->body.substr(at + key.size()));
+}
 
 Model LoadLenet() {
   LoadOptions lo;
@@ -99,6 +113,29 @@ TEST(TlsRuntime, CoordinatorCertificateRunsAPlanEqualToOneDevice) {
   EXPECT_GT((*stats)[1].bytes_received, 0);
 }
 
+// A certificate is a device: a worker holding dev1's certificate at the
+// address the cluster file gives dev0 (a worker started there with another
+// name, or the file's addresses swapped) receives nothing; the refusal
+// names both. The same cluster with its addresses right deploys.
+TEST(TlsRuntime, AWorkerShowingAnotherDevicesCertificateIsRefused) {
+  TempCa ca;
+  TlsWorkers lc(ca, 2);
+  ASSERT_EQ(lc.workers.size(), 2u);
+  const Model m = LoadLenet();
+  const Plan plan = LopPlan(m, 2);
+  const auto coordinator = ca.Issue("coordinator", TlsRole::kCoordinator);
+  Cluster swapped = lc.cluster;
+  std::swap(swapped.devices[0].address, swapped.devices[1].address);
+  const Status s = DeployWith(plan, swapped, m, coordinator);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("the certificate of 'dev"), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("not of 'dev"), std::string::npos)
+      << s.message();
+  const Status right = DeployWith(plan, lc.cluster, m, coordinator);
+  EXPECT_TRUE(right.ok()) << right.message();
+}
+
 TEST(TlsRuntime, ClientsWithoutACertificateOfTheCaAreRefused) {
   TempCa ca, other;
   TlsWorkers lc(ca, 1);
@@ -138,8 +175,11 @@ TEST(TlsRuntime, ADeviceCertificateCannotDeployOrReadStatistics) {
       << s.message();
   EXPECT_NE(s.message().find("intruder"), std::string::npos) << s.message();
 
-  // Directly, as a peer would: Deploy, Stats and ProbeLink are refused;
-  // Send gets past the role check to the plan's own (no deployment yet).
+  // Directly, as a peer would: Deploy, Stats and ProbeLink are refused,
+  // each counted as unauthorized; Send gets past the role check to the
+  // plan's own (no deployment yet).
+  const int64_t refused_before = UnauthorizedCount(*lc.workers[0]);
+  EXPECT_GE(refused_before, 1);
   auto stub = rpc::Worker::NewStub(
       MakeChannel(lc.cluster.devices[0].address, 1 << 20, device.get()));
   {
@@ -183,6 +223,7 @@ TEST(TlsRuntime, ADeviceCertificateCannotDeployOrReadStatistics) {
     EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION)
         << st.error_message();
   }
+  EXPECT_EQ(UnauthorizedCount(*lc.workers[0]), refused_before + 3);
 }
 
 // A coordinator's ProbeLink to an endpoint outside the cluster (a

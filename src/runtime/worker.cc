@@ -128,23 +128,29 @@ struct Worker::Impl final : public rpc::Worker::Service {
   }
 
   // What a caller's certificate must show for each RPC (docs/security.md).
+  // Every refusal counts as unauthorized on shoal_worker_errors_total,
+  // whichever RPC it is (once only some were: 1 of 7 refused calls).
   grpc::Status FromCoordinator(const grpc::ServerContext* ctx,
-                               const char* rpc) const {
-    return RequireRole(*ctx, opts.tls.get(), TlsRole::kCoordinator, Who(), rpc);
+                               const char* rpc) {
+    return CountRefusal(
+        RequireRole(*ctx, opts.tls.get(), TlsRole::kCoordinator, Who(), rpc));
   }
-  grpc::Status FromMember(const grpc::ServerContext* ctx,
-                          const char* rpc) const {
-    return RequireMember(*ctx, opts.tls.get(), Who(), rpc);
+  grpc::Status FromMember(const grpc::ServerContext* ctx, const char* rpc) {
+    return CountRefusal(RequireMember(*ctx, opts.tls.get(), Who(), rpc));
+  }
+  grpc::Status CountRefusal(grpc::Status s) {
+    if (!s.ok()) metrics.Error(WorkerError::kUnauthorized);
+    return s;
   }
 
-  // Counts an RPC's failure on shoal_worker_errors_total: a caller without
-  // the certificate it needs as unauthorized, a caught exception as
-  // internal, any other as `kind`.
+  // Counts an RPC's failure on shoal_worker_errors_total: a caught
+  // exception as internal, any other as `kind`; a refused caller was
+  // counted where it was refused.
   grpc::Status Counted(WorkerError kind, grpc::Status s) {
     if (s.ok()) return s;
     if (s.error_code() == grpc::StatusCode::PERMISSION_DENIED ||
         s.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
-      kind = WorkerError::kUnauthorized;
+      return s;
     } else if (s.error_code() == grpc::StatusCode::INTERNAL) {
       kind = WorkerError::kInternal;
     }
