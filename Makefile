@@ -9,8 +9,8 @@ CMAKE_FLAGS ?=
 ARM64_BUILD_DIR ?= build-arm64
 WORKER_BUILD_DIR ?= build-worker
 
-.PHONY: deps test-deps build test demo bench fuzz clean format worker-arm64 \
-	test-arm64 deb deb-worker deb-worker-arm64
+.PHONY: deps test-deps build test test-sweep demo bench fuzz clean format \
+	worker-arm64 test-arm64 deb deb-worker deb-worker-arm64
 
 deps:
 	bash scripts/install-deps.sh
@@ -24,9 +24,19 @@ $(BUILD_DIR)/build.ninja:
 build: deps $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# Every test but the full sweeps (docs/testing.md), which `make test-sweep`
+# runs.
+SWEEPS = ^CoverageSweep/
+
 test: test-deps $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS)
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600 \
+	  -E '$(SWEEPS)'
+
+test-sweep: test-deps $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600 \
+	  -R '$(SWEEPS)'
 
 demo: build
 	./$(BUILD_DIR)/shoal demo
