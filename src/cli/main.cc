@@ -9,6 +9,7 @@
 int main(int argc, char** argv) {
   shoal::UseSystemResolver();  // `pi.local` through nsswitch and mDNS
   shoal::SkipMutexDeadlockChecks();
+  shoal::QuietRepeatedGrpcLogs();
   CLI::App app{
       "shoal: run one neural-network inference across a cluster of small "
       "devices"};

@@ -46,6 +46,15 @@ WorkerMetrics::WorkerMetrics()
                      .Register(r);
   for (int i = 0; i < 7; ++i)
     errors_[i] = &errors.Add({{"kind", kErrorNames[i]}});
+  handshakes_ = &prometheus::BuildCounter()
+                     .Name("shoal_worker_tls_handshake_failures_total")
+                     .Help(
+                         "TLS handshakes that failed in this process (a "
+                         "client without a certificate of the cluster CA, a "
+                         "plaintext client, a scanner): logged at most once "
+                         "every 10 s, counted here")
+                     .Register(r)
+                     .Add({});
   deployments_ = &prometheus::BuildCounter()
                       .Name("shoal_worker_deployments_total")
                       .Help(
@@ -129,6 +138,10 @@ std::string WorkerMetrics::Scrape(const WorkerGauges& g) {
   weights_->Set(static_cast<double>(g.weight_bytes));
   activations_->Set(static_cast<double>(g.activation_bytes));
   mailboxes_->Set(static_cast<double>(g.mailbox_bytes));
+  // A process-wide count (runtime/process_setup.h) brought up to date.
+  const double handshakes = static_cast<double>(g.tls_handshake_failures);
+  if (handshakes > handshakes_->Value())
+    handshakes_->Increment(handshakes - handshakes_->Value());
   return ExpositionText(*registry_);
 }
 

@@ -41,6 +41,7 @@ struct WorkerGauges {
   int64_t weight_bytes = 0;         // deployments held (current and draining)
   int64_t activation_bytes = 0;
   int64_t mailbox_bytes = 0;  // inputs of requests in flight
+  int64_t tls_handshake_failures = 0;  // in this process, so far
 };
 
 class WorkerMetrics {
@@ -72,6 +73,7 @@ class WorkerMetrics {
   prometheus::Counter* busy_seconds_;
   prometheus::Counter* errors_[7];
   prometheus::Counter* deployments_;
+  prometheus::Counter* handshakes_;
   prometheus::Family<prometheus::Gauge>* plan_info_;
   prometheus::Gauge* plan_info_now_ = nullptr;
   prometheus::Gauge* ready_;

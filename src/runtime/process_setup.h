@@ -3,6 +3,8 @@
 #ifndef SHOAL_RUNTIME_PROCESS_SETUP_H_
 #define SHOAL_RUNTIME_PROCESS_SETUP_H_
 
+#include <cstdint>
+
 namespace shoal {
 
 // gRPC locks Abseil mutexes on every call. Debian's Abseil checks each lock
@@ -12,6 +14,19 @@ namespace shoal {
 // std::mutex and are unaffected; ThreadSanitizer builds still see every
 // lock.
 void SkipMutexDeadlockChecks();
+
+// gRPC writes a line for every failed TLS handshake: a stranger or a port
+// scanner connecting in a loop fills the log. From this call on, gRPC's
+// lines go through a log function that writes them as gRPC does, but the
+// failed handshakes at most once every kHandshakeLogPeriodS seconds, with
+// how many it left out, and counts every one (FailedTlsHandshakes;
+// shoal_worker_tls_handshake_failures_total).
+void QuietRepeatedGrpcLogs();
+constexpr int kHandshakeLogPeriodS = 10;
+
+// Failed TLS handshakes gRPC has logged in this process since
+// QuietRepeatedGrpcLogs (0 before).
+int64_t FailedTlsHandshakes();
 
 }  // namespace shoal
 

@@ -24,6 +24,7 @@
 #include "runtime/deployment_slots.h"
 #include "runtime/link_shaper.h"
 #include "runtime/peer_auth.h"
+#include "runtime/process_setup.h"
 #include "runtime/profiling.h"
 #include "runtime/relay_messages.h"
 #include "runtime/rpc_guard.h"
@@ -565,6 +566,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
     WorkerGauges g;
     g.send_queue = sender.unsent();
     g.memory_budget_bytes = opts.memory_bytes;
+    g.tls_handshake_failures = FailedTlsHandshakes();
     scheduler.AddGauges(&g);
     deployments.AddBytes(&g);
     HttpReply r;
