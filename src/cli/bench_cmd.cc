@@ -103,10 +103,9 @@ Measured SendRequests(Coordinator* coord, const Tensor& input,
       clients.emplace_back(client);
     } catch (const std::system_error& e) {
       std::lock_guard<std::mutex> lock(mu);
-      m.first_error = ResourceExhausted("cannot start client thread " +
-                                        std::to_string(k + 1) + " of " +
-                                        std::to_string(a.concurrency) + ": " +
-                                        e.what());
+      m.first_error = ResourceExhausted(
+          "cannot start client thread " + std::to_string(k + 1) + " of " +
+          std::to_string(a.concurrency) + ": " + e.what());
       stop = true;
       break;
     }

@@ -220,8 +220,8 @@ Status RunInfer(const InferArgs& a) {
             << ShapeToString(y.shape) << "\n";
   if (!quantized.empty()) std::cout << "int8: " << quantized << "\n";
   if (ex->stats().int8_layers > 0) {
-    std::cout << "int8 layers on oneDNN: " << ex->stats().int8_layers
-              << ", on " << Int8PathName(ex->stats().int8_path) << " ("
+    std::cout << "int8 layers on oneDNN: " << ex->stats().int8_layers << ", on "
+              << Int8PathName(ex->stats().int8_path) << " ("
               << Int8PathWhy(ex->stats().int8_path) << ")\n";
   }
   PrintOutput(a, y);

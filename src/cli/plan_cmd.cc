@@ -114,8 +114,7 @@ StatusOr<PlanOptions> PlanOptionsFromFlags(const PlanArgs& a,
     return InvalidArgument("give one of --image-input and --float-input");
   po.input_pixels =
       a.image_input ||
-      (!a.float_input &&
-       ZooModelTakesImages(a.model, shape.value_or(Shape{})));
+      (!a.float_input && ZooModelTakesImages(a.model, shape.value_or(Shape{})));
   return po;
 }
 

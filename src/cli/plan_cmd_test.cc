@@ -59,10 +59,10 @@ TEST(PlanCmd, ZooImageModelsArePlannedForPixelsByDefault) {
       << out;
   ASSERT_EQ(RunCommand(base + " --float-input -o " + plan, &out), 0) << out;
   EXPECT_EQ(ReadPlan(plan).find("\"pixels\": true"), std::string::npos);
-  ASSERT_EQ(RunCommand(shoal + " plan c3d --devices 2 --strategy pipeline -o " +
-                           plan,
-                       &out),
-            0)
+  ASSERT_EQ(
+      RunCommand(shoal + " plan c3d --devices 2 --strategy pipeline -o " + plan,
+                 &out),
+      0)
       << out;
   EXPECT_EQ(ReadPlan(plan).find("\"pixels\": true"), std::string::npos);
   out.clear();

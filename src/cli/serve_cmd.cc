@@ -63,10 +63,9 @@ Status RunServe(ServeArgs a) {
   // The metrics and the dashboard are plain HTTP without authentication,
   // with TLS on or off: said at start where they reach beyond this machine
   // (the dashboard's /api/status lists the devices' addresses).
-  for (const auto& [flag, listen] :
-       {std::pair<const char*, const std::string&>{"--metrics",
-                                                  a.o.metrics_listen},
-        {"--dashboard", a.o.dashboard_listen}}) {
+  for (const auto& [flag, listen] : {std::pair<const char*, const std::string&>{
+                                         "--metrics", a.o.metrics_listen},
+                                     {"--dashboard", a.o.dashboard_listen}}) {
     if (!listen.empty() && !IsLoopbackListen(listen)) {
       std::cerr << "shoal serve: warning: " << flag << " " << listen
                 << " serves plain HTTP with no authentication beyond this "

@@ -70,7 +70,8 @@ TEST(WorkerTlsLog, FailedHandshakesAreCountedAndLoggedOnce) {
                        &out),
             0)
       << out;
-  ASSERT_EQ(RunCommand("(" + shoal + " worker --name d0 --listen "
+  ASSERT_EQ(RunCommand("(" + shoal +
+                           " worker --name d0 --listen "
                            "127.0.0.1:0 --metrics 127.0.0.1:0 --cache-dir " +
                            dir.File("cache") + " --tls-ca " + certs +
                            "/ca.crt --tls-cert " + certs +
@@ -104,9 +105,8 @@ TEST(WorkerTlsLog, FailedHandshakesAreCountedAndLoggedOnce) {
       << page;
   const std::string text = ReadAll(log);
   size_t lines = 0;
-  for (size_t at = 0; (at = text.find("Handshake failed", at)) !=
-                      std::string::npos;
-       ++at)
+  for (size_t at = 0;
+       (at = text.find("Handshake failed", at)) != std::string::npos; ++at)
     ++lines;
   EXPECT_EQ(lines, 1u) << text;
   EXPECT_NE(text.find("counted, not logged"), std::string::npos) << text;

@@ -29,8 +29,8 @@ constexpr int64_t kMaxImageFileBytes = int64_t{256} << 20;
 // in the file) into `c` channels: the decoded samples, twice over where it
 // converts them (16-bit samples to 8, channels to `c`), and for a
 // progressive JPEG its 16-bit coefficients of every component as well.
-int64_t DecodeBytes(const std::string& bytes, bool jpeg, int64_t iw,
-                    int64_t ih, int ic, int c) {
+int64_t DecodeBytes(const std::string& bytes, bool jpeg, int64_t iw, int64_t ih,
+                    int ic, int c) {
   const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
   const int64_t pixels = iw * ih;
   const int64_t sample =

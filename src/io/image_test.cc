@@ -49,11 +49,12 @@ TEST(DecodeImage, PngChunksMustFitTheFile) {
 // bytes; stb kept every component's coefficients, 1 GiB) and a 16-bit
 // RGBA PNG of 8192 x 4096 (1 GiB).
 TEST(DecodeImage, HeadersClaimingGigabytesAreRefusedBeforeDecoding) {
-  std::string jpeg("\xFF\xD8\xFF\xC2\x00\x11\x08\x20\x00\x20\x00\x03"
-                   "\x01\x11\x00\x02\x11\x00\x03\x11\x00",
-                   21);
-  auto j = DecodeImage(jpeg, "big.jpg", {1, 3, 224, 224},
-                       DefaultNormalization(3));
+  std::string jpeg(
+      "\xFF\xD8\xFF\xC2\x00\x11\x08\x20\x00\x20\x00\x03"
+      "\x01\x11\x00\x02\x11\x00\x03\x11\x00",
+      21);
+  auto j =
+      DecodeImage(jpeg, "big.jpg", {1, 3, 224, 224}, DefaultNormalization(3));
   ASSERT_FALSE(j.ok());
   EXPECT_NE(j.status().message().find("MiB to decode"), std::string::npos)
       << j.status().message();
@@ -66,8 +67,8 @@ TEST(DecodeImage, HeadersClaimingGigabytesAreRefusedBeforeDecoding) {
   png += be32(13) + "IHDR" + be32(8192) + be32(4096);
   png += std::string("\x10\x06\x00\x00\x00", 5) + be32(0);
   png += be32(0) + "IEND" + be32(0);
-  auto p = DecodeImage(png, "deep.png", {1, 3, 224, 224},
-                       DefaultNormalization(3));
+  auto p =
+      DecodeImage(png, "deep.png", {1, 3, 224, 224}, DefaultNormalization(3));
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("MiB to decode"), std::string::npos)
       << p.status().message();

@@ -28,8 +28,7 @@ size_t ValueOf(const std::string& dict, const std::string& key) {
 StatusOr<NpyHeader> ParseNpyHeader(const std::string& dict) {
   NpyHeader h;
   size_t v = ValueOf(dict, "descr");
-  const size_t descr_end =
-      v == std::string::npos ? v : dict.find('\'', v + 1);
+  const size_t descr_end = v == std::string::npos ? v : dict.find('\'', v + 1);
   if (v == std::string::npos || dict[v] != '\'' ||
       descr_end == std::string::npos)
     return InvalidArgument("no 'descr' in header");
@@ -44,7 +43,8 @@ StatusOr<NpyHeader> ParseNpyHeader(const std::string& dict) {
   }
   v = ValueOf(dict, "shape");
   const size_t shape_end = v == std::string::npos ? v : dict.find(')', v);
-  if (v == std::string::npos || dict[v] != '(' || shape_end == std::string::npos)
+  if (v == std::string::npos || dict[v] != '(' ||
+      shape_end == std::string::npos)
     return InvalidArgument("no 'shape' in header");
   std::string dims = dict.substr(v + 1, shape_end - v - 1);
   if (dims.size() > 1024) return InvalidArgument("oversized shape in header");

@@ -123,14 +123,15 @@ TEST(NpyTest, HostileHeadersAreErrorsNotCrashes) {
     d.append((64 - (10 + d.size() + 1) % 64) % 64, ' ');
     d += '\n';
     std::string f = std::string("\x93NUMPY\x02\x00", 8);
-    for (int i = 0; i < 4; ++i) f += static_cast<char>((d.size() >> (8 * i)) & 0xff);
+    for (int i = 0; i < 4; ++i)
+      f += static_cast<char>((d.size() >> (8 * i)) & 0xff);
     return f + d;
   };
-  auto spaces = ParseNpy(
-      header("{'descr': '<f4', 'fortran_order': False, 'shape': (1," +
-             std::string(60000, ' ') + "1), }") +
-          std::string(4, '\0'),
-      "spaces.npy");
+  auto spaces =
+      ParseNpy(header("{'descr': '<f4', 'fortran_order': False, 'shape': (1," +
+                      std::string(60000, ' ') + "1), }") +
+                   std::string(4, '\0'),
+               "spaces.npy");
   ASSERT_FALSE(spaces.ok());
   EXPECT_NE(spaces.status().message().find("spaces.npy"), std::string::npos);
   auto reordered = ParseNpy(

@@ -40,7 +40,7 @@ struct WorkerGauges {
   int64_t memory_budget_bytes = 0;  // 0: unlimited
   int64_t weight_bytes = 0;         // deployments held (current and draining)
   int64_t activation_bytes = 0;
-  int64_t mailbox_bytes = 0;  // inputs of requests in flight
+  int64_t mailbox_bytes = 0;           // inputs of requests in flight
   int64_t tls_handshake_failures = 0;  // in this process, so far
 };
 

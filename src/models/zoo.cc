@@ -11,8 +11,9 @@ Zoo& Zoo::Global() {
 
 int Zoo::Register(ZooEntry e) {
   entries_.push_back(std::move(e));
-  std::sort(entries_.begin(), entries_.end(),
-            [](const ZooEntry& a, const ZooEntry& b) { return a.name < b.name; });
+  std::sort(
+      entries_.begin(), entries_.end(),
+      [](const ZooEntry& a, const ZooEntry& b) { return a.name < b.name; });
   return static_cast<int>(entries_.size());
 }
 

@@ -33,7 +33,7 @@ class Zoo {
   std::vector<ZooEntry> entries_;
 };
 
-#define SHOAL_REGISTER_MODEL(...)                                      \
+#define SHOAL_REGISTER_MODEL(...)                                       \
   static int SHOAL_CONCAT(shoal_model_, __COUNTER__) [[maybe_unused]] = \
       ::shoal::Zoo::Global().Register(::shoal::ZooEntry{__VA_ARGS__})
 

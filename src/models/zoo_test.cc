@@ -101,10 +101,9 @@ TEST(ZooTest, RandomWeightsAreDeterministicAndComplete) {
 // model; resnet18, mobilenet-v2 and others once read the shape of a layer
 // that an earlier error had left out, past the end of an empty shape.
 TEST(ZooTest, EveryModelTakesAnyInputShapeWithoutCrashing) {
-  const std::vector<Shape> shapes = {{1, 3, 100000, 100000}, {1, 3, 1, 1},
-                                     {1, 3, 0, 0},           {1, 1, 5, 5},
-                                     {2, 3, 64, 64, 64},     {1, 3},
-                                     {1, 7, 32, 32}};
+  const std::vector<Shape> shapes = {
+      {1, 3, 100000, 100000}, {1, 3, 1, 1}, {1, 3, 0, 0},  {1, 1, 5, 5},
+      {2, 3, 64, 64, 64},     {1, 3},       {1, 7, 32, 32}};
   for (const auto& e : Zoo::Global().entries()) {
     for (const Shape& s : shapes) {
       auto g = e.build(s);

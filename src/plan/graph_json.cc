@@ -20,7 +20,8 @@ json AttrToJson(const AttrValue& v) {
 
 StatusOr<AttrValue> AttrFromJson(const json& j) {
   if (!j.is_object() || j.size() != 1) {
-    return InvalidArgument("attribute is not a one-key object: " + JsonBrief(j));
+    return InvalidArgument("attribute is not a one-key object: " +
+                           JsonBrief(j));
   }
   // Not `*j.items().begin()`: that names a temporary iterator, gone before
   // the key is read (ASan: stack-use-after-scope).

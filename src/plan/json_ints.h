@@ -20,8 +20,8 @@ template <typename T>
 T JsonInt(const nlohmann::json& j) {
   using json = nlohmann::json;
   if (!j.is_number_integer()) {
-    throw json::type_error::create(302, "expected an integer, got " + JsonBrief(j),
-                                   &j);
+    throw json::type_error::create(
+        302, "expected an integer, got " + JsonBrief(j), &j);
   }
   const bool in_range = j.is_number_unsigned()
                             ? std::in_range<T>(j.get<uint64_t>())

@@ -43,7 +43,8 @@ StatusOr<nlohmann::json> ParseJson(std::istream& in, const std::string& what) {
 }
 
 std::string JsonBrief(const nlohmann::json& j) {
-  if (j.is_object()) return "an object of " + std::to_string(j.size()) + " keys";
+  if (j.is_object())
+    return "an object of " + std::to_string(j.size()) + " keys";
   if (j.is_array()) return "an array of " + std::to_string(j.size());
   if (j.is_string()) {
     const std::string& s = j.get_ref<const std::string&>();

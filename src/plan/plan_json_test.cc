@@ -186,9 +186,9 @@ TEST(PlanJson, DeeplyNestedValuesAreRefusedWithoutRecursion) {
   // Just within the bound, where PlanFromJson reads it: its message names
   // the value by kind, not by dumping it.
   text = good;
-  text.replace(text.find(end), end.size(),
-               "\"end\":[1,1," + std::string(50, '[') +
-                   std::string(50, ']') + ",28]");
+  text.replace(
+      text.find(end), end.size(),
+      "\"end\":[1,1," + std::string(50, '[') + std::string(50, ']') + ",28]");
   auto j = ParseJson(text, "plan");
   ASSERT_TRUE(j.ok()) << j.status().message();
   auto q = PlanFromJson(*j);

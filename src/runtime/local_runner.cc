@@ -255,10 +255,10 @@ Status LocalRunner::Run(const Tensor& input, Tensor* output, RunStats* stats,
       // ending on a joinable thread's destructor.
       std::lock_guard<std::mutex> lock(r.mu);
       if (r.failure.ok()) {
-        r.failure = ResourceExhausted(
-            "cannot start a thread for each of the plan's " +
-            std::to_string(p.devices.size()) + " devices (" +
-            std::to_string(d) + " started): " + e.what());
+        r.failure =
+            ResourceExhausted("cannot start a thread for each of the plan's " +
+                              std::to_string(p.devices.size()) + " devices (" +
+                              std::to_string(d) + " started): " + e.what());
       }
       r.cv.notify_all();
       break;

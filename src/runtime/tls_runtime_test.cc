@@ -130,8 +130,7 @@ TEST(TlsRuntime, AWorkerShowingAnotherDevicesCertificateIsRefused) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("the certificate of 'dev"), std::string::npos)
       << s.message();
-  EXPECT_NE(s.message().find("not of 'dev"), std::string::npos)
-      << s.message();
+  EXPECT_NE(s.message().find("not of 'dev"), std::string::npos) << s.message();
   const Status right = DeployWith(plan, lc.cluster, m, coordinator);
   EXPECT_TRUE(right.ok()) << right.message();
 }

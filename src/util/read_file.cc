@@ -26,10 +26,9 @@ StatusOr<std::string> ReadBoundedFile(const std::string& path,
                            ec.message());
   }
   if (size > static_cast<uint64_t>(max_bytes)) {
-    return InvalidArgument(what + " " + path + " is " +
-                           HumanBytes(static_cast<int64_t>(size)) +
-                           ", more than the " + HumanBytes(max_bytes) +
-                           " such a file may be");
+    return InvalidArgument(
+        what + " " + path + " is " + HumanBytes(static_cast<int64_t>(size)) +
+        ", more than the " + HumanBytes(max_bytes) + " such a file may be");
   }
   std::ifstream f(path, std::ios::binary);
   if (!f) {

@@ -18,8 +18,7 @@ TEST(ReadBoundedFile, OnlyRegularFilesWithinTheLimit) {
 
   auto big = ReadBoundedFile(path, 9, "test file");
   ASSERT_FALSE(big.ok());
-  EXPECT_NE(big.status().message().find("test file " + path),
-            std::string::npos)
+  EXPECT_NE(big.status().message().find("test file " + path), std::string::npos)
       << big.status().message();
 
   for (const char* special : {"/dev/zero", "/dev/urandom", "/proc/self"}) {

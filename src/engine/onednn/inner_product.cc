@@ -44,8 +44,7 @@ StatusOr<bool> BuildInnerProduct(ExecBuilder& b, const Node& n) {
                : memory::desc();
   dnnl::primitive_attr attr = ScratchpadAttr();
   Int8Scales out_scales;
-  if (q8)
-    out_scales = SetInt8OutputScales(b, *q8, out_features, 2, 1, &attr);
+  if (q8) out_scales = SetInt8OutputScales(b, *q8, out_features, 2, 1, &attr);
   const Node* act = FuseActivation(b, n.outputs[0], &attr);
   auto pd_or = TryDnnl([&] {
     auto d = dnnl::inner_product_forward::desc(
