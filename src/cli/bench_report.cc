@@ -131,7 +131,9 @@ nlohmann::json BenchReportJson(const BenchReport& r) {
         {"compute", e.compute_j},
         {"network", e.network_j},
         {"total", e.total()},
-        {"power", d.power.given ? "cluster file" : "Raspberry Pi 3 figures"}};
+        {"power", d.power.given             ? "cluster file"
+                  : !d.power.source.empty() ? d.power.source
+                                            : "Raspberry Pi 3 figures"}};
     energy += e.total();
     defaults = defaults || !d.power.given;
   }

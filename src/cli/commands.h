@@ -13,6 +13,7 @@
 namespace shoal {
 
 void AddZooCommand(CLI::App* app);
+void AddBoardsCommand(CLI::App* app);
 void AddOpsCommand(CLI::App* app);
 void AddAnalyzeCommand(CLI::App* app);
 void AddInferCommand(CLI::App* app);

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version",
                        std::string("shoal ") + shoal::kShoalVersion);
   shoal::AddZooCommand(&app);
+  shoal::AddBoardsCommand(&app);
   shoal::AddOpsCommand(&app);
   shoal::AddAnalyzeCommand(&app);
   shoal::AddInferCommand(&app);

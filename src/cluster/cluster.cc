@@ -346,6 +346,20 @@ StatusOr<Cluster> ParseCluster(const std::string& text,
           return InvalidArgument(where + " (" + d.name + "): address '" +
                                  d.address + "' is another device's too");
         }
+        if (y["board"]) {
+          const std::string b = y["board"].as<std::string>();
+          d.board = FindBoard(b);
+          if (d.board == nullptr) {
+            return InvalidArgument(where + " (" + d.name + "): board '" + b +
+                                   "' is not a known class (" + BoardNames() +
+                                   ")");
+          }
+          d.cores = d.board->cores;
+          d.memory_bytes = d.board->memory_bytes;
+          d.link.bandwidth_bps = d.board->link_bandwidth_bps;
+          d.link.latency_s = d.board->link_latency_s;
+          d.power = d.board->power;
+        }
         if (y["memory"]) {
           auto b = ParseBytes(y["memory"].as<std::string>());
           if (!b.ok())
@@ -359,11 +373,19 @@ StatusOr<Cluster> ParseCluster(const std::string& text,
         } else if (y["cpu"]) {
           d.cpu = y["cpu"].as<double>();
         } else {
-          d.cpu_from_speed = static_cast<bool>(y["speed"]);
+          // A named board is emulated by its class's times, not a share of
+          // a host core (docs/cluster-format.md); but the LCP paper's Pi 3
+          // is what `speed: 1` always was, a calibrated share.
+          d.cpu_from_speed =
+              d.board ? d.board->lcp_paper : static_cast<bool>(y["speed"]);
         }
         if (y["system_cpu"]) d.system_cpu = y["system_cpu"].as<double>();
         RETURN_IF_ERROR(
             CheckDeviceNumbers(d).WithContext(where + " (" + d.name + ")"));
+        if (d.board != nullptr) {
+          d.board_speed = d.speed;
+          d.speed = RelativeSpeed(*d.board) * d.board_speed;
+        }
         if (const YAML::Node& pw = y["power"]) {
           RETURN_IF_ERROR(ParsePowerBlock(pw, &d.power)
                               .WithContext(where + " (" + d.name + ")"));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cluster/accelerator.h"
+#include "cluster/board.h"
 #include "cluster/power.h"
 #include "plan/plan.h"
 #include "security/tls_paths.h"
@@ -40,7 +41,14 @@ struct DeviceSpec {
   std::string address;       // host:port of its worker
   int64_t memory_bytes = 0;  // 0: unlimited
   int cores = 1;
-  double speed = 1.0;  // relative compute speed of one device
+  // Relative compute speed, 1 = the LCP paper's Pi 3: what split sizes
+  // follow. On a named board, the class's RelativeSpeed times board_speed.
+  double speed = 1.0;
+  // `board: NAME` (cluster/board.h): the class the device is, nullptr when
+  // none is named; `speed` in the file is then a multiplier on the class,
+  // kept here.
+  const BoardClass* board = nullptr;
+  double board_speed = 1.0;
   // `shoal cluster up`: CPU time of the emulated device, in host cores
   // (0.06: 6% of one core); 0: not limited.
   double cpu = 0;

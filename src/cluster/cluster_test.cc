@@ -32,6 +32,53 @@ TEST(ParseCluster, CpuFromSpeedUnlessGiven) {
   EXPECT_FALSE(d[4].cpu_from_speed) << "cpu: 0 is explicit";
 }
 
+TEST(ParseCluster, BoardGivesItsClassDefaultsAndSpeedMultipliesIt) {
+  auto c = ParseCluster(R"(devices:
+  - {name: a, address: 127.0.0.1:1, board: pi3b+}
+  - {name: b, address: 127.0.0.1:2, board: pi4b, speed: 0.5, memory: 2GiB,
+     cores: 2, link: {latency: 1ms}, power: {busy: 5W}}
+  - {name: c, address: 127.0.0.1:3, speed: 2}
+)",
+                        "test");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const DeviceSpec& a = c->devices[0];
+  ASSERT_NE(a.board, nullptr);
+  EXPECT_EQ(a.board->name, "pi3b+");
+  EXPECT_EQ(a.cores, 4);
+  EXPECT_EQ(a.memory_bytes, int64_t{1} << 30);
+  EXPECT_DOUBLE_EQ(a.link.bandwidth_bps, 62e6);
+  EXPECT_DOUBLE_EQ(a.link.latency_s, 9e-3);
+  EXPECT_DOUBLE_EQ(a.board_speed, 1);
+  // Split sizes follow the class's rate against the LCP paper's Pi 3.
+  EXPECT_DOUBLE_EQ(a.speed, RelativeSpeed(*a.board));
+  EXPECT_GT(a.speed, 3) << "ncnn on a Pi 3B+ is several times TensorFlow";
+  EXPECT_FALSE(a.cpu_from_speed) << "a board is paced by its class's times";
+  const DeviceSpec& b = c->devices[1];
+  ASSERT_NE(b.board, nullptr);
+  EXPECT_EQ(b.memory_bytes, int64_t{2} << 30);
+  EXPECT_EQ(b.cores, 2);
+  EXPECT_DOUBLE_EQ(b.link.bandwidth_bps, 940e6) << "the class's";
+  EXPECT_DOUBLE_EQ(b.link.latency_s, 1e-3) << "the file's";
+  EXPECT_DOUBLE_EQ(b.power.idle_w, 2.7) << "the class's";
+  EXPECT_DOUBLE_EQ(b.power.busy_w, 5) << "the file's";
+  EXPECT_DOUBLE_EQ(b.board_speed, 0.5);
+  EXPECT_DOUBLE_EQ(b.speed, RelativeSpeed(*b.board) * 0.5);
+  const DeviceSpec& old = c->devices[2];
+  EXPECT_EQ(old.board, nullptr) << "speed without a board: as before";
+  EXPECT_DOUBLE_EQ(old.speed, 2);
+  EXPECT_TRUE(old.cpu_from_speed);
+}
+
+TEST(ParseCluster, UnknownBoardNamesTheKnownOnes) {
+  auto c = ParseCluster("devices:\n  - {name: a, board: pi9}\n", "test");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("board 'pi9' is not a known class"),
+            std::string::npos)
+      << c.status().message();
+  EXPECT_NE(c.status().message().find("pi3b+, pi4b"), std::string::npos)
+      << c.status().message();
+}
+
 TEST(ParseCluster, SharedMediumCostsTwiceTheAirtime) {
   auto c = ParseCluster(R"(network: {medium: shared, bandwidth: 62Mbit}
 devices:

@@ -53,13 +53,29 @@ void EmitDevice(YAML::Emitter& out, const DeviceSpec& d, const Cluster& c) {
     out << YAML::Key << "memory" << YAML::Value << FormatBytes(d.memory_bytes);
   }
   if (d.cores != 1) out << YAML::Key << "cores" << YAML::Value << d.cores;
+  if (d.board != nullptr) {
+    // On a named board `speed` is a multiplier on its class and implies no
+    // cpu share.
+    out << YAML::Key << "board" << YAML::Value << d.board->name;
+    if (d.board_speed != 1.0) {
+      out << YAML::Key << "speed" << YAML::Value << Shortest(d.board_speed);
+    }
+    if (d.cpu_from_speed != d.board->lcp_paper || d.cpu > 0) {
+      if (d.cpu_from_speed) {
+        out << YAML::Key << "cpu" << YAML::Value << "auto";
+      } else {
+        out << YAML::Key << "cpu" << YAML::Value << Shortest(d.cpu);
+      }
+    }
+  }
   // An absent speed is 1, and a present one means `cpu: auto` unless a cpu
   // follows: keep what the parser will infer equal to what is held.
-  const bool speed_written = d.speed != 1.0;
+  const bool speed_written = d.board == nullptr && d.speed != 1.0;
   if (speed_written) {
     out << YAML::Key << "speed" << YAML::Value << Shortest(d.speed);
   }
-  if (d.cpu_from_speed && !speed_written) {
+  if (d.board != nullptr) {
+  } else if (d.cpu_from_speed && !speed_written) {
     out << YAML::Key << "cpu" << YAML::Value << "auto";
   } else if (!d.cpu_from_speed && (d.cpu > 0 || speed_written)) {
     out << YAML::Key << "cpu" << YAML::Value << Shortest(d.cpu);

@@ -20,7 +20,9 @@ void ExpectSameCluster(const Cluster& a, const Cluster& b) {
     EXPECT_EQ(x.address, y.address);
     EXPECT_EQ(x.memory_bytes, y.memory_bytes);
     EXPECT_EQ(x.cores, y.cores);
-    EXPECT_EQ(x.speed, y.speed);
+    EXPECT_DOUBLE_EQ(x.speed, y.speed);
+    EXPECT_EQ(x.board, y.board);
+    EXPECT_EQ(x.board_speed, y.board_speed);
     EXPECT_EQ(x.cpu, y.cpu);
     EXPECT_EQ(x.cpu_from_speed, y.cpu_from_speed);
     EXPECT_EQ(x.system_cpu, y.system_cpu);
@@ -85,7 +87,18 @@ TEST(FormatCluster, EveryFieldAndDefaultReadsBackEqual) {
   DeviceSpec odd = dev("odd");
   odd.link = Link{1e13, 2.5};
   odd.memory_bytes = int64_t{3} << 29;  // 1.5 GiB
-  c.devices = {plain, full, auto_cpu, calibrated, unlimited, odd};
+  // A named board at 1.5 times its class, on its class's defaults but a
+  // slower link.
+  DeviceSpec board = dev("board");
+  board.board = FindBoard("pi4b");
+  ASSERT_NE(board.board, nullptr);
+  board.board_speed = 1.5;
+  board.speed = RelativeSpeed(*board.board) * 1.5;
+  board.cores = board.board->cores;
+  board.memory_bytes = board.board->memory_bytes;
+  board.link = Link{100e6, board.board->link_latency_s};
+  board.power = board.board->power;
+  c.devices = {plain, full, auto_cpu, calibrated, unlimited, odd, board};
   const std::string text = FormatCluster(c, "found by a test\nsecond line");
   EXPECT_EQ(text.rfind("# found by a test\n# second line\n", 0), 0u) << text;
   auto back = ParseCluster(text, "written");

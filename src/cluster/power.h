@@ -19,8 +19,10 @@ struct PowerSpec {
   double send_j_per_byte = 0;
   double receive_j_per_byte = 0;
   // From the cluster file's `power` block; false: the Raspberry Pi 3
-  // defaults below.
+  // defaults below, or a board class's (cluster/board.h).
   bool given = false;
+  // Whose figures they are when not given: "" for the Raspberry Pi 3's.
+  std::string source;
 };
 
 // A Raspberry Pi 3 Model B at 5.00 V, measured by F. Guerraz (2017,

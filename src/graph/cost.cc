@@ -37,6 +37,7 @@ StatusOr<NodeCost> ComputeNodeCost(const Graph& g, const Node& node) {
   const OpWork w = op->ComputeWork(node, in, out);
   c.macs = w.macs;
   c.gemm = w.gemm;
+  c.mac_kind = w.kind;
   return c;
 }
 

@@ -20,9 +20,10 @@ struct NodeCost {
   int64_t weight_elements = 0;  // every stored weight element
   // Of those, the int8 ones (a DequantizeLinear's), a byte each.
   int64_t int8_weight_elements = 0;
-  int64_t macs = 0;            // conv / fc / matmul multiply-accumulates
-  GemmShape gemm;              // the MACs as matrix products (OpWork)
-  int64_t input_elements = 0;  // activation inputs
+  int64_t macs = 0;                   // conv / fc / matmul multiply-accumulates
+  GemmShape gemm;                     // the MACs as matrix products (OpWork)
+  MacKind mac_kind = MacKind::kGemm;  // the kernel they run on (OpWork)
+  int64_t input_elements = 0;         // activation inputs
   int64_t output_elements = 0;
   int64_t weight_bytes() const {
     return (weight_elements - int8_weight_elements) * kBytesPerElement +

@@ -21,9 +21,18 @@ struct GemmShape {
   bool any() const { return rows > 0 && reduce > 0 && cols > 0; }
 };
 
+// Which kind of kernel an engine runs a node's MACs on, which sets how fast
+// a board does them (cluster/board.h). A 3x3 convolution of stride 1 and
+// one group is Winograd's: ncnn, XNNPACK and the Arm Compute Library all
+// transform it into fewer multiplies, so per MAC of the direct form it runs
+// faster than a GEMM. A depthwise convolution reads and writes as much as
+// it computes, so it runs slower.
+enum class MacKind { kGemm, kWinograd3x3, kDepthwise };
+
 // Work a node does, beyond what the tensor shapes alone say.
 struct OpWork {
   int64_t macs = 0;  // multiply-accumulates of conv / fc / matmul
+  MacKind kind = MacKind::kGemm;
   // The same work as matrix products, for hardware that computes those
   // (sim/systolic.h): `groups` products of [rows x reduce] by
   // [reduce x cols], a conv as im2col (rows: output pixels, cols: output

@@ -66,6 +66,18 @@ OpWork ConvWork(const Node& node, const InputShapes& in,
   work.gemm.cols = w[0] / group;
   work.gemm.reduce = per_output;
   work.gemm.rows = work.gemm.cols > 0 ? NumElements(out[0]) / w[0] : 0;
+  if (group > 1 && w[1] == 1) {
+    work.kind = MacKind::kDepthwise;
+  } else if (group == 1 && w.size() == 4 && w[2] == 3 && w[3] == 3) {
+    std::vector<int64_t> spatial(in[0].begin() + 2, in[0].end());
+    auto geo = ResolveWindow(node, spatial, {3, 3});
+    auto ones = [](const std::vector<int64_t>& v) {
+      return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
+    };
+    if (geo.ok() && ones(geo.value().stride) && ones(geo.value().dilation)) {
+      work.kind = MacKind::kWinograd3x3;
+    }
+  }
   return work;
 }
 

@@ -31,6 +31,7 @@ TEST(ConvTest, AlexNetConv1WithBias) {
   EXPECT_EQ(c.input_elements, 3 * 224 * 224);
   EXPECT_EQ(c.output_elements, 64 * 55 * 55);
   EXPECT_EQ(c.weight_bytes(), c.weight_elements * 4);
+  EXPECT_EQ(c.mac_kind, MacKind::kGemm);  // 11x11, stride 4: im2col
 }
 
 TEST(ConvTest, OneDimensionalStridedPadded) {
@@ -84,6 +85,19 @@ TEST(ConvTest, DilationAndAsymmetricPads) {
   ASSERT_TRUE(r.Ok());
   EXPECT_EQ(r.out(), (Shape{1, 4, 9, 6}));
   EXPECT_EQ(r.cost().macs, 4 * 9 * 6 * 2 * 9);
+  EXPECT_EQ(r.cost().mac_kind, MacKind::kGemm);  // dilated: no Winograd
+}
+
+TEST(ConvTest, ThreeByThreeStrideOneIsWinogradKind) {
+  auto r = RunOneNode("Conv", {Act("x", {1, 8, 10, 10}), Wt("w", {4, 8, 3, 3})},
+                      MakeAttrs({{"pads", Ints{1, 1, 1, 1}}}));
+  ASSERT_TRUE(r.Ok());
+  EXPECT_EQ(r.cost().mac_kind, MacKind::kWinograd3x3);
+  auto strided =
+      RunOneNode("Conv", {Act("x", {1, 8, 10, 10}), Wt("w", {4, 8, 3, 3})},
+                 MakeAttrs({{"strides", Ints{2, 2}}}));
+  ASSERT_TRUE(strided.Ok());
+  EXPECT_EQ(strided.cost().mac_kind, MacKind::kGemm);
 }
 
 TEST(ConvTest, GroupedConvolution) {
@@ -95,6 +109,7 @@ TEST(ConvTest, GroupedConvolution) {
   EXPECT_EQ(c.params, 6 * 4 * 9);
   // Each output sees only its group's 4 channels.
   EXPECT_EQ(c.macs, 6 * 3 * 3 * 4 * 9);
+  EXPECT_EQ(c.mac_kind, MacKind::kGemm);  // grouped, not depthwise
 }
 
 TEST(ConvTest, Depthwise) {
@@ -107,6 +122,7 @@ TEST(ConvTest, Depthwise) {
   NodeCost c = r.cost();
   EXPECT_EQ(c.params, 32 * 9 + 32);
   EXPECT_EQ(c.macs, 32 * 112 * 112 * 9);
+  EXPECT_EQ(c.mac_kind, MacKind::kDepthwise);
 }
 
 TEST(ConvTest, DepthwiseWithChannelMultiplier) {

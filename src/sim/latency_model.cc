@@ -18,6 +18,10 @@ LatencyModel LatencyModel::FromCluster(const Cluster& c) {
     Device dev{{{"*", f}}, {}, {}, d.link, QuotaForCpu(d.QuotaCpu())};
     dev.per_weight_byte_s = 1.0 / (d.speed * kPi3WeightBytesPerSecond);
     dev.accelerator = d.accelerator;
+    if (d.board != nullptr && !d.board->lcp_paper) {
+      dev.board = true;
+      dev.rates = ScaleRates(d.board->rates, d.board_speed);
+    }
     // An accelerator is modelled, not emulated under a CPU quota.
     if (d.accelerator.present) dev.quota = CpuQuota{};
     m.devices_.push_back(std::move(dev));
@@ -80,6 +84,12 @@ StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
                              "' has no overall fit ('*')");
     }
     dev.accelerator = d.accelerator;
+    // An emulated board computes in its class's time, whatever the host
+    // measured; the profile still gives its link and message costs.
+    if (d.board != nullptr && !d.board->lcp_paper) {
+      dev.board = true;
+      dev.rates = ScaleRates(d.board->rates, d.board_speed);
+    }
     m.devices_.push_back(std::move(dev));
   }
   return m;
@@ -90,6 +100,11 @@ NodeTimes LatencyModel::Times(int d, const NodeCost& cost) const {
   if (dev.accelerator.present) {
     NodeTimes t;
     t.context_s = t.alone_s = SystolicNode(dev.accelerator, cost).seconds;
+    return t;
+  }
+  if (dev.board) {
+    NodeTimes t;
+    t.context_s = t.alone_s = BoardNodeSeconds(dev.rates, cost);
     return t;
   }
   if (!dev.layers.empty()) {
@@ -190,7 +205,8 @@ bool LatencyModel::SameDevice(int a, int b) const {
     if (i->first != j->first || !same_fit(i->second, j->second)) return false;
   }
   return x.measured == y.measured && x.layers == y.layers &&
-         x.accelerator == y.accelerator && x.send_cpu_s == y.send_cpu_s &&
+         x.accelerator == y.accelerator && x.board == y.board &&
+         x.rates == y.rates && x.send_cpu_s == y.send_cpu_s &&
          x.recv_cpu_s == y.recv_cpu_s &&
          x.send_cpu_per_byte_s == y.send_cpu_per_byte_s &&
          x.recv_cpu_per_byte_s == y.recv_cpu_per_byte_s &&
@@ -208,6 +224,7 @@ double LatencyModel::MacsPerSecond(int d) const {
   if (devices_.at(d).accelerator.present) {
     return devices_.at(d).accelerator.peak_macs_per_s();
   }
+  if (devices_.at(d).board) return devices_.at(d).rates.gemm_macs_per_s;
   const auto& fits = devices_.at(d).fits;
   auto it = fits.find("Conv");
   const OpFit& f = it != fits.end() ? it->second : fits.at("*");

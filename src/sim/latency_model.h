@@ -18,7 +18,7 @@ namespace shoal {
 
 // A Raspberry Pi 3 (speed 1): VGG16's 15.5 GMAC in 9.4 s (the LCP paper's
 // Fig. 12); compute bound, so a fair per-MAC rate (docs/cluster-format.md).
-constexpr double kPi3MacsPerSecond = 1.65e9;
+constexpr double kPi3MacsPerSecond = kLcpPi3MacsPerSecond;
 // Layers without MACs (pooling, activations) touch every element once or a
 // few times; per element they cost about this many MACs.
 constexpr double kMacsPerElement = 0.5;
@@ -36,8 +36,10 @@ constexpr double kPi3WeightBytesPerSecond = 1.2e9;
 
 class LatencyModel {
  public:
-  // From device specs: a device of speed s does s * kPi3MacsPerSecond and
-  // reads weights at s * kPi3WeightBytesPerSecond, the two times added.
+  // From device specs: a named board (cluster/board.h) by its class's
+  // rates times its speed; a device of speed s without one (or the LCP
+  // paper's Pi 3 class) does s * kPi3MacsPerSecond and reads weights at
+  // s * kPi3WeightBytesPerSecond, the two times added.
   static LatencyModel FromCluster(const Cluster& c);
   // From measurements: each device's fitted regressions and measured link.
   // Devices of `c` missing in `p` are an error naming them. `model` (as the
@@ -114,6 +116,10 @@ class LatencyModel {
     // The device's accelerator (cluster file): its layers are priced on
     // it (sim/systolic.h), whatever the fits say.
     AcceleratorSpec accelerator;
+    // A named board's rates at its speed (cluster/board.h): every node is
+    // priced by them (BoardNodeSeconds), whatever the fits say.
+    bool board = false;
+    BoardRates rates;
   };
   Cluster cluster_;
   std::vector<Device> devices_;
