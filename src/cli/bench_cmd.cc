@@ -58,6 +58,7 @@ struct Measured {
   Status first_error;
   int failed = 0, finished = 0;
   double wall_s = 0;
+  double dilation = 1;
 };
 
 // Requests in flight at most: each has a client thread, and a coordinator
@@ -78,9 +79,11 @@ Measured SendRequests(Coordinator* coord, const Tensor& input,
     for (int i; !stop && (i = next++) < a.requests;) {
       Tensor out;
       RunStats s;
-      const double sent = SteadySeconds();
+      // Board time on a dilated emulated cluster (Coordinator::dilation).
+      const double k = coord->dilation();
+      const double sent = SteadySeconds() / k;
       Status st = coord->Run(input, &out, &s, i + 1);
-      const double answered = SteadySeconds();
+      const double answered = SteadySeconds() / k;
       std::lock_guard<std::mutex> lock(mu);
       m.spans.push_back(
           {TraceSpan::Kind::kRequest, -1, i + 1, -1, sent, sent, answered});
@@ -120,7 +123,9 @@ Measured SendRequests(Coordinator* coord, const Tensor& input,
   m.finished = finished;
   m.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-          .count();
+          .count() /
+      coord->dilation();
+  m.dilation = coord->dilation();
   return m;
 }
 
@@ -170,6 +175,7 @@ BenchReport MakeReport(const BenchArgs& a, const Plan& p, const Measured& m,
   r.not_sent = a.requests - m.finished;
   r.latency_ms = m.lat;
   r.wall_s = m.wall_s;
+  r.dilation = m.dilation;
   r.print_tasks = a.tasks;
   if (!m.first_error.ok()) r.first_error = m.first_error.message();
   for (size_t i = 0; i < ds.size(); ++i) {

@@ -44,8 +44,8 @@ void SetDevicePower(const Plan& p, const Cluster& c, BenchReport* r) {
 namespace {
 
 constexpr const char* kPi3PowerNote =
-    "devices without a power block in the cluster file count as a "
-    "Raspberry Pi 3 (1.22 W idle, 3.95 W busy, links free)";
+    "devices without a power block or a board in the cluster file count "
+    "as a Raspberry Pi 3 (1.22 W idle, 3.95 W busy, links free)";
 
 void PrintHistogram(const std::vector<double>& lat, std::ostream& out) {
   constexpr int kBins = 10, kWidth = 40;
@@ -87,6 +87,7 @@ nlohmann::json BenchReportJson(const BenchReport& r) {
   }
   j["requests"] = r.requests;
   j["concurrency"] = r.concurrency;
+  j["dilation"] = r.dilation;
   j["failed"] = r.failed;
   if (r.not_sent > 0) j["not_sent"] = r.not_sent;
   j["latency_ms"] = {{"min", Quantile(lat, 0)},
@@ -135,7 +136,7 @@ nlohmann::json BenchReportJson(const BenchReport& r) {
                   : !d.power.source.empty() ? d.power.source
                                             : "Raspberry Pi 3 figures"}};
     energy += e.total();
-    defaults = defaults || !d.power.given;
+    defaults = defaults || (!d.power.given && d.power.source.empty());
   }
   j["bytes_total"] = total;
   // Every device's energy per inference: the LCP paper's Fig. 13 measure.
@@ -162,6 +163,10 @@ void PrintBenchReport(const BenchReport& r, std::ostream& out) {
       << ", " << r.devices.size() << " devices of " << r.cluster
       << "): " << r.latency_ms.size() << "/" << r.requests << " requests ok, "
       << r.concurrency << " in flight, " << r.wall_s << " s"
+      << (r.dilation != 1
+              ? " of board time (the emulated cluster ran " +
+                    std::to_string(r.dilation).substr(0, 4) + "x slower)"
+              : "")
       << (r.predicted ? " (PREDICTED from " + r.source + ")" : "") << "\n";
   const auto& l = j["latency_ms"];
   out << "latency ms: min " << l["min"].get<double>() << ", median "

@@ -43,6 +43,9 @@ struct BenchReport {
   int not_sent = 0;                // bench stops at the first failure
   std::vector<double> latency_ms;  // of the requests that succeeded
   double wall_s = 0;
+  // An emulated cluster's time dilation (Coordinator::dilation): the times
+  // above and below are board time, the run took this many times longer.
+  double dilation = 1;
   std::vector<BenchDeviceReport> devices;
   std::string first_error;
   // Set by `shoal simulate`: figures are predicted, from `source`.

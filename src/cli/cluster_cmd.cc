@@ -30,10 +30,18 @@ void AddClusterCommand(CLI::App* app) {
   up->add_flag("--recalibrate", *recalibrate,
                "Measure this host's speed again for devices given by speed "
                "(it is kept in /tmp for every later cluster)");
-  up->callback([file, mode, recalibrate] {
+  auto dilation = std::make_shared<double>(0);
+  up->add_option("--dilation", *dilation,
+                 "Stretch every emulated time (board compute, links, "
+                 "timeouts) by K, for a host that cannot run the cluster's "
+                 "boards in real time; bench and serve report board time "
+                 "(default: chosen from the host's calibration when the "
+                 "cluster names boards, else 1)");
+  up->callback([file, mode, recalibrate, dilation] {
     ClusterUpOptions o;
     o.mode = *mode;
     o.recalibrate = *recalibrate;
+    o.dilation = *dilation;
     throw CommandExit(ReportStatus(ClusterUp(*file, o, std::cout).status()));
   });
   CLI::App* down =

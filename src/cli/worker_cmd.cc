@@ -28,10 +28,12 @@ namespace {
 struct WorkerArgs {
   std::string listen = "127.0.0.1:7000", name, memory = "0", bandwidth, latency,
               max_message = "256MiB", backend = "onednn", cache_dir,
-              cache_size = "4GiB", metrics, config, medium, medium_bandwidth;
+              cache_size = "4GiB", metrics, config, medium, medium_bandwidth,
+              board;
   int threads = 0;                             // 0: the machine's cores
   bool announce = false, no_announce = false;  // neither: unless loopback
   double cpu_fraction = 0;
+  double board_speed = 1, dilation = 1;
   TlsPaths tls;
 };
 
@@ -98,7 +100,40 @@ Status ParseLinkFlags(const WorkerArgs& a, WorkerOptions* o) {
     auto bw = ParseBitRate(a.medium_bandwidth);
     if (!bw.ok()) return bw.status().WithContext("--medium-bandwidth");
     m.bandwidth_bps = bw.value();
+    m.bandwidth_bps /= a.dilation;
     ASSIGN_OR_RETURN(o->medium, SharedMedium::Open(a.medium, m));
+  }
+  // Dilated time: the link takes K times as long as the board's (its
+  // compute is stretched in the task loop).
+  if (o->link.bandwidth_bps > 0) o->link.bandwidth_bps /= a.dilation;
+  o->link.latency_s *= a.dilation;
+  return Status::Ok();
+}
+
+// The emulated board (--board, --board-speed) and time dilation.
+Status ParseBoardFlags(const WorkerArgs& a, WorkerOptions* o) {
+  if (!(a.dilation >= 1 && a.dilation <= 1000)) {
+    return InvalidArgument("--dilation must be between 1 and 1000");
+  }
+  if (!(a.board_speed >= 1.0 / 64 && a.board_speed <= 64)) {
+    return InvalidArgument("--board-speed must be between 1/64 and 64");
+  }
+  o->dilation = a.dilation;
+  o->board_speed = a.board_speed;
+  if (a.board.empty()) return Status::Ok();
+  o->board = FindBoard(a.board);
+  if (o->board == nullptr) {
+    return InvalidArgument("--board '" + a.board + "' is not a known class (" +
+                           BoardNames() + ")");
+  }
+  if (o->board->lcp_paper) {
+    return InvalidArgument("--board " + a.board +
+                           " is emulated by --cpu-fraction (a calibrated "
+                           "share of a host core), not by its rates");
+  }
+  if (o->cpu_fraction > 0) {
+    return InvalidArgument(
+        "--board and --cpu-fraction both pace tasks: give one");
   }
   return Status::Ok();
 }
@@ -124,6 +159,7 @@ Status WorkerOptionsOf(const WorkerArgs& a, bool announce, WorkerOptions* o) {
     return InvalidArgument("--cpu-fraction must be between 0 and 1024");
   }
   o->cpu_fraction = a.cpu_fraction;
+  RETURN_IF_ERROR(ParseBoardFlags(a, o));
   RETURN_IF_ERROR(ParseLinkFlags(a, o));
   ASSIGN_OR_RETURN(o->max_message_bytes, ParseBytes(a.max_message));
   if (o->max_message_bytes < 4096 ||
@@ -168,6 +204,16 @@ void PrintStarted(const WorkerOptions& o, const Worker& w) {
             << (o.cpu_fraction > 0
                     ? "compute paced to " + Percent(o.cpu_fraction) +
                           " of a host core, "
+                    : std::string())
+            << (o.board != nullptr
+                    ? "emulating a " + o.board->name +
+                          (o.board_speed != 1
+                               ? " x " + std::to_string(o.board_speed)
+                               : std::string()) +
+                          ", "
+                    : std::string())
+            << (o.dilation != 1
+                    ? "time dilated x " + std::to_string(o.dilation) + ", "
                     : std::string())
             << (o.tls ? "mutual TLS as " + o.tls->name + ", "
                       : std::string("plaintext, "))
@@ -273,6 +319,16 @@ void AddWorkerCommand(CLI::App* app) {
   cmd->add_option("--cpu-fraction", a->cpu_fraction,
                   "Emulated CPU speed in host cores: a task using c s of CPU "
                   "takes c / F s (default 0: off)");
+  cmd->add_option("--board", a->board,
+                  "Emulate a board class (shoal boards): each task takes the "
+                  "class's time for it (default: none)");
+  cmd->add_option("--board-speed", a->board_speed,
+                  "With --board: the board's speed as a multiple of its "
+                  "class (default 1)");
+  cmd->add_option("--dilation", a->dilation,
+                  "Stretch every emulated time (board compute, link, medium) "
+                  "by this factor, for a host that cannot run its boards in "
+                  "real time (default 1)");
   cmd->add_option("--link-bandwidth", a->bandwidth,
                   "Emulated bandwidth of what it sends, e.g. 62Mbit");
   cmd->add_option("--link-latency", a->latency,

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -135,6 +136,32 @@ double SystemFractionForSpeed(double speed, int cores, const HostRate& host) {
       speed * kPi3CopyBytesPerSecond / host.copy_bytes_per_cpu_second;
   const int n = std::max(1, cores);
   return n * std::min(1.0, std::max(compute, copy));
+}
+
+double BoardHostCores(const Cluster& c, const HostRate& host) {
+  double need = 0;
+  for (const auto& d : c.devices) {
+    if (d.board == nullptr || d.board->lcp_paper) continue;
+    const BoardRates r = ScaleRates(d.board->rates, d.board_speed);
+    const double fastest = std::max(
+        {r.winograd_macs_per_s, r.gemm_macs_per_s, r.depthwise_macs_per_s});
+    double share = 0;
+    if (host.conv_macs_per_cpu_second > 0) {
+      share = fastest / host.conv_macs_per_cpu_second;
+    }
+    if (host.gemm_macs_per_cpu_second > 0) {
+      share = std::max(
+          share, r.memory_bytes_per_s / (4 * host.gemm_macs_per_cpu_second));
+    }
+    need += share;
+  }
+  return need;
+}
+
+double DilationFor(double need, int host_cores) {
+  const double usable = 0.5 * std::max(1, host_cores);
+  const double k = need / usable;
+  return k <= 1 ? 1.0 : std::ceil(k * 2) / 2;
 }
 
 }  // namespace shoal

@@ -11,6 +11,7 @@
 #ifndef SHOAL_EMULATE_CALIBRATE_H_
 #define SHOAL_EMULATE_CALIBRATE_H_
 
+#include "cluster/cluster.h"
 #include "util/status.h"
 
 namespace shoal {
@@ -55,6 +56,17 @@ double CpuFractionForSpeed(double speed, const HostRate& host);
 // send and receive run on the cores the computing thread leaves free: one
 // core's worth would hold each message behind the task being computed.
 double SystemFractionForSpeed(double speed, int cores, const HostRate& host);
+
+// Host cores the named boards of `c` (cluster/board.h) would need to run in
+// real time all at once: for each, the larger of its fastest arithmetic
+// over this host's one-core 3x3 conv rate and its memory rate over the
+// rate this host streams an fc layer's weights at (4 bytes per MAC).
+double BoardHostCores(const Cluster& c, const HostRate& host);
+
+// The time dilation that gives `need` host cores (BoardHostCores) half of
+// `host_cores` (the other half runs gRPC, copies, the coordinator and the
+// tasks' own overheads): at least 1, rounded up to a half.
+double DilationFor(double need, int host_cores);
 
 }  // namespace shoal
 

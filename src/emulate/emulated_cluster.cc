@@ -218,6 +218,7 @@ struct UpContext {
   std::shared_ptr<const TlsIdentity> tls;
   std::vector<std::string> device_ns;  // per device; netns mode only
   pid_t parent = 0;
+  double dilation = 1;  // ChooseDilation
 };
 
 // The coordinator's identity of the cluster's tls block (null without one),
@@ -276,6 +277,57 @@ Status CalibrateSpeeds(Cluster& c, bool recalibrate, std::ostream& out) {
     }
   }
   return Status::Ok();
+}
+
+// The time dilation of the cluster: `--dilation`, or from the host's
+// calibration when its named boards need more of this host than it has in
+// real time (emulate/calibrate.h). Devices paced by a share of a host core
+// (`cpu`) get K times less of it, so every device slows alike.
+StatusOr<double> ChooseDilation(Cluster& c, const ClusterUpOptions& o,
+                                std::ostream& out) {
+  bool boards = false;
+  for (const auto& d : c.devices) {
+    boards |= d.board != nullptr && !d.board->lcp_paper;
+  }
+  double k = o.dilation;
+  if (k != 0 && !(k >= 1 && k <= 1000)) {
+    return InvalidArgument("--dilation must be between 1 and 1000");
+  }
+  if (k == 0 && boards) {
+    ASSIGN_OR_RETURN(HostRate host, CachedHostRate(o.recalibrate));
+    const int cores =
+        std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    const double need = BoardHostCores(c, host);
+    k = DilationFor(need, cores);
+    char line[400];
+    if (k > 1) {
+      std::snprintf(line, sizeof(line),
+                    "time dilation %g: in real time the boards would need "
+                    "%.2f cores of this host, which has %d (half of them for "
+                    "computing); every emulated time (compute, links, "
+                    "timeouts) runs %gx slower, and bench and serve report "
+                    "board time (--dilation K overrides)\n",
+                    k, need, cores, k);
+    } else {
+      std::snprintf(line, sizeof(line),
+                    "real time: the boards need %.2f cores of this host's "
+                    "%d to run at their classes' speed (no dilation; "
+                    "--dilation K stretches every emulated time)\n",
+                    need, cores);
+    }
+    out << line;
+  } else if (k > 1) {
+    out << "time dilation " << k << " (--dilation): every emulated time runs "
+        << k << "x slower; bench and serve report board time\n";
+  }
+  if (k == 0) k = 1;
+  if (k != 1) {
+    for (auto& d : c.devices) {
+      d.cpu /= k;
+      d.system_cpu /= k;
+    }
+  }
+  return k;
 }
 
 void PrintNetnsLayout(const Cluster& c, const NetnsLayout& l,
@@ -347,7 +399,10 @@ Status CheckLocalAddress(const DeviceSpec& d) {
 // kernel offers them; fills the report's notes. Returns their directories.
 std::vector<std::string> LimitDevice(const std::string& file,
                                      const DeviceSpec& d, DeviceUpReport* rep) {
-  rep->cpu_note = "not limited";
+  rep->cpu_note =
+      d.board != nullptr && !d.board->lcp_paper
+          ? "a " + d.board->name + ": each task takes its class's time"
+          : "not limited";
   rep->memory_note = "not limited";
   std::vector<std::string> dirs;
   const std::string cg = CgroupName(file, d.name);
@@ -394,8 +449,14 @@ std::vector<std::string> LimitDevice(const std::string& file,
   return dirs;
 }
 
-// A paced device's worker gets the cores its cpu share rounds up to.
-int WorkerThreads(const DeviceSpec& d) {
+// A paced device's worker gets the cores its cpu share rounds up to; an
+// emulated board, its share of this host's cores (its time is its class's,
+// so more threads than cores would only contend).
+int WorkerThreads(const DeviceSpec& d, size_t devices) {
+  if (d.board != nullptr && !d.board->lcp_paper) {
+    const int host = static_cast<int>(std::thread::hardware_concurrency());
+    return std::max(1, std::min(d.cores, host / static_cast<int>(devices)));
+  }
   return d.cpu > 0 ? std::max(1, std::min(d.cores,
                                           static_cast<int>(std::ceil(d.cpu))))
                    : d.cores;
@@ -414,9 +475,18 @@ std::vector<std::string> WorkerArgs(const UpContext& u, const DeviceSpec& d,
       // would be announced by the host's avahi-daemon with the host's
       // addresses, which do not reach it.
       "--no-announce"};
-  if (d.cpu > 0) {  // pacing makes short tasks as slow as long ones
+  if (d.board != nullptr && !d.board->lcp_paper) {
+    args.push_back("--board");
+    args.push_back(d.board->name);
+    args.push_back("--board-speed");
+    args.push_back(std::to_string(d.board_speed));
+  } else if (d.cpu > 0) {  // pacing makes short tasks as slow as long ones
     args.push_back("--cpu-fraction");
     args.push_back(std::to_string(d.cpu));
+  }
+  if (u.dilation != 1) {
+    args.push_back("--dilation");
+    args.push_back(std::to_string(u.dilation));
   }
   if (d.link.bandwidth_bps > 0 && !u.netns) {  // netns: the kernel's htb
     args.push_back("--link-bandwidth");
@@ -538,7 +608,7 @@ StatusOr<DeviceUpReport> StartDevice(const UpContext& u, size_t index,
     return rep;
   }
   const std::vector<std::string> dirs = LimitDevice(u.file, d, &rep);
-  const int threads = WorkerThreads(d);
+  const int threads = WorkerThreads(d, u.c.devices.size());
   std::vector<std::string> args = WorkerArgs(u, d, threads);
   const std::string log = u.state + "/" + d.name + ".log";
   const auto spawned = Clock::now();
@@ -596,9 +666,14 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
   if (!c.tls_dir.empty()) RETURN_IF_ERROR(IssueMissingCerts(c, out));
   ASSIGN_OR_RETURN(u.tls, LoadClusterTls(c, file));
   RETURN_IF_ERROR(CalibrateSpeeds(c, opts.recalibrate, out));
+  ASSIGN_OR_RETURN(u.dilation, ChooseDilation(c, opts, out));
   u.device_ns.resize(c.devices.size());
   if (netns) {
-    ASSIGN_OR_RETURN(u.device_ns, SetUpNetns(c, file, u.state, out));
+    // The kernel shapes bandwidth there: at the dilated rates.
+    Cluster shaped = c;
+    for (auto& d : shaped.devices) d.link.bandwidth_bps /= u.dilation;
+    shaped.network.bandwidth_bps /= u.dilation;
+    ASSIGN_OR_RETURN(u.device_ns, SetUpNetns(shaped, file, u.state, out));
   }
   u.self = opts.binary.empty() ? fs::read_symlink("/proc/self/exe").string()
                                : opts.binary;

@@ -27,6 +27,9 @@ struct ClusterUpOptions {
   std::string mode = "transport";  // or "netns"
   // Measure the host again instead of using its kept calibration.
   bool recalibrate = false;
+  // Stretch every emulated time by this factor (`--dilation`; 0: chosen
+  // from the host's calibration when the cluster names boards, else 1).
+  double dilation = 0;
 };
 
 // What `up` applied to one device.
@@ -55,7 +58,6 @@ StatusOr<std::vector<DeviceUpReport>> ClusterUp(const std::string& file,
 // the devices' weight caches (which a plain `down` keeps for the next `up`).
 Status ClusterDown(const std::string& file, std::ostream& out,
                    bool purge = false);
-
 
 }  // namespace shoal
 

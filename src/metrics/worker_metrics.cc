@@ -40,6 +40,15 @@ WorkerMetrics::WorkerMetrics()
                        .Help("Seconds the compute thread spent running tasks")
                        .Register(r)
                        .Add({});
+  board_overruns_ =
+      &prometheus::BuildCounter()
+           .Name("shoal_worker_board_overruns_total")
+           .Help(
+               "Tasks of an emulated board (--board) whose host compute took "
+               "longer than the board's time for them times the dilation: "
+               "the host could not keep up, and a larger --dilation is due")
+           .Register(r)
+           .Add({});
   auto& errors = prometheus::BuildCounter()
                      .Name("shoal_worker_errors_total")
                      .Help("Failures on this worker, by kind")

@@ -53,6 +53,9 @@ class WorkerMetrics {
   prometheus::Counter* BytesSent(const std::string& peer);
   prometheus::Counter* BytesReceived(const std::string& peer);
   prometheus::Counter& busy_seconds() { return *busy_seconds_; }
+  // An emulated board's tasks whose host compute took longer than their
+  // board time (times the dilation): the emulation fell behind.
+  prometheus::Counter& board_overruns() { return *board_overruns_; }
 
   void Error(WorkerError e) { errors_[static_cast<int>(e)]->Increment(); }
   // A deployment built (not one reused): counts it and makes `plan_id` the
@@ -71,6 +74,7 @@ class WorkerMetrics {
   prometheus::Family<prometheus::Counter>* sent_;
   prometheus::Family<prometheus::Counter>* received_;
   prometheus::Counter* busy_seconds_;
+  prometheus::Counter* board_overruns_;
   prometheus::Counter* errors_[7];
   prometheus::Counter* deployments_;
   prometheus::Counter* handshakes_;

@@ -61,6 +61,10 @@ struct Coordinator::Impl final : public rpc::Worker::Service {
   // Per device, the id its Health reports while it holds our deployment.
   std::vector<std::string> deploy_ids;
   std::unique_ptr<LinkShaper> input_link;
+  // Per device, the time dilation its worker reports (Health); `dilation`
+  // the cluster's, once every deployed device agrees (DeployTo).
+  std::vector<double> dilations;
+  double dilation = 1;
   std::unique_ptr<grpc::Server> server;
   std::string reply_to;
   std::string nonce;
@@ -610,6 +614,7 @@ Status DeployOne(Coordinator::Impl& m, int d, const WeightStore& weights,
   ASSIGN_OR_RETURN(const rpc::DeployRequest req,
                    MakeDeployRequest(m, d, weights, keep_previous, &blobs));
   ASSIGN_OR_RETURN(const rpc::HealthReply hr, CheckDeviceHealth(m, d));
+  m.dilations[d] = hr.dilation() > 0 ? hr.dilation() : 1.0;
   RETURN_IF_ERROR(CheckReachesCoordinator(m, d));
   if (d == m.plan.input_device) ShapeInputLink(m, hr);
   RETURN_IF_ERROR(CheckWeightsFit(m, d, blobs, hr.memory_budget()));
@@ -635,9 +640,44 @@ Status Coordinator::Redeploy(const WeightStore& weights,
   return DeployTo(weights, devices, /*keep_previous=*/false, nullptr);
 }
 
+double Coordinator::dilation() const { return impl_->dilation; }
+
 const std::vector<std::string>& Coordinator::deployment_ids() const {
   return impl_->deploy_ids;
 }
+
+namespace {
+
+// An emulated cluster runs K times slower than the boards it emulates
+// (WorkerOptions::dilation), all its workers alike: deadlines stretch by K
+// and times are reported divided by it. Workers that disagree were started
+// apart and cannot be measured together.
+std::string Fmt(double x) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%g", x);
+  return b;
+}
+
+Status AgreeOnDilation(Coordinator::Impl& m) {
+  double k = 0;
+  int first = -1;
+  for (size_t d = 0; d < m.dilations.size(); ++d) {
+    if (m.dilations[d] <= 0) continue;  // not deployed in this call
+    if (first < 0) {
+      k = m.dilations[d];
+      first = static_cast<int>(d);
+    } else if (m.dilations[d] != k) {
+      return FailedPrecondition(
+          m.DeviceName(first) + " runs at time dilation " + Fmt(k) + " but " +
+          m.DeviceName(static_cast<int>(d)) + " at " + Fmt(m.dilations[d]) +
+          ": start the emulated cluster again with one --dilation");
+    }
+  }
+  if (first >= 0) m.dilation = k;
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status Coordinator::DeployTo(const WeightStore& weights,
                              const std::vector<int>& devices,
@@ -650,6 +690,7 @@ Status Coordinator::DeployTo(const WeightStore& weights,
   r.weight_bytes.assign(n, 0);
   r.activation_bytes.assign(n, 0);
   const auto t0 = Clock::now();
+  m.dilations.resize(n, 0.0);
   std::vector<Status> st(n);
   std::vector<std::thread> th;
   for (int d : devices) {
@@ -664,6 +705,7 @@ Status Coordinator::DeployTo(const WeightStore& weights,
   }
   for (auto& t : th) t.join();
   for (const auto& s : st) RETURN_IF_ERROR(s);
+  RETURN_IF_ERROR(AgreeOnDilation(m));
   r.ms = MsSince(t0);
   if (report != nullptr) *report = std::move(r);
   return Status::Ok();
@@ -826,6 +868,8 @@ Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
   Impl& m = *impl_;
   const Plan& p = m.plan;
   if (timeout_ms <= 0) timeout_ms = m.opts.timeout_ms;
+  // Deadlines are in board time (AgreeOnDilation).
+  timeout_ms = static_cast<int64_t>(double(timeout_ms) * m.dilation);
   if (input.shape != p.input_shape) {
     return InvalidArgument("input has shape " + ShapeToString(input.shape) +
                            " but the plan's model expects " +
@@ -850,7 +894,7 @@ Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
     return s;
   }
   RETURN_IF_ERROR(AwaitOutput(m, id, *pend, expiry, seq, timeout_ms));
-  const double latency = MsSince(t0);
+  const double latency = MsSince(t0) / m.dilation;
   *output = std::move(pend->output);
   if (stats != nullptr) {
     *stats = CountCommunication(p, seq);
@@ -961,16 +1005,21 @@ StatusOr<std::vector<DeviceStats>> Coordinator::Stats(bool reset, bool timeline,
       }
       s.task_compute_ms[t.task()].assign(t.compute_ms().begin(),
                                          t.compute_ms().end());
-      s.wait_ms += t.wait_ms_total();
+      for (float& ms : s.task_compute_ms[t.task()]) ms /= m.dilation;
+      s.wait_ms += t.wait_ms_total() / m.dilation;
     }
     s.bytes_sent = rep.bytes_sent();
     s.bytes_received = rep.bytes_received();
     s.queue_histogram.assign(rep.queue_histogram().begin(),
                              rep.queue_histogram().end());
-    s.busy_ms = rep.busy_ms();
-    s.elapsed_ms = rep.elapsed_ms();
+    s.busy_ms = rep.busy_ms() / m.dilation;
+    s.elapsed_ms = rep.elapsed_ms() / m.dilation;
     s.requests_failed = rep.requests_failed();
-    auto secs = [&](int64_t ns) { return (ns - offset_ns) * 1e-9; };
+    // Board time on a dilated cluster: every instant divided by K, as the
+    // callers' own clock readings are (Coordinator::dilation).
+    auto secs = [&](int64_t ns) {
+      return (ns - offset_ns) * 1e-9 / m.dilation;
+    };
     for (const auto& x : rep.timeline()) {
       TraceSpan t;
       t.kind = x.task() >= 0 ? TraceSpan::Kind::kTask : TraceSpan::Kind::kSend;

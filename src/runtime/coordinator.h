@@ -93,6 +93,11 @@ class Coordinator {
   // Per plan device, the deployment id its Health reply names while it
   // holds this coordinator's deployment ("" before Deploy).
   const std::vector<std::string>& deployment_ids() const;
+  // The time dilation of an emulated cluster (its workers' --dilation,
+  // known after Deploy; 1 otherwise): Run's deadlines are stretched by it,
+  // and the times Run and Stats report are divided by it, in board time.
+  // A caller's own clock readings are to be divided by it too.
+  double dilation() const;
   // One inference. `seq` picks replicas round robin; `stats` (optional)
   // gets the plan's communication and the latency. `timeout_ms` > 0
   // overrides the options' deadline for this request.

@@ -22,4 +22,13 @@ void PaceCompute(double fraction, std::chrono::steady_clock::time_point start,
   std::this_thread::sleep_until(until);
 }
 
+bool PaceTo(std::chrono::steady_clock::time_point start, double seconds) {
+  const auto until =
+      start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                  std::chrono::duration<double>(seconds));
+  if (std::chrono::steady_clock::now() > until) return false;
+  std::this_thread::sleep_until(until);
+  return true;
+}
+
 }  // namespace shoal

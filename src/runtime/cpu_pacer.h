@@ -19,6 +19,11 @@ double CpuSeconds(bool whole_process);
 void PaceCompute(double fraction, std::chrono::steady_clock::time_point start,
                  double cpu_seconds);
 
+// Sleeps until `start` + `seconds` (an emulated board's time for a task);
+// false when that time had already passed: the host was slower than the
+// board it emulates.
+bool PaceTo(std::chrono::steady_clock::time_point start, double seconds);
+
 }  // namespace shoal
 
 #endif  // SHOAL_RUNTIME_CPU_PACER_H_

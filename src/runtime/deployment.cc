@@ -175,6 +175,7 @@ Status CheckBudget(const Deployment& d, int64_t largest_weight, int64_t held,
 Status MakeExecutors(const TaskWeightRefs& tw, const DeploymentContext& ctx,
                      Deployment* d) {
   d->exec.resize(d->plan.tasks.size());
+  if (ctx.board) d->board_seconds.assign(d->plan.tasks.size(), 0.0);
   auto shared = std::make_shared<SharedWeights>();
   auto arena = std::make_shared<SharedArena>();
   for (const auto& t : d->plan.tasks) {
@@ -200,6 +201,16 @@ Status MakeExecutors(const TaskWeightRefs& tw, const DeploymentContext& ctx,
     auto ex = Executor::Create(t.fragment, std::move(store), eo);
     if (!ex.ok()) return ex.status().WithContext("task " + t.name);
     d->exec[t.id] = std::move(ex).value();
+    if (ctx.board) {
+      // The planner's price of the same fragment (sim/latency_model.h).
+      double s = 0;
+      for (const auto& n : t.fragment.nodes) {
+        auto c = ComputeNodeCost(t.fragment, n);
+        if (!c.ok()) return c.status().WithContext("task " + t.name);
+        s += BoardNodeSeconds(ctx.board_rates, *c);
+      }
+      d->board_seconds[t.id] = s;
+    }
   }
   return Status::Ok();
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/board.h"
 #include "engine/executor.h"
 #include "metrics/worker_metrics.h"
 #include "plan/plan.h"
@@ -29,8 +30,11 @@ struct Deployment {
   std::vector<std::string> peers;
   std::vector<bool> mine;                       // per task
   std::vector<std::unique_ptr<Executor>> exec;  // per task (null: none)
-  std::vector<int> incoming;                    // transfers into each task
-  std::vector<std::vector<int>> outgoing;       // transfers out of each task
+  // Per task, the emulated board's time for it (DeploymentContext::board;
+  // cluster/board.h); empty without a board.
+  std::vector<double> board_seconds;
+  std::vector<int> incoming;               // transfers into each task
+  std::vector<std::vector<int>> outgoing;  // transfers out of each task
   std::vector<std::unique_ptr<rpc::Worker::Stub>> stubs;  // per device
   int64_t weight_bytes = 0, activation_bytes = 0;
   std::set<std::string> blob_hashes;  // the cached blobs it reads
@@ -49,6 +53,10 @@ struct DeploymentContext {
   int64_t memory_bytes = 0;  // the worker's budget; 0: unlimited
   Backend backend = Backend::kOneDnn;
   int threads = 1;
+  // An emulated board's rates (WorkerOptions::board): each task's time on
+  // it is worked out at deploy.
+  bool board = false;
+  BoardRates board_rates;
   // A channel to a peer's address.
   std::function<std::shared_ptr<grpc::Channel>(const std::string&)> dial;
   // Connect to the devices it sends to before the first request

@@ -135,7 +135,14 @@ bool TaskScheduler::ComputeTask(Queued& rd, std::vector<Tensor>* outs) {
   const double cpu0 = CpuSeconds(opts.threads > 1);
   Status st = d.exec[rd.t.task] ? d.exec[rd.t.task]->Run(rd.t.inputs, outs)
                                 : Status::Ok();
-  PaceCompute(opts.cpu_fraction, t0, CpuSeconds(opts.threads > 1) - cpu0);
+  if (!d.board_seconds.empty()) {
+    // An emulated board: the class's time for the task, dilated.
+    if (!PaceTo(t0, d.board_seconds[rd.t.task] * opts.dilation)) {
+      core_.metrics->board_overruns().Increment();
+    }
+  } else {
+    PaceCompute(opts.cpu_fraction, t0, CpuSeconds(opts.threads > 1) - cpu0);
+  }
   const double ms = MsSince(t0);
   if (d.task_seconds[rd.t.task] != nullptr) {
     d.task_seconds[rd.t.task]->Observe(ms / 1e3);

@@ -191,6 +191,11 @@ struct Worker::Impl final : public rpc::Worker::Service {
         rep->set_medium_path(opts.medium->path());
         rep->set_medium_bandwidth_bps(opts.medium->medium().bandwidth_bps);
       }
+      if (opts.board != nullptr) {
+        rep->set_board(opts.board->name);
+        rep->set_board_speed(opts.board_speed);
+      }
+      rep->set_dilation(opts.dilation);
       const auto dep = deployments.current();
       rep->set_deployment(dep ? dep->id : "");
       rep->set_uptime_ms(static_cast<int64_t>(MsSince(started)));
@@ -250,6 +255,10 @@ struct Worker::Impl final : public rpc::Worker::Service {
     ctx.memory_bytes = opts.memory_bytes;
     ctx.backend = opts.backend;
     ctx.threads = opts.threads;
+    if (opts.board != nullptr) {
+      ctx.board = true;
+      ctx.board_rates = ScaleRates(opts.board->rates, opts.board_speed);
+    }
     ctx.dial = [this](const std::string& addr) {
       return Dial(addr, TlsRole::kDevice);
     };

@@ -32,6 +32,15 @@ struct WorkerOptions {
   // Emulated CPU speed in host cores (0: off): a task that used c seconds
   // of CPU takes c / cpu_fraction (runtime/cpu_pacer.h).
   double cpu_fraction = 0;
+  // Emulated board (`--board`, cluster/board.h): each task is held until
+  // its class's time for the task at `board_speed` has passed, times
+  // `dilation`; null: none (cpu_fraction, if any, paces). The link above
+  // and the medium are already stretched by `dilation` (worker_cmd.cc):
+  // an emulated cluster whose boards the host cannot all run in real time
+  // runs K times slower, every part of it alike (docs/cluster-format.md).
+  const BoardClass* board = nullptr;
+  double board_speed = 1;
+  double dilation = 1;
   int64_t max_message_bytes = 0;  // 0: kDefaultMaxMessageBytes
   Backend backend = Backend::kOneDnn;
   // Where weight blobs are kept between deployments (runtime/blob_cache.h);
