@@ -52,7 +52,7 @@ if(SHOAL_WORKER_ONLY)
   # are in a sysroot dpkg does not know. Debian 12's runtime packages of
   # what the worker links.
   set(CPACK_DEBIAN_PACKAGE_DEPENDS
-      "libc6, libgcc-s1, libstdc++6, libgomp1, libdnnl2, libgrpc++1.51, libgrpc29, libabsl20220623, libprotobuf32, libyaml-cpp0.7, libssl3, liblz4-1, libavahi-client3, libavahi-common3, libprometheus-cpp-core1.0, libcpp-httplib0.11")
+      "libc6, libgcc-s1, libstdc++6, libgomp1, libdnnl2, libxnnpack0, libpthreadpool0, libgrpc++1.51, libgrpc29, libabsl20220623, libprotobuf32, libyaml-cpp0.7, libssl3, liblz4-1, libavahi-client3, libavahi-common3, libprometheus-cpp-core1.0, libcpp-httplib0.11")
   set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
       ${CMAKE_SOURCE_DIR}/packaging/conffiles
       ${CMAKE_SOURCE_DIR}/packaging/postinst

@@ -21,7 +21,7 @@ SYSROOT="${1:-${SHOAL_ARM64_SYSROOT:-/opt/shoal/sysroot-arm64}}"
 # What shoal-worker links and includes, for arm64 (the worker's list in
 # install-deps.sh), plus the C++ runtime to link against.
 ARM64_PKGS=(
-  libdnnl-dev libgrpc++-dev libprotobuf-dev libssl-dev libyaml-cpp-dev
+  libdnnl-dev libxnnpack-dev libpthreadpool-dev libgrpc++-dev libprotobuf-dev libssl-dev libyaml-cpp-dev
   liblz4-dev nlohmann-json3-dev libcli11-dev libstdc++-12-dev
   libavahi-client-dev prometheus-cpp-dev libcpp-httplib-dev
 )

@@ -14,6 +14,7 @@ set -euo pipefail
 BUILD_PKGS=(
   build-essential cmake pkg-config ninja-build ccache
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
+  libxnnpack-dev libpthreadpool-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libssl-dev
   libonnx-dev
@@ -45,6 +46,7 @@ TEST_PKGS+=(clang-14 libclang-rt-14-dev libomp-14-dev)
 WORKER_PKGS=(
   build-essential cmake pkg-config ninja-build ccache
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
+  libxnnpack-dev libpthreadpool-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libssl-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev liblz4-dev

@@ -89,7 +89,7 @@ StatusOr<Timed> TimeRuns(const InferArgs& a, const Graph& g, Executor* ex,
       RETURN_IF_ERROR(ex->Run(inputs, &t.outputs, &step_seconds,
                               Executor::StepClock::kWall));
     }
-    t.profile = ProfileByOp(g, ex->step_labels(), ex->step_is_reference(),
+    t.profile = ProfileByOp(g, ex->step_labels(), ex->step_kernels(),
                             step_seconds, a.repeat);
   }
   return t;
@@ -99,7 +99,7 @@ nlohmann::json ProfileJson(const OpProfile& profile, int runs, int top_steps) {
   nlohmann::json ops = nlohmann::json::array(), steps = nlohmann::json::array();
   for (const auto& r : profile.ops) {
     ops.push_back({{"op", r.op},
-                   {"kernel", r.reference ? "reference" : "onednn"},
+                   {"kernel", r.kernel},
                    {"steps", r.steps},
                    {"ms", r.seconds * 1e3}});
   }
@@ -108,7 +108,7 @@ nlohmann::json ProfileJson(const OpProfile& profile, int runs, int top_steps) {
     const auto& s = profile.steps[i];
     steps.push_back({{"step", s.label},
                      {"op", s.op},
-                     {"kernel", s.reference ? "reference" : "onednn"},
+                     {"kernel", s.kernel},
                      {"ms", s.seconds * 1e3}});
   }
   return {{"clock", "wall"},
@@ -199,8 +199,9 @@ Status RunInfer(const InferArgs& a) {
         {"latency_ms", {{"median", median}, {"p90", p90}, {"min", min}}},
         {"peak_rss_bytes", PeakRssBytes()},
         {"arena_bytes", ex->stats().arena_bytes},
-        {"weight_bytes",
-         ex->stats().onednn_weight_bytes + ex->stats().retained_weight_bytes}};
+        {"weight_bytes", ex->stats().onednn_weight_bytes +
+                             ex->stats().xnnpack_weight_bytes +
+                             ex->stats().retained_weight_bytes}};
     const ExecutorStats& st = ex->stats();
     if (st.int8_layers > 0) {
       j["int8"] = {{"layers", st.int8_layers},
@@ -234,6 +235,7 @@ Status RunInfer(const InferArgs& a) {
   }
   std::cout << "peak RSS " << HumanBytes(PeakRssBytes()) << ", weights "
             << HumanBytes(ex->stats().onednn_weight_bytes +
+                          ex->stats().xnnpack_weight_bytes +
                           ex->stats().retained_weight_bytes)
             << ", activation arena " << HumanBytes(ex->stats().arena_bytes)
             << "\n";
@@ -259,7 +261,8 @@ void AddInferCommand(CLI::App* app) {
   cmd->add_option("--input-seed", a->random_seed,
                   "Random normal input with this seed");
   cmd->add_option("--output", a->output, "Write the output tensor (.npy)");
-  cmd->add_option("--backend", a->backend, "onednn (default) or reference");
+  cmd->add_option("--backend", a->backend,
+                  "onednn (default), xnnpack or reference");
   cmd->add_option("--threads", a->threads,
                   "Kernel threads (default: all cores)");
   cmd->add_option("--repeat", a->repeat,

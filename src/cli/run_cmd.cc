@@ -250,7 +250,7 @@ void AddRunCommand(CLI::App* app) {
       "Compare with the model run on one device (exit 1 above 1e-4, or the "
       "tolerance of a plan whose activations travel as f16/bf16)");
   cmd->add_flag("--json", a->json, "Print JSON");
-  cmd->add_option("--backend", a->backend, "onednn or reference");
+  cmd->add_option("--backend", a->backend, "onednn, xnnpack or reference");
   cmd->add_option("--threads-per-device", a->threads,
                   "Kernel threads of each emulated device (default 1)");
   cmd->callback([a] {

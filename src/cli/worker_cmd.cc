@@ -341,7 +341,7 @@ void AddWorkerCommand(CLI::App* app) {
                   "another device holds it twice its time at this rate");
   cmd->add_option("--max-message", a->max_message,
                   "Largest gRPC message accepted (default 256MiB)");
-  cmd->add_option("--backend", a->backend, "onednn or reference");
+  cmd->add_option("--backend", a->backend, "onednn, xnnpack or reference");
   cmd->add_option("--cache-dir", a->cache_dir,
                   "Where weights are kept between deployments, by content "
                   "hash (default $XDG_CACHE_HOME/shoal/weights or "

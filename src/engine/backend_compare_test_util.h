@@ -28,20 +28,28 @@ inline std::vector<Tensor> RunWith(const Graph& g, const WeightStore& w,
   return out;
 }
 
-inline void ExpectBackendsAgree(const Graph& g, uint64_t seed) {
+// `backend` (oneDNN or XNNPACK) against the reference backend, within
+// 1e-4 relative; `stats`, if given, gets the fast executor's.
+inline void ExpectBackendsAgree(const Graph& g, uint64_t seed,
+                                Backend backend = Backend::kOneDnn,
+                                ExecutorStats* stats = nullptr) {
   WeightStore w = RandomWeights(g, seed);
   std::vector<Tensor> in;
   for (const auto& name : g.inputs)
     in.push_back(RandomInput(g.FindTensor(name)->shape, seed));
   ExecutorStats st;
-  auto fast = RunWith(g, w, Backend::kOneDnn, in, &st);
+  auto fast = RunWith(g, w, backend, in, &st);
   auto ref = RunWith(g, w, Backend::kReference, in);
   ASSERT_EQ(fast.size(), ref.size());
   for (size_t i = 0; i < fast.size(); ++i) {
     ASSERT_EQ(fast[i].shape, ref[i].shape);
-    EXPECT_LE(MaxRelDiff(fast[i], ref[i]), 1e-4) << g.name << " output " << i;
+    EXPECT_LE(MaxRelDiff(fast[i], ref[i]), 1e-4)
+        << g.name << " output " << i << " on " << BackendName(backend);
   }
-  EXPECT_GT(st.onednn_steps, 0) << g.name;
+  EXPECT_GT(backend == Backend::kXnnpack ? st.xnnpack_steps : st.onednn_steps,
+            0)
+      << g.name;
+  if (stats) *stats = st;
 }
 
 }  // namespace shoal

@@ -20,9 +20,12 @@
 #include "graph/weights.h"
 #include "util/status.h"
 
+struct pthreadpool;  // <pthreadpool.h>
+
 namespace shoal {
 
 using dnnl::memory;
+struct XnnOperator;  // engine/xnnpack/xnn_step.h
 
 // A tensor in one layout. Several values may share a storage (aliases such
 // as Reshape of a plain tensor).
@@ -40,10 +43,12 @@ struct Storage {
   bool graph_output = false;
 };
 
-// What a step needs at run time: the arena and oneDNN's stream.
+// What a step needs at run time: the arena, oneDNN's stream and
+// XNNPACK's thread pool (null: XNNPACK runs on the calling thread).
 struct RunContext {
   char* arena = nullptr;
   dnnl::stream* stream = nullptr;
+  pthreadpool* threadpool = nullptr;
 };
 
 class Step {
@@ -61,9 +66,14 @@ class Step {
   std::string label;               // node name, or "reorder <tensor>"
   int64_t weight_bytes = 0;        // constant data the step holds
   int shared_weights = 0;          // weights another executor holds for it
-  // Which kernel does the work: a oneDNN primitive (reorders included) or
-  // the reference kernel. A profile names the ops left to the reference.
+  // Which kernel does the work: a oneDNN primitive (reorders included),
+  // XNNPACK operators, or the reference kernel. A profile names the ops
+  // left to the reference.
   bool reference = false;
+  bool xnnpack = false;
+  const char* kernel() const {
+    return reference ? "reference" : xnnpack ? "xnnpack" : "onednn";
+  }
   bool int8_layer = false;  // a quantized layer (int8_pattern.h)
 };
 
@@ -80,6 +90,9 @@ struct SharedWeights::Impl {
   // outlive the executor that asked first.
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   std::map<std::string, std::vector<Copy>> by_key;
+  // XNNPACK operators, which hold their weights packed: by the weights'
+  // keys and the operator's parameters.
+  std::map<std::string, std::shared_ptr<XnnOperator>> xnn_ops;
   int64_t bytes = 0;
 };
 

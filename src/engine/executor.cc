@@ -13,6 +13,7 @@
 #include "engine/reference_step.h"
 #include "engine/shared_arena.h"
 #include "engine/shared_weights.h"
+#include "engine/xnnpack/xnn_step.h"
 #include "graph/fuse_batchnorm.h"
 #include "graph/verify.h"
 
@@ -21,12 +22,21 @@ namespace shoal {
 StatusOr<Backend> ParseBackend(const std::string& name) {
   if (name == "onednn") return Backend::kOneDnn;
   if (name == "reference") return Backend::kReference;
+  if (name == "xnnpack") return Backend::kXnnpack;
   return InvalidArgument("unknown backend '" + name +
-                         "' (onednn or reference)");
+                         "' (onednn, xnnpack or reference)");
 }
 
 const char* BackendName(Backend b) {
-  return b == Backend::kOneDnn ? "onednn" : "reference";
+  switch (b) {
+    case Backend::kOneDnn:
+      return "onednn";
+    case Backend::kXnnpack:
+      return "xnnpack";
+    case Backend::kReference:
+      break;
+  }
+  return "reference";
 }
 
 void SetKernelThreads(int threads) {
@@ -117,6 +127,8 @@ struct Executor::Impl {
   // at the generation below, and again when it grows.
   std::shared_ptr<SharedArena> buffers;
   int64_t bound_generation = -1;
+  // XNNPACK's workers (null: its steps run on the calling thread).
+  ThreadpoolPtr threadpool;
 
   // Points every value and step at the buffers as they are now.
   Status Bind() {
@@ -141,12 +153,17 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
   SetKernelThreads(opts.threads);
   auto impl = std::make_unique<Impl>();
   RETURN_IF_ERROR(CheckWeights(g, weights));
-  // oneDNN runs Conv + BN as one conv with folded weights (one pass over
-  // the activation instead of two). The reference backend keeps BN as it
-  // is: it is the oracle the folded graph is checked against.
+  const bool xnnpack = opts.backend == Backend::kXnnpack;
+  if (xnnpack) {
+    RETURN_IF_ERROR(InitXnnpack());
+    impl->threadpool = MakeThreadpool(opts.threads);
+  }
+  // oneDNN and XNNPACK run Conv + BN as one conv with folded weights (one
+  // pass over the activation instead of two). The reference backend keeps
+  // BN as it is: it is the oracle the folded graph is checked against.
   Model folded;
   int folded_bns = 0;
-  if (opts.backend == Backend::kOneDnn && HasFoldableBatchNorm(g)) {
+  if (opts.backend != Backend::kReference && HasFoldableBatchNorm(g)) {
     folded.graph = g;
     folded.weights = std::move(weights);
     ASSIGN_OR_RETURN(folded_bns, FuseBatchNorm(&folded));
@@ -178,10 +195,21 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
     MarkInt8Fusions(b);
   else
     MarkInt8RefFusions(b);
-  int onednn_steps = 0, reference_steps = 0;
+  int onednn_steps = 0, xnnpack_steps = 0, reference_steps = 0;
   for (const auto& node : graph.nodes) {
     if (b.IsFused(node.name)) continue;
     bool done = false;
+    // XNNPACK's implementation first; what it declines runs on the
+    // reference kernels (the int8 layers on integers, as with the
+    // reference backend).
+    if (xnnpack) {
+      if (NodeBuilderFn fn = XnnpackKernelRegistry::Global().Find(node.op)) {
+        size_t before = b.steps().size();
+        ASSIGN_OR_RETURN(done, fn(b, node));
+        if (done && b.steps().size() > before) ++xnnpack_steps;
+        if (done) b.ReleaseWeights(node);
+      }
+    }
     if (b.use_onednn()) {
       if (NodeBuilderFn fn = OneDnnKernelRegistry::Global().Find(node.op)) {
         size_t before = b.steps().size();
@@ -244,6 +272,8 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
         std::max(impl->scratchpad_bytes, step->scratchpad_bytes());
   impl->buffers =
       opts.shared_arena ? opts.shared_arena : std::make_shared<SharedArena>();
+  // XNNPACK's kernels may read XNN_EXTRA_BYTES past an operand's end.
+  if (xnnpack) plan.arena_bytes += XNN_EXTRA_BYTES;
   if (!impl->buffers->Reserve(plan.arena_bytes, impl->scratchpad_bytes))
     return Internal("cannot allocate the activation arena");
   // A shared arena is bound at the first run, once every executor sharing
@@ -255,10 +285,12 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
   ex->stats_.peak_live_bytes = plan.peak_live_bytes;
   ex->stats_.steps = n_steps;
   ex->stats_.onednn_steps = onednn_steps;
+  ex->stats_.xnnpack_steps = xnnpack_steps;
   ex->stats_.reference_steps = reference_steps;
   ex->stats_.retained_weight_bytes = retained_weight_bytes;
   for (const auto& s : ex->impl_->steps) {
-    ex->stats_.onednn_weight_bytes += s->weight_bytes;
+    (s->xnnpack ? ex->stats_.xnnpack_weight_bytes
+                : ex->stats_.onednn_weight_bytes) += s->weight_bytes;
     ex->stats_.shared_weights += s->shared_weights;
     if (s->int8_layer) {
       ++ex->stats_.int8_layers;
@@ -269,6 +301,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
   for (const auto& s : ex->impl_->steps) {
     ex->labels_.push_back(s->label);
     ex->reference_.push_back(s->reference);
+    ex->kernels_.push_back(s->kernel());
     if (s->label.rfind("reorder ", 0) == 0) ++ex->stats_.reorder_steps;
   }
   return ex;
@@ -294,7 +327,7 @@ Status Executor::Run(const std::vector<Tensor>& inputs,
     std::memcpy(m.ptrs[m.input_values[i]], inputs[i].data.data(),
                 inputs[i].data.size() * sizeof(float));
   }
-  RunContext ctx{m.arena, &m.stream};
+  RunContext ctx{m.arena, &m.stream, m.threadpool.get()};
   if (step_seconds != nullptr) step_seconds->resize(m.steps.size(), 0.0);
   for (size_t i = 0; i < m.steps.size(); ++i) {
     auto now = [clock] {

@@ -14,7 +14,9 @@
 
 namespace shoal {
 
-enum class Backend { kOneDnn, kReference };
+// oneDNN (x86's JIT kernels), XNNPACK (NEON kernels on arm64; SSE/AVX on
+// amd64, where its tests run), or the reference kernels (the oracle).
+enum class Backend { kOneDnn, kReference, kXnnpack };
 
 StatusOr<Backend> ParseBackend(const std::string& name);
 const char* BackendName(Backend b);
@@ -24,7 +26,7 @@ class SharedWeights;  // engine/shared_weights.h
 
 struct ExecutorOptions {
   Backend backend = Backend::kOneDnn;
-  int threads = 0;  // 0: all cores
+  int threads = 0;  // 0: all cores (oneDNN's OpenMP, XNNPACK's pool)
   // Reordered weights this executor shares with others of the process:
   // a weight that `weight_keys` names (weight tensor -> what its data is,
   // e.g. a blob hash) reuses another executor's copy of the same data in
@@ -46,6 +48,7 @@ struct ExecutorStats {
   int64_t peak_live_bytes = 0;  // largest sum of live activation bytes
   int steps = 0;
   int onednn_steps = 0;
+  int xnnpack_steps = 0;
   int reference_steps = 0;
   int reorder_steps = 0;
   // Plain weight bytes still held after load: only what reference steps
@@ -55,6 +58,10 @@ struct ExecutorStats {
   // primitives chose (s8 for int8 layers: a quarter of f32); copies taken
   // from another executor (ExecutorOptions::shared_weights) not counted.
   int64_t onednn_weight_bytes = 0;
+  // Weight bytes the XNNPACK steps' operators hold (packed: about the
+  // plain size) and the constants their binary operators read; operators
+  // taken from another executor not counted.
+  int64_t xnnpack_weight_bytes = 0;
   int shared_weights = 0;     // weights taken from another executor's copy
   int folded_batchnorms = 0;  // BN nodes folded into their conv (oneDNN)
   // Quantized layers oneDNN runs, and how (kAuto while there are none).
@@ -88,6 +95,8 @@ class Executor {
   const std::vector<std::string>& step_labels() const { return labels_; }
   // Per step: true where the reference kernel runs it.
   const std::vector<bool>& step_is_reference() const { return reference_; }
+  // Per step: the kernel that runs it ("onednn", "xnnpack", "reference").
+  const std::vector<std::string>& step_kernels() const { return kernels_; }
 
  private:
   struct Impl;
@@ -96,9 +105,10 @@ class Executor {
   ExecutorStats stats_;
   std::vector<std::string> labels_;
   std::vector<bool> reference_;
+  std::vector<std::string> kernels_;
 };
 
-// Sets the thread count of the kernels (OpenMP); 0 means all cores.
+// Sets the thread count of oneDNN's kernels (OpenMP); 0 means all cores.
 void SetKernelThreads(int threads);
 int KernelThreads();
 

@@ -24,19 +24,21 @@ std::string OpOfLabel(const Graph& g, const std::string& label) {
 }  // namespace
 
 OpProfile ProfileByOp(const Graph& g, const std::vector<std::string>& labels,
-                      const std::vector<bool>& reference,
+                      const std::vector<std::string>& kernels,
                       const std::vector<double>& seconds, int runs) {
   OpProfile p;
   const double per_run = runs > 0 ? 1.0 / runs : 0.0;
-  std::map<std::pair<std::string, bool>, OpProfileRow> by_op;
+  std::map<std::pair<std::string, std::string>, OpProfileRow> by_op;
   for (size_t i = 0; i < labels.size() && i < seconds.size(); ++i) {
     StepProfileRow s;
     s.label = labels[i];
     s.op = OpOfLabel(g, labels[i]);
-    s.reference = i < reference.size() && reference[i];
+    s.kernel = i < kernels.size() ? kernels[i] : "?";
+    s.reference = s.kernel == "reference";
     s.seconds = seconds[i] * per_run;
-    OpProfileRow& row = by_op[{s.op, s.reference}];
+    OpProfileRow& row = by_op[{s.op, s.kernel}];
     row.op = s.op;
+    row.kernel = s.kernel;
     row.reference = s.reference;
     ++row.steps;
     row.seconds += s.seconds;
@@ -63,7 +65,7 @@ std::string OpProfileText(const OpProfile& p, int top_steps) {
   os << line;
   for (const auto& r : p.ops) {
     std::snprintf(line, sizeof(line), "%-28s %-9s %6d %10.3f %6.1f%%\n",
-                  r.op.c_str(), r.reference ? "reference" : "onednn", r.steps,
+                  r.op.c_str(), r.kernel.c_str(), r.steps,
                   r.seconds * 1e3, share(r.seconds));
     os << line;
   }
@@ -77,7 +79,7 @@ std::string OpProfileText(const OpProfile& p, int top_steps) {
       const auto& s = p.steps[i];
       std::snprintf(line, sizeof(line), "  %10.3f ms %6.1f%%  %s (%s, %s)\n",
                     s.seconds * 1e3, share(s.seconds), s.label.c_str(),
-                    s.op.c_str(), s.reference ? "reference" : "onednn");
+                    s.op.c_str(), s.kernel.c_str());
       os << line;
     }
   }

@@ -15,7 +15,8 @@ namespace shoal {
 
 struct OpProfileRow {
   std::string op;          // "Conv", "Conv+Relu" (activation fused), "reorder"
-  bool reference = false;  // run by the reference kernel, not oneDNN
+  std::string kernel;      // "onednn", "xnnpack" or "reference"
+  bool reference = false;  // run by the reference kernel
   int steps = 0;
   double seconds = 0;  // per run
 };
@@ -23,6 +24,7 @@ struct OpProfileRow {
 struct StepProfileRow {
   std::string label;  // the executor's step label (a node name)
   std::string op;
+  std::string kernel;
   bool reference = false;
   double seconds = 0;  // per run
 };
@@ -34,9 +36,10 @@ struct OpProfile {
 };
 
 // `seconds` holds each step's time summed over `runs` runs (Executor::Run's
-// step_seconds); `labels` and `reference` are the executor's.
+// step_seconds); `labels` and `kernels` are the executor's (step_labels(),
+// step_kernels()).
 OpProfile ProfileByOp(const Graph& g, const std::vector<std::string>& labels,
-                      const std::vector<bool>& reference,
+                      const std::vector<std::string>& kernels,
                       const std::vector<double>& seconds, int runs);
 
 // A table of the ops, then the `top_steps` slowest steps.

@@ -35,7 +35,7 @@ TEST(OpProfileTest, GroupsStepsByOpAndKernel) {
   }
   const auto& labels = (*ex)->step_labels();
   ASSERT_EQ(seconds.size(), labels.size());
-  OpProfile p = ProfileByOp(g, labels, (*ex)->step_is_reference(), seconds, 3);
+  OpProfile p = ProfileByOp(g, labels, (*ex)->step_kernels(), seconds, 3);
   bool conv = false, where = false, reorder = false;
   double sum = 0;
   for (const auto& r : p.ops) {

@@ -1,6 +1,7 @@
 #include "engine/shared_weights.h"
 
 #include "engine/exec_builder.h"
+#include "engine/xnnpack/xnn_step.h"
 
 namespace shoal {
 
@@ -17,7 +18,7 @@ int SharedWeights::copies() const {
   int n = 0;
   for (const auto& [key, copies] : impl_->by_key)
     n += static_cast<int>(copies.size());
-  return n;
+  return n + static_cast<int>(impl_->xnn_ops.size());
 }
 
 }  // namespace shoal
