@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -144,6 +145,43 @@ TEST(InferCmd, ProfileGivesTimeByOpAndKernel) {
   ASSERT_EQ(RunCommand(Infer("--profile --top 2"), &out), 0) << out;
   EXPECT_NE(out.find("time by op"), std::string::npos) << out;
   EXPECT_NE(out.find("slowest 2 steps"), std::string::npos) << out;
+}
+
+// --backend xnnpack: the profile names the kernel of each op (CifarNet's
+// LRN has no XNNPACK operator: the reference kernel runs it), and the
+// output is the reference backend's.
+TEST(InferCmd, XnnpackProfileNamesTheKernelOfEachOp) {
+  TempDir dir;
+  const std::string got = dir.File("xnn.npy"), want = dir.File("ref.npy");
+  const std::string cifarnet =
+      std::string(SHOAL_BINARY) + " infer cifarnet --input-seed 2 ";
+  std::string out;
+  ASSERT_EQ(RunCommand(cifarnet +
+                           "--backend xnnpack --profile --json "
+                           "--output " +
+                           got,
+                       &out),
+            0)
+      << out;
+  const auto j = nlohmann::json::parse(out.substr(out.find('{')));
+  EXPECT_EQ(j.at("backend"), "xnnpack");
+  std::map<std::string, std::string> kernel;
+  for (const auto& r : j.at("profile").at("ops"))
+    kernel[r.at("op")] = r.at("kernel");
+  EXPECT_EQ(kernel["Conv+Relu"], "xnnpack") << out;
+  EXPECT_EQ(kernel["MaxPool"], "xnnpack") << out;
+  EXPECT_EQ(kernel["Gemm"], "xnnpack") << out;
+  EXPECT_EQ(kernel["LRN"], "reference") << out;
+  ASSERT_EQ(RunCommand(cifarnet + "--backend reference --output " + want, &out),
+            0)
+      << out;
+  const auto y = ReadNpy(got), ref = ReadNpy(want);
+  ASSERT_TRUE(y.ok() && ref.ok());
+  ASSERT_EQ(y->shape, ref->shape);
+  float scale = 0;
+  for (float v : ref->data) scale = std::max(scale, std::fabs(v));
+  for (int64_t i = 0; i < y->size(); ++i)
+    EXPECT_NEAR(y->data[i], ref->data[i], 1e-4f * scale) << i;
 }
 
 // 1000 scores are ImageNet's classes: named. A zoo model's weights are

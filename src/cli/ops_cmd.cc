@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/operator_docs.h"
 #include "engine/exec_builder.h"
+#include "engine/xnnpack/xnn_step.h"
 #include "graph/op_registry.h"
 
 namespace shoal {
@@ -24,8 +25,10 @@ void AddOpsCommand(CLI::App* app) {
     const OpRegistry& reg = OpRegistry::Global();
     for (const std::string& name : reg.Names()) {
       const bool dnnl = OneDnnKernelRegistry::Global().Find(name) != nullptr;
-      std::cout << std::left << std::setw(20) << name << std::setw(20)
-                << (dnnl ? "reference, oneDNN" : "reference")
+      const bool xnn = XnnpackKernelRegistry::Global().Find(name) != nullptr;
+      std::cout << std::left << std::setw(20) << name << std::setw(28)
+                << std::string("reference") + (dnnl ? ", oneDNN" : "") +
+                       (xnn ? ", XNNPACK" : "")
                 << DescribeSplit(reg.Find(name)->split()) << "\n";
     }
   });
