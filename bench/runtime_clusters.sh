@@ -1,10 +1,12 @@
 #!/bin/bash
-# The distributed runtime on emulated Raspberry-Pi-3-like clusters
-# (examples/pi3-4.yaml, examples/pi3-8.yaml: speed 1, calibrated on the host,
-# 1 GiB, 62 Mbit/s + 9 ms links), copied onto free ports from PORT_BASE:
-# latency and speedup over one such device of the pipeline, each exact
-# model-parallel strategy, fuse-ilp, and LCP split4/split8 of the same model
-# (the LCP paper's Fig. 12), with bytes on the wire. Prints markdown
+# The distributed runtime on emulated boards (examples/BOARD-N.yaml: by
+# default pi3, Raspberry Pi 3B+ computing as fast as ncnn runs one, 1 GiB,
+# 62 Mbit/s + 9 ms links; BOARD=pi4: Pi 4B on Gigabit Ethernet; BOARD=lcp-pi3:
+# the LCP paper's Pi 3), copied onto free ports from PORT_BASE: latency in
+# board time and speedup over one such board running shoal and over one
+# running ncnn (its published time, `shoal boards`), of the pipeline, each
+# exact model-parallel strategy, fuse-ilp, and LCP split4/split8 of the same
+# model (the LCP paper's Fig. 12), with bytes on the wire. Prints markdown
 # (bench/run_all.sh writes it into docs/BENCHMARKS.md).
 #
 #   bash bench/runtime_clusters.sh                 # everything (~25 min)
@@ -24,6 +26,7 @@
 # (default "links": each device's own link only; "shared": the devices also
 # share one channel of MEDIUM_RATE, default 62Mbit, the cluster file's
 # `network: {medium: shared}`; "links shared": both, one after the other),
+# BOARD (default pi3: examples/pi3-N.yaml; pi4, lcp-pi3),
 # ROUNDS (default 1: every baseline and plan measured that many times in
 # turn, one round after the other; the tables give each latency's median
 # over the rounds and each speedup's median over the rounds' speedups, each
@@ -43,18 +46,32 @@ PIXELS=${PIXELS:-1}
 MEDIA=${MEDIA:-links}
 MEDIUM_RATE=${MEDIUM_RATE:-62Mbit}
 ROUNDS=${ROUNDS:-1}
+BOARD=${BOARD:-pi3}
 [ -x "$shoal" ] || { echo "no $shoal: build first (make build)" >&2; exit 1; }
 
 . "$here/lib.sh"
 bench_init rt "$PORT_BASE"
 
-# cluster_file N [MEMORY]: sets CLUSTER, a copy of examples/pi3-N.yaml (N
+# cluster_file N [MEMORY]: sets CLUSTER, a copy of examples/BOARD-N.yaml (N
 # devices; its first device for N = 1) on free ports, with MEMORY if given.
 cluster_file() {
-  local src="$root/examples/pi3-$1.yaml"
-  [ "$1" = 1 ] && src="$root/examples/pi3-4.yaml"
-  CLUSTER="$work/pi3-$1-$RANDOM.yaml"
+  local src="$root/examples/$BOARD-$1.yaml"
+  [ "$1" = 1 ] && src="$root/examples/$BOARD-4.yaml"
+  CLUSTER="$work/$BOARD-$1-$RANDOM.yaml"
   copy_cluster "$src" "$1" "$CLUSTER" "${2:-}"
+}
+
+# ncnn_ms MODEL -> ncnn's published time on one board of the cluster's
+# class (shoal boards), or "-" where it publishes none.
+ncnn_ms() {
+  "$shoal" boards --json | python3 -c '
+import json, sys
+board, model = sys.argv[1], sys.argv[2]
+for b in json.load(sys.stdin):
+    if b["name"] == board:
+        for m in b.get("models", []):
+            if m["model"] == model: print("%.0f" % m["published_ms"]); sys.exit()
+print("-")' "$BOARD_CLASS" "$1"
 }
 
 up() { cluster_up "$1"
@@ -136,7 +153,8 @@ fmt_mib() { python3 -c "print('%.1f' % ($1 / 1048576))"; }
 
 rounds_note=""
 [ "$ROUNDS" -gt 1 ] && rounds_note=" Rounds: $ROUNDS, the one device and every plan measured in turn in each round; a latency is the median over the rounds, a speedup the median of the rounds' speedups (each round's one device over the same round's plan), with their lowest and highest in brackets."
-echo "Devices: \`examples/pi3-N.yaml\` on free ports (\`speed: 1\`, a Raspberry Pi 3 calibrated on this host by \`cluster up\`, 1 GiB, 62 Mbit/s + 9 ms links; MODE=$MODE)$([ "$PIXELS" = 1 ] && echo ", every plan's input, the one device's too, sent as 8-bit pixels"). Latency: median of $REQUESTS requests after a warm-up (\`shoal bench\`), one request in flight; speedup: one device's latency over the plan's, both from this run.$rounds_note"
+BOARD_CLASS=$(sed -n 's/.*board: \([^,}]*\).*/\1/p' "$root/examples/$BOARD-4.yaml" | head -1)
+echo "Devices: \`examples/$BOARD-N.yaml\` on free ports (\`board: $BOARD_CLASS\`: $("$shoal" boards --json | python3 -c 'import json,sys; b=[x for x in json.load(sys.stdin) if x["name"]==sys.argv[1]][0]; print("%s, %s, %.0f MiB, %g Mbit/s + %g ms links" % (b["title"], b["basis"], b["memory_bytes"]/2**20, b["link_bandwidth_bps"]/1e6, b["link_latency_s"]*1e3))' "$BOARD_CLASS"); MODE=$MODE)$([ "$PIXELS" = 1 ] && echo ", every plan's input, the one device's too, sent as 8-bit pixels"). Latency: median of $REQUESTS requests after a warm-up (\`shoal bench\`), one request in flight; speedup: one device's latency over the plan's, both from this run.$rounds_note"
 echo "Wire: tensor bytes the devices sent per request as the workers measured them (relays of broadcasts included, LZ4-compressed messages at their compressed size; the coordinator's sends of the input counted on the input device). Weights: the most any one device holds."
 echo
 
@@ -207,27 +225,29 @@ for _ in $(seq "$ROUNDS"); do
   done
 done
 
-declare -A best best_name best_sp lat base_ms
+declare -A best best_name best_sp best_ncnn lat base_ms
 for m in $MODELS; do
   # shellcheck disable=SC2086
   if [[ ${base[$m]} == *-* ]]; then base_ms[$m]=-; else base_ms[$m]=$(median ${base[$m]}); fi
 done
-echo "One emulated Pi 3 (2 GiB, so that VGG16 whole fits beside the process):"
+declare -A ncnn
+for m in $MODELS; do ncnn[$m]=$(ncnn_ms "$m"); done
+echo "One board: emulated, running shoal (2 GiB, so that VGG16 whole fits beside the process), and a real one running ncnn (its published time; \`-\`: none published):"
 echo
-echo "| model | latency ms |"
-echo "|---|---:|"
-for m in $MODELS; do echo "| $m | ${base_ms[$m]} |"; done
+echo "| model | one emulated $BOARD_CLASS, shoal, ms | one $BOARD_CLASS, ncnn (published), ms |"
+echo "|---|---:|---:|"
+for m in $MODELS; do echo "| $m | ${base_ms[$m]} | ${ncnn[$m]} |"; done
 echo
 
 for n in $SIZES; do
  for medium in $MEDIA; do
   case $medium in
-    links) echo "### $n emulated Pi 3" ;;
-    shared) echo "### $n emulated Pi 3 on one shared channel of $MEDIUM_RATE" ;;
+    links) echo "### $n emulated $BOARD_CLASS" ;;
+    shared) echo "### $n emulated $BOARD_CLASS on one shared channel of $MEDIUM_RATE" ;;
   esac
   echo
-  echo "| model | plan | latency ms | speedup | wire KiB/req | weights MiB/device (max) |"
-  echo "|---|---|---:|---:|---:|---:|"
+  echo "| model | plan | latency ms | speedup over one board (shoal) | over one board (ncnn) | wire KiB/req | weights MiB/device (max) |"
+  echo "|---|---|---:|---:|---:|---:|---:|"
   for m in $MODELS; do
     best[$m]=""; best_name[$m]=""
     for s in $STRATEGIES $LCP; do
@@ -239,9 +259,9 @@ for n in $SIZES; do
       esac
       r=${res[$n|$medium|$m|$s]}
       if [[ $r == -* ]]; then
-        echo "| $m | $label | failed: ${r#- } | | | |"; continue; fi
+        echo "| $m | $label | failed: ${r#- } | | | | |"; continue; fi
       if [ "${base_ms[$m]}" = - ]; then
-        echo "| $m | $label | failed: the one device failed | | | |"; continue; fi
+        echo "| $m | $label | failed: the one device failed | | | | |"; continue; fi
       # Rounds' "ms bytes weights", '|'-separated: bytes and weights are the
       # plan's, the same each round; the latency is the median.
       mss=$(tr '|' '\n' <<< "${r#|}" | awk '{print $1}' | tr '\n' ' ')
@@ -249,11 +269,13 @@ for n in $SIZES; do
       # shellcheck disable=SC2086
       ms=$(median $mss)
       sp=$(speedup "${base[$m]}" "$mss")
-      echo "| $m | $label | $ms | $sp | $(python3 -c "print('%.1f' % ($bytes / 1024))") | $(fmt_mib "$w") |"
+      vs_ncnn=-
+      [ "${ncnn[$m]}" != - ] && vs_ncnn=$(python3 -c "print('%.2fx' % (${ncnn[$m]} / $ms))")
+      echo "| $m | $label | $ms | $sp | $vs_ncnn | $(python3 -c "print('%.1f' % ($bytes / 1024))") | $(fmt_mib "$w") |"
       lat[$m|$s]=$ms
       # int8 plans are exact against the int8 model only: not "exact" here.
       if [[ $s != lcp* && $s != pipeline && $s != *+int8 ]] && { [ -z "${best[$m]}" ] || [ "$ms" -lt "${best[$m]}" ]; }; then
-        best[$m]=$ms; best_name[$m]=$s; best_sp[$m]=$sp
+        best[$m]=$ms; best_name[$m]=$s; best_sp[$m]=$sp; best_ncnn[$m]=$vs_ncnn
       fi
     done
   done
@@ -284,7 +306,7 @@ for n in $SIZES; do
     echo "The +int8 rows plan the model quantized (\`shoal plan --dtype int8\`, calibrated on 16 random inputs in the range of normalised images): exact against the int8 model on one device, not the f32 one, so they are not in the fastest exact plan below; their weights travel and are held as int8, their quantized activations as one byte a value. An emulated Pi 3 is a share of this host's CPU, whose int8 instructions (AVX-512 VNNI) make int8 layers about 4x faster than f32 here; a Pi 3's Cortex-A53 has no int8 dot product, so on real boards the gain is mostly the wire's and the memory's."
     echo
   fi
-  reading=$(for m in $MODELS; do [ -n "${best[$m]}" ] && printf '%s %s (%s), ' "$m" "${best_name[$m]}" "${best_sp[$m]%% (*}"; done | sed 's/, $//')
+  reading=$(for m in $MODELS; do [ -n "${best[$m]}" ] && printf '%s %s (%s over one emulated board, %s over one running ncnn), ' "$m" "${best_name[$m]}" "${best_sp[$m]%% (*}" "${best_ncnn[$m]}"; done | sed 's/, $//')
   if [ -n "$reading" ]; then
     echo "Reading ($n devices, $medium): the fastest exact plan is $reading."
     echo

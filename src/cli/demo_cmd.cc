@@ -1,5 +1,5 @@
 // `shoal demo` (what `make demo` runs): brings up an emulated cluster of
-// Raspberry-Pi-3-like devices on free ports, runs one model on one device,
+// Raspberry Pi 3B+ boards on free ports, runs one model on one device,
 // as a pipeline, with every exact model-parallel strategy (the fastest is
 // the best exact Plan) and as LCP branches, checks each output against the
 // single-device run, prints one table, and always shuts the cluster down.
@@ -33,6 +33,7 @@
 #include "plan/plan_cost.h"
 #include "plan/plan_verify.h"
 #include "runtime/coordinator.h"
+#include "sim/board_fit.h"
 #include "sim/latency_model.h"
 #include "util/net_address.h"
 #include "util/stats.h"
@@ -44,7 +45,7 @@ namespace fs = std::filesystem;
 
 struct DemoArgs {
   std::string model = "alexnet";
-  std::string cluster;  // empty: the embedded Pi-3-like cluster
+  std::string cluster;  // empty: the embedded Pi 3B+ cluster
   int devices = 4;
   int requests = 3;
   int branches = 4;
@@ -54,17 +55,16 @@ struct DemoArgs {
 
 constexpr double kTolerance = 1e-4;
 
-// One device of examples/pi3-4.yaml (docs/cluster-format.md says why).
+// One device of examples/pi3-4.yaml: a Raspberry Pi 3B+ computing as fast
+// as ncnn runs one, on 2.4 GHz Wi-Fi (docs/cluster-format.md).
 std::string PiDevice(int i, int port) {
   std::ostringstream o;
-  o << "  - name: pi" << i << "\n"
-    << "    address: 127.0.0.1:" << port << "\n"
-    << "    memory: 1GiB\n    cores: 4\n    speed: 1\n"
-    << "    link: {bandwidth: 62Mbit, latency: 9ms}\n";
+  o << "  - {name: pi" << i << ", address: 127.0.0.1:" << port
+    << ", board: pi3b+}\n";
   return o.str();
 }
 
-// The embedded cluster: N Pi-3-like devices on ports free right now, in a
+// The embedded cluster: N Raspberry Pi 3B+ boards on ports free right now, in a
 // fresh directory, so it cannot meet a cluster someone left running.
 StatusOr<std::string> WriteEmbeddedCluster(int n, std::string* dir) {
   std::string templ = "/tmp/shoal-demo-XXXXXX";
@@ -73,8 +73,8 @@ StatusOr<std::string> WriteEmbeddedCluster(int n, std::string* dir) {
   }
   *dir = templ;
   std::string yaml =
-      "# shoal demo: Raspberry-Pi-3-like devices (as examples/pi3-4.yaml) "
-      "on free ports\ndevices:\n";
+      "# shoal demo: Raspberry Pi 3B+ boards (as examples/pi3-4.yaml) on "
+      "free ports\ndevices:\n";
   for (int i = 0; i < n; ++i) {
     ASSIGN_OR_RETURN(int port, FreeLoopbackPort());
     yaml += PiDevice(i, port);
@@ -385,11 +385,43 @@ StatusOr<std::vector<Row>> RunConfigs(const DemoArgs& a, const Cluster& cluster,
   return rows;
 }
 
+// What a user would run instead: one board of the cluster's class with
+// ncnn, its published time for the model (sim/board_fit.h), beside the
+// best exact plan. Nothing when the devices are not all one class or ncnn
+// publishes no figure for the model on it.
+void PrintPublishedBaseline(const Cluster& c, const DemoArgs& a,
+                            const std::vector<Row>& rows,
+                            const std::string& best) {
+  const BoardClass* b = c.devices.front().board;
+  for (const auto& d : c.devices) {
+    if (d.board != b || d.board_speed != 1) return;
+  }
+  if (b == nullptr) return;
+  double ncnn = 0;
+  for (const auto& t : PublishedFor(b->name)) {
+    if (t.model == a.model) ncnn = t.ms;
+  }
+  if (ncnn <= 0) return;
+  std::cout << "\none " << b->title
+            << " running ncnn (published, 4 threads): " << std::fixed
+            << std::setprecision(0) << ncnn << " ms";
+  for (const auto& r : rows) {
+    if (r.ok && r.strategy == best) {
+      std::cout << "; the best exact plan here, " << r.latency_ms
+                << " ms: " << std::setprecision(2) << ncnn / r.latency_ms
+                << "x that board";
+    }
+  }
+  std::cout << "\n";
+}
+
 void PrintLegend(const DemoArgs& a, const std::string& best) {
   const std::string lcp_label = "lcp split" + std::to_string(a.branches);
-  std::cout << "\nlatency: median request time on the emulated devices "
-               "(each a Raspberry Pi 3's speed, calibrated on this host, "
-               "62 Mbit/s + 9 ms links), one request at a time, and its "
+  std::cout << "\nlatency: median request time on the emulated devices, in "
+               "board time (each device a board of its class, computing as "
+               "fast as ncnn runs one: Raspberry Pi 3B+s on 62 Mbit/s + 9 ms "
+               "links unless --cluster says otherwise), one request at a "
+               "time, and its "
                "speedup (one device's latency / latency); req/s: requests "
                "answered per second with as many in flight as the row has "
                "devices (a stream of frames; a pipeline's stages then work "
@@ -414,7 +446,7 @@ Status RunDemo(const DemoArgs& a) {
   }
   std::cout << "shoal demo: " << a.model << " on an emulated cluster of "
             << (a.cluster.empty()
-                    ? std::to_string(a.devices) + " Raspberry-Pi-3-like devices"
+                    ? std::to_string(a.devices) + " Raspberry Pi 3B+ boards"
                     : a.cluster)
             << ": one device, a pipeline, each exact model-parallel "
                "strategy, and LCP branches\n";
@@ -445,6 +477,7 @@ Status RunDemo(const DemoArgs& a) {
 
   PrintTable(rows, rows.front().latency_ms, rows.front().throughput_rps, best);
   PrintLegend(a, best);
+  PrintPublishedBaseline(cluster, a, rows, best);
   std::string bad;
   for (const auto& r : rows) {
     if (r.ok && !(r.rel_diff <= kTolerance)) bad += " " + r.label;
@@ -468,13 +501,13 @@ Status RunDemo(const DemoArgs& a) {
 
 void AddDemoCommand(CLI::App* app) {
   auto a = std::make_shared<DemoArgs>();
-  auto* cmd = app->add_subcommand(
-      "demo",
-      "Emulated Pi-3 cluster: one device vs pipeline vs model-parallel vs LCP");
+  auto* cmd = app->add_subcommand("demo",
+                                  "Emulated Pi 3B+ cluster: one device vs "
+                                  "pipeline vs model-parallel vs LCP");
   cmd->add_option("--model", a->model, "Zoo model (default alexnet)");
   cmd->add_option("--cluster", a->cluster,
                   "Cluster file to start (default: an embedded cluster of "
-                  "Pi-3-like devices on free ports)");
+                  "Raspberry Pi 3B+ boards on free ports)");
   cmd->add_option("--devices", a->devices,
                   "Devices of the embedded cluster (default 4)");
   cmd->add_option("--requests", a->requests,

@@ -404,6 +404,8 @@ std::vector<std::string> LimitDevice(const std::string& file,
           ? "a " + d.board->name + ": each task takes its class's time"
           : "not limited";
   rep->memory_note = "not limited";
+  // A named board's pace is its class's time, not a share of the host.
+  rep->cpu_limited = d.board != nullptr && !d.board->lcp_paper;
   std::vector<std::string> dirs;
   const std::string cg = CgroupName(file, d.name);
   if (d.cpu > 0) {

@@ -37,7 +37,9 @@ struct DeviceUpReport {
   std::string name;
   int pid = 0;
   bool already_running = false;
-  bool cpu_limited = false;     // false: cgroups unavailable or no cpu field
+  // false: cgroups unavailable or no cpu field (a named board is paced by
+  // its class's times: true)
+  bool cpu_limited = false;
   bool memory_limited = false;  // false: only the worker's own budget
   std::string cpu_note, memory_note;
 };
