@@ -60,14 +60,19 @@ copy_cluster() {
     if [[ $line == *"- name:"* ]]; then
       i=$((i + 1))
       [ "$n" -gt 0 ] && [ "$i" -gt "$n" ] && break
+      # MEMORY in place of the device's own (or its board's).
+      if [ -n "$mem" ]; then
+        printf '%s\n    memory: %s\n' "$line" "$mem" >> "$out"
+        continue
+      fi
     fi
-    if [[ $line == *"address:"* && $MODE == netns ]]; then
+    if [[ $line == *"memory:"* && -n $mem ]]; then
+      continue
+    elif [[ $line == *"address:"* && $MODE == netns ]]; then
       line="${line%%address:*}address: 10.77.$subnet.$((i + 1)):7000"
     elif [[ $line == *"address:"* ]]; then
       alloc_port
       line="${line%%address:*}address: 127.0.0.1:$PORT"
-    elif [[ $line == *"memory:"* && -n $mem ]]; then
-      line="${line%%memory:*}memory: $mem"
     fi
     printf '%s\n' "$line" >> "$out"
   done < "$src"
