@@ -16,6 +16,10 @@
 # 10.77.N.0/24 (one N per file), brought up with `cluster up --mode netns`:
 # real network stacks, bandwidth shaped by the kernel.
 MODE=${MODE:-transport}
+# DILATION=K: every cluster brought up with `cluster up --dilation K` (its
+# boards' times stretched by K and reported in board time), for a host
+# busy with other work; unset: cluster up's own choice.
+DILATION=${DILATION:-}
 
 bench_init() {  # NAME PORT_BASE
   work=$(mktemp -d "/tmp/shoal-bench-$1-XXXXXX")
@@ -81,7 +85,7 @@ copy_cluster() {
 # cluster_up FILE: starts its workers (shoal cluster up) and stops them at
 # exit; on failure prints cluster up's output and exits.
 cluster_up() {
-  "$shoal" cluster up --mode "$MODE" "$1" > "$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
+  "$shoal" cluster up --mode "$MODE" ${DILATION:+--dilation "$DILATION"} "$1" > "$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
   started+=("$1")
 }
 
@@ -90,5 +94,5 @@ cluster_up() {
 # VGG16 deployments exceed a 1 GiB device's memory cgroup).
 cluster_fresh() {
   "$shoal" cluster down "$1" > /dev/null 2>&1 || true
-  "$shoal" cluster up --mode "$MODE" "$1" > "$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
+  "$shoal" cluster up --mode "$MODE" ${DILATION:+--dilation "$DILATION"} "$1" > "$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
 }
