@@ -249,6 +249,36 @@ TEST(XnnpackOps, Concat) {
   ExpectAllXnnpack(Build(p, {p.Concat({a, d}, 1), p.Concat({d, e}, -1)}));
 }
 
+// Bilinear Resize up and down, by sizes and by scales, in each coordinate
+// mode XNNPACK has; nearest is the reference kernel's.
+TEST(XnnpackOps, ResizeBilinear) {
+  auto resize = [](const std::string& ct, const Shape& out, bool by_scale) {
+    GraphBuilder b("resize " + ct + " to " + ShapeToString(out) +
+                   (by_scale ? " by scales" : ""));
+    Attrs a;
+    a.Set("mode", std::string("linear"));
+    a.Set("coordinate_transformation_mode", ct);
+    const Shape in = {1, 5, 6, 7};
+    if (by_scale) {
+      std::vector<float> s;
+      for (size_t i = 0; i < 4; ++i)
+        s.push_back(static_cast<float>(out[i]) / static_cast<float>(in[i]));
+      a.Set("scales", s);
+    } else {
+      a.Set("sizes", std::vector<int64_t>(out.begin(), out.end()));
+    }
+    auto x = b.Relu(b.Conv("conv", b.Input("x", {1, 3, 6, 7}), 5, 1));
+    return Build(b, {b.Op("Resize", {x}, a)});
+  };
+  for (const char* ct :
+       {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"}) {
+    ExpectAllXnnpack(resize(ct, {1, 5, 12, 14}, false));
+    ExpectAllXnnpack(resize(ct, {1, 5, 12, 14}, true));
+    ExpectAllXnnpack(resize(ct, {1, 5, 4, 9}, false));
+    ExpectAllXnnpack(resize(ct, {1, 5, 3, 3}, false));
+  }
+}
+
 // `infer --profile` names the kernel of each step; XNNPACK holds the
 // weights, packed, and the plain copies are gone.
 TEST(XnnpackOps, StepsNameTheirKernelAndWeightsAreHeldOnce) {
