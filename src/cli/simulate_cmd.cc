@@ -6,9 +6,12 @@
 
 #include "cli/bench_report.h"
 #include "cli/commands.h"
+#include "partition/plan_model.h"
 #include "plan/plan_json.h"
 #include "plan/timeline_svg.h"
+#include "sim/latency_bound.h"
 #include "sim/simulator.h"
+#include "util/stats.h"
 
 namespace shoal {
 namespace {
@@ -19,6 +22,41 @@ struct SimulateArgs {
   bool json = false, no_cpu_quota = false, tasks = false;
   uint64_t seed = 1;
 };
+
+// What no plan of the model on these devices can beat (sim/latency_bound.h)
+// and how far this plan's median is from it.
+StatusOr<nlohmann::json> BoundOf(const Plan& p, const LatencyModel& m,
+                                 const std::vector<double>& latency_ms) {
+  ASSIGN_OR_RETURN(Model model, LoadPlanModel(p.model, false));
+  const int64_t input_bytes =
+      NumElements(p.input_shape) * (p.input_pixels ? 1 : kBytesPerElement);
+  ASSIGN_OR_RETURN(LatencyBound b, LeastLatency(m, model.graph, input_bytes));
+  const double median = Quantile(latency_ms, 0.5);
+  return nlohmann::json{
+      {"bound_ms", b.total_s() * 1e3},
+      {"compute_ms", b.compute_s * 1e3},
+      {"input_ms", b.input_s * 1e3},
+      {"output_ms", b.output_s * 1e3},
+      {"one_device_ms", b.one_device_s * 1e3},
+      {"fastest_device", m.cluster().devices.at(b.fastest_device).name},
+      {"median_over_bound", median / (b.total_s() * 1e3)}};
+}
+
+void PrintBound(const nlohmann::json& b, int devices, std::ostream& out) {
+  char line[512];
+  std::snprintf(
+      line, sizeof(line),
+      "bound: no plan on the cluster's %d devices beats %.2f ms (the model's "
+      "compute spread over all of them at their rates, %.2f ms, + the input "
+      "to a device, %.2f ms, + the output back, %.2f ms); this plan's median "
+      "is %.2fx that; the fastest device alone (%s): %.2f ms\n",
+      devices, b["bound_ms"].get<double>(), b["compute_ms"].get<double>(),
+      b["input_ms"].get<double>(), b["output_ms"].get<double>(),
+      b["median_over_bound"].get<double>(),
+      b["fastest_device"].get<std::string>().c_str(),
+      b["one_device_ms"].get<double>());
+  out << line;
+}
 
 Status RunSimulate(const SimulateArgs& a) {
   if (a.requests < 1 || a.concurrency < 1) {
@@ -85,12 +123,16 @@ Status RunSimulate(const SimulateArgs& a) {
   const double took =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
+  // An LCP plan runs another model; its bound is that model's.
+  ASSIGN_OR_RETURN(const nlohmann::json bound, BoundOf(p, m, res.latency_ms));
   if (a.json) {
     nlohmann::json j = BenchReportJson(r);
     j["simulation"] = {{"events", res.events}, {"seconds", took}};
+    j["bound"] = bound;
     std::cout << j.dump(1) << "\n";
   } else {
     PrintBenchReport(r, std::cout);
+    PrintBound(bound, m.num_devices(), std::cout);
     std::cout << "simulated " << res.events << " events in " << took << " s\n";
   }
   return Status::Ok();
