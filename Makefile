@@ -21,8 +21,10 @@ test-deps:
 $(BUILD_DIR)/build.ninja:
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 
+# The shoal binary alone (and the modules it loads): `make demo` starts
+# without compiling the tests first; `make test` builds everything.
 build: deps $(BUILD_DIR)/build.ninja
-	cmake --build $(BUILD_DIR) -j $(JOBS)
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target shoal
 
 # Every test but the full sweeps (docs/testing.md), which `make test-sweep`
 # runs.
