@@ -111,7 +111,9 @@ int ExecBuilder::InLayout(int id, const memory::desc& md) {
   if (it != layout_cache_.end()) return it->second;
   Value src = values_[id];
   int out = NewValue(src.name, src.shape, md);
-  auto step = std::make_unique<ReorderStep>(eng_, src.md, md);
+  std::unique_ptr<Step> step;
+  if (layout_step_) step = layout_step_(src, md);
+  if (!step) step = std::make_unique<ReorderStep>(eng_, src.md, md);
   step->reads = {id};
   step->writes = {out};
   step->label = "reorder " + src.name;

@@ -129,6 +129,13 @@ class ExecBuilder {
     return InLayout(value_id, PlainDesc(values_[value_id].shape));
   }
 
+  // Makes the step that copies a value into another layout, or returns
+  // nullptr to leave it to oneDNN's reorder (the XNNPACK backend's own
+  // transpose, which runs on its thread pool).
+  using LayoutStepFn = std::unique_ptr<Step> (*)(const Value& src,
+                                                 const memory::desc& dst);
+  void set_layout_step(LayoutStepFn fn) { layout_step_ = fn; }
+
   void AddStep(std::unique_ptr<Step> step) {
     steps_.push_back(std::move(step));
   }
@@ -188,6 +195,7 @@ class ExecBuilder {
   std::map<std::string, std::vector<const Node*>> consumers_;
   SharedWeights* shared_ = nullptr;
   std::map<std::string, std::string> weight_keys_;
+  LayoutStepFn layout_step_ = nullptr;
 };
 
 // A backend's attempt at one node: adds its steps and returns true, or

@@ -176,6 +176,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
   ExecBuilder b(graph, &impl->weights, &impl->eng,
                 opts.backend == Backend::kOneDnn);
   b.set_int8_path(opts.int8_path);
+  if (xnnpack) b.set_layout_step(NhwcTransposeStepFor);
   if (opts.shared_weights) {
     impl->shared = opts.shared_weights;
     b.ShareWeights(impl->shared.get(),

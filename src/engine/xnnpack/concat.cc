@@ -43,35 +43,36 @@ StatusOr<bool> BuildConcat(ExecBuilder& b, const Node& n) {
   const size_t out_row = static_cast<size_t>(ys[axis] * inner);
   if (outer == 0 || out_row == 0) return false;
 
-  auto step = std::make_unique<XnnStep>();
-  size_t offset = 0;  // in elements, within an output row
-  std::vector<std::pair<std::shared_ptr<XnnOperator>, size_t>> copies;
-  for (int x : xs) {
-    const Shape s = b.value(x).shape;
-    const size_t row = static_cast<size_t>(s[axis] * inner);
+  // One copy per non-empty input: its rows into its offset of each output
+  // row. The operators first, so that declining adds nothing.
+  struct Copy {
+    std::shared_ptr<XnnOperator> op;
+    size_t input, offset;  // in elements, within an output row
+  };
+  std::vector<Copy> copies;
+  size_t offset = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const size_t row = static_cast<size_t>(b.value(xs[i]).shape[axis] * inner);
     if (row == 0) continue;  // an empty input adds nothing
     xnn_operator_t o = nullptr;
     std::shared_ptr<XnnOperator> op =
         Wrap(xnn_create_copy_nc_x32(row, row, out_row, 0, &o), &o);
     if (!op) return false;
-    copies.push_back({op, offset});
+    copies.push_back({op, i, offset});
     offset += row;
   }
+  auto step = std::make_unique<XnnStep>();
   for (int x : xs) {
     const Shape s = b.value(x).shape;
     step->AddInput(nhwc ? b.InLayout(x, NhwcDesc(s)) : b.Plain(x));
   }
-  size_t input = 0;
-  for (int x : xs) {
-    const size_t i = input++;
-    if (b.value(x).shape[axis] * inner == 0) continue;
-    const auto [op, off] = copies.front();
-    copies.erase(copies.begin());
-    const size_t rows = static_cast<size_t>(outer);
-    step->AddCall(op, [i, off = off, rows](
-                          xnn_operator_t o, const std::vector<void*>& in,
-                          const std::vector<void*>& out, pthreadpool_t pool) {
-      return xnn_setup_copy_nc_x32(o, rows, in[i],
+  const size_t rows = static_cast<size_t>(outer);
+  for (const Copy& c : copies) {
+    const size_t input = c.input, off = c.offset;
+    step->AddCall(c.op, [input, off, rows](
+                            xnn_operator_t o, const std::vector<void*>& in,
+                            const std::vector<void*>& out, pthreadpool_t pool) {
+      return xnn_setup_copy_nc_x32(o, rows, in[input],
                                    static_cast<float*>(out[0]) + off, pool);
     });
   }

@@ -111,6 +111,12 @@ SharedOperator PackedOperator(
 memory::desc NhwcDesc(const Shape& shape);
 bool IsNhwc(const memory::desc& md, const Shape& shape);
 
+// A step that transposes `src` between NCHW and NHWC on XNNPACK's thread
+// pool, or nullptr when `dst` is not the other of the two
+// (ExecBuilder::set_layout_step; oneDNN's reorder does the rest).
+std::unique_ptr<Step> NhwcTransposeStepFor(const Value& src,
+                                           const memory::desc& dst);
+
 // The value of activation `name`, or -1 (a weight, or a tensor whose
 // producer another step took over, such as a DQ the int8 reference layer
 // reads through).

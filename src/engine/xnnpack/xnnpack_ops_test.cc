@@ -105,6 +105,30 @@ TEST(XnnpackOps, FullyConnected) {
   ExpectAllXnnpack(g);
 }
 
+// MatMul of a 3-D activation by a constant [K, N] is a fully connected
+// layer over its rows; by another activation it is the reference's.
+TEST(XnnpackOps, MatMulByConstant) {
+  Graph g;
+  g.name = "matmul";
+  ASSERT_TRUE(g.AddInput("x", {2, 5, 8}).ok());
+  ASSERT_TRUE(g.AddWeight("w", {8, 6}).ok());
+  ASSERT_TRUE(g.AddNode({"mm", "MatMul", {"x", "w"}, {"m"}, {}}).ok());
+  ASSERT_TRUE(g.AddNode({"relu", "Relu", {"m"}, {"y"}, {}}).ok());
+  g.outputs = {"y"};
+  ASSERT_TRUE(InferShapes(&g).ok());
+  ExpectAllXnnpack(g);
+  Graph two;
+  two.name = "matmul_two";
+  ASSERT_TRUE(two.AddInput("a", {2, 5, 8}).ok());
+  ASSERT_TRUE(two.AddInput("b", {2, 8, 3}).ok());
+  ASSERT_TRUE(two.AddNode({"r", "Relu", {"a"}, {"ra"}, {}}).ok());
+  ASSERT_TRUE(two.AddNode({"mm", "MatMul", {"ra", "b"}, {"y"}, {}}).ok());
+  two.outputs = {"y"};
+  ASSERT_TRUE(InferShapes(&two).ok());
+  ExecutorStats st = Agree(two);
+  EXPECT_EQ(st.reference_steps, 1);
+}
+
 // Conv (NHWC) -> Flatten (NCHW order: one reorder) -> Gemm, and a
 // classifier head after global pooling, where NHWC is plain already.
 TEST(XnnpackOps, ConvToFullyConnected) {
