@@ -190,6 +190,12 @@ double BoardNodeSeconds(const BoardRates& r, const NodeCost& c) {
   return r.step_s + std::max(macs_s, memory_s);
 }
 
+double BoardMessageSeconds(const BoardRates& r, int64_t bytes) {
+  return r.step_s + (r.memory_bytes_per_s > 0
+                         ? 2.0 * double(bytes) / r.memory_bytes_per_s
+                         : 0.0);
+}
+
 BoardRates ScaleRates(const BoardRates& r, double speed) {
   return BoardRates{r.winograd_macs_per_s * speed, r.gemm_macs_per_s * speed,
                     r.depthwise_macs_per_s * speed,

@@ -72,6 +72,13 @@ std::string BoardNames();
 // (MacKind) and its bytes at the memory's rate.
 double BoardNodeSeconds(const BoardRates& rates, const NodeCost& cost);
 
+// Seconds of a board's CPU to send, or to receive, one message of `bytes`:
+// a step's cost (threads woken, caches cold, as a layer's) plus two passes
+// over its bytes at the memory rate (serialising it and the socket's copy).
+// The emulated worker holds each message for it (WorkerOptions::board);
+// the planner and simulator charge it (LatencyModel::SendCpuSeconds).
+double BoardMessageSeconds(const BoardRates& rates, int64_t bytes);
+
 // The rates of a board at `speed` times its class (a cluster file's
 // `speed` on a named board).
 BoardRates ScaleRates(const BoardRates& rates, double speed);

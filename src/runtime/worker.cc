@@ -359,6 +359,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
   grpc::Status Send(grpc::ServerContext* ctx, const rpc::TensorMessage* m,
                     rpc::Ack*) override {
     const HandlerScope in_flight(this);
+    const auto received = Clock::now();
     const grpc::Status st = GuardRpc(Who(), "Send", [&]() -> grpc::Status {
       if (auto s = FromMember(ctx, "Send"); !s.ok()) return s;
       if (auto s = CheckProtocol(m->protocol(), Who()); !s.ok()) return s;
@@ -401,6 +402,13 @@ struct Worker::Impl final : public rpc::Worker::Service {
       }
       auto part = TensorFromMessage(*whole, shape);
       if (!part.ok()) return ToGrpc(part.status().WithContext(Who()));
+      if (opts.board != nullptr && from != d->device) {
+        // An emulated board's CPU to receive it, from when it came in.
+        PaceTo(received,
+               opts.dilation * BoardMessageSeconds(ScaleRates(opts.board->rates,
+                                                              opts.board_speed),
+                                                   m->data().size()));
+      }
       Status s = scheduler.Deliver(d, meta, local, *part);
       return s.ok() ? grpc::Status::OK : ToGrpc(s.WithContext(Who()));
     });

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "cluster/board.h"
+#include "runtime/cpu_pacer.h"
 #include "runtime/deployment_slots.h"
 #include "runtime/relay_messages.h"
 #include "runtime/wire.h"
@@ -131,6 +133,13 @@ void WorkerSender::SendOne(OutgoingMessage& o) {
   const int to_device = o.dst_device < 0 ? d.plan.output_device : o.dst_device;
   const bool remote = to_device != d.device;
   if (remote) shaper_->Transmit(bytes);
+  // An emulated board's CPU for the message (to a peer or the
+  // coordinator), as the simulator charges it after the link.
+  if (const WorkerOptions& w = *core_.opts; w.board != nullptr) {
+    PaceTo(Clock::now(),
+           w.dilation * BoardMessageSeconds(
+                            ScaleRates(w.board->rates, w.board_speed), bytes));
+  }
   const int64_t left = std::chrono::duration_cast<std::chrono::milliseconds>(
                            o.meta.expiry - Clock::now())
                            .count();

@@ -6,6 +6,14 @@
 
 namespace shoal {
 
+// A board's CPU per message sent or received (cluster/board.h), as its
+// emulated worker holds each message for.
+void LatencyModel::BoardMessageCosts(Device* dev) {
+  dev->send_cpu_s = dev->recv_cpu_s = BoardMessageSeconds(dev->rates, 0);
+  dev->send_cpu_per_byte_s = dev->recv_cpu_per_byte_s =
+      BoardMessageSeconds(dev->rates, 1) - dev->send_cpu_s;
+}
+
 LatencyModel LatencyModel::FromCluster(const Cluster& c) {
   LatencyModel m;
   m.cluster_ = c;
@@ -21,6 +29,7 @@ LatencyModel LatencyModel::FromCluster(const Cluster& c) {
     if (d.board != nullptr && !d.board->lcp_paper) {
       dev.board = true;
       dev.rates = ScaleRates(d.board->rates, d.board_speed);
+      BoardMessageCosts(&dev);
     }
     // An accelerator is modelled, not emulated under a CPU quota.
     if (d.accelerator.present) dev.quota = CpuQuota{};
@@ -89,6 +98,7 @@ StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
     if (d.board != nullptr && !d.board->lcp_paper) {
       dev.board = true;
       dev.rates = ScaleRates(d.board->rates, d.board_speed);
+      BoardMessageCosts(&dev);
     }
     m.devices_.push_back(std::move(dev));
   }

@@ -121,6 +121,7 @@ class LatencyModel {
     bool board = false;
     BoardRates rates;
   };
+  static void BoardMessageCosts(Device* dev);
   Cluster cluster_;
   std::vector<Device> devices_;
 };
