@@ -315,6 +315,7 @@ class AutoPlanner {
           "MILP not used: " + milp.message() + "; fell back to Procedure 1";
     }
     AddProcedure1("procedure1", objective);
+    AddFastestDevice();
     if (simulate_) {
       AddMilp("milp-latency", PlanObjective::kLatency);
       AddProcedure1("procedure1-latency", PlanObjective::kLatency);
@@ -445,6 +446,29 @@ class AutoPlanner {
           ", predicted " + Ms(l.seconds) + " compute");
     }
     return reasons;
+  }
+
+  // The whole model on the device that runs it soonest: on devices whose
+  // links cost more than splitting saves, no plan beats it, and auto must
+  // never choose one slower than a single device.
+  void AddFastestDevice() {
+    int fastest = -1;
+    double least = 0;
+    for (int d = 0; d < n_; ++d) {
+      auto s = model_->GraphSeconds(d, g_);
+      if (!s.ok()) return;
+      if (fastest < 0 || *s < least) {
+        fastest = d;
+        least = *s;
+      }
+    }
+    if (fastest < 0) return;
+    const Assignment a(units_.size(), Placement{Form::kWhole, {fastest}});
+    const std::string reason = "the whole model on the fastest device alone, " +
+                               opts_.devices[fastest].name;
+    Consider("one-device",
+             PlanAssignment(g_, opts_, units_, a,
+                            std::vector<std::string>(units_.size(), reason)));
   }
 
   void AddProcedure1(const std::string& name, PlanObjective obj) {

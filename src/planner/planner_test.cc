@@ -2,6 +2,8 @@
 // objectives, and that auto is never predicted worse than what it compared.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "models/builder.h"
 #include "models/load_model.h"
 #include "models/zoo.h"
@@ -397,6 +399,29 @@ TEST(Auto, EveryCandidateBuildsOnAResidualNetwork) {
       EXPECT_GT(a.latency_s, 0) << a.name << ": " << a.note;
     }
   }
+}
+
+// Links so slow that every split costs more than it saves: auto keeps the
+// model on one device, never predicting worse than the fastest alone.
+TEST(Auto, NeverSlowerThanTheFastestDeviceAlone) {
+  const Model m = Zoo("lenet5");
+  const Cluster c = MakeCluster({1, 4, 1}, 0, 10e3, 0.5);
+  PlanOptions po = AutoOptions(c, "lenet5");
+  auto p = MakePlan(m.graph, po);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const PlanPrediction& pred = *p->prediction;
+  double alone = 0;
+  for (const auto& a : pred.alternatives) {
+    if (a.name == "one-device") alone = a.latency_s;
+  }
+  ASSERT_GT(alone, 0) << "one-device is a candidate";
+  EXPECT_LE(pred.latency_s, alone);
+  // One device does it all (the input's, whose link the input crosses
+  // anyway, or the fastest).
+  std::set<int> used;
+  for (const auto& t : p->tasks)
+    used.insert(t.devices.begin(), t.devices.end());
+  EXPECT_EQ(used.size(), 1u);
 }
 
 TEST(Auto, ThroughputObjectiveDiffersFromLatency) {
