@@ -32,7 +32,7 @@ sections=(
   "auto-alexnet|\`--strategy auto\` against every strategy: AlexNet, profiled, 6 in flight|PROFILE=1 MODELS=alexnet REQUESTS=5 CONCURRENCY=6 bash bench/auto_vs_strategies.sh"
   "auto-vgg16|\`--strategy auto\` against every strategy: VGG16, cluster-file specs, 4 in flight|MODELS=vgg16 REQUESTS=2 CONCURRENCY=4 SEEDS=1 bash bench/auto_vs_strategies.sh"
   "board-dilation|Board time on any host: idle, beside busy loops, and dilated|bash bench/board_dilation.sh"
-  "runtime-pi3-8|Eight emulated Raspberry Pi 3B+ against one, and against ncnn on one|PIXELS=1 MODELS='alexnet resnet18 vgg16' SIZES=8 STRATEGIES='auto spatial lop fuse-ilp' LCP=lcp8 REQUESTS=3 ROUNDS=3 bash bench/runtime_clusters.sh"
+  "runtime-pi3-8|Eight emulated Raspberry Pi 3B+ against one, and against ncnn on one|PIXELS=1 MODELS='alexnet resnet18 vgg16' SIZES=8 STRATEGIES='auto spatial lop fuse-ilp' LCP=lcp8 REQUESTS=3 ROUNDS=2 bash bench/runtime_clusters.sh"
   "runtime-pi3-4|Four emulated Raspberry Pi 3B+ against one, and against ncnn on one|PIXELS=1 MODELS='alexnet resnet18 vgg16' SIZES=4 STRATEGIES='auto spatial lop' LCP=lcp4 REQUESTS=3 ROUNDS=3 bash bench/runtime_clusters.sh"
   "runtime-pi4-4|Four emulated Raspberry Pi 4B on Gigabit Ethernet against one, and against ncnn on one|BOARD=pi4 PIXELS=1 MODELS='vgg16 resnet50 resnet18' SIZES=4 STRATEGIES='auto spatial lop' LCP=' ' REQUESTS=3 ROUNDS=3 bash bench/runtime_clusters.sh"
   "runtime-vgg16-rounds|VGG16 on four and eight emulated Pi 3B+: five interleaved rounds|PIXELS=1 MODELS=vgg16 SIZES='4 8' STRATEGIES='auto spatial' LCP=' ' REQUESTS=3 ROUNDS=5 bash bench/runtime_clusters.sh"
