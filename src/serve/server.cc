@@ -272,7 +272,9 @@ struct Server::Impl final : public rpc::Inference::Service {
       rep->set_generation(answer->generation->id());
       rep->set_attempts(answer->attempts);
       rep->set_request(seq);
-      const double ms = MsSince(t0);
+      // Board time on a dilated emulated cluster (Coordinator::dilation);
+      // the Prometheus histogram keeps this host's time.
+      const double ms = MsSince(t0) / answer->generation->coord().dilation();
       rep->set_latency_ms(ms);
       ended.s = Status::Ok();
       history.Add(ms);
