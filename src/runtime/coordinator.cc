@@ -62,9 +62,10 @@ struct Coordinator::Impl final : public rpc::Worker::Service {
   std::vector<std::string> deploy_ids;
   std::unique_ptr<LinkShaper> input_link;
   // Per device, the time dilation its worker reports (Health); `dilation`
-  // the cluster's, once every deployed device agrees (DeployTo).
+  // the cluster's, once every deployed device agrees (DeployTo). Atomic:
+  // serve redeploys while requests read it.
   std::vector<double> dilations;
-  double dilation = 1;
+  std::atomic<double> dilation{1.0};
   std::unique_ptr<grpc::Server> server;
   std::string reply_to;
   std::string nonce;
@@ -648,16 +649,16 @@ const std::vector<std::string>& Coordinator::deployment_ids() const {
 
 namespace {
 
-// An emulated cluster runs K times slower than the boards it emulates
-// (WorkerOptions::dilation), all its workers alike: deadlines stretch by K
-// and times are reported divided by it. Workers that disagree were started
-// apart and cannot be measured together.
 std::string Fmt(double x) {
   char b[32];
   std::snprintf(b, sizeof(b), "%g", x);
   return b;
 }
 
+// An emulated cluster runs K times slower than the boards it emulates
+// (WorkerOptions::dilation), all its workers alike: deadlines stretch by K
+// and times are reported divided by it. Workers that disagree were started
+// apart and cannot be measured together.
 Status AgreeOnDilation(Coordinator::Impl& m) {
   double k = 0;
   int first = -1;
