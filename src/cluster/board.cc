@@ -33,9 +33,8 @@ BoardRates Rates(double winograd, double gemm, double depthwise, double memory,
 std::vector<BoardClass> MakeClasses() {
   std::vector<BoardClass> v;
   // The fitted rates are sim/board_fit.h's fit to ncnn's published figures
-  // (benchmark/README.md of the ncnn repository, `benchncnn ... 4 threads`;
-  // ../shared/reference/ncnn-boards.md); BoardFit.TableHoldsTheFit keeps
-  // them equal.
+  // (benchmark/README.md of the ncnn repository, `benchncnn ... 4
+  // threads`); BoardFit.TableHoldsTheFit keeps them equal.
   {
     BoardClass b;
     b.name = "pi3b+";

@@ -17,7 +17,7 @@ namespace shoal {
 
 // One published figure: model `model` (a zoo name) on board class `board`,
 // `ms` per inference with all four cores (ncnn's benchmark/README.md,
-// `benchncnn` with 4 threads; ../shared/reference/ncnn-boards.md).
+// `benchncnn` with 4 threads; the latest run per board that has the model).
 struct PublishedTime {
   std::string board;
   std::string model;

@@ -58,7 +58,7 @@ TEST(BoardFit, ClassesPredictThePublishedTimes) {
 }
 
 TEST(BoardFit, PublishedFiguresAreThoseOfTheReference) {
-  // A few of ../shared/reference/ncnn-boards.md, read back.
+  // A few of ncnn's published figures (its benchmark/README.md), read back.
   auto find = [](const std::string& board, const std::string& model) {
     for (const auto& t : NcnnPublishedTimes()) {
       if (t.board == board && t.model == model) return t.ms;
