@@ -65,8 +65,8 @@ std::string OpProfileText(const OpProfile& p, int top_steps) {
   os << line;
   for (const auto& r : p.ops) {
     std::snprintf(line, sizeof(line), "%-28s %-9s %6d %10.3f %6.1f%%\n",
-                  r.op.c_str(), r.kernel.c_str(), r.steps,
-                  r.seconds * 1e3, share(r.seconds));
+                  r.op.c_str(), r.kernel.c_str(), r.steps, r.seconds * 1e3,
+                  share(r.seconds));
     os << line;
   }
   std::snprintf(line, sizeof(line), "%-28s %-9s %6zu %10.3f %6.1f%%\n", "total",
