@@ -64,7 +64,7 @@ worker-arm64:
 # `make test`): the cross build and the test alone.
 test-arm64: test-deps $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target shoal shoal_slow_tests
-	cd $(BUILD_DIR) && ctest --output-on-failure -R '^Arm64Worker'
+	cd $(BUILD_DIR) && ctest --output-on-failure -R '^Arm64(Worker|Kernels)'
 
 # Debian packages: shoal (the tool), shoal-worker (amd64 and arm64).
 deb: build

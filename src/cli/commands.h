@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "graph/shape.h"
+#include "graph/weights.h"
 #include "security/tls_identity.h"
 #include "util/status.h"
 
@@ -32,6 +33,13 @@ void AddSimulateCommand(CLI::App* app);
 void AddLcpCommand(CLI::App* app);
 void AddServeCommand(CLI::App* app);  // serve and infer-remote
 void AddCertsCommand(CLI::App* app);
+// How `kernels` loads MODEL with seeded weights: the full shoal passes
+// LoadModel (zoo names and .onnx files); null, the zoo alone (the worker's
+// build, which has no ONNX importer).
+using KernelsModelLoader = std::function<StatusOr<Model>(
+    const std::string& spec, const std::optional<Shape>& input_shape,
+    uint64_t seed)>;
+void AddKernelsCommand(CLI::App* app, KernelsModelLoader load = nullptr);
 
 // Prints "shoal: error: ..." for a failed status and returns the exit code
 // (0 on success). Subcommand callbacks end with `throw CommandExit(code)`.

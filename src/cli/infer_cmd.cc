@@ -25,7 +25,8 @@ namespace shoal {
 namespace {
 
 struct InferArgs {
-  std::string model, input, image, output, backend = "onednn", input_shape;
+  std::string model, input, image, output,
+      backend = BackendName(kDefaultBackend), input_shape;
   int64_t random_seed = -1;
   uint64_t weight_seed = 0;
   int threads = 0, repeat = 1;
@@ -262,7 +263,8 @@ void AddInferCommand(CLI::App* app) {
                   "Random normal input with this seed");
   cmd->add_option("--output", a->output, "Write the output tensor (.npy)");
   cmd->add_option("--backend", a->backend,
-                  "onednn (default), xnnpack or reference");
+                  "onednn, xnnpack or reference (default: xnnpack on arm64, "
+                  "onednn elsewhere)");
   cmd->add_option("--threads", a->threads,
                   "Kernel threads (default: all cores)");
   cmd->add_option("--repeat", a->repeat,

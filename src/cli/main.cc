@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "models/load_model.h"
 #include "runtime/process_setup.h"
 #include "util/net_address.h"
 #include "util/version.h"
@@ -35,5 +36,14 @@ int main(int argc, char** argv) {
   shoal::AddLcpCommand(&app);
   shoal::AddServeCommand(&app);
   shoal::AddCertsCommand(&app);
+  shoal::AddKernelsCommand(
+      &app, [](const std::string& spec,
+               const std::optional<shoal::Shape>& shape, uint64_t seed) {
+        shoal::LoadOptions lo;
+        lo.input_shape = shape;
+        lo.with_weights = true;
+        lo.seed = seed;
+        return shoal::LoadModel(spec, lo);
+      });
   return shoal::RunCommandLine(&app, [&] { app.parse(argc, argv); });
 }

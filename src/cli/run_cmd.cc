@@ -24,8 +24,8 @@ namespace shoal {
 namespace {
 
 struct RunArgs {
-  std::string plan, input, image, output, backend = "onednn", cluster,
-                                          advertise;
+  std::string plan, input, image, output,
+      backend = BackendName(kDefaultBackend), cluster, advertise;
   int64_t random_seed = 1;
   int threads = 1;
   int64_t timeout_ms = 60000;
@@ -250,7 +250,9 @@ void AddRunCommand(CLI::App* app) {
       "Compare with the model run on one device (exit 1 above 1e-4, or the "
       "tolerance of a plan whose activations travel as f16/bf16)");
   cmd->add_flag("--json", a->json, "Print JSON");
-  cmd->add_option("--backend", a->backend, "onednn, xnnpack or reference");
+  cmd->add_option("--backend", a->backend,
+                  "onednn, xnnpack or reference (default: xnnpack on arm64, "
+                  "onednn elsewhere)");
   cmd->add_option("--threads-per-device", a->threads,
                   "Kernel threads of each emulated device (default 1)");
   cmd->callback([a] {

@@ -27,9 +27,9 @@ namespace {
 
 struct WorkerArgs {
   std::string listen = "127.0.0.1:7000", name, memory = "0", bandwidth, latency,
-              max_message = "256MiB", backend = "onednn", cache_dir,
-              cache_size = "4GiB", metrics, config, medium, medium_bandwidth,
-              board;
+              max_message = "256MiB", backend = BackendName(kDefaultBackend),
+              cache_dir, cache_size = "4GiB", metrics, config, medium,
+              medium_bandwidth, board;
   int threads = 0;                             // 0: the machine's cores
   bool announce = false, no_announce = false;  // neither: unless loopback
   double cpu_fraction = 0;
@@ -341,7 +341,9 @@ void AddWorkerCommand(CLI::App* app) {
                   "another device holds it twice its time at this rate");
   cmd->add_option("--max-message", a->max_message,
                   "Largest gRPC message accepted (default 256MiB)");
-  cmd->add_option("--backend", a->backend, "onednn, xnnpack or reference");
+  cmd->add_option("--backend", a->backend,
+                  "onednn, xnnpack or reference (default: xnnpack on arm64, "
+                  "onednn elsewhere)");
   cmd->add_option("--cache-dir", a->cache_dir,
                   "Where weights are kept between deployments, by content "
                   "hash (default $XDG_CACHE_HOME/shoal/weights or "

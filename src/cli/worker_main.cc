@@ -19,11 +19,14 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version",
                        std::string("shoal ") + shoal::kShoalVersion);
   shoal::AddWorkerCommand(&app);
-  // The one command is the default: `shoal-worker --listen ...`.
+  // What the board's engine runs a zoo model on (docs/real-devices.md).
+  shoal::AddKernelsCommand(&app);
+  // `worker` is the default: `shoal-worker --listen ...`.
   app.require_subcommand(0, 1);
   app.fallthrough();
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || (args[0] != "worker" && args[0] != "--version")) {
+  if (args.empty() ||
+      (args[0] != "worker" && args[0] != "kernels" && args[0] != "--version")) {
     args.insert(args.begin(), "worker");
   }
   std::reverse(args.begin(), args.end());

@@ -39,6 +39,9 @@ class ReorderStep : public Step {
     const dnnl_memory_desc_t* md =
         dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     if (md) scratchpad_md_ = memory::desc(*md);
+    const char* name = nullptr;
+    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name);
+    impl = name != nullptr ? name : "?";
   }
   Status Bind(const std::vector<void*>& ptrs) override {
     args_[DNNL_ARG_FROM] = memory(src_md_, *eng_, ptrs[reads[0]]);

@@ -74,6 +74,10 @@ class Step {
   const char* kernel() const {
     return reference ? "reference" : xnnpack ? "xnnpack" : "onednn";
   }
+  // oneDNN's name for the implementation it chose ("jit:avx2", "gemm:ref",
+  // "ref:any"): on arm64 its reference loops are what must not run the
+  // MACs (docs/engine.md). Empty for the other kernels.
+  std::string impl;
   bool int8_layer = false;  // a quantized layer (int8_pattern.h)
 };
 

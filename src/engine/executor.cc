@@ -303,6 +303,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
     ex->labels_.push_back(s->label);
     ex->reference_.push_back(s->reference);
     ex->kernels_.push_back(s->kernel());
+    ex->impls_.push_back(s->impl);
     if (s->label.rfind("reorder ", 0) == 0) ++ex->stats_.reorder_steps;
   }
   return ex;

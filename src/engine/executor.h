@@ -18,6 +18,15 @@ namespace shoal {
 // amd64, where its tests run), or the reference kernels (the oracle).
 enum class Backend { kOneDnn, kReference, kXnnpack };
 
+// What a device computes on unless told otherwise: on arm64 XNNPACK, since
+// Debian's oneDNN has only its reference loops for a board's cores
+// (docs/engine.md); oneDNN's JIT kernels elsewhere.
+#if defined(__aarch64__)
+inline constexpr Backend kDefaultBackend = Backend::kXnnpack;
+#else
+inline constexpr Backend kDefaultBackend = Backend::kOneDnn;
+#endif
+
 StatusOr<Backend> ParseBackend(const std::string& name);
 const char* BackendName(Backend b);
 
@@ -25,7 +34,7 @@ class SharedArena;    // engine/shared_arena.h
 class SharedWeights;  // engine/shared_weights.h
 
 struct ExecutorOptions {
-  Backend backend = Backend::kOneDnn;
+  Backend backend = kDefaultBackend;
   int threads = 0;  // 0: all cores (oneDNN's OpenMP, XNNPACK's pool)
   // Reordered weights this executor shares with others of the process:
   // a weight that `weight_keys` names (weight tensor -> what its data is,
@@ -97,6 +106,8 @@ class Executor {
   const std::vector<bool>& step_is_reference() const { return reference_; }
   // Per step: the kernel that runs it ("onednn", "xnnpack", "reference").
   const std::vector<std::string>& step_kernels() const { return kernels_; }
+  // Per step: oneDNN's implementation of a oneDNN step (Step::impl), else "".
+  const std::vector<std::string>& step_impls() const { return impls_; }
 
  private:
   struct Impl;
@@ -106,6 +117,7 @@ class Executor {
   std::vector<std::string> labels_;
   std::vector<bool> reference_;
   std::vector<std::string> kernels_;
+  std::vector<std::string> impls_;
 };
 
 // Sets the thread count of oneDNN's kernels (OpenMP); 0 means all cores.

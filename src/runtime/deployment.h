@@ -51,7 +51,7 @@ struct DeploymentContext {
   BlobCache* cache = nullptr;
   WorkerMetrics* metrics = nullptr;
   int64_t memory_bytes = 0;  // the worker's budget; 0: unlimited
-  Backend backend = Backend::kOneDnn;
+  Backend backend = kDefaultBackend;
   int threads = 1;
   // An emulated board's rates (WorkerOptions::board): each task's time on
   // it is worked out at deploy.

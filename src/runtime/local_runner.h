@@ -18,7 +18,7 @@
 namespace shoal {
 
 struct LocalRunOptions {
-  Backend backend = Backend::kOneDnn;
+  Backend backend = kDefaultBackend;
   int threads_per_device = 1;
 };
 

@@ -20,7 +20,7 @@ struct TimingOptions {
   double min_seconds = 0.2;
   double max_seconds = 10;
   int threads = 1;
-  Backend backend = Backend::kOneDnn;
+  Backend backend = kDefaultBackend;
   // The worker's pacing (WorkerOptions::cpu_fraction): each run is held to
   // its CPU time / fraction, as the worker holds each task.
   double cpu_fraction = 0;

@@ -42,7 +42,7 @@ struct WorkerOptions {
   double board_speed = 1;
   double dilation = 1;
   int64_t max_message_bytes = 0;  // 0: kDefaultMaxMessageBytes
-  Backend backend = Backend::kOneDnn;
+  Backend backend = kDefaultBackend;
   // Where weight blobs are kept between deployments (runtime/blob_cache.h);
   // "": a temporary directory removed at shutdown.
   std::string cache_dir;

@@ -423,7 +423,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   o.memory_bytes = int64_t{64} << 20;
   o.max_message_bytes = int64_t{4} << 20;
   o.cache_max_bytes = int64_t{16} << 20;
-  o.backend = Backend::kOneDnn;  // what a device runs
+  o.backend = kDefaultBackend;  // what a device runs
   o.channel = h->sink_server->InProcessChannel(args);
   auto w = Worker::StartInProcess(o);
   if (!w.ok()) Die(w.status().message());

@@ -19,10 +19,21 @@ memory::desc ScratchpadDesc(const dnnl::primitive& prim) {
   return md ? memory::desc(*md) : memory::desc();
 }
 
+std::string ImplName(const dnnl::primitive& prim) {
+  const_dnnl_primitive_desc_t pd = nullptr;
+  const char* name = nullptr;
+  if (dnnl_primitive_get_primitive_desc(prim.get(), &pd) != dnnl_success ||
+      dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) !=
+          dnnl_success ||
+      name == nullptr)
+    return "?";
+  return name;
+}
+
 PrimitiveStep::PrimitiveStep(dnnl::engine* eng, dnnl::primitive prim)
-    : eng_(eng),
-      prim_(std::move(prim)),
-      scratchpad_md_(ScratchpadDesc(prim_)) {}
+    : eng_(eng), prim_(std::move(prim)), scratchpad_md_(ScratchpadDesc(prim_)) {
+  impl = ImplName(prim_);
+}
 
 int64_t PrimitiveStep::scratchpad_bytes() const {
   return static_cast<int64_t>(scratchpad_md_.get_size());

@@ -72,6 +72,8 @@ class PrimitiveStep : public Step {
 
 // Attributes every shoal primitive starts from: a user-provided scratchpad.
 dnnl::primitive_attr ScratchpadAttr();
+// oneDNN's name for the implementation behind `prim` (Step::impl).
+std::string ImplName(const dnnl::primitive& prim);
 // The scratchpad a primitive built with ScratchpadAttr() needs.
 memory::desc ScratchpadDesc(const dnnl::primitive& prim);
 
