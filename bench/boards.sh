@@ -120,8 +120,10 @@ if [ -n "$emulator" ]; then
 elif [ -z "$board" ]; then
   echo "Not a known board: the times are this machine's, and the ncnn column is empty."
 elif [ "$machine" != aarch64 ]; then
-  echo "Not a $board ($machine): the times are this machine's; the ncnn column is the $board's."
+  echo "Not a $board ($machine): the times are this machine's, so no ratio; the ncnn column is the $board's."
 fi
+on_board=no
+[ -n "$board" ] && [ -z "$emulator" ] && [ "$machine" = aarch64 ] && on_board=yes
 echo
 echo "| model | shoal ms | ncnn ms | shoal / ncnn | backend | MACs in its kernels |"
 echo "|---|---|---|---|---|---|"
@@ -136,15 +138,20 @@ while read -r model ncnn; do
     rm -f "$out"
     exit 1
   fi
-  "$PYTHON" - "$out" "$model" "$ncnn" <<'EOF'
+  "$PYTHON" - "$out" "$model" "$ncnn" "$on_board" <<'EOF'
 import json, sys
 j, model, ncnn = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+if sys.argv[4] != "yes":
+    ncnn_ratio_ok = False
+else:
+    ncnn_ratio_ok = ncnn != "-"
 # oneDNN's MACs are keyed "onednn <implementation>".
 own = sum(m for k, m in j["macs_by_kernel"].items() if k.split()[0] == j["backend"])
 share = f'{100 * own / j["macs"]:.1f} %' if j["macs"] else "-"
 lat = j.get("latency_ms")
 ms = f'{lat["median"]:.1f}' if lat else "-"
-ratio = f'{lat["median"] / float(ncnn):.2f}' if lat and ncnn != "-" else "-"
+# A ratio only where this is the board ncnn measured.
+ratio = f'{lat["median"] / float(ncnn):.2f}' if lat and ncnn_ratio_ok else "-"
 print(f'| {model} | {ms} | {ncnn} | {ratio} | {j["backend"]} | {share} |')
 EOF
   rm -f "$out"

@@ -108,7 +108,7 @@ Status Run(const KernelsArgs& a, const KernelsModelLoader& load) {
             << ", " << Plural(KernelThreads(), "thread")
             << "): " << HumanCount(total) << " MACs\n";
   for (const auto& [k, macs] : by_kernel) {
-    std::printf("  %-20s %10s MACs %6.1f %%\n", k.c_str(),
+    std::printf("  %-30s %10s MACs %6.1f %%\n", k.c_str(),
                 HumanCount(macs).c_str(), total > 0 ? 100.0 * macs / total : 0);
   }
   // The nodes whose MACs the chosen backend left to another kernel.
