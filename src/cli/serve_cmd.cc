@@ -30,7 +30,8 @@ namespace {
 
 struct ServeArgs {
   ServeOptions o;
-  std::string input_shape, max_message = "256MiB", objective = "latency";
+  std::string input_shape, max_message = "256MiB", objective = "latency",
+                           http_max_body = "16MiB";
   bool no_rebalance = false;
 };
 
@@ -38,6 +39,12 @@ Status RunServe(ServeArgs a) {
   ASSIGN_OR_RETURN(auto shape, ParseInputShapeFlag(a.input_shape));
   if (shape) a.o.model.input_shape = *shape;
   ASSIGN_OR_RETURN(a.o.max_message_bytes, ParseBytes(a.max_message));
+  ASSIGN_OR_RETURN(a.o.http_max_body_bytes, ParseBytes(a.http_max_body));
+  if (a.o.http_max_body_bytes < 1024 ||
+      a.o.http_max_body_bytes > (int64_t{1} << 30)) {
+    return InvalidArgument("--http-max-body " + a.http_max_body +
+                           ": give between 1KiB and 1GiB");
+  }
   if (!a.o.advertise.empty()) {
     ASSIGN_OR_RETURN(HostPort hp, SplitHostPort(a.o.advertise, "--advertise"));
     if (hp.port >= 0) {
@@ -59,21 +66,6 @@ Status RunServe(ServeArgs a) {
     return InvalidArgument(
         "--monitor-interval and --timeout-ms must be positive, --imbalance "
         "above 1, --window at least 1 and --min-gain in [0, 1)");
-  }
-  // The metrics and the dashboard are plain HTTP without authentication,
-  // with TLS on or off: said at start where they reach beyond this machine
-  // (the dashboard's /api/status lists the devices' addresses).
-  for (const auto& [flag, listen] : {std::pair<const char*, const std::string&>{
-                                         "--metrics", a.o.metrics_listen},
-                                     {"--dashboard", a.o.dashboard_listen}}) {
-    if (!listen.empty() && !IsLoopbackListen(listen)) {
-      std::cerr << "shoal serve: warning: " << flag << " " << listen
-                << " serves plain HTTP with no authentication beyond this "
-                   "machine: anyone who reaches the port reads the cluster's "
-                   "state and device addresses; listen on 127.0.0.1 or put "
-                   "a TLS proxy in front (docs/security.md)"
-                << std::endl;
-    }
   }
   // Signals go to one waiting thread: SIGHUP re-reads the cluster file,
   // SIGINT/SIGTERM stop the server cleanly.
@@ -369,6 +361,14 @@ void AddServeSubcommand(CLI::App* app) {
                   "default: none)");
   cmd->add_option("--dashboard", a->o.dashboard_listen,
                   "HOST:PORT to serve the web dashboard on (default: none)");
+  cmd->add_option("--http", a->o.http_listen,
+                  "HOST:PORT of the HTTP inference API: KServe v2 and POST "
+                  "/v1/models/NAME/classify (default: none)");
+  cmd->add_option("--http-max-body", a->http_max_body,
+                  "Largest request body the HTTP API reads (default 16MiB)");
+  cmd->add_option("--http-token-file", a->o.http_token_file,
+                  "File holding a bearer token every HTTP endpoint then "
+                  "requires (default: none)");
   cmd->add_flag("--no-rebalance", a->no_rebalance,
                 "Monitor and log, but re-plan only when devices leave or join");
   cmd->callback([a] { throw CommandExit(ReportStatus(RunServe(*a))); });

@@ -1,6 +1,8 @@
-// The bounded HTTP server of --metrics and --dashboard: pages, 404, a body
-// over the bound refused, a taken port named, a failing page answered 500,
-// and idle connections that cannot keep others out for long.
+// The bounded HTTP server of --metrics, --dashboard and --http: pages, 404
+// and 405, a body over the bound refused, a taken port named, a failing
+// page answered 500, idle connections that cannot keep others out for
+// long; a bearer token and HTTPS with client certificates of the cluster
+// CA, refusing everything else before a body is read.
 #include "metrics/http_server.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +13,9 @@
 
 #include <chrono>
 #include <stdexcept>
+
+#include "security/certs_test_util.h"
+#include "security/openssl_util.h"
 
 namespace shoal {
 namespace {
@@ -116,6 +121,151 @@ TEST(HttpServer, IdleConnectionsTimeOut) {
   // Each silent connection is dropped after 0.3 s, two at a time.
   EXPECT_LT(waited, 10.0);
   for (int fd : fds) close(fd);
+}
+
+// A POST route echoing its body's size, the model segment and a header.
+std::vector<HttpRoute> PostRoutes() {
+  return {{"POST", "/v2/models/{model}/infer",
+           [](const HttpRequest& r) {
+             HttpReply x;
+             x.body = r.path_params.at("model") + " " +
+                      std::to_string(r.body.size()) + " " + r.Header("x-k") +
+                      " " + (r.query.count("q") ? r.query.at("q") : "");
+             x.headers["X-Answer"] = "yes";
+             return x;
+           }},
+          {"GET", "/hello", [](const HttpRequest&) {
+             HttpReply x;
+             x.body = "hi\n";
+             return x;
+           }}};
+}
+
+TEST(HttpServer, PostRoutesAndMethods) {
+  HttpServerOptions o;
+  o.max_body_bytes = 1 << 16;
+  auto s = HttpServer::Start("127.0.0.1:0", "test", PostRoutes(), o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  httplib::Client c("127.0.0.1", (*s)->port());
+  c.set_read_timeout(2);
+  auto r = c.Post("/v2/models/lenet5/infer?q=7", httplib::Headers{{"X-K", "v"}},
+                  std::string(1000, 'x'), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "lenet5 1000 v 7");
+  EXPECT_EQ(r->get_header_value("X-Answer"), "yes");
+  r = c.Get("/v2/models/lenet5/infer");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405);
+  EXPECT_EQ(r->get_header_value("Allow"), "POST");
+  EXPECT_NE(r->body.find("\"error\""), std::string::npos) << r->body;
+  r = c.Post("/v2/models/lenet5/infer", std::string(1 << 17, 'x'),
+             "application/json");
+  if (r) EXPECT_EQ(r->status, 413);
+  httplib::Client c2("127.0.0.1", (*s)->port());
+  r = c2.Get("/v2/models/" + std::string(2000, 'a'));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 414);
+}
+
+TEST(HttpServer, BearerTokenRequired) {
+  HttpServerOptions o;
+  o.bearer_token = "0123456789abcdef0123";
+  o.max_body_bytes = 1 << 16;
+  auto s = HttpServer::Start("127.0.0.1:0", "test", PostRoutes(), o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  httplib::Client c("127.0.0.1", (*s)->port());
+  c.set_read_timeout(2);
+  auto r = c.Get("/hello");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  EXPECT_NE(r->body.find("bearer token"), std::string::npos) << r->body;
+  EXPECT_EQ(r->get_header_value("WWW-Authenticate"), "Bearer realm=\"shoal\"");
+  // Refused before the body is read: the connection closes after the 401.
+  r = c.Post("/v2/models/m/infer", std::string(1000, 'x'), "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  EXPECT_EQ(r->get_header_value("Connection"), "close");
+  c.set_bearer_token_auth("0123456789abcdef0124");
+  r = c.Get("/hello");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  EXPECT_NE(r->body.find("not the token"), std::string::npos) << r->body;
+  c.set_bearer_token_auth("0123456789abcdef0123");
+  r = c.Get("/hello");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  r = c.Post("/v2/models/m/infer", std::string(1000, 'x'), "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "m 1000  ");
+}
+
+// An HTTPS client showing `id`'s certificate (none: null). The server's
+// certificate names a role, not 127.0.0.1: its name is not checked here.
+std::unique_ptr<httplib::SSLClient> HttpsClient(int port,
+                                                const TlsIdentity* id) {
+  std::unique_ptr<httplib::SSLClient> c;
+  if (id != nullptr) {
+    auto cert = ParseCertPem(id->cert_pem, "cert");
+    auto key = ParseKeyPem(id->key_pem, "key");
+    c = std::make_unique<httplib::SSLClient>("127.0.0.1", port, cert->get(),
+                                             key->get());
+  } else {
+    c = std::make_unique<httplib::SSLClient>("127.0.0.1", port);
+  }
+  c->enable_server_certificate_verification(false);
+  c->set_read_timeout(3);
+  c->set_connection_timeout(3);
+  return c;
+}
+
+TEST(HttpServer, HttpsTakesCoordinatorCertificatesOrTheToken) {
+  testing::TempCa ca;
+  auto server_id = ca.Issue("coordinator", TlsRole::kCoordinator);
+  auto client_id = ca.Issue("laptop", TlsRole::kCoordinator);
+  auto device_id = ca.Issue("pi0", TlsRole::kDevice);
+  testing::TempCa other;
+  auto stranger = other.Issue("laptop", TlsRole::kCoordinator);
+  ASSERT_TRUE(server_id && client_id && device_id && stranger);
+  HttpServerOptions o;
+  o.tls = server_id;
+  o.bearer_token = "0123456789abcdef0123";
+  auto s = HttpServer::Start("127.0.0.1:0", "test", PostRoutes(), o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE((*s)->https());
+  const int port = (*s)->port();
+
+  // Plain HTTP: no answer at all (the handshake fails).
+  httplib::Client plain("127.0.0.1", port);
+  plain.set_read_timeout(2);
+  EXPECT_FALSE(plain.Get("/hello"));
+
+  auto r = HttpsClient(port, client_id.get())->Get("/hello");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "hi\n");
+
+  r = HttpsClient(port, nullptr)->Get("/hello");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  EXPECT_NE(r->body.find("coordinator certificate"), std::string::npos)
+      << r->body;
+
+  r = HttpsClient(port, device_id.get())->Get("/hello");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  EXPECT_NE(r->body.find("'pi0' is a device certificate"), std::string::npos)
+      << r->body;
+
+  // Another CA's certificate fails the handshake.
+  EXPECT_FALSE(HttpsClient(port, stranger.get())->Get("/hello"));
+
+  auto with_token = HttpsClient(port, nullptr);
+  with_token->set_bearer_token_auth("0123456789abcdef0123");
+  r = with_token->Get("/hello");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
 }
 
 }  // namespace

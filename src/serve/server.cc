@@ -11,13 +11,16 @@
 
 #include "metrics/exposition.h"
 #include "metrics/http_server.h"
+#include "models/zoo.h"
 #include "partition/plan_model.h"
 #include "plan/plan_json.h"
 #include "runtime/peer_auth.h"
 #include "runtime/rpc_guard.h"
 #include "runtime/wire.h"
+#include "serve/classify.h"
 #include "serve/dashboard.h"
 #include "serve/generation.h"
+#include "serve/http_api.h"
 #include "serve/latency_history.h"
 #include "serve/membership.h"
 #include "serve/monitor.h"
@@ -25,6 +28,7 @@
 #include "serve/serve_metrics.h"
 #include "shoal.grpc.pb.h"
 #include "util/clock.h"
+#include "util/read_file.h"
 #include "util/units.h"
 
 namespace shoal {
@@ -120,7 +124,8 @@ struct Server::Impl final : public rpc::Inference::Service {
   std::condition_variable stop_cv;
   bool monitor_stop = false;
   // Last, so destroyed first: their pages read the members above.
-  std::unique_ptr<HttpServer> metrics_http, dashboard_http;
+  std::unique_ptr<HttpServer> metrics_http, dashboard_http, api_http;
+  std::string http_token;  // of --http-token-file; "": none
 
   // --- The Inference service ------------------------------------------------
 
@@ -229,6 +234,55 @@ struct Server::Impl final : public rpc::Inference::Service {
     return last;
   }
 
+  // A request answered: its output, the generation that computed it and
+  // its latency in board time.
+  struct Served {
+    Answer answer;
+    int64_t seq = 0;
+    double ms = 0;
+  };
+
+  // The one request path of both the gRPC Infer and the HTTP API: counts
+  // the request, makes its input (an error there is the request's), runs
+  // it with retries and records its latency. `client` names it in the log.
+  StatusOr<Served> ServeRequest(const std::function<StatusOr<Tensor>()>& input,
+                                Clock::time_point t0, Clock::time_point expiry,
+                                const std::string& client) {
+    accepted++;
+    const int64_t seq = next_seq++;
+    // However the call ends (an exception caught by GuardRpc or the HTTP
+    // server included), it is counted once, by the status it ended with.
+    struct Ended {
+      ServeMetrics& m;
+      Clock::time_point t0;
+      Status s = Internal("ended on an unexpected condition");
+      ~Ended() { m.RequestEnded(s, MsSince(t0) / 1e3); }
+    } ended{metrics, t0};
+    metrics.RequestStarted();
+    auto fail = [&](const Status& s) {
+      ended.s = s;
+      failed++;
+      Log("request %lld%s%s failed: %s", static_cast<long long>(seq),
+          client.empty() ? "" : " from ", client.c_str(), s.message().c_str());
+      return s;
+    };
+    auto x = input();
+    if (!x.ok()) return fail(x.status());
+    auto answer = RunWithRetries(*x, seq, expiry);
+    if (!answer.ok()) return fail(answer.status());
+    answered++;
+    // Board time on a dilated emulated cluster (Coordinator::dilation);
+    // the Prometheus histogram keeps this host's time.
+    const double ms = MsSince(t0) / answer->generation->coord().dilation();
+    ended.s = Status::Ok();
+    history.Add(ms);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      latencies.push_back(ms);
+    }
+    return Served{std::move(answer).value(), seq, ms};
+  }
+
   grpc::Status Infer(grpc::ServerContext* ctx, const rpc::InferRequest* req,
                      rpc::InferReply* rep) override {
     return GuardRpc(std::string("shoal serve"), "Infer", [&]() -> grpc::Status {
@@ -237,51 +291,39 @@ struct Server::Impl final : public rpc::Inference::Service {
           !s.ok()) {
         return s;
       }
-      accepted++;
       const auto t0 = Clock::now();
-      const int64_t seq = next_seq++;
-      // However the call ends (an exception caught by GuardRpc included),
-      // it is counted once, by the status it ended with.
-      struct Ended {
-        ServeMetrics& m;
-        Clock::time_point t0;
-        Status s = Internal("ended on an unexpected condition");
-        ~Ended() { m.RequestEnded(s, MsSince(t0) / 1e3); }
-      } ended{metrics, t0};
-      metrics.RequestStarted();
-      auto fail = [&](const Status& s) {
-        ended.s = s;
-        failed++;
-        Log("request %lld%s%s failed: %s", static_cast<long long>(seq),
-            req->client_id().empty() ? "" : " from ", req->client_id().c_str(),
-            s.message().c_str());
-        return ToGrpc(s);
-      };
       if (auto s = CheckProtocol(req->protocol(), "shoal serve"); !s.ok()) {
-        ended.s = InvalidArgument(s.error_message());
+        accepted++;
+        next_seq++;
+        metrics.RequestStarted();
+        metrics.RequestEnded(InvalidArgument(s.error_message()), 0);
         failed++;
         return s;
       }
-      auto x = InputOf(*req);
-      if (!x.ok()) return fail(x.status());
-      auto answer = RunWithRetries(*x, seq, ExpiryOf(*ctx, t0));
-      if (!answer.ok()) return fail(answer.status());
-      answered++;
-      for (int64_t v : answer->out.shape) rep->add_shape(v);
-      TensorToBytes(answer->out, rep->mutable_data());
-      rep->set_generation(answer->generation->id());
-      rep->set_attempts(answer->attempts);
-      rep->set_request(seq);
-      // Board time on a dilated emulated cluster (Coordinator::dilation);
-      // the Prometheus histogram keeps this host's time.
-      const double ms = MsSince(t0) / answer->generation->coord().dilation();
-      rep->set_latency_ms(ms);
-      ended.s = Status::Ok();
-      history.Add(ms);
-      std::lock_guard<std::mutex> lock(mu);
-      latencies.push_back(ms);
+      auto served = ServeRequest([&] { return InputOf(*req); }, t0,
+                                 ExpiryOf(*ctx, t0), req->client_id());
+      if (!served.ok()) return ToGrpc(served.status());
+      const Answer& answer = served->answer;
+      for (int64_t v : answer.out.shape) rep->add_shape(v);
+      TensorToBytes(answer.out, rep->mutable_data());
+      rep->set_generation(answer.generation->id());
+      rep->set_attempts(answer.attempts);
+      rep->set_request(served->seq);
+      rep->set_latency_ms(served->ms);
       return grpc::Status::OK;
     });
+  }
+
+  // The HTTP API's requests (serve/http_api.h): the same path, within
+  // --timeout-ms.
+  StatusOr<Tensor> ServeHttp(const std::function<StatusOr<Tensor>()>& input,
+                             const std::string& client) {
+    const auto t0 = Clock::now();
+    ASSIGN_OR_RETURN(
+        Served served,
+        ServeRequest(input, t0, t0 + std::chrono::milliseconds(opts.timeout_ms),
+                     client));
+    return std::move(served.answer.out);
   }
 
   grpc::Status ServeStatus(grpc::ServerContext* ctx,
@@ -901,39 +943,158 @@ struct Server::Impl final : public rpc::Inference::Service {
                          opts.model.spec + " has " +
                          std::to_string(model.graph.inputs.size()));
     }
+    if (!opts.http_token_file.empty()) {
+      ASSIGN_OR_RETURN(http_token, ReadHttpToken(opts.http_token_file));
+    }
+    WarnPlainText();
     Log("model %s, cluster %s (%zu devices), strategy %s",
         opts.model.spec.c_str(), opts.cluster_file.c_str(),
         cluster.devices.size(), strategy.c_str());
     return Status::Ok();
   }
 
-  // The --metrics and --dashboard HTTP servers, where asked for.
+  // --http-token-file: one line of at least 16 printable characters
+  // without spaces (what a header carries unchanged).
+  static StatusOr<std::string> ReadHttpToken(const std::string& path) {
+    ASSIGN_OR_RETURN(std::string t,
+                     ReadBoundedFile(path, 4096, "--http-token-file"));
+    while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+    bool printable = true;
+    for (char c : t) printable &= c > ' ' && c < 127;
+    if (t.size() < 16 || !printable) {
+      return InvalidArgument(
+          "--http-token-file " + path +
+          ": the token must be one line of at least 16 printable characters "
+          "without spaces (e.g. openssl rand -hex 32 > " +
+          path + ")");
+    }
+    return t;
+  }
+
+  // What anyone who reaches a port beyond this machine gets without TLS:
+  // said once at start, as the worker does for its gRPC port.
+  void WarnPlainText() {
+    if (tls) return;
+    std::vector<std::pair<const char*, std::string>> open;
+    for (const auto& [flag, listen] :
+         {std::pair<const char*, const std::string&>{"--listen", opts.listen},
+          {"--metrics", opts.metrics_listen},
+          {"--dashboard", opts.dashboard_listen},
+          {"--http", opts.http_listen}}) {
+      if (!listen.empty() && !IsLoopbackListen(listen)) {
+        open.emplace_back(flag, listen);
+      }
+    }
+    if (open.empty()) return;
+    std::string list;
+    for (const auto& [flag, listen] : open) {
+      list += std::string(list.empty() ? "" : ", ") + flag + " " + listen;
+    }
+    Log("warning: %s listen%s beyond this machine in plain text (the cluster "
+        "file has no tls block): anyone on the network reads the requests "
+        "and answers%s; give the cluster file a tls block, or listen on "
+        "127.0.0.1 (docs/security.md)",
+        list.c_str(), open.size() == 1 ? "s" : "",
+        http_token.empty()
+            ? ", the cluster's state and device addresses, and may send "
+              "requests"
+            : ", and the bearer token itself");
+  }
+
+  HttpServerOptions HttpOptions() const {
+    HttpServerOptions o;
+    o.tls = tls;
+    o.bearer_token = http_token;
+    return o;
+  }
+
+  // The model as the HTTP API describes it, and how it answers.
+  std::shared_ptr<const HttpApi> MakeHttpApi() {
+    auto api = std::make_shared<HttpApi>();
+    const Graph& g = model.graph;
+    api->model.name = ModelName();
+    api->model.input_name = g.inputs[0];
+    api->model.input_shape = g.tensors.at(g.inputs[0]).shape;
+    api->model.output_name = g.outputs[0];
+    api->model.output_shape = g.tensors.at(g.outputs[0]).shape;
+    api->class_names = KnownClassNames(NumElements(api->model.output_shape));
+    api->random_weights = Zoo::Global().Find(opts.model.spec) != nullptr;
+    api->ready = [this] {
+      std::lock_guard<std::mutex> lock(mu);
+      return current != nullptr && !stopping;
+    };
+    api->run = [this](const std::function<StatusOr<Tensor>()>& input,
+                      const std::string& client) {
+      return ServeHttp(input, client);
+    };
+    return api;
+  }
+
+  // The name clients use: a zoo model's, or an ONNX file's without its
+  // folder and extension.
+  std::string ModelName() const {
+    std::string n = opts.model.spec;
+    if (auto slash = n.rfind('/'); slash != std::string::npos) {
+      n = n.substr(slash + 1);
+    }
+    if (n.size() > 5 && n.substr(n.size() - 5) == ".onnx") {
+      n.resize(n.size() - 5);
+    }
+    return n;
+  }
+
+  static std::string UrlOf(const HttpServer& s, const std::string& listen) {
+    return std::string(s.https() ? "https" : "http") + "://" +
+           listen.substr(0, listen.rfind(':')) + ":" +
+           std::to_string(s.port()) + "/";
+  }
+
+  // The --metrics, --dashboard and --http servers, where asked for, under
+  // one trust (docs/security.md).
   Status StartHttpServers() {
     if (!opts.metrics_listen.empty()) {
-      auto http =
-          HttpServer::Start(opts.metrics_listen, "shoal serve --metrics",
-                            {{"/metrics", [this] { return MetricsPage(); }}});
+      auto http = HttpServer::Start(
+          opts.metrics_listen, "shoal serve --metrics",
+          {{"/metrics", [this] { return MetricsPage(); }}}, HttpOptions());
       if (!http.ok()) {
         Stop();
         return http.status();
       }
       metrics_http = std::move(http).value();
-      Log("metrics on %s (port %d): GET /metrics", opts.metrics_listen.c_str(),
+      Log("metrics on %s (port %d): GET /metrics",
+          UrlOf(*metrics_http, opts.metrics_listen).c_str(),
           metrics_http->port());
     }
     if (!opts.dashboard_listen.empty()) {
       auto http = HttpServer::Start(
           opts.dashboard_listen, "shoal serve --dashboard",
-          DashboardRoutes([this] { return DashboardStatus(); }));
+          DashboardRoutes([this] { return DashboardStatus(); }), HttpOptions());
       if (!http.ok()) {
         Stop();
         return http.status();
       }
       dashboard_http = std::move(http).value();
-      Log("dashboard on http://%s:%d/",
-          opts.dashboard_listen.substr(0, opts.dashboard_listen.rfind(':'))
-              .c_str(),
-          dashboard_http->port());
+      Log("dashboard on %s",
+          UrlOf(*dashboard_http, opts.dashboard_listen).c_str());
+    }
+    if (!opts.http_listen.empty()) {
+      HttpServerOptions o = HttpOptions();
+      o.max_body_bytes = opts.http_max_body_bytes;
+      // A request holds a thread until it is answered: enough for the
+      // requests a plan pipelines, few enough that bodies stay bounded.
+      o.threads = 8;
+      o.io_timeout_ms = 30000;  // a large body on a Wi-Fi link
+      auto http = HttpServer::Start(opts.http_listen, "shoal serve --http",
+                                    HttpApiRoutes(MakeHttpApi()), o);
+      if (!http.ok()) {
+        Stop();
+        return http.status();
+      }
+      api_http = std::move(http).value();
+      Log("HTTP inference API on %s (port %d): model %s, POST "
+          "/v2/models/%s/infer, POST /v1/models/%s/classify",
+          UrlOf(*api_http, opts.http_listen).c_str(), api_http->port(),
+          ModelName().c_str(), ModelName().c_str(), ModelName().c_str());
     }
     return Status::Ok();
   }
@@ -976,6 +1137,7 @@ struct Server::Impl final : public rpc::Inference::Service {
     // Their pages read what is stopped below.
     metrics_http.reset();
     dashboard_http.reset();
+    api_http.reset();
     {
       std::lock_guard<std::mutex> lock(mu);
       if (stopping) return;
@@ -1021,6 +1183,10 @@ int Server::metrics_port() const {
 
 int Server::dashboard_port() const {
   return impl_->dashboard_http ? impl_->dashboard_http->port() : 0;
+}
+
+int Server::http_port() const {
+  return impl_->api_http ? impl_->api_http->port() : 0;
 }
 
 void Server::Wait() {

@@ -49,6 +49,14 @@ struct ServeOptions {
   // dashboard (docs/serve.md); "": none. Port 0: any free port.
   std::string metrics_listen;
   std::string dashboard_listen;
+  // HOST:PORT of the HTTP inference API (serve/http_api.h); "": none.
+  std::string http_listen;
+  // The largest request body it reads (a tensor or an image).
+  int64_t http_max_body_bytes = int64_t{16} << 20;
+  // A file holding the bearer token every HTTP endpoint (API, metrics,
+  // dashboard) then requires; "": none. With the cluster file's tls block
+  // they serve HTTPS and take a coordinator certificate or the token.
+  std::string http_token_file;
 };
 
 class Server {
@@ -61,6 +69,7 @@ class Server {
   int port() const;
   int metrics_port() const;    // 0: no metrics endpoint
   int dashboard_port() const;  // 0: no dashboard
+  int http_port() const;       // 0: no HTTP inference API
   // Blocks until Shutdown().
   void Wait();
   // Stops taking requests, lets those running finish (a few seconds at
