@@ -38,6 +38,9 @@ TEST_PKGS=(python3-torch python3-torchvision python3-onnx python3-numpy
 # The package test (packaging/worker_package_test.sh): systemd's offline
 # checks, and strace for the system calls the service's filter allows.
 TEST_PKGS+=(systemd strace)
+# The HTTP API's tests (src/serve/http_api_test.cc, python_client_test.cc):
+# curl as a client, and pip and setuptools to install python/ offline.
+TEST_PKGS+=(curl python3-pip python3-setuptools)
 # The fuzz targets (scripts/fuzz.sh): clang with libFuzzer and the
 # sanitizer runtimes; libomp-14-dev for clang's omp.h (the engine's calls
 # still reach GCC's libgomp, which oneDNN uses).
