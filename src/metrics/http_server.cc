@@ -270,7 +270,7 @@ struct HttpServer::Impl {
         return httplib::Server::HandlerResponse::Unhandled;
       error = Call(*route, req, std::move(params));
     }
-    if (refused && HasBody(req)) error.headers["Connection"] = "close";
+    if (HasBody(req)) error.headers["Connection"] = "close";
     Answer(error, res);
     return httplib::Server::HandlerResponse::Handled;
   }

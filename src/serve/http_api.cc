@@ -200,4 +200,12 @@ std::vector<HttpRoute> HttpApiRoutes(std::shared_ptr<const HttpApi> api) {
   return r;
 }
 
+HttpRoute DashboardClassifyRoute(std::shared_ptr<const HttpApi> api) {
+  return {"POST", "/api/classify", [api](const HttpRequest& q) {
+            HttpRequest named = q;
+            named.path_params["model"] = api->model.name;
+            return Classify(*api, named);
+          }};
+}
+
 }  // namespace shoal

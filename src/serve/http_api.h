@@ -36,6 +36,11 @@ struct HttpApi {
 // The routes, for HttpServer::Start.
 std::vector<HttpRoute> HttpApiRoutes(std::shared_ptr<const HttpApi> api);
 
+// The dashboard's form (serve/dashboard/): POST /api/classify?top_k=K,
+// the image route of the model served, on the dashboard's own server (its
+// page may not call another origin).
+HttpRoute DashboardClassifyRoute(std::shared_ptr<const HttpApi> api);
+
 // The HTTP status of a failed request: 400 a bad input, 404 no such model,
 // 503 no plan or a device that failed twice, 504 the deadline, 500 else.
 int HttpStatusOf(const Status& s);

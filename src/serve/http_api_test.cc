@@ -52,7 +52,8 @@ struct HttpServe {
   std::unique_ptr<Server> server;
   std::unique_ptr<httplib::Client> client;
 
-  explicit HttpServe(const std::string& token = "") {
+  explicit HttpServe(const std::string& token = "",
+                     const std::string& http_listen = "127.0.0.1:0") {
     dir = fs::temp_directory_path() /
           ("shoal-http-api-test-" + std::to_string(getpid()));
     fs::create_directories(dir);
@@ -66,8 +67,9 @@ struct HttpServe {
     o.cluster_file = dir + "/cluster.yaml";
     o.model.spec = "lenet5";
     o.listen = "127.0.0.1:0";
-    o.http_listen = "127.0.0.1:0";
+    o.http_listen = http_listen;
     o.metrics_listen = "127.0.0.1:0";
+    o.dashboard_listen = "127.0.0.1:0";
     o.strategy = "pipeline";
     o.rebalance = false;
     o.timeout_ms = 10000;
@@ -265,6 +267,37 @@ TEST(HttpApi, ClassifyAnImage) {
   EXPECT_FALSE(j["classes"][0].contains("name"));  // lenet5 has no names
   EXPECT_NE(j["note"].get<std::string>().find("random weights"),
             std::string::npos);
+  // The dashboard's form: the same answer from the dashboard's server.
+  httplib::Client dash("127.0.0.1", s.server->dashboard_port());
+  dash.set_read_timeout(20);
+  r = dash.Post("/api/classify?top_k=3", png, "application/octet-stream");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r)["classes"], j["classes"]);
+  r = dash.Get("/");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("id=\"classify-form\""), std::string::npos);
+  EXPECT_EQ(s.server->Snapshot().answered(), 2);
+}
+
+TEST(HttpApi, WarnsOfPlainTextBeyondLoopback) {
+  ::testing::internal::CaptureStderr();
+  {
+    HttpServe s("", "0.0.0.0:0");
+    ASSERT_TRUE(s.server);
+  }
+  std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("warning: --http 0.0.0.0:0 listens beyond this machine "
+                     "in plain text"),
+            std::string::npos)
+      << log;
+  ::testing::internal::CaptureStderr();
+  {
+    HttpServe s;
+    ASSERT_TRUE(s.server);
+  }
+  log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(log.find("warning"), std::string::npos) << log;
 }
 
 // Runs `cmd`, returning its standard output.

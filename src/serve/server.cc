@@ -1066,9 +1066,19 @@ struct Server::Impl final : public rpc::Inference::Service {
           metrics_http->port());
     }
     if (!opts.dashboard_listen.empty()) {
-      auto http = HttpServer::Start(
-          opts.dashboard_listen, "shoal serve --dashboard",
-          DashboardRoutes([this] { return DashboardStatus(); }), HttpOptions());
+      std::vector<HttpRoute> routes;
+      for (auto& [path, page] :
+           DashboardRoutes([this] { return DashboardStatus(); })) {
+        routes.push_back({"GET", path, [page = page](const HttpRequest&) {
+                            return page();
+                          }});
+      }
+      // The page's form sends an image through the same request path.
+      routes.push_back(DashboardClassifyRoute(MakeHttpApi()));
+      HttpServerOptions o = HttpOptions();
+      o.max_body_bytes = opts.http_max_body_bytes;
+      auto http = HttpServer::Start(opts.dashboard_listen,
+                                    "shoal serve --dashboard", routes, o);
       if (!http.ok()) {
         Stop();
         return http.status();

@@ -273,4 +273,42 @@ async function poll() {
   setTimeout(poll, POLL_MS);
 }
 
+// The form: the chosen image is POSTed to api/classify (the model's image
+// route on this server) and its top classes shown.
+async function classify(ev) {
+  ev.preventDefault();
+  const file = document.getElementById('classify-file').files[0];
+  const status = document.getElementById('classify-status');
+  const body = document.querySelector('#classify-result tbody');
+  if (!file) return;
+  document.getElementById('classify-preview').src = URL.createObjectURL(file);
+  status.textContent = 'sending ' + file.name + ' ...';
+  status.className = '';
+  body.replaceChildren();
+  document.getElementById('classify-note').textContent = '';
+  const t0 = performance.now();
+  try {
+    const r = await fetch('api/classify?top_k=5', {
+      method: 'POST', body: file, cache: 'no-store',
+      headers: {'Content-Type': 'application/octet-stream'}});
+    const j = await r.json();
+    if (!r.ok) throw new Error(j.error || ('HTTP ' + r.status));
+    for (const c of j.classes) {
+      const tr = document.createElement('tr');
+      for (const v of [c.index, c.name || '', c.score.toFixed(4)]) {
+        const td = document.createElement('td');
+        td.textContent = v;
+        tr.appendChild(td);
+      }
+      body.appendChild(tr);
+    }
+    status.textContent = 'answered in ' + ms(performance.now() - t0);
+    document.getElementById('classify-note').textContent = j.note || '';
+  } catch (e) {
+    status.textContent = e.message;
+    status.className = 'error';
+  }
+}
+
+document.getElementById('classify-form').addEventListener('submit', classify);
 poll();
