@@ -37,6 +37,8 @@ struct PlanArgs {
   std::string broadcast = "auto";
   std::string wire_dtype = "f32", wire_compression = "auto";
   double read_factor = PlanOptions().max_read_factor;
+  double input_read_factor = -1;
+  double overlap_recompute = PlanOptions().max_overlap_recompute;
   std::string halo_overlap = "on";
   std::string tiles = "strips";
   std::string reduce = "peers";
@@ -88,6 +90,18 @@ StatusOr<PlanOptions> PlanOptionsFromFlags(const PlanArgs& a,
         "every input row once)");
   }
   po.max_read_factor = a.read_factor;
+  if (a.input_read_factor >= 0 && !(a.input_read_factor >= 1.0)) {
+    return InvalidArgument(
+        "--halo-input-read-factor must be at least 1 (strips read at least "
+        "every input row once)");
+  }
+  po.input_read_factor = a.input_read_factor;
+  if (!(a.overlap_recompute >= 1.0)) {
+    return InvalidArgument(
+        "--halo-overlap-recompute must be at least 1 (a strip cut for "
+        "overlap does at least its own work)");
+  }
+  po.max_overlap_recompute = a.overlap_recompute;
   po.overlap_halos = a.halo_overlap == "on";
   ASSIGN_OR_RETURN(po.tiles, ParseTileShape(a.tiles));
   po.reduce_on_peers = a.reduce == "peers";
@@ -279,6 +293,16 @@ void AddSchemeFlags(CLI::App* cmd, PlanArgs* a) {
                   "chain while the strips together read at most this many "
                   "times the chain input's rows (1: exchange halos after "
                   "every window layer; default 1.5)");
+  cmd->add_option("--halo-input-read-factor", a->input_read_factor,
+                  "spatial: the same for the chain that reads the model "
+                  "input, which reaches the strips over one uplink "
+                  "(default: --halo-read-factor)");
+  cmd->add_option("--halo-overlap-recompute", a->overlap_recompute,
+                  "spatial: a strip cut for halo overlap may do at most this "
+                  "many times its uncut work (its edges recompute rows of "
+                  "the chain's inner layers that its interior also "
+                  "computes); past it the strip waits for its halo whole "
+                  "(default 1.1)");
   cmd->add_option("--tiles", a->tiles,
                   "spatial (and auto's spatial layers): strips of rows (the "
                   "default) or 2d tiles (bands of rows, each cut into "

@@ -31,9 +31,6 @@ struct Dist {
   std::string layer;  // the split layer that produced parts/partials
 };
 
-// A strip cut for halo overlap may do at most this much of its uncut work.
-constexpr double kMaxOverlapRecompute = 1.1;
-
 bool IsOutputSplit(Scheme s) {
   return s == Scheme::kLop || s == Scheme::kChannel || s == Scheme::kFuse1;
 }
@@ -1052,8 +1049,9 @@ class Builder {
       if (left >= right) return whole;
     }
     // Each part recomputes the rows of the chain's inner layers that its
-    // neighbour part also needs; past a tenth more work the tile is
-    // better off waiting for its halo (a deep chain on a thin strip).
+    // neighbour part also needs; past max_overlap_recompute times the
+    // work the tile is better off waiting for its halo (a deep chain on a
+    // thin strip).
     std::vector<std::pair<std::string, Tile>> parts;
     auto add = [&](const char* suffix, int64_t r0, int64_t r1, int64_t c0,
                    int64_t c1) -> Status {
@@ -1078,7 +1076,7 @@ class Builder {
         split_work +=
             per_cell * double(part.second.rows[i] * part.second.cols[i]);
     }
-    if (split_work > kMaxOverlapRecompute * whole_work) return whole;
+    if (split_work > req_.max_overlap_recompute * whole_work) return whole;
     return parts;
   }
 

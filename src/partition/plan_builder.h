@@ -14,6 +14,7 @@
 
 #include "graph/graph.h"
 #include "partition/scheme.h"
+#include "partition/spatial_split.h"
 #include "plan/plan.h"
 
 namespace shoal {
@@ -58,6 +59,12 @@ struct BuildRequest {
   // it computes from its own input and the edges that wait for the halo,
   // so that the halo travels while the interior computes.
   bool overlap_halos = true;
+  // A strip cut so is done at most this many times its uncut work: its
+  // parts recompute the rows of the chain's inner layers that neighbouring
+  // parts also need. 1.1 keeps a deep chain on a thin strip whole; where
+  // every message costs a link's latency, the interior computed while the
+  // halo travels can be worth more (auto tries both).
+  double max_overlap_recompute = kDefaultOverlapRecompute;
   // Partial sums (input splits) are reduced among the devices that hold
   // them, each summing one slice of channels (reduce-scatter), and a whole
   // node off the input device sums them itself; off, every partial sum goes

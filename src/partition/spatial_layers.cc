@@ -70,6 +70,10 @@ StatusOr<SpatialChain> ChainFrom(const Graph& g, const Node& n,
   }
   auto f = ChainReadFactor(g, chain, shares, per_band);
   if (!f.ok()) return f.status();
+  const double max_factor =
+      n.inputs[0] == g.inputs[0] && opts.input_read_factor >= 0
+          ? opts.input_read_factor
+          : opts.max_read_factor;
   // Extend while the next op reads only this chain's output and the tiles
   // together still read few enough input elements.
   while (true) {
@@ -82,7 +86,7 @@ StatusOr<SpatialChain> ChainFrom(const Graph& g, const Node& n,
     // An op that reads no more than the chain already does (an activation,
     // a pool on aligned strips) always joins it.
     if (!fx.ok() ||
-        (fx.value() > opts.max_read_factor && fx.value() > f.value() + 1e-9)) {
+        (fx.value() > max_factor && fx.value() > f.value() + 1e-9)) {
       chain.pop_back();
       break;
     }

@@ -41,6 +41,11 @@ struct Tile {
   std::vector<int64_t> cols;  // and output columns (all of them in a strip)
 };
 
+// How many times its uncut work a tile cut for halo overlap may do by
+// default (BuildRequest::max_overlap_recompute): past a tenth more, a deep
+// chain on a thin strip waits for its halo instead.
+inline constexpr double kDefaultOverlapRecompute = 1.1;
+
 // Output rows [row_begin, row_end) and columns [col_begin, col_end) of a
 // chain's last layer; col_end < 0 means every column (a strip).
 struct TileBounds {

@@ -2,6 +2,7 @@
 // exact against the one-device run, communication equal to the formula.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "graph/shape_inference.h"
@@ -312,6 +313,71 @@ TEST(Strategies, SpatialStripsComputeTheirInteriorWhileTheHaloTravels) {
         EXPECT_EQ(ids.size(), overlap ? 1 + edges : 1) << layer << "@" << d;
       }
       if (overlap) ExpectInteriorsReadOnlyTheirOwnDevice(r.plan, parts, layer);
+    }
+  }
+}
+
+// The convs each task of `p` runs, by task.
+std::vector<std::set<std::string>> ConvsPerTask(const Plan& p) {
+  std::vector<std::set<std::string>> out;
+  for (const auto& t : p.tasks) {
+    std::set<std::string> convs;
+    for (const auto& n : t.fragment.nodes)
+      if (n.op == "Conv") convs.insert(n.name);
+    out.push_back(convs);
+  }
+  return out;
+}
+
+// Deep chains everywhere but the one that reads the model input: c1 runs
+// alone and exchanges its halo, c2 and c3 run as one chain; without the
+// input's own factor the three fuse. Both exact.
+TEST(Strategies, SpatialChainReadingTheInputStaysShallow) {
+  const Model m = ThreeConvs(32, 16, 1);
+  for (double in : {-1.0, 1.0}) {
+    PlanOptions po;
+    po.strategy = "spatial";
+    po.devices = EqualDevices(4);
+    po.model.spec = m.graph.name;
+    po.max_read_factor = 10;
+    po.input_read_factor = in;
+    testing::PlanRunResult r;
+    ASSERT_TRUE(RunPlanExact(m, po, &r)) << in;
+    bool c1_alone = false, c2_with_c3 = false, c1_with_c2 = false;
+    for (const auto& convs : ConvsPerTask(r.plan)) {
+      c1_alone |= convs == std::set<std::string>{"c1"};
+      c2_with_c3 |= convs == std::set<std::string>{"c2", "c3"};
+      c1_with_c2 |= convs.count("c1") && convs.count("c2");
+    }
+    EXPECT_EQ(c1_alone, in >= 0) << in;
+    EXPECT_EQ(c2_with_c3, in >= 0) << in;
+    EXPECT_EQ(c1_with_c2, in < 0) << in;
+  }
+}
+
+// c2 and c3 as one chain on strips of 8 rows: cut for overlap, the edges
+// and the interior together compute 22 rows of the 18 the strip does
+// uncut (1.22x), so by default it waits for its halo whole, and with
+// max_overlap_recompute 2 a middle strip runs as two edges and an
+// interior. Both exact.
+TEST(Strategies, SpatialOverlapRecomputesAsMuchAsAllowed) {
+  const Model m = ThreeConvs(32, 16, 1);
+  for (double ov : {kDefaultOverlapRecompute, 2.0}) {
+    PlanOptions po;
+    po.strategy = "spatial";
+    po.devices = EqualDevices(4);
+    po.model.spec = m.graph.name;
+    po.max_read_factor = 10;
+    po.input_read_factor = 1.0;
+    po.max_overlap_recompute = ov;
+    testing::PlanRunResult r;
+    ASSERT_TRUE(RunPlanExact(m, po, &r)) << ov;
+    std::map<int, int> c2_tasks;  // by device
+    for (const auto& t : r.plan.tasks)
+      if (t.layer == "c2") ++c2_tasks[t.devices[0]];
+    for (int d = 0; d < 4; ++d) {
+      const int edges = (d > 0) + (d < 3);
+      EXPECT_EQ(c2_tasks[d], ov > 1.5 ? 1 + edges : 1) << ov << " " << d;
     }
   }
 }

@@ -69,6 +69,7 @@ BuildRequest BaseRequest(const Graph& g, const PlanOptions& opts) {
   if (r.broadcast.scatter) r.broadcast.chunk_bytes = kDefaultScatterChunkBytes;
   r.wire = opts.wire;
   r.overlap_halos = opts.overlap_halos;
+  r.max_overlap_recompute = opts.max_overlap_recompute;
   r.reduce_on_peers = opts.reduce_on_peers;
   return r;
 }

@@ -45,11 +45,20 @@ struct PlanOptions {
   // Spatial: a chain of layers stays in one strip while all strips together
   // read at most this many times the chain input's rows (halo overhead).
   double max_read_factor = 1.5;
+  // The same for a chain that reads the model input; below 0, the one
+  // above. The input reaches the strips over the input device's one
+  // uplink, so every extra row a deep chain reads costs that link's time
+  // before any strip can start, where deeper chains later cost only their
+  // recomputed rows: on slow links the first chain wants to be shallow.
+  double input_read_factor = -1;
   // Spatial chains: strips of rows or 2-D tiles.
   TileShape tiles = TileShape::kStrips;
   // Spatial strips compute their interior while their halo travels
   // (BuildRequest::overlap_halos).
   bool overlap_halos = true;
+  // How much more work a strip cut so may do
+  // (BuildRequest::max_overlap_recompute).
+  double max_overlap_recompute = kDefaultOverlapRecompute;
   // Partial sums reduced among the devices (BuildRequest::reduce_on_peers).
   bool reduce_on_peers = true;
   SpatialFc spatial_fc = SpatialFc::kWhereNeeded;
