@@ -41,6 +41,9 @@ TEST_PKGS+=(systemd strace)
 # The HTTP API's tests (src/serve/http_api_test.cc, python_client_test.cc):
 # curl as a client, and pip and setuptools to install python/ offline.
 TEST_PKGS+=(curl python3-pip python3-setuptools)
+# The worker flood test (test/py/grpc_flood.py): an HTTP/2 peer that sends
+# half-finished gRPC messages, which no gRPC library lets a client do.
+TEST_PKGS+=(python3-h2)
 # The fuzz targets (scripts/fuzz.sh): clang with libFuzzer and the
 # sanitizer runtimes; libomp-14-dev for clang's omp.h (the engine's calls
 # still reach GCC's libgomp, which oneDNN uses).

@@ -1,5 +1,6 @@
-// `shoal certs init DIR` and `shoal certs issue NAME --dir DIR`: a cluster's
-// own CA and the certificates its devices and coordinators show
+// `shoal certs init DIR`, `shoal certs issue NAME --dir DIR` and `shoal
+// certs revoke NAME --dir DIR`: a cluster's own CA, the certificates its
+// devices and coordinators show, and the list of those it turned off
 // (security/certs.h, docs/security.md).
 #include <iostream>
 
@@ -79,6 +80,32 @@ void AddCertsCommand(CLI::App* app) {
                     "certificate, for other tools (repeatable)");
   issue->add_option("--days", a->days, "Validity (default 3650)");
   issue->callback([a] { throw CommandExit(ReportStatus(RunIssue(*a))); });
+
+  auto r = std::make_shared<IssueArgs>();
+  CLI::App* revoke = cmd->add_subcommand(
+      "revoke",
+      "Turn NAME's certificate off: add it to the CA's revocation list, "
+      "DIR/crl.pem");
+  revoke->add_option("name", r->name, "The device or coordinator (NAME.crt)")
+      ->required();
+  revoke->add_option("--dir", r->dir, "The CA's directory (default certs)");
+  revoke->callback([r] {
+    auto done = RevokeCert(r->dir, r->name);
+    if (done.ok()) {
+      std::cout << "revoked " << r->name << "'s certificate (serial "
+                << done->serial << "): " << done->crl << " lists "
+                << done->entries
+                << (done->entries == 1 ? " certificate" : " certificates")
+                << "\n"
+                << "copy it beside ca.crt on every device (workers take "
+                   "--tls-crl "
+                << done->crl
+                << " and read it again when it changes); cluster files with "
+                   "tls: {dir: "
+                << r->dir << "} use it as it is\n";
+    }
+    throw CommandExit(ReportStatus(done.status()));
+  });
 }
 
 }  // namespace shoal

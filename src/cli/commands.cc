@@ -179,13 +179,19 @@ void AddTlsOptions(CLI::App* cmd, TlsPaths* paths, const std::string& whose) {
       "This " + whose + "'s certificate (PEM, from shoal certs issue)");
   cmd->add_option("--tls-key", paths->key,
                   "This " + whose + "'s private key (PEM, mode 0600)");
+  cmd->add_option("--tls-crl", paths->crl,
+                  "The CA's revocation list (PEM, from shoal certs revoke): "
+                  "certificates on it are refused; read again when the file "
+                  "changes");
 }
 
 StatusOr<std::shared_ptr<const TlsIdentity>> LoadTlsFlags(
     const TlsPaths& paths) {
   if (!paths.any()) return std::shared_ptr<const TlsIdentity>();
   auto id = LoadTlsIdentity(paths);
-  if (!id.ok()) return id.status().WithContext("--tls-ca/--tls-cert/--tls-key");
+  if (!id.ok()) {
+    return id.status().WithContext("--tls-ca/--tls-cert/--tls-key/--tls-crl");
+  }
   return id;
 }
 

@@ -213,7 +213,8 @@ Status ReadTlsMap(const YAML::Node& y, const std::string& where,
 Status ParseClusterTls(const YAML::Node& y, const std::string& origin,
                        Cluster* c) {
   std::map<std::string, std::string> m;
-  RETURN_IF_ERROR(ReadTlsMap(y, origin, {"dir", "ca", "cert", "key"}, &m));
+  RETURN_IF_ERROR(
+      ReadTlsMap(y, origin, {"dir", "ca", "cert", "key", "crl"}, &m));
   c->tls_dir = m["dir"];
   if (!c->tls_dir.empty()) {
     c->tls = IssuedPaths(c->tls_dir, "coordinator");
@@ -221,6 +222,7 @@ Status ParseClusterTls(const YAML::Node& y, const std::string& origin,
   if (m.count("ca")) c->tls.ca = m["ca"];
   if (m.count("cert")) c->tls.cert = m["cert"];
   if (m.count("key")) c->tls.key = m["key"];
+  if (m.count("crl")) c->tls.crl = m["crl"];
   if (c->tls.ca.empty() || c->tls.cert.empty() || c->tls.key.empty()) {
     return InvalidArgument(origin +
                            ": tls needs dir, or all of ca, cert and key");
@@ -407,7 +409,10 @@ StatusOr<Cluster> ParseCluster(const std::string& text,
           if (m.count("cert")) d.tls.cert = m["cert"];
           if (m.count("key")) d.tls.key = m["key"];
         }
-        if (d.tls.any()) d.tls.ca = c.tls.ca;
+        if (d.tls.any()) {
+          d.tls.ca = c.tls.ca;
+          d.tls.crl = c.tls.crl;
+        }
         if (const YAML::Node& l = y["link"]) {
           if (l["bandwidth"]) {
             auto bw = ParseBitRate(l["bandwidth"].as<std::string>());
@@ -455,10 +460,23 @@ StatusOr<Cluster> LoadCluster(const std::string& path) {
     resolve(&t->ca);
     resolve(&t->cert);
     resolve(&t->key);
+    resolve(&t->crl);
   };
   resolve_all(&c.tls);
   resolve(&c.tls_dir);
   for (auto& d : c.devices) resolve_all(&d.tls);
+  // `tls: {dir: D}` takes D's revocation list once `shoal certs revoke`
+  // has made one.
+  if (!c.tls_dir.empty() && c.tls.crl.empty()) {
+    const std::string crl = c.tls_dir + "/crl.pem";
+    std::error_code ec;
+    if (std::filesystem::exists(crl, ec)) {
+      c.tls.crl = crl;
+      for (auto& d : c.devices) {
+        if (d.tls.any()) d.tls.crl = crl;
+      }
+    }
+  }
   return c;
 }
 

@@ -172,6 +172,38 @@ devices:
   EXPECT_EQ(c->devices[1].tls.cert, dir + "/b2.crt");
 }
 
+// The revocation list: named, relative to the file and shared by the
+// devices; or, under `tls: {dir}`, the directory's crl.pem once it exists.
+TEST(LoadCluster, TheRevocationListIsNamedOrFoundInTheCertsDirectory) {
+  char tmpl[] = "/tmp/shoal-cluster-crl-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string named = dir + "/named.yaml", in_dir = dir + "/dir.yaml";
+  std::ofstream(named)
+      << R"(tls: {ca: ca.crt, cert: c.crt, key: c.key, crl: lists/crl.pem}
+devices:
+  - {name: a, address: 127.0.0.1:1, tls: {cert: a.crt, key: a.key}}
+)";
+  std::ofstream(in_dir) << R"(tls: {dir: certs}
+devices:
+  - {name: a, address: 127.0.0.1:1}
+)";
+  auto c = LoadCluster(named);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->tls.crl, dir + "/lists/crl.pem");
+  EXPECT_EQ(c->devices[0].tls.crl, dir + "/lists/crl.pem");
+
+  auto none = LoadCluster(in_dir);
+  ASSERT_TRUE(none.ok()) << none.status().message();
+  EXPECT_EQ(none->tls.crl, "");
+  std::filesystem::create_directories(dir + "/certs");
+  std::ofstream(dir + "/certs/crl.pem") << "";
+  auto found = LoadCluster(in_dir);
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(found.ok()) << found.status().message();
+  EXPECT_EQ(found->tls.crl, dir + "/certs/crl.pem");
+  EXPECT_EQ(found->devices[0].tls.crl, dir + "/certs/crl.pem");
+}
+
 TEST(ParseCluster, BadTlsBlocksAreRefused) {
   auto typo = ParseCluster(
       "tls: {dir: certs, crt: x}\ndevices:\n  - {name: a}\n", "test");

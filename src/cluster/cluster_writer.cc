@@ -40,6 +40,9 @@ void EmitTls(YAML::Emitter& out, const TlsPaths& t, bool device) {
   if (!device) out << YAML::Key << "ca" << YAML::Value << t.ca;
   out << YAML::Key << "cert" << YAML::Value << t.cert;
   out << YAML::Key << "key" << YAML::Value << t.key;
+  if (!device && !t.crl.empty()) {
+    out << YAML::Key << "crl" << YAML::Value << t.crl;
+  }
   out << YAML::EndMap;
 }
 
@@ -155,7 +158,12 @@ std::string FormatCluster(const Cluster& c, const std::string& header) {
         c.tls.cert == IssuedPaths(c.tls_dir, "coordinator").cert &&
         c.tls.key == IssuedPaths(c.tls_dir, "coordinator").key) {
       out << YAML::Key << "tls" << YAML::Value << YAML::Flow << YAML::BeginMap
-          << YAML::Key << "dir" << YAML::Value << c.tls_dir << YAML::EndMap;
+          << YAML::Key << "dir" << YAML::Value << c.tls_dir;
+      // The directory's own list is found there again.
+      if (!c.tls.crl.empty() && c.tls.crl != c.tls_dir + "/crl.pem") {
+        out << YAML::Key << "crl" << YAML::Value << c.tls.crl;
+      }
+      out << YAML::EndMap;
     } else {
       EmitTls(out, c.tls, false);
     }

@@ -511,6 +511,10 @@ std::vector<std::string> WorkerArgs(const UpContext& u, const DeviceSpec& d,
       args.push_back(flag);
       args.push_back(fs::absolute(path).string());
     }
+    if (!d.tls.crl.empty()) {
+      args.push_back("--tls-crl");
+      args.push_back(fs::absolute(d.tls.crl).string());
+    }
   }
   return args;
 }

@@ -422,11 +422,14 @@ StatusOr<rpc::DeployRequest> MakeDeployRequest(const Coordinator::Impl& m,
 
 // The common name of the certificate the server showed on a finished call
 // ("" on plaintext).
-std::string PeerCommonName(const grpc::ClientContext& ctx) {
+std::string PeerProperty(const grpc::ClientContext& ctx, const char* name) {
   const std::shared_ptr<const grpc::AuthContext> auth = ctx.auth_context();
   if (!auth) return "";
-  const auto v = auth->FindPropertyValues("x509_common_name");
+  const auto v = auth->FindPropertyValues(name);
   return v.empty() ? "" : std::string(v[0].data(), v[0].size());
+}
+std::string PeerCommonName(const grpc::ClientContext& ctx) {
+  return PeerProperty(ctx, GRPC_X509_CN_PROPERTY_NAME);
 }
 
 // Device `d`'s Health reply, once it answers in our protocol version.
@@ -436,11 +439,13 @@ StatusOr<rpc::HealthReply> CheckDeviceHealth(Coordinator::Impl& m, int d) {
   rpc::HealthReply hr;
   grpc::Status s;
   std::string peer;  // the common name of the certificate it showed
+  std::string peer_pem;
   {
     grpc::ClientContext ctx;
     ctx.set_deadline(DeadlineIn(5000));
     s = m.stubs[d]->Health(&ctx, hq, &hr);
     peer = PeerCommonName(ctx);
+    peer_pem = PeerProperty(ctx, GRPC_X509_PEM_CERT_PROPERTY_NAME);
   }
   if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
     // A channel still backing off from a worker that was down fails at
@@ -452,6 +457,7 @@ StatusOr<rpc::HealthReply> CheckDeviceHealth(Coordinator::Impl& m, int d) {
     if (retry.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
       s = retry;
       peer = PeerCommonName(ctx);
+      peer_pem = PeerProperty(ctx, GRPC_X509_PEM_CERT_PROPERTY_NAME);
     }
   }
   if (!s.ok()) {
@@ -468,6 +474,13 @@ StatusOr<rpc::HealthReply> CheckDeviceHealth(Coordinator::Impl& m, int d) {
         "', not of '" + m.devs[d].name +
         "': the cluster file names another device at that address, or the "
         "worker there runs with another device's certificate");
+  }
+  // A lost board's certificate, revoked by the cluster's CA.
+  if (m.tls() != nullptr && m.tls()->revoked &&
+      m.tls()->revoked->IsRevokedPem(peer_pem)) {
+    return FailedPrecondition(
+        m.DeviceName(d) + " answered with a revoked certificate (" +
+        m.tls()->revoked->path() + "): issue the device a new one");
   }
   if (hr.protocol() != kProtocolVersion) {
     return FailedPrecondition(

@@ -27,6 +27,17 @@ StatusOr<std::shared_ptr<Deployment>> DeploymentSlots::ForPlan(
                             "); deploy the plan again");
 }
 
+bool DeploymentSlots::NamesDevice(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& x : {dep_, prev_}) {
+    if (!x) continue;
+    for (const PlanDevice& d : x->plan.devices) {
+      if (d.name == name) return true;
+    }
+  }
+  return false;
+}
+
 std::shared_ptr<Deployment> DeploymentSlots::Reuse(const std::string& id,
                                                    bool keep_previous) {
   std::lock_guard<std::mutex> lock(mu_);

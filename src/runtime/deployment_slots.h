@@ -27,6 +27,11 @@ class DeploymentSlots {
   StatusOr<std::shared_ptr<Deployment>> ForPlan(const std::string& plan_id,
                                                 const std::string& who) const;
 
+  // Whether a held deployment's plan has a device called `name`: with TLS,
+  // the one thing a device certificate entitles its holder to is talking
+  // to the devices of the plans it is in.
+  bool NamesDevice(const std::string& name) const;
+
   // The current deployment when its id is `id` (a redeploy of the same
   // plan), dropping the previous one unless `keep_previous`; null
   // otherwise.

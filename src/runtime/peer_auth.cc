@@ -52,7 +52,31 @@ std::optional<TlsRole> CallerRole(const grpc::ServerContext& ctx) {
   return RoleOfDnsNames(Property(ctx, GRPC_X509_SAN_PROPERTY_NAME));
 }
 
+std::string CallerName(const grpc::ServerContext& ctx) {
+  auto auth = ctx.auth_context();
+  if (!auth || !auth->IsPeerAuthenticated()) return "";
+  const auto cn = Property(ctx, GRPC_X509_CN_PROPERTY_NAME);
+  return cn.empty() ? "" : cn.front();
+}
+
 namespace {
+
+// PERMISSION_DENIED when the caller's certificate is on `tls`'s
+// revocation list.
+grpc::Status CheckNotRevoked(const grpc::ServerContext& ctx,
+                             const TlsIdentity* tls, const std::string& who,
+                             const char* rpc) {
+  if (!tls->revoked) return grpc::Status::OK;
+  const auto pem = Property(ctx, GRPC_X509_PEM_CERT_PROPERTY_NAME);
+  if (pem.empty() || !tls->revoked->IsRevokedPem(pem.front())) {
+    return grpc::Status::OK;
+  }
+  return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                      who + " refuses " + rpc + " from '" + CallerName(ctx) +
+                          "' (" + ctx.peer() +
+                          "): its certificate is revoked (" +
+                          tls->revoked->path() + ")");
+}
 
 // `need` nullopt: either role.
 grpc::Status Check(const grpc::ServerContext& ctx, const TlsIdentity* tls,
@@ -60,8 +84,11 @@ grpc::Status Check(const grpc::ServerContext& ctx, const TlsIdentity* tls,
                    const char* rpc) {
   if (tls == nullptr) return grpc::Status::OK;
   const auto role = CallerRole(ctx);
-  if (role && (!need || role == need)) return grpc::Status::OK;
   const auto cn = Property(ctx, GRPC_X509_CN_PROPERTY_NAME);
+  if (role && (!need || role == need)) {
+    if (auto s = CheckNotRevoked(ctx, tls, who, rpc); !s.ok()) return s;
+    return grpc::Status::OK;
+  }
   const std::string caller =
       (cn.empty() ? std::string("the caller") : "caller " + cn.front()) + " (" +
       ctx.peer() + ")";

@@ -34,6 +34,10 @@ void SetServerRole(grpc::ChannelArguments* args, const TlsIdentity* tls,
 // certificate without exactly one role.
 std::optional<TlsRole> CallerRole(const grpc::ServerContext& ctx);
 
+// The common name of the caller's verified certificate (a device's name);
+// "" on plaintext.
+std::string CallerName(const grpc::ServerContext& ctx);
+
 // OK when `tls` is null (plaintext) or the caller's certificate has role
 // `need`; otherwise PERMISSION_DENIED naming `who`, the RPC and the caller.
 grpc::Status RequireRole(const grpc::ServerContext& ctx, const TlsIdentity* tls,

@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <chrono>
+#include <thread>
+
 #include "graph/random_input.h"
 #include "graph/tensor_diff.h"
 #include "models/load_model.h"
@@ -174,9 +177,9 @@ TEST(TlsRuntime, ADeviceCertificateCannotDeployOrReadStatistics) {
       << s.message();
   EXPECT_NE(s.message().find("intruder"), std::string::npos) << s.message();
 
-  // Directly, as a peer would: Deploy, Stats and ProbeLink are refused,
-  // each counted as unauthorized; Send gets past the role check to the
-  // plan's own (no deployment yet).
+  // Directly, as a peer would: Deploy, Stats, ProbeLink and Send are
+  // refused, each counted as unauthorized (Send because no plan deployed
+  // here names the device).
   const int64_t refused_before = UnauthorizedCount(*lc.workers[0]);
   EXPECT_GE(refused_before, 1);
   auto stub = rpc::Worker::NewStub(
@@ -219,8 +222,77 @@ TEST(TlsRuntime, ADeviceCertificateCannotDeployOrReadStatistics) {
     grpc::ClientContext ctx;
     ctx.set_deadline(DeadlineIn(3000));
     grpc::Status st = stub->Send(&ctx, msg, &ack);
-    EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION)
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::PERMISSION_DENIED)
         << st.error_message();
+  }
+  EXPECT_EQ(UnauthorizedCount(*lc.workers[0]), refused_before + 4);
+}
+
+// A device certificate of the cluster CA is good only for the devices of
+// the plans it is in: with a plan deployed over dev0 and dev1, dev1's
+// certificate gets past the check to the plan's own, and one issued to a
+// name outside the cluster gets a refusal for Send, Abort and Health, with
+// nothing of the plan in it.
+TEST(TlsRuntime, ADeviceOutsideThePlansIsRefusedEverything) {
+  TempCa ca;
+  TlsWorkers lc(ca, 2);
+  ASSERT_EQ(lc.workers.size(), 2u);
+  const Model m = LoadLenet();
+  const Plan plan = LopPlan(m, 2);
+  auto coordinator = ca.Issue("coordinator", TlsRole::kCoordinator);
+  CoordinatorOptions co;
+  co.tls = coordinator;
+  co.timeout_ms = 5000;
+  auto coord = Coordinator::Create(plan, lc.cluster, co);
+  ASSERT_TRUE(coord.ok()) << coord.status().message();
+  ASSERT_TRUE(coord.value()->Deploy(m.weights, nullptr).ok());
+
+  const std::string target = lc.cluster.devices[0].address;
+  auto send = [&](std::shared_ptr<const TlsIdentity> id) {
+    auto stub = rpc::Worker::NewStub(MakeChannel(target, 1 << 20, id.get()));
+    rpc::TensorMessage msg;
+    msg.set_protocol(kProtocolVersion);
+    msg.set_deployment("not-the-plan");
+    rpc::Ack ack;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(3000));
+    return stub->Send(&ctx, msg, &ack);
+  };
+  const grpc::Status member = send(ca.Load("dev1"));
+  EXPECT_NE(member.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+      << member.error_message();
+  EXPECT_NE(member.error_message().find("another plan"), std::string::npos)
+      << member.error_message();
+
+  const int64_t refused_before = UnauthorizedCount(*lc.workers[0]);
+  auto stranger = ca.Issue("stranger", TlsRole::kDevice);
+  const grpc::Status s = send(stranger);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_NE(s.error_message().find("stranger"), std::string::npos)
+      << s.error_message();
+  EXPECT_EQ(s.error_message().find("plan ("), std::string::npos)
+      << s.error_message();
+
+  auto stub =
+      rpc::Worker::NewStub(MakeChannel(target, 1 << 20, stranger.get()));
+  {
+    rpc::HealthRequest req;
+    req.set_protocol(kProtocolVersion);
+    rpc::HealthReply rep;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(3000));
+    EXPECT_EQ(stub->Health(&ctx, req, &rep).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_EQ(rep.name(), "");
+  }
+  {
+    rpc::AbortMessage req;
+    req.set_protocol(kProtocolVersion);
+    rpc::Ack rep;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(3000));
+    EXPECT_EQ(stub->Abort(&ctx, req, &rep).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
   }
   EXPECT_EQ(UnauthorizedCount(*lc.workers[0]), refused_before + 3);
 }
@@ -262,6 +334,54 @@ TEST(PeerAuth, LoopbackListenAddresses) {
   EXPECT_FALSE(IsLoopbackListen("0.0.0.0:7000"));
   EXPECT_FALSE(IsLoopbackListen("192.168.1.5:7000"));
   EXPECT_FALSE(IsLoopbackListen("[::]:7000"));
+}
+
+}  // namespace
+}  // namespace shoal
+
+namespace shoal {
+namespace {
+
+// A revoked certificate (`shoal certs revoke`) is refused both ways, by
+// processes already running: a worker refuses its calls, a coordinator
+// refuses to deploy to a worker showing it.
+TEST(TlsRuntime, ARevokedCertificateIsRefusedByRunningProcesses) {
+  TempCa ca;
+  // A list exists from the start, so that every identity below reads it.
+  ASSERT_NE(ca.Issue("old-board", TlsRole::kDevice), nullptr);
+  ASSERT_TRUE(RevokeCert(ca.dir, "old-board").ok());
+  TlsWorkers lc(ca, 2);
+  ASSERT_EQ(lc.workers.size(), 2u);
+  const Model m = LoadLenet();
+  const Plan plan = LopPlan(m, 2);
+  auto coordinator = ca.Issue("coordinator", TlsRole::kCoordinator);
+  ASSERT_NE(coordinator, nullptr);
+  ASSERT_NE(coordinator->revoked, nullptr);
+  ASSERT_TRUE(DeployWith(plan, lc.cluster, m, coordinator).ok());
+
+  auto dev1 = ca.Load("dev1");
+  ASSERT_NE(dev1, nullptr);
+  auto revoked = RevokeCert(ca.dir, "dev1");
+  ASSERT_TRUE(revoked.ok()) << revoked.status().message();
+  // Lists are read again at most once a second.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+
+  auto stub = rpc::Worker::NewStub(
+      MakeChannel(lc.cluster.devices[0].address, 1 << 20, dev1.get()));
+  rpc::TensorMessage msg;
+  msg.set_protocol(kProtocolVersion);
+  rpc::Ack ack;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(DeadlineIn(3000));
+  const grpc::Status s = stub->Send(&ctx, msg, &ack);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_NE(s.error_message().find("revoked"), std::string::npos)
+      << s.error_message();
+
+  const Status d = DeployWith(plan, lc.cluster, m, coordinator);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.message().find("dev1"), std::string::npos) << d.message();
+  EXPECT_NE(d.message().find("revoked"), std::string::npos) << d.message();
 }
 
 }  // namespace

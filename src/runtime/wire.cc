@@ -1,5 +1,7 @@
 #include "runtime/wire.h"
 
+#include <grpcpp/resource_quota.h>
+
 #include <climits>
 #include <cstring>
 
@@ -92,7 +94,8 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
   return grpc::CreateCustomChannel(address, ChannelCredentialsFor(tls), args);
 }
 
-void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes) {
+void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes,
+                     int64_t memory_quota_bytes) {
   // gRPC sets SO_REUSEPORT by default: a second worker on a taken port would
   // start and share it, silently. Without it the bind fails loudly.
   b->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -104,6 +107,11 @@ void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes) {
   b->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   b->SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
   b->SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
+  if (memory_quota_bytes > 0) {
+    grpc::ResourceQuota quota("shoal-server");
+    quota.Resize(static_cast<size_t>(memory_quota_bytes));
+    b->SetResourceQuota(quota);
+  }
 }
 
 Status FromGrpc(const grpc::Status& s, const std::string& context) {

@@ -59,7 +59,11 @@ std::shared_ptr<grpc::Channel> MakeChannel(
     const std::string& address, int64_t max_message_bytes,
     const TlsIdentity* tls = nullptr, TlsRole server_role = TlsRole::kDevice,
     int keepalive_timeout_ms = kKeepaliveTimeoutMs);
-void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes);
+// `memory_quota_bytes` > 0 bounds what gRPC itself may hold for the
+// server's connections (read buffers, messages arriving), whoever sends:
+// see ServerMemoryQuota.
+void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes,
+                     int64_t memory_quota_bytes = 0);
 
 Status FromGrpc(const grpc::Status& s, const std::string& context);
 grpc::Status ToGrpc(const Status& s);

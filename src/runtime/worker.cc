@@ -1,5 +1,6 @@
 #include "runtime/worker.h"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <functional>
@@ -76,6 +77,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
   std::mutex handlers_mu;
   std::condition_variable handlers_cv;
   int handlers = 0;
+  Clock::time_point last_handler_end = Clock::now();
   struct HandlerScope {
     explicit HandlerScope(Impl* p) : impl(p) {
       std::lock_guard<std::mutex> lock(impl->handlers_mu);
@@ -83,12 +85,21 @@ struct Worker::Impl final : public rpc::Worker::Service {
     }
     ~HandlerScope() {
       std::lock_guard<std::mutex> lock(impl->handlers_mu);
+      impl->last_handler_end = Clock::now();
       if (--impl->handlers == 0) impl->handlers_cv.notify_all();
     }
     HandlerScope(const HandlerScope&) = delete;
     HandlerScope& operator=(const HandlerScope&) = delete;
     Impl* impl;
   };
+
+  // Hands memory freed by gRPC back to the system once the worker is
+  // quiet (Worker::Start only: the server's connections are what a peer
+  // can grow). Without it, what a flood of connections made gRPC buffer
+  // stayed resident after they closed (934 MB of a 1 GiB budget 10 s after
+  // the peer left): glibc keeps freed blocks in its heaps.
+  std::thread trimmer;
+  std::condition_variable trimmer_cv;  // with handlers_mu
 
   // Last, so destroyed first: its page reads the members above.
   std::unique_ptr<HttpServer> metrics_http;
@@ -102,6 +113,28 @@ struct Worker::Impl final : public rpc::Worker::Service {
                }),
         scheduler(Core(), &sender) {
     if (o.max_message_bytes > 0) max_msg = o.max_message_bytes;
+    // A message's declared size is checked when its first bytes arrive:
+    // one over an eighth of the budget is refused then, before gRPC
+    // buffers any of it; so two fit in the quota (ServerQuota) at once.
+    if (o.memory_bytes > 0) {
+      max_msg =
+          std::min(max_msg, std::max(o.memory_bytes / 8, kMinMaxMessageBytes));
+    }
+  }
+
+  // A plan's Deploy and a layer's tensor must get through even on a
+  // budget of a few megabytes (the budget is for the model).
+  static constexpr int64_t kMinMaxMessageBytes = int64_t{4} << 20;
+
+  // What gRPC may buffer for the server's connections, whoever sends:
+  // under the quota (a quarter of the budget) gRPC reads no further,
+  // closes idle connections and then cancels the calls holding the most,
+  // so a peer with many connections and half-sent messages cannot grow the
+  // worker past its budget (runtime/worker_flood_slowtest.cc). 0: no
+  // budget, no quota.
+  int64_t ServerQuota() const {
+    if (opts.memory_bytes <= 0) return 0;
+    return std::max(opts.memory_bytes / 4, 2 * kMinMaxMessageBytes);
   }
 
   WorkerCore Core() {
@@ -136,8 +169,26 @@ struct Worker::Impl final : public rpc::Worker::Service {
     return CountRefusal(
         RequireRole(*ctx, opts.tls.get(), TlsRole::kCoordinator, Who(), rpc));
   }
+  // A coordinator, or a device of a plan deployed here: a certificate of
+  // the cluster CA issued to another device (one outside the cluster, or of
+  // a plan this worker is not in) gets a refusal and nothing else, not even
+  // the id of the plan it might address.
   grpc::Status FromMember(const grpc::ServerContext* ctx, const char* rpc) {
-    return CountRefusal(RequireMember(*ctx, opts.tls.get(), Who(), rpc));
+    if (auto s = RequireMember(*ctx, opts.tls.get(), Who(), rpc); !s.ok()) {
+      return CountRefusal(s);
+    }
+    if (opts.tls == nullptr || CallerRole(*ctx) != TlsRole::kDevice) {
+      return grpc::Status::OK;
+    }
+    const std::string name = CallerName(*ctx);
+    if (deployments.NamesDevice(name)) return grpc::Status::OK;
+    return CountRefusal(grpc::Status(
+        grpc::StatusCode::PERMISSION_DENIED,
+        Who() + " refuses " + rpc + " from device '" + name + "' (" +
+            ctx->peer() +
+            "): no plan deployed here names that device, and a device "
+            "certificate is good only for talking to the devices of its "
+            "plans"));
   }
   grpc::Status CountRefusal(grpc::Status s) {
     if (!s.ok()) metrics.Error(WorkerError::kUnauthorized);
@@ -179,7 +230,7 @@ struct Worker::Impl final : public rpc::Worker::Service {
                       rpc::HealthReply* rep) override {
     const HandlerScope in_flight(this);
     return GuardRpc(Who(), "Health", [&]() -> grpc::Status {
-      if (auto s = FromMember(ctx, "Health"); !s.ok()) return s;
+      if (auto s = FromCoordinator(ctx, "Health"); !s.ok()) return s;
       // Health answers any version, so a coordinator can say what mismatched.
       rep->set_protocol(kProtocolVersion);
       rep->set_name(opts.name);
@@ -573,7 +624,14 @@ struct Worker::Impl final : public rpc::Worker::Service {
                     rpc::Ack*) override {
     const HandlerScope in_flight(this);
     return GuardRpc(Who(), "Sink", [&]() -> grpc::Status {
-      if (auto s = FromMember(ctx, "Sink"); !s.ok()) return s;
+      // Any certificate of the CA: a link probe (ProbeLink, asked of
+      // another worker by a coordinator) arrives before a plan names the
+      // prober here, and a sink keeps nothing and answers nothing.
+      if (auto s =
+              CountRefusal(RequireMember(*ctx, opts.tls.get(), Who(), "Sink"));
+          !s.ok()) {
+        return s;
+      }
       return CheckProtocol(m->protocol(), Who());
     });
   }
@@ -597,6 +655,25 @@ struct Worker::Impl final : public rpc::Worker::Service {
     sender.Start();
   }
 
+  // Every kTrimEvery, when no RPC handler has run for kQuiet: a trim
+  // between requests, not beside one (it takes the heaps' locks).
+  void StartTrimmer() {
+    trimmer = std::thread([this] {
+      constexpr auto kTrimEvery = std::chrono::seconds(2);
+      constexpr auto kQuiet = std::chrono::seconds(1);
+      std::unique_lock<std::mutex> lock(handlers_mu);
+      while (!trimmer_cv.wait_for(lock, kTrimEvery,
+                                  [&] { return stopped.load(); })) {
+        if (handlers > 0 || Clock::now() - last_handler_end < kQuiet) {
+          continue;
+        }
+        lock.unlock();
+        TrimFreedMemory();
+        lock.lock();
+      }
+    });
+  }
+
   void Stop() {
     metrics_http.reset();  // its pages read what is stopped below
     if (stopped.exchange(true)) return;
@@ -607,6 +684,9 @@ struct Worker::Impl final : public rpc::Worker::Service {
     sender.Stop();
     std::unique_lock<std::mutex> lock(handlers_mu);
     handlers_cv.wait(lock, [&] { return handlers == 0; });
+    trimmer_cv.notify_all();
+    lock.unlock();
+    if (trimmer.joinable()) trimmer.join();
   }
 };
 
@@ -643,7 +723,7 @@ StatusOr<std::unique_ptr<Worker>> Worker::Start(const WorkerOptions& opts) {
   grpc::ServerBuilder b;
   b.AddListeningPort(opts.listen, ServerCredentialsFor(opts.tls.get()),
                      &impl->port);
-  ConfigureServer(&b, impl->max_msg);
+  ConfigureServer(&b, impl->max_msg, impl->ServerQuota());
   b.RegisterService(impl.get());
   impl->server = b.BuildAndStart();
   if (!impl->server || impl->port == 0) {
@@ -664,6 +744,7 @@ StatusOr<std::unique_ptr<Worker>> Worker::Start(const WorkerOptions& opts) {
     impl->metrics_http = std::move(http).value();
   }
   p->Start();
+  p->StartTrimmer();
   return std::unique_ptr<Worker>(new Worker(std::move(impl)));
 }
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <openssl/bn.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509v3.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 
 #include "security/device_name.h"
 #include "security/openssl_util.h"
+#include "security/revocation.h"
 
 namespace shoal {
 
@@ -143,10 +145,33 @@ StatusOr<std::string> SanEntry(const std::string& s) {
   return "DNS:" + s;
 }
 
+// The CA of `dir`: its certificate and the key that is its own.
+struct Ca {
+  X509Ptr cert;
+  PkeyPtr key;
+};
+
+StatusOr<Ca> LoadCa(const std::string& dir) {
+  const std::string cert_path = dir + "/ca.crt", key_path = dir + "/ca.key";
+  ASSIGN_OR_RETURN(std::string ca_pem, ReadTextFile(cert_path));
+  ASSIGN_OR_RETURN(std::string ca_key_pem, ReadTextFile(key_path));
+  Ca ca;
+  ASSIGN_OR_RETURN(ca.cert,
+                   ParseCertPem(ca_pem, "CA certificate " + cert_path));
+  ASSIGN_OR_RETURN(ca.key, ParseKeyPem(ca_key_pem, "CA key " + key_path));
+  if (X509_check_private_key(ca.cert.get(), ca.key.get()) != 1) {
+    ERR_clear_error();
+    return FailedPrecondition("CA key " + key_path + " is not the key of " +
+                              cert_path);
+  }
+  return ca;
+}
+
 }  // namespace
 
 std::string CaCertPath(const std::string& dir) { return dir + "/ca.crt"; }
 std::string CaKeyPath(const std::string& dir) { return dir + "/ca.key"; }
+std::string CrlPath(const std::string& dir) { return dir + "/crl.pem"; }
 
 StatusOr<CertFiles> InitCa(const std::string& dir, int days) {
   RETURN_IF_ERROR(CheckDays(days));
@@ -201,16 +226,9 @@ StatusOr<CertFiles> IssueCert(const std::string& dir, const std::string& name,
     san += "," + e;
   }
   const TlsPaths p = IssuedPaths(dir, name);
-  ASSIGN_OR_RETURN(std::string ca_pem, ReadTextFile(p.ca));
-  ASSIGN_OR_RETURN(std::string ca_key_pem, ReadTextFile(CaKeyPath(dir)));
-  ASSIGN_OR_RETURN(X509Ptr ca, ParseCertPem(ca_pem, "CA certificate " + p.ca));
-  ASSIGN_OR_RETURN(PkeyPtr ca_key,
-                   ParseKeyPem(ca_key_pem, "CA key " + CaKeyPath(dir)));
-  if (X509_check_private_key(ca.get(), ca_key.get()) != 1) {
-    ERR_clear_error();
-    return FailedPrecondition("CA key " + CaKeyPath(dir) +
-                              " is not the key of " + p.ca);
-  }
+  ASSIGN_OR_RETURN(Ca ca_files, LoadCa(dir));
+  X509* ca = ca_files.cert.get();
+  EVP_PKEY* ca_key = ca_files.key.get();
   std::error_code ec;
   for (const auto& f : {p.key, p.cert}) {
     if (fs::exists(f, ec)) {
@@ -222,19 +240,18 @@ StatusOr<CertFiles> IssueCert(const std::string& dir, const std::string& name,
   ASSIGN_OR_RETURN(PkeyPtr key, NewKey());
   ASSIGN_OR_RETURN(X509Ptr cert,
                    NewCert(key.get(), name, RoleName(o.role), o.days));
-  X509_set_issuer_name(cert.get(), X509_get_subject_name(ca.get()));
-  RETURN_IF_ERROR(AddExtension(cert.get(), ca.get(), NID_basic_constraints,
-                               "critical,CA:FALSE"));
-  RETURN_IF_ERROR(AddExtension(cert.get(), ca.get(), NID_key_usage,
+  X509_set_issuer_name(cert.get(), X509_get_subject_name(ca));
+  RETURN_IF_ERROR(
+      AddExtension(cert.get(), ca, NID_basic_constraints, "critical,CA:FALSE"));
+  RETURN_IF_ERROR(AddExtension(cert.get(), ca, NID_key_usage,
                                "critical,digitalSignature,keyAgreement"));
   // Workers are servers to the coordinator and clients of their peers.
-  RETURN_IF_ERROR(AddExtension(cert.get(), ca.get(), NID_ext_key_usage,
-                               "serverAuth,clientAuth"));
-  RETURN_IF_ERROR(AddExtension(cert.get(), ca.get(),
-                               NID_authority_key_identifier, "keyid:always"));
   RETURN_IF_ERROR(
-      AddExtension(cert.get(), ca.get(), NID_subject_alt_name, san));
-  RETURN_IF_ERROR(Sign(cert.get(), ca_key.get()));
+      AddExtension(cert.get(), ca, NID_ext_key_usage, "serverAuth,clientAuth"));
+  RETURN_IF_ERROR(AddExtension(cert.get(), ca, NID_authority_key_identifier,
+                               "keyid:always"));
+  RETURN_IF_ERROR(AddExtension(cert.get(), ca, NID_subject_alt_name, san));
+  RETURN_IF_ERROR(Sign(cert.get(), ca_key));
   RETURN_IF_ERROR(WriteNewFile(p.key, KeyToPem(key.get()), 0600));
   Status s = WriteNewFile(p.cert, CertToPem(cert.get()), 0644);
   if (!s.ok()) {
@@ -242,6 +259,97 @@ StatusOr<CertFiles> IssueCert(const std::string& dir, const std::string& name,
     return s;
   }
   return CertFiles{p.cert, p.key};
+}
+
+namespace {
+
+struct CrlFree {
+  void operator()(X509_CRL* p) const { X509_CRL_free(p); }
+};
+using CrlPtr = std::unique_ptr<X509_CRL, CrlFree>;
+struct Asn1TimeFree {
+  void operator()(ASN1_TIME* p) const { ASN1_TIME_free(p); }
+};
+
+}  // namespace
+
+StatusOr<Revoked> RevokeCert(const std::string& dir, const std::string& name,
+                             int days) {
+  RETURN_IF_ERROR(CheckDays(days));
+  RETURN_IF_ERROR(CheckDeviceName(name));
+  ASSIGN_OR_RETURN(Ca ca, LoadCa(dir));
+  const std::string cert_path = IssuedPaths(dir, name).cert;
+  ASSIGN_OR_RETURN(std::string cert_pem, ReadTextFile(cert_path));
+  ASSIGN_OR_RETURN(X509Ptr cert,
+                   ParseCertPem(cert_pem, "certificate " + cert_path));
+  if (X509_verify(cert.get(), X509_get0_pubkey(ca.cert.get())) != 1) {
+    ERR_clear_error();
+    return FailedPrecondition("certificate " + cert_path +
+                              " was not issued by the CA in " + dir);
+  }
+  Revoked out;
+  out.crl = CrlPath(dir);
+  out.serial = SerialHex(cert.get());
+
+  CrlPtr crl(X509_CRL_new());
+  X509_CRL_set_version(crl.get(), 1);  // v2: entries may carry extensions
+  X509_CRL_set_issuer_name(crl.get(), X509_get_subject_name(ca.cert.get()));
+  // The entries of the list there now, checked as any reader checks it.
+  std::error_code ec;
+  if (fs::exists(out.crl, ec)) {
+    ASSIGN_OR_RETURN(std::string old_pem, ReadTextFile(out.crl));
+    ASSIGN_OR_RETURN(
+        std::set<std::string> old,
+        ParseRevokedSerials(old_pem, CertToPem(ca.cert.get()),
+                            "certificate revocation list " + out.crl));
+    if (old.count(out.serial) > 0) {
+      return FailedPrecondition(name + "'s certificate (serial " + out.serial +
+                                ") is revoked already in " + out.crl);
+    }
+    BIO* bio =
+        BIO_new_mem_buf(old_pem.data(), static_cast<int>(old_pem.size()));
+    CrlPtr prev(PEM_read_bio_X509_CRL(bio, nullptr, nullptr, nullptr));
+    BIO_free(bio);
+    STACK_OF(X509_REVOKED)* entries =
+        prev ? X509_CRL_get_REVOKED(prev.get()) : nullptr;
+    for (int i = 0; entries != nullptr && i < sk_X509_REVOKED_num(entries);
+         ++i) {
+      X509_CRL_add0_revoked(
+          crl.get(), X509_REVOKED_dup(sk_X509_REVOKED_value(entries, i)));
+    }
+  }
+  X509_REVOKED* entry = X509_REVOKED_new();
+  std::unique_ptr<ASN1_TIME, Asn1TimeFree> now(X509_gmtime_adj(nullptr, 0));
+  std::unique_ptr<ASN1_TIME, Asn1TimeFree> next(
+      X509_gmtime_adj(nullptr, int64_t{days} * 86400));
+  X509_REVOKED_set_serialNumber(entry, X509_get_serialNumber(cert.get()));
+  X509_REVOKED_set_revocationDate(entry, now.get());
+  X509_CRL_add0_revoked(crl.get(), entry);
+  X509_CRL_set1_lastUpdate(crl.get(), now.get());
+  X509_CRL_set1_nextUpdate(crl.get(), next.get());
+  X509_CRL_sort(crl.get());
+  if (X509_CRL_sign(crl.get(), ca.key.get(), EVP_sha256()) <= 0) {
+    return Internal("cannot sign the revocation list: " + OpenSslErrors());
+  }
+  out.entries = sk_X509_REVOKED_num(X509_CRL_get_REVOKED(crl.get()));
+
+  BIO* mem = BIO_new(BIO_s_mem());
+  PEM_write_bio_X509_CRL(mem, crl.get());
+  char* data = nullptr;
+  const long n = BIO_get_mem_data(mem, &data);
+  const std::string pem(data, static_cast<size_t>(n));
+  BIO_free(mem);
+  // Written beside and renamed: a reader (a worker reloading it) sees the
+  // old list or the new one, never half of one.
+  const std::string tmp = out.crl + ".new";
+  unlink(tmp.c_str());
+  RETURN_IF_ERROR(WriteNewFile(tmp, pem, 0644));
+  if (rename(tmp.c_str(), out.crl.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    unlink(tmp.c_str());
+    return Unavailable("cannot write " + out.crl + ": " + why);
+  }
+  return out;
 }
 
 }  // namespace shoal

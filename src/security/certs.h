@@ -21,6 +21,8 @@ struct CertFiles {
 
 std::string CaCertPath(const std::string& dir);
 std::string CaKeyPath(const std::string& dir);
+// The CA's certificate revocation list (security/revocation.h).
+std::string CrlPath(const std::string& dir);
 
 // Creates `dir` (mode 0700) if needed; refuses to replace a CA there.
 StatusOr<CertFiles> InitCa(const std::string& dir, int days = 3650);
@@ -37,6 +39,19 @@ struct IssueOptions {
 // existing files.
 StatusOr<CertFiles> IssueCert(const std::string& dir, const std::string& name,
                               const IssueOptions& opts);
+
+struct Revoked {
+  std::string crl;     // the list written: CrlPath(dir)
+  std::string serial;  // the certificate's serial, hex
+  int entries = 0;     // certificates the list now holds
+};
+
+// Adds the certificate issued to NAME (DIR/NAME.crt) to the CA's
+// revocation list, DIR/crl.pem, signed by the CA's key: made when absent,
+// replaced whole (written beside and renamed) when present, keeping its
+// entries. Refuses a certificate of another CA and one revoked already.
+StatusOr<Revoked> RevokeCert(const std::string& dir, const std::string& name,
+                             int days = 3650);
 
 }  // namespace shoal
 

@@ -33,7 +33,14 @@ struct TempCa {
     o.role = role;
     auto f = IssueCert(dir, name, o);
     EXPECT_TRUE(f.ok()) << f.status().message();
-    auto id = LoadTlsIdentity(IssuedPaths(dir, name));
+    return Load(name);
+  }
+
+  // Loads NAME's files, with the CA's revocation list once there is one.
+  std::shared_ptr<const TlsIdentity> Load(const std::string& name) {
+    TlsPaths p = IssuedPaths(dir, name);
+    if (std::filesystem::exists(CrlPath(dir))) p.crl = CrlPath(dir);
+    auto id = LoadTlsIdentity(p);
     EXPECT_TRUE(id.ok()) << id.status().message();
     return id.ok() ? id.value() : nullptr;
   }

@@ -114,6 +114,14 @@ StatusOr<std::shared_ptr<const TlsIdentity>> LoadTlsIdentity(
   }
   id->role = *role;
   id->name = CertCommonName(cert.get());
+  if (!p.crl.empty()) {
+    ASSIGN_OR_RETURN(id->revoked, RevocationList::Load(p.crl, id->ca_pem));
+    if (id->revoked->IsRevoked(cert.get())) {
+      return FailedPrecondition("certificate " + p.cert + " (serial " +
+                                SerialHex(cert.get()) + ") is revoked by " +
+                                p.crl + ": issue this device a new one");
+    }
+  }
   return std::shared_ptr<const TlsIdentity>(std::move(id));
 }
 

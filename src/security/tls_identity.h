@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "security/revocation.h"
 #include "security/tls_paths.h"
 #include "util/status.h"
 
@@ -31,12 +32,16 @@ struct TlsIdentity {
   std::string ca_pem, cert_pem, key_pem;
   TlsRole role = TlsRole::kDevice;
   std::string name;  // the certificate's common name
+  // The certificates this process refuses although the CA signed them
+  // (TlsPaths::crl); null without a list.
+  std::shared_ptr<RevocationList> revoked;
 };
 
 // Reads and checks the three files: each readable and PEM, the key not
 // readable by others than its owner, the key the certificate's, the
-// certificate signed by the CA and current, and carrying a role. Errors
-// name the file at fault.
+// certificate signed by the CA and current, and carrying a role; with a
+// revocation list, the list signed by the CA and the certificate not on
+// it. Errors name the file at fault.
 StatusOr<std::shared_ptr<const TlsIdentity>> LoadTlsIdentity(
     const TlsPaths& paths);
 

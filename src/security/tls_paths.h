@@ -10,6 +10,9 @@ namespace shoal {
 
 struct TlsPaths {
   std::string ca, cert, key;
+  // The CA's revocation list (security/revocation.h); optional, and no
+  // TLS on its own.
+  std::string crl;
   bool any() const { return !ca.empty() || !cert.empty() || !key.empty(); }
 };
 
