@@ -54,9 +54,10 @@ Status RunScan(const ScanArgs& a) {
   Cluster file = c;
   if (o.tls) {  // the coordinator's files, as given, made absolute
     namespace fs = std::filesystem;
-    file.tls = TlsPaths{fs::absolute(a.tls.ca).string(),
-                        fs::absolute(a.tls.cert).string(),
-                        fs::absolute(a.tls.key).string()};
+    file.tls = TlsPaths{
+        fs::absolute(a.tls.ca).string(), fs::absolute(a.tls.cert).string(),
+        fs::absolute(a.tls.key).string(),
+        a.tls.crl.empty() ? "" : fs::absolute(a.tls.crl).string()};
   }
   std::ostringstream header;
   header << "Found by `shoal cluster scan`: " << c.devices.size()

@@ -11,6 +11,7 @@ void ExpectSameCluster(const Cluster& a, const Cluster& b) {
   EXPECT_EQ(a.tls.ca, b.tls.ca);
   EXPECT_EQ(a.tls.cert, b.tls.cert);
   EXPECT_EQ(a.tls.key, b.tls.key);
+  EXPECT_EQ(a.tls.crl, b.tls.crl);
   EXPECT_EQ(a.tls_dir, b.tls_dir);
   ASSERT_EQ(a.devices.size(), b.devices.size());
   for (size_t i = 0; i < a.devices.size(); ++i) {
@@ -60,7 +61,7 @@ TEST(FormatCluster, EveryExampleReadsBackEqual) {
 TEST(FormatCluster, EveryFieldAndDefaultReadsBackEqual) {
   Cluster c;
   c.tls = TlsPaths{"/etc/shoal/ca.crt", "/etc/shoal/laptop.crt",
-                   "/etc/shoal/laptop key.key"};
+                   "/etc/shoal/laptop key.key", "/etc/shoal/crl.pem"};
   auto dev = [](const std::string& name) {
     DeviceSpec d;
     d.name = name;
@@ -75,7 +76,8 @@ TEST(FormatCluster, EveryFieldAndDefaultReadsBackEqual) {
   full.cpu = 0.125;
   full.system_cpu = 0.3;
   full.link = Link{62.24e6, 8.83e-3};
-  full.tls = TlsPaths{c.tls.ca, "/etc/shoal/full.crt", "/etc/shoal/full.key"};
+  full.tls =
+      TlsPaths{c.tls.ca, "/etc/shoal/full.crt", "/etc/shoal/full.key", ""};
   full.power = PowerSpec{0.95, 6.4, 1.25e-7, 3.3e-8, true};
   DeviceSpec auto_cpu = dev("auto_cpu");  // speed 1, calibrated
   auto_cpu.cpu_from_speed = true;

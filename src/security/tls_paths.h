@@ -20,7 +20,7 @@ struct TlsPaths {
 // DIR/ca.crt, DIR/NAME.crt, DIR/NAME.key.
 inline TlsPaths IssuedPaths(const std::string& dir, const std::string& name) {
   return TlsPaths{dir + "/ca.crt", dir + "/" + name + ".crt",
-                  dir + "/" + name + ".key"};
+                  dir + "/" + name + ".key", ""};
 }
 
 }  // namespace shoal
