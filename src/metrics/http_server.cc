@@ -216,11 +216,12 @@ struct HttpServer::Impl {
   }
 
   HttpReply Call(const HttpRoute& route, const httplib::Request& req,
+                 std::string_view body,
                  std::map<std::string, std::string> params) const {
     HttpRequest r;
     r.method = req.method;
     r.path = req.path;
-    r.body = req.body;
+    r.body = body;
     r.path_params = std::move(params);
     r.remote = req.remote_addr + ":" + std::to_string(req.remote_port);
     for (const auto& [k, v] : req.params) r.query.emplace(k, v);
@@ -243,8 +244,8 @@ struct HttpServer::Impl {
   // Before httplib reads a body: the path's length, the declared body
   // size, the credentials and the route are checked here, so that a
   // client without credentials never has a body read. GETs are answered
-  // here too; a POST's body is read by httplib (up to max_body_bytes),
-  // then answered by Post() below.
+  // here too; a POST's body is read by Post() below (up to
+  // max_body_bytes).
   httplib::Server::HandlerResponse PreRoute(const httplib::Request& req,
                                             httplib::Response& res) const {
     HttpReply error;
@@ -261,6 +262,14 @@ struct HttpServer::Impl {
       error = JsonError(413, "the request body is larger than " +
                                  std::to_string(opts.max_body_bytes) +
                                  " bytes, the most this server reads");
+    } else if (req.get_header_value("Content-Type")
+                   .starts_with("multipart/form-data")) {
+      // A form (curl -F) wraps the bytes in parts this server does not
+      // take apart.
+      error = JsonError(415,
+                        "the body is a multipart form: send the bytes "
+                        "themselves as the body (curl --data-binary @FILE, "
+                        "not -F)");
     } else if (std::string why = Refusal(req, opts); !why.empty()) {
       error = JsonError(401, why);
       error.headers["WWW-Authenticate"] = "Bearer realm=\"shoal\"";
@@ -268,20 +277,53 @@ struct HttpServer::Impl {
       refused = false;
       if (req.method == "POST")
         return httplib::Server::HandlerResponse::Unhandled;
-      error = Call(*route, req, std::move(params));
+      error = Call(*route, req, "", std::move(params));
     }
     if (HasBody(req)) error.headers["Connection"] = "close";
     Answer(error, res);
     return httplib::Server::HandlerResponse::Handled;
   }
 
-  // A POST whose route PreRoute found, its body read.
-  void Post(const httplib::Request& req, httplib::Response& res) const {
+  // A POST whose route PreRoute found. Its body is read here, not by
+  // httplib's handler for a plain POST: that one takes a body sent as a
+  // form (curl --data-binary's default Content-Type) apart into
+  // parameters, and refuses one over 8 KiB.
+  void Post(const httplib::Request& req, httplib::Response& res,
+            const httplib::ContentReader& reader) const {
     HttpReply error;
     std::map<std::string, std::string> params;
     const HttpRoute* route = Find(req, &error, &params);
-    Answer(route != nullptr ? Call(*route, req, std::move(params)) : error,
-           res);
+    if (route == nullptr) {
+      Answer(error, res);
+      return;
+    }
+    std::string body;
+    const uint64_t max = static_cast<uint64_t>(opts.max_body_bytes);
+    if (req.has_header("Content-Length")) {
+      body.reserve(std::min<uint64_t>(
+          max, std::strtoull(req.get_header_value("Content-Length").c_str(),
+                             nullptr, 10)));
+    }
+    bool over = false;
+    const bool read = reader([&](const char* data, size_t n) {
+      if (body.size() + n > max) {
+        over = true;
+        return false;
+      }
+      body.append(data, n);
+      return true;
+    });
+    if (!read) {
+      HttpReply e =
+          over ? JsonError(413, "the request body is larger than " +
+                                    std::to_string(max) +
+                                    " bytes, the most this server reads")
+               : JsonError(400, "the request body could not be read whole");
+      e.headers["Connection"] = "close";
+      Answer(e, res);
+      return;
+    }
+    Answer(Call(*route, req, body, std::move(params)), res);
   }
 };
 
@@ -358,8 +400,9 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
       });
   // Reached only for a POST whose route PreRoute found (it answers every
   // other request), and whose path it bounded.
-  s.Post(".*", [p](const httplib::Request& req, httplib::Response& res) {
-    p->Post(req, res);
+  s.Post(".*", [p](const httplib::Request& req, httplib::Response& res,
+                   const httplib::ContentReader& reader) {
+    p->Post(req, res, reader);
   });
   s.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.body.empty() && res.status == 413) {

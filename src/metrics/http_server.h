@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "security/tls_identity.h"
@@ -23,7 +24,10 @@
 namespace shoal {
 
 struct HttpRequest {
-  std::string method, path, body;
+  std::string method, path;
+  // The body as the server read it (up to max_body_bytes), not a copy:
+  // valid while the handler runs.
+  std::string_view body;
   std::map<std::string, std::string> path_params;  // the {name} segments
   std::map<std::string, std::string> query;        // the first of each
   std::map<std::string, std::string> headers;      // names in lower case

@@ -162,6 +162,17 @@ TEST(HttpServer, PostRoutesAndMethods) {
   r = c.Post("/v2/models/lenet5/infer", std::string(1 << 17, 'x'),
              "application/json");
   if (r) EXPECT_EQ(r->status, 413);
+  // A body of any size up to the bound, whatever its Content-Type says
+  // (curl --data-binary sends a form's type).
+  r = c.Post("/v2/models/m/infer", std::string(60000, 'x'),
+             "application/x-www-form-urlencoded");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "m 60000  ");
+  r = c.Post("/v2/models/m/infer", "--b\r\n",
+             "multipart/form-data; boundary=b");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 415);
   httplib::Client c2("127.0.0.1", (*s)->port());
   r = c2.Get("/v2/models/" + std::string(2000, 'a'));
   ASSERT_TRUE(r);

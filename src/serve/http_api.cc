@@ -112,7 +112,7 @@ HttpReply Classify(const HttpApi& api, const HttpRequest& req) {
         // (io/image.h), and the server's threads together must not.
         static std::mutex decoding;
         std::lock_guard<std::mutex> lock(decoding);
-        return DecodeImage(req.body, "the request body", shape,
+        return DecodeImage(std::string(req.body), "the request body", shape,
                            DefaultNormalization(shape[1]));
       },
       "http " + req.remote);

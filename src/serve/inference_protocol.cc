@@ -81,7 +81,7 @@ nlohmann::json ModelMetadataJson(const OipModel& m) {
           {"outputs", {TensorJson(m.output_name, m.output_shape)}}};
 }
 
-StatusOr<OipRequest> ParseInferRequest(const std::string& body,
+StatusOr<OipRequest> ParseInferRequest(std::string_view body,
                                        std::optional<int64_t> header_length,
                                        const OipModel& m) {
   std::string_view json_text = body;
@@ -95,7 +95,18 @@ StatusOr<OipRequest> ParseInferRequest(const std::string& body,
                              std::to_string(body.size()) + " bytes");
     }
     json_text = json_text.substr(0, *header_length);
-    binary = std::string_view(body).substr(*header_length);
+    binary = body.substr(*header_length);
+  }
+  const int64_t max_json =
+      (int64_t{64} << 10) + kMaxJsonBytesPerValue * NumElements(m.input_shape);
+  if (static_cast<int64_t>(json_text.size()) > max_json) {
+    return InvalidArgument("the request's JSON is " +
+                           std::to_string(json_text.size()) +
+                           " bytes; for model " + m.name + "'s input of " +
+                           std::to_string(NumElements(m.input_shape)) +
+                           " values it may be " + std::to_string(max_json) +
+                           " at most: send a large tensor as binary data (the "
+                           "Inference-Header-Content-Length header)");
   }
   ASSIGN_OR_RETURN(nlohmann::json j, ParseJson(json_text, "the request"));
   if (!j.is_object()) {

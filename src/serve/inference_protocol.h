@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "graph/weights.h"
 #include "util/status.h"
@@ -37,11 +38,16 @@ struct OipRequest {
 // The most elements one request's input may hold (the model's input is
 // far below): a request cannot make the server build more.
 constexpr int64_t kMaxRequestElements = int64_t{1} << 26;
+// Enough for any float32 written in full ("-1.17549435082228751e-38,").
+constexpr int64_t kMaxJsonBytesPerValue = 32;
 
 // The request in `body` for model `m`. `header_length` is the value of
 // Inference-Header-Content-Length (nullopt: the whole body is JSON). Errors
-// (kInvalidArgument) name the field at fault.
-StatusOr<OipRequest> ParseInferRequest(const std::string& body,
+// (kInvalidArgument) name the field at fault. The JSON may hold at most
+// kMaxJsonBytesPerValue bytes per input value (plus 64 KiB), checked
+// before it is parsed: a parsed number takes 16 bytes, and a request
+// could otherwise make the server hold 8 times its body.
+StatusOr<OipRequest> ParseInferRequest(std::string_view body,
                                        std::optional<int64_t> header_length,
                                        const OipModel& m);
 

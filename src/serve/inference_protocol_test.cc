@@ -115,9 +115,15 @@ TEST(InferenceProtocol, RefusesMalformedRequests) {
       Error(Request("[1,2,3,4,5,6]", "[1,2,3]", R"(,"outputs":[{"name":"w"}])"))
           .find("one output, 'y'"),
       std::string::npos);
-  // Nested 100 000 deep: refused while parsing, not walked.
-  EXPECT_NE(Error(Request(std::string(100000, '[') + std::string(100000, ']')))
+  // Nested 30 000 deep (within the size bound): refused while parsing,
+  // not walked.
+  EXPECT_NE(Error(Request(std::string(30000, '[') + std::string(30000, ']')))
                 .find("nest"),
+            std::string::npos);
+  // JSON larger than its values can take is refused before it is parsed.
+  std::string zeros = "[0";
+  for (int i = 0; i < 40000; ++i) zeros += ",0";
+  EXPECT_NE(Error(Request(zeros + "]")).find("send a large tensor as binary"),
             std::string::npos);
   // The binary extension: a header length beyond the body, sizes that do
   // not add up, binary data without the header.
