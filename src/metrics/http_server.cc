@@ -135,10 +135,19 @@ std::string Refusal(const httplib::Request& req, const HttpServerOptions& o) {
     X509Ptr peer(SSL_get1_peer_certificate(req.ssl));
     if (peer && SSL_get_verify_result(req.ssl) == X509_V_OK) {
       const auto role = RoleOfDnsNames(CertDnsNames(peer.get()));
-      if (role == TlsRole::kCoordinator) return "";
-      cert_why = "; the client certificate of '" + CertCommonName(peer.get()) +
-                 "' is a " + (role ? RoleName(*role) : "role-less") +
-                 " certificate, and this takes a coordinator one";
+      const bool revoked =
+          o.tls->revoked && o.tls->revoked->IsRevoked(peer.get());
+      if (role == TlsRole::kCoordinator && !revoked) return "";
+      if (revoked) {
+        cert_why = "; the client certificate of '" +
+                   CertCommonName(peer.get()) + "' is revoked (" +
+                   o.tls->revoked->path() + ")";
+      } else {
+        cert_why = "; the client certificate of '" +
+                   CertCommonName(peer.get()) + "' is a " +
+                   (role ? RoleName(*role) : "role-less") +
+                   " certificate, and this takes a coordinator one";
+      }
     }
   }
   std::string ways;
@@ -249,7 +258,6 @@ struct HttpServer::Impl {
   httplib::Server::HandlerResponse PreRoute(const httplib::Request& req,
                                             httplib::Response& res) const {
     HttpReply error;
-    bool refused = true;
     std::map<std::string, std::string> params;
     const HttpRoute* route = nullptr;
     if (req.path.size() > kMaxPathBytes) {
@@ -274,7 +282,6 @@ struct HttpServer::Impl {
       error = JsonError(401, why);
       error.headers["WWW-Authenticate"] = "Bearer realm=\"shoal\"";
     } else if ((route = Find(req, &error, &params)) != nullptr) {
-      refused = false;
       if (req.method == "POST")
         return httplib::Server::HandlerResponse::Unhandled;
       error = Call(*route, req, "", std::move(params));

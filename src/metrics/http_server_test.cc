@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include "security/certs_test_util.h"
 #include "security/openssl_util.h"
@@ -59,7 +60,9 @@ TEST(HttpServer, RefusesALargeBody) {
   c.set_read_timeout(2);
   auto r = c.Post("/hello", std::string(1 << 20, 'x'), "text/plain");
   // 413 or the connection closed mid-body: never read, never 200.
-  if (r) EXPECT_EQ(r->status, 413);
+  if (r) {
+    EXPECT_EQ(r->status, 413);
+  }
 }
 
 TEST(HttpServer, NamesATakenPort) {
@@ -161,7 +164,9 @@ TEST(HttpServer, PostRoutesAndMethods) {
   EXPECT_NE(r->body.find("\"error\""), std::string::npos) << r->body;
   r = c.Post("/v2/models/lenet5/infer", std::string(1 << 17, 'x'),
              "application/json");
-  if (r) EXPECT_EQ(r->status, 413);
+  if (r) {
+    EXPECT_EQ(r->status, 413);
+  }
   // A body of any size up to the bound, whatever its Content-Type says
   // (curl --data-binary sends a form's type).
   r = c.Post("/v2/models/m/infer", std::string(60000, 'x'),
@@ -277,6 +282,31 @@ TEST(HttpServer, HttpsTakesCoordinatorCertificatesOrTheToken) {
   r = with_token->Get("/hello");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
+}
+
+// A coordinator certificate on the CA's revocation list is refused, by a
+// server already running when it was revoked.
+TEST(HttpServer, HttpsRefusesARevokedCertificate) {
+  testing::TempCa ca;
+  ASSERT_TRUE(ca.Issue("old", TlsRole::kDevice));
+  ASSERT_TRUE(RevokeCert(ca.dir, "old").ok());  // the list exists from now
+  auto server_id = ca.Issue("coordinator", TlsRole::kCoordinator);
+  auto laptop = ca.Issue("laptop", TlsRole::kCoordinator);
+  ASSERT_TRUE(server_id && laptop && server_id->revoked);
+  HttpServerOptions o;
+  o.tls = server_id;
+  auto s = HttpServer::Start("127.0.0.1:0", "test", PostRoutes(), o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  auto r = HttpsClient((*s)->port(), laptop.get())->Get("/hello");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+
+  ASSERT_TRUE(RevokeCert(ca.dir, "laptop").ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  r = HttpsClient((*s)->port(), laptop.get())->Get("/hello");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  EXPECT_NE(r->body.find("'laptop' is revoked"), std::string::npos) << r->body;
 }
 
 }  // namespace
