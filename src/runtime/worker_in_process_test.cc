@@ -81,3 +81,53 @@ TEST(WorkerInProcess, IncompleteBlobIsRefused) {
 
 }  // namespace
 }  // namespace shoal
+
+namespace shoal {
+namespace {
+
+// A link probe's times are board time: a worker dilated x3 (its link 3x
+// slower in host time, as `worker --dilation 3` makes it) reports what the
+// undilated link takes, as the coordinator reports requests.
+TEST(WorkerProbe, ReportsBoardTimeWhenDilated) {
+  WorkerOptions sink_opts;
+  sink_opts.name = "sink";
+  sink_opts.listen = "127.0.0.1:0";
+  auto sink = Worker::Start(sink_opts);
+  ASSERT_TRUE(sink.ok()) << sink.status().message();
+
+  constexpr double kBandwidth = 8e6, kLatency = 0.02, kDilation = 3;
+  constexpr int64_t kBytes = 100000;  // 0.1 s at 8 Mbit/s
+  WorkerOptions o;
+  o.name = "prober";
+  o.listen = "127.0.0.1:0";
+  o.dilation = kDilation;
+  o.link.bandwidth_bps = kBandwidth / kDilation;
+  o.link.latency_s = kLatency * kDilation;
+  auto prober = Worker::Start(o);
+  ASSERT_TRUE(prober.ok()) << prober.status().message();
+
+  auto stub = rpc::Worker::NewStub(
+      MakeChannel("127.0.0.1:" + std::to_string((*prober)->port()), 1 << 20));
+  rpc::LinkProbeRequest req;
+  req.set_protocol(kProtocolVersion);
+  req.set_target("127.0.0.1:" + std::to_string((*sink)->port()));
+  req.set_bytes(kBytes);
+  req.set_count(2);
+  req.set_timeout_ms(10000);
+  rpc::LinkProbeReply rep;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(DeadlineIn(20000));
+  const grpc::Status s = stub->ProbeLink(&ctx, req, &rep);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(rep.seconds_size(), 2);
+  const double board_s = kBytes * 8 / kBandwidth + kLatency;  // 0.12 s
+  for (double t : rep.seconds()) {
+    // Loose: the host's own time for a message comes on top, but a probe
+    // reported in host time would be 3x, 0.36 s.
+    EXPECT_GT(t, 0.8 * board_s);
+    EXPECT_LT(t, 2 * board_s);
+  }
+}
+
+}  // namespace
+}  // namespace shoal
