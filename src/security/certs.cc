@@ -263,10 +263,6 @@ StatusOr<CertFiles> IssueCert(const std::string& dir, const std::string& name,
 
 namespace {
 
-struct CrlFree {
-  void operator()(X509_CRL* p) const { X509_CRL_free(p); }
-};
-using CrlPtr = std::unique_ptr<X509_CRL, CrlFree>;
 struct Asn1TimeFree {
   void operator()(ASN1_TIME* p) const { ASN1_TIME_free(p); }
 };

@@ -23,6 +23,10 @@ struct PkeyFree {
 };
 using X509Ptr = std::unique_ptr<X509, X509Free>;
 using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyFree>;
+struct CrlFree {
+  void operator()(X509_CRL* p) const { X509_CRL_free(p); }
+};
+using CrlPtr = std::unique_ptr<X509_CRL, CrlFree>;
 
 // The reasons OpenSSL queued for the last failure, oldest first ("" if
 // none); empties the queue.

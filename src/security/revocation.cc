@@ -11,11 +11,6 @@ namespace shoal {
 
 namespace {
 
-struct CrlFree {
-  void operator()(X509_CRL* p) const { X509_CRL_free(p); }
-};
-using CrlPtr = std::unique_ptr<X509_CRL, CrlFree>;
-
 std::string IntegerHex(const ASN1_INTEGER* n) {
   BIGNUM* bn = ASN1_INTEGER_to_BN(n, nullptr);
   if (bn == nullptr) return "";
