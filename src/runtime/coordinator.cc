@@ -141,8 +141,23 @@ struct Coordinator::Impl final : public rpc::Worker::Service {
   const TlsIdentity* tls() const { return opts.tls.get(); }
 
   // The connection watch lost device `d`: the requests that run a task
-  // there fail now, not at their deadline.
+  // there fail now, not at their deadline. Unless the worker itself closed
+  // the connection and still holds the deployment: a worker closes
+  // connections idle for a while, older than a limit, or under memory
+  // pressure (runtime/wire.h, ServerLimits), and its calls went on or
+  // connect again.
   void DeviceLost(int d, const std::string& what) {
+    auto needed = [&] {
+      for (auto& [id, p] : pending) {
+        if (p->error.ok() && p->uses[d]) return true;
+      }
+      return false;
+    };
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!needed()) return;
+    }
+    if (StillHoldsDeployment(d)) return;
     std::lock_guard<std::mutex> lock(mu);
     bool any = false;
     for (auto& [id, p] : pending) {
@@ -151,6 +166,24 @@ struct Coordinator::Impl final : public rpc::Worker::Service {
       any = true;
     }
     if (any) cv.notify_all();
+  }
+
+  // Whether device `d` answers Health within half a second with the
+  // deployment it was given: the same process, its state intact (a
+  // restarted one holds none). A frozen or dead one costs at most that.
+  bool StillHoldsDeployment(int d) {
+    std::string want;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      want = deploy_ids[d];
+    }
+    if (want.empty()) return false;
+    rpc::HealthRequest q;
+    q.set_protocol(kProtocolVersion);
+    rpc::HealthReply r;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(500));
+    return stubs[d]->Health(&ctx, q, &r).ok() && r.deployment() == want;
   }
 
   grpc::Status Health(grpc::ServerContext* ctx, const rpc::HealthRequest*,
@@ -617,7 +650,11 @@ Status SendDeploy(Coordinator::Impl& m, int d, const rpc::DeployRequest& req,
   // Written only when new: Run reads them without a lock, and a redeploy
   // (serve repairing a device) runs beside requests.
   if (m.deployment[d] != req.plan_id()) m.deployment[d] = req.plan_id();
-  if (m.deploy_ids[d] != req.deployment()) m.deploy_ids[d] = req.deployment();
+  {
+    // The connection watch reads it (DeviceLost).
+    std::lock_guard<std::mutex> lock(m.mu);
+    m.deploy_ids[d] = req.deployment();
+  }
   return Status::Ok();
 }
 

@@ -71,8 +71,13 @@ struct LocalWorkers {
                         bool restartable = false) {
     for (int i = 0; i < n; ++i) Add(memory_bytes, restartable);
   }
+  // Each worker with `base`'s options but its name and port.
+  LocalWorkers(int n, const WorkerOptions& base) : base(base) {
+    for (int i = 0; i < n; ++i) Add(base.memory_bytes);
+  }
+  WorkerOptions base;
   void Add(int64_t memory_bytes = 0, bool restartable = false) {
-    WorkerOptions o;
+    WorkerOptions o = base;
     o.name = "dev" + std::to_string(workers.size());
     o.memory_bytes = memory_bytes;
     StatusOr<std::unique_ptr<Worker>> w = Unavailable("no port tried");
@@ -99,7 +104,7 @@ struct LocalWorkers {
   // would restart a device.
   void Restart(int i) {
     workers[i].reset();
-    WorkerOptions o;
+    WorkerOptions o = base;
     o.name = cluster.devices[i].name;
     o.listen = cluster.devices[i].address;
     o.memory_bytes = memory[i];

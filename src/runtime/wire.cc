@@ -94,8 +94,7 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
   return grpc::CreateCustomChannel(address, ChannelCredentialsFor(tls), args);
 }
 
-void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes,
-                     int64_t memory_quota_bytes) {
+void ConfigureServer(grpc::ServerBuilder* b, const ServerLimits& limits) {
   // gRPC sets SO_REUSEPORT by default: a second worker on a taken port would
   // start and share it, silently. Without it the bind fails loudly.
   b->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -105,13 +104,30 @@ void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes,
   b->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
                         kKeepaliveTimeMs / 2);
   b->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
-  b->SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
-  b->SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
-  if (memory_quota_bytes > 0) {
+  b->SetMaxReceiveMessageSize(static_cast<int>(limits.max_message_bytes));
+  b->SetMaxSendMessageSize(static_cast<int>(limits.max_message_bytes));
+  if (limits.memory_quota_bytes > 0) {
     grpc::ResourceQuota quota("shoal-server");
-    quota.Resize(static_cast<size_t>(memory_quota_bytes));
+    quota.Resize(static_cast<size_t>(limits.memory_quota_bytes));
     b->SetResourceQuota(quota);
   }
+  // A coordinator whose connection is closed this way sees it drop and
+  // asks the worker whether it still holds the deployment before it fails
+  // a request (Coordinator, DeviceLost).
+  if (limits.idle_ms > 0) {
+    b->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, limits.idle_ms);
+  }
+  if (limits.age_ms > 0) {
+    b->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, limits.age_ms);
+    b->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                          limits.grace_ms);
+  }
+}
+
+void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes) {
+  ServerLimits l;
+  l.max_message_bytes = max_message_bytes;
+  ConfigureServer(b, l);
 }
 
 Status FromGrpc(const grpc::Status& s, const std::string& context) {

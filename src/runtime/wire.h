@@ -59,11 +59,37 @@ std::shared_ptr<grpc::Channel> MakeChannel(
     const std::string& address, int64_t max_message_bytes,
     const TlsIdentity* tls = nullptr, TlsRole server_role = TlsRole::kDevice,
     int keepalive_timeout_ms = kKeepaliveTimeoutMs);
-// `memory_quota_bytes` > 0 bounds what gRPC itself may hold for the
-// server's connections (read buffers, messages arriving), whoever sends:
-// see ServerMemoryQuota.
-void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes,
-                     int64_t memory_quota_bytes = 0);
+// What a server gives any peer that reaches it, whoever it is
+// (docs/security.md, "Limits on what an input can cost").
+struct ServerLimits {
+  int64_t max_message_bytes = kDefaultMaxMessageBytes;
+  // > 0: what gRPC itself may hold for the server's connections (read
+  // buffers, messages arriving); past it gRPC closes connections that carry
+  // no call, then cancels calls. 0: no quota.
+  int64_t memory_quota_bytes = 0;
+  // A connection that carries no call this long is closed (a GOAWAY: a
+  // client's next call connects again). 0: never.
+  int idle_ms = 0;
+  // A connection this old is asked to go (a GOAWAY, gRPC adds +-10 %
+  // jitter); the calls on it then have `grace_ms` more before it is
+  // closed. This is what ends a call a peer keeps open, a message begun and
+  // never finished among them. 0: never.
+  int age_ms = 0;
+  int grace_ms = 0;
+};
+
+// The worker's: a peer on the network reaches it. A connection idle for a
+// minute is closed; one is asked to go after ten minutes, and its calls get
+// ten more, the longest a deployment's upload may take by default
+// (CoordinatorOptions::deploy_timeout_ms): so no call lasts more than
+// twenty minutes, a half-sent message included.
+constexpr int kWorkerIdleConnectionMs = 60 * 1000;
+constexpr int kWorkerConnectionAgeMs = 10 * 60 * 1000;
+constexpr int kWorkerConnectionGraceMs = 10 * 60 * 1000;
+
+void ConfigureServer(grpc::ServerBuilder* b, const ServerLimits& limits);
+// With a message limit only.
+void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes);
 
 Status FromGrpc(const grpc::Status& s, const std::string& context);
 grpc::Status ToGrpc(const Status& s);

@@ -727,7 +727,13 @@ StatusOr<std::unique_ptr<Worker>> Worker::Start(const WorkerOptions& opts) {
   grpc::ServerBuilder b;
   b.AddListeningPort(opts.listen, ServerCredentialsFor(opts.tls.get()),
                      &impl->port);
-  ConfigureServer(&b, impl->max_msg, impl->ServerQuota());
+  ServerLimits limits;
+  limits.max_message_bytes = impl->max_msg;
+  limits.memory_quota_bytes = impl->ServerQuota();
+  limits.idle_ms = opts.idle_connection_ms;
+  limits.age_ms = opts.connection_age_ms;
+  limits.grace_ms = opts.connection_grace_ms;
+  ConfigureServer(&b, limits);
   b.RegisterService(impl.get());
   impl->server = b.BuildAndStart();
   if (!impl->server || impl->port == 0) {

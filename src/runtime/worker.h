@@ -14,6 +14,7 @@
 #include "cluster/cluster.h"
 #include "engine/executor.h"
 #include "runtime/link_shaper.h"
+#include "runtime/wire.h"
 #include "security/tls_identity.h"
 #include "shoal.grpc.pb.h"
 #include "util/status.h"
@@ -42,6 +43,11 @@ struct WorkerOptions {
   double board_speed = 1;
   double dilation = 1;
   int64_t max_message_bytes = 0;  // 0: kDefaultMaxMessageBytes
+  // How long a connection may carry no call, and live (then its calls get
+  // the grace): runtime/wire.h, ServerLimits. Tests shorten them.
+  int idle_connection_ms = kWorkerIdleConnectionMs;
+  int connection_age_ms = kWorkerConnectionAgeMs;
+  int connection_grace_ms = kWorkerConnectionGraceMs;
   Backend backend = kDefaultBackend;
   // Where weight blobs are kept between deployments (runtime/blob_cache.h);
   // "": a temporary directory removed at shutdown.

@@ -1,8 +1,10 @@
-// A worker process under a hostile peer that speaks HTTP/2 itself
+// A worker under a hostile peer that speaks HTTP/2 itself
 // (test/py/grpc_flood.py): hundreds of connections, each sending a megabyte
 // of a message that declares 100 MiB and never finishing it, round after
 // round. The worker must stay within its memory budget, give the memory
-// back once the peer is gone, and answer a real client throughout.
+// back once the peer is gone, and answer a real client throughout. And a
+// message begun and never finished ends with its connection's age limit,
+// whether the peer heeds the worker's GOAWAY or not.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -18,6 +20,7 @@
 
 #include "runtime/process_test_util.h"
 #include "runtime/wire.h"
+#include "runtime/worker.h"
 #include "shoal.grpc.pb.h"
 
 namespace shoal {
@@ -146,6 +149,52 @@ TEST(WorkerFlood, PartialMessagesOnManyConnectionsStayWithinTheBudget) {
   EXPECT_LT(after, idle + (int64_t{64} << 20))
       << "peak " << peak << ", idle " << idle;
   EXPECT_TRUE(Healthy(w.address(), &why)) << why;
+}
+
+// The JSON line the flood printed for `round`, or "".
+std::string RoundLine(const std::string& report, int round) {
+  const std::string key = "{\"round\": " + std::to_string(round) + ",";
+  const size_t at = report.find(key);
+  if (at == std::string::npos) return "";
+  return report.substr(at, report.find('\n', at) - at);
+}
+
+// How many of the flood's connections the worker closed by `hold` seconds,
+// its limits `o` (a worker in this process, no memory budget: no quota).
+int ClosedByTheWorker(WorkerOptions o, double hold, std::string* report) {
+  o.name = "aged";
+  auto w = Worker::Start(o);
+  EXPECT_TRUE(w.ok()) << w.status().message();
+  if (!w.ok()) return -1;
+  const std::string out = ::testing::TempDir() + "/aged-" +
+                          std::to_string(getpid()) + ".json";
+  const std::string cmd =
+      "/usr/bin/python3 " SHOAL_SOURCE_DIR "/test/py/grpc_flood.py 127.0.0.1:" +
+      std::to_string(w.value()->port()) +
+      " --connections 10 --send 65536 --rounds 1 --hold " +
+      std::to_string(hold) + " --ignore-goaway > " + out + " 2>&1";
+  EXPECT_EQ(system(cmd.c_str()), 0) << ReadFile(out);
+  *report = ReadFile(out);
+  const std::string line = RoundLine(*report, 1);
+  const std::regex re("\"closed_by_server\": ([0-9]+)");
+  std::smatch m;
+  if (!std::regex_search(line, m, re)) return -1;
+  return std::stoi(m[1]);
+}
+
+TEST(WorkerFlood, AHalfSentMessageEndsWithItsConnectionsAge) {
+  if (system("/usr/bin/python3 -c 'import h2' 2>/dev/null") != 0) {
+    GTEST_SKIP() << "python3-h2 is missing (scripts/install-deps.sh "
+                    "--with-test-deps installs it)";
+  }
+  std::string report;
+  WorkerOptions aged;
+  aged.connection_age_ms = 500;
+  aged.connection_grace_ms = 500;
+  // Asked to go at about 0.5 s, closed about 0.5 s later: all ten by 3 s.
+  EXPECT_EQ(ClosedByTheWorker(aged, 3, &report), 10) << report;
+  // With the default limits (ten minutes, and ten more) none is, by then.
+  EXPECT_EQ(ClosedByTheWorker(WorkerOptions{}, 3, &report), 0) << report;
 }
 
 }  // namespace

@@ -14,8 +14,11 @@ accepted, and how many connections the server closed (GOAWAY, reset or EOF).
 The worker's slow test (runtime/worker_flood_slowtest.cc) reads the worker's
 memory meanwhile.
 
+With --ignore-goaway a connection is counted closed only when the server
+closes its socket, not when it asks the peer to go (GOAWAY).
+
 Usage: grpc_flood.py HOST:PORT [--connections N] [--declared BYTES]
-       [--send BYTES] [--rounds R] [--hold SECONDS]
+       [--send BYTES] [--rounds R] [--hold SECONDS] [--ignore-goaway]
 """
 import argparse
 import json
@@ -29,6 +32,8 @@ import h2.config
 import h2.connection
 import h2.events
 import h2.exceptions
+
+IGNORE_GOAWAY = False
 
 
 class Peer:
@@ -99,6 +104,8 @@ class Peer:
             self.close()
             return
         for e in events:
+            if isinstance(e, h2.events.ConnectionTerminated) and IGNORE_GOAWAY:
+                continue  # as a hostile peer would: only the socket's end counts
             if isinstance(e, (h2.events.ConnectionTerminated,
                               h2.events.StreamReset, h2.events.StreamEnded)):
                 self.close()
@@ -140,7 +147,11 @@ def main():
     ap.add_argument("--send", type=int, default=1 << 20)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--hold", type=float, default=2.0)
+    ap.add_argument("--ignore-goaway", action="store_true",
+                    help="keep sending after the server's GOAWAY")
     a = ap.parse_args()
+    global IGNORE_GOAWAY
+    IGNORE_GOAWAY = a.ignore_goaway
     host, port = a.address.rsplit(":", 1)
     peers = []
     for r in range(a.rounds):
