@@ -1,10 +1,17 @@
 // `shoal certs init DIR`, `shoal certs issue NAME --dir DIR` and `shoal
 // certs revoke NAME --dir DIR`: a cluster's own CA, the certificates its
 // devices and coordinators show, and the list of those it turned off
-// (security/certs.h, docs/security.md).
+// (security/certs.h, docs/security.md). `certs token`, `certs
+// serve-enroll` and `certs enroll` (cli/enroll_cmd.cc) give a board its
+// certificate without its key leaving it (enroll/).
+#include <signal.h>
+
+#include <ctime>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "enroll/enroll_server.h"
+#include "enroll/enroll_tokens.h"
 #include "security/certs.h"
 
 namespace shoal {
@@ -33,6 +40,54 @@ Status RunIssue(const IssueArgs& a) {
     std::cout << "in the cluster file: tls: {ca: " << CaCertPath(a.dir)
               << ", cert: " << f.cert << ", key: " << f.key << "}\n";
   }
+  return Status::Ok();
+}
+
+struct TokenArgs {
+  std::string name, dir = "certs", ttl = "1h";
+};
+
+Status RunToken(const TokenArgs& a) {
+  ASSIGN_OR_RETURN(int64_t ttl, ParseTokenTtl(a.ttl));
+  ASSIGN_OR_RETURN(NewEnrollToken t,
+                   CreateEnrollToken(a.dir, a.name, ttl, std::time(nullptr)));
+  // The token alone on standard output, for `TOKEN=$(shoal certs token
+  // ...)`; what to do with it beside, on standard error.
+  std::cerr << "enrolment token for " << a.name << ", good for one "
+            << "certificate until " << FormatTokenTime(t.expires)
+            << " (its secret is kept hashed in " << EnrollTokensPath(a.dir)
+            << "); on the board, with `shoal certs serve-enroll --dir "
+            << a.dir << " --listen HOST:PORT` running here:\n"
+            << "  shoal-worker enroll " << a.name
+            << " --server HOST:PORT --token TOKEN\n";
+  std::cout << t.text << std::endl;
+  return Status::Ok();
+}
+
+struct ServeEnrollArgs {
+  std::string dir = "certs", listen;
+};
+
+Status RunServeEnroll(const ServeEnrollArgs& a) {
+  EnrollServiceOptions o;
+  o.dir = a.dir;
+  ASSIGN_OR_RETURN(auto service, EnrollService::Create(o));
+  // Signals go to this thread, which waits for them below; the server's
+  // threads never see one.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  ASSIGN_OR_RETURN(auto server, StartEnrollServer(a.listen, service.get()));
+  std::cout << "serving enrolment for the CA in " << a.dir
+            << " (SHA-256 " << service->ca_sha256() << ") on https port "
+            << server->port() << "; tokens from `shoal certs token NAME --dir "
+            << a.dir << "`; Ctrl-C stops" << std::endl;
+  int sig = 0;
+  sigwait(&set, &sig);
+  server.reset();
+  std::cout << "enrolment server stopped" << std::endl;
   return Status::Ok();
 }
 
@@ -106,6 +161,34 @@ void AddCertsCommand(CLI::App* app) {
     }
     throw CommandExit(ReportStatus(done.status()));
   });
+
+  auto t = std::make_shared<TokenArgs>();
+  CLI::App* token = cmd->add_subcommand(
+      "token",
+      "Make a one-time token with which the board NAME gets its certificate "
+      "from `certs serve-enroll` (`certs enroll` on the board)");
+  token->add_option("name", t->name, "The device the token is for")
+      ->required();
+  token->add_option("--dir", t->dir, "The CA's directory (default certs)");
+  token->add_option("--ttl", t->ttl,
+                    "How long the token may be used: 30m, 1h, 2d (one minute "
+                    "to seven days; default 1h)");
+  token->callback([t] { throw CommandExit(ReportStatus(RunToken(*t))); });
+
+  auto se = std::make_shared<ServeEnrollArgs>();
+  CLI::App* serve = cmd->add_subcommand(
+      "serve-enroll",
+      "Serve enrolment over HTTPS: sign the certificate request a board "
+      "sends with a token of `certs token`, once per token");
+  serve->add_option("--dir", se->dir, "The CA's directory (default certs)");
+  serve
+      ->add_option("--listen", se->listen,
+                   "HOST:PORT to listen on, e.g. 0.0.0.0:7380")
+      ->required();
+  serve->callback(
+      [se] { throw CommandExit(ReportStatus(RunServeEnroll(*se))); });
+
+  AddEnrollCommand(cmd);
 }
 
 }  // namespace shoal

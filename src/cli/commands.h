@@ -33,6 +33,8 @@ void AddSimulateCommand(CLI::App* app);
 void AddLcpCommand(CLI::App* app);
 void AddServeCommand(CLI::App* app);  // serve and infer-remote
 void AddCertsCommand(CLI::App* app);
+// `enroll` under `parent`: `shoal certs enroll`, `shoal-worker enroll`.
+void AddEnrollCommand(CLI::App* parent);
 // How `kernels` loads MODEL with seeded weights: the full shoal passes
 // LoadModel (zoo names and .onnx files); null, the zoo alone (the worker's
 // build, which has no ONNX importer).

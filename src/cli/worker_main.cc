@@ -21,12 +21,15 @@ int main(int argc, char** argv) {
   shoal::AddWorkerCommand(&app);
   // What the board's engine runs a zoo model on (docs/real-devices.md).
   shoal::AddKernelsCommand(&app);
+  // A board gets its certificate (docs/real-devices.md).
+  shoal::AddEnrollCommand(&app);
   // `worker` is the default: `shoal-worker --listen ...`.
   app.require_subcommand(0, 1);
   app.fallthrough();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() ||
-      (args[0] != "worker" && args[0] != "kernels" && args[0] != "--version")) {
+      (args[0] != "worker" && args[0] != "kernels" && args[0] != "enroll" &&
+       args[0] != "--version")) {
     args.insert(args.begin(), "worker");
   }
   std::reverse(args.begin(), args.end());

@@ -87,7 +87,7 @@ constexpr size_t kMaxPathBytes = 1024;
 // The server's SSL_CTX: the identity's certificate and key, TLS 1.2 or
 // newer, and a client certificate verified against the identity's CA when
 // the client shows one (a client with the bearer token shows none).
-bool SetUpTls(SSL_CTX& ctx, const TlsIdentity& id) {
+bool SetUpTls(SSL_CTX& ctx, const TlsIdentity& id, bool send_ca) {
   auto cert = ParseCertPem(id.cert_pem, "the TLS certificate");
   auto key = ParseKeyPem(id.key_pem, "the TLS key");
   if (!cert.ok() || !key.ok()) return false;
@@ -105,6 +105,7 @@ bool SetUpTls(SSL_CTX& ctx, const TlsIdentity& id) {
   while (X509* ca = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
     if (X509_STORE_add_cert(store, ca) == 1) {
       SSL_CTX_add_client_CA(&ctx, ca);
+      if (send_ca) SSL_CTX_add1_chain_cert(&ctx, ca);
       ++added;
     }
     X509_free(ca);
@@ -120,7 +121,7 @@ bool SetUpTls(SSL_CTX& ctx, const TlsIdentity& id) {
 // verified client certificate with the coordinator role. "" when it may,
 // else why not.
 std::string Refusal(const httplib::Request& req, const HttpServerOptions& o) {
-  if (!o.tls && o.bearer_token.empty()) return "";
+  if (!o.require_credentials || (!o.tls && o.bearer_token.empty())) return "";
   const std::string auth = req.get_header_value("Authorization");
   const std::string prefix = "Bearer ";
   if (!o.bearer_token.empty() &&
@@ -371,8 +372,9 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   impl->routes = std::move(routes);
   if (opts.tls) {
     std::shared_ptr<const TlsIdentity> id = opts.tls;
+    const bool send_ca = opts.send_ca;
     auto ssl = std::make_unique<httplib::SSLServer>(
-        [id](SSL_CTX& ctx) { return SetUpTls(ctx, *id); });
+        [id, send_ca](SSL_CTX& ctx) { return SetUpTls(ctx, *id, send_ca); });
     if (!ssl->is_valid()) {
       return InvalidArgument(what + ": cannot set up TLS with certificate '" +
                              id->name + "': " + OpenSslErrors());

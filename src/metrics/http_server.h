@@ -68,6 +68,13 @@ struct HttpServerOptions {
   std::shared_ptr<const TlsIdentity> tls;
   // "Authorization: Bearer TOKEN" accepted; "": no token.
   std::string bearer_token;
+  // false: no credentials asked, even with TLS, for an endpoint that
+  // checks its own (the enrolment server's one-time tokens).
+  bool require_credentials = true;
+  // The CA's certificate sent after the server's in the handshake, so a
+  // client without the CA yet (a board enrolling) can check it against
+  // the hash it was given.
+  bool send_ca = false;
 };
 
 class HttpServer {

@@ -16,6 +16,7 @@
 #include <filesystem>
 
 #include "security/device_name.h"
+#include "security/new_file.h"
 #include "security/openssl_util.h"
 #include "security/revocation.h"
 
@@ -32,41 +33,6 @@ Status CheckDays(int days) {
     return InvalidArgument("--days must be 1 to " + std::to_string(kMaxDays));
   }
   return Status::Ok();
-}
-
-// Writes a new file; never replaces one (O_EXCL), so a CA or a device's key
-// is not lost to a repeated command.
-Status WriteNewFile(const std::string& path, const std::string& text,
-                    mode_t mode) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, mode);
-  if (fd < 0) {
-    if (errno == EEXIST) {
-      return FailedPrecondition(path +
-                                " exists already: remove it to make a new one");
-    }
-    return Unavailable("cannot create " + path + ": " + std::strerror(errno));
-  }
-  // The umask may have dropped bits, never added: set exactly.
-  bool ok = fchmod(fd, mode) == 0;
-  size_t done = 0;
-  while (ok && done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    ok = n > 0;
-    if (ok) done += static_cast<size_t>(n);
-  }
-  const int err = errno;
-  ok = close(fd) == 0 && ok;
-  if (!ok) {
-    unlink(path.c_str());
-    return Unavailable("cannot write " + path + ": " + std::strerror(err));
-  }
-  return Status::Ok();
-}
-
-StatusOr<PkeyPtr> NewKey() {
-  PkeyPtr k(EVP_EC_gen("P-256"));
-  if (!k) return Internal("cannot make an EC P-256 key: " + OpenSslErrors());
-  return k;
 }
 
 // A certificate with a random serial, valid from a minute ago (clocks of
@@ -188,7 +154,7 @@ StatusOr<CertFiles> InitCa(const std::string& dir, int days) {
           "would then need again)");
     }
   }
-  ASSIGN_OR_RETURN(PkeyPtr key, NewKey());
+  ASSIGN_OR_RETURN(PkeyPtr key, NewDeviceKey());
   // A random tag in the name tells two clusters' CAs apart in messages.
   unsigned char tag[4];
   RAND_bytes(tag, sizeof(tag));
@@ -212,23 +178,60 @@ StatusOr<CertFiles> InitCa(const std::string& dir, int days) {
   return f;
 }
 
-StatusOr<CertFiles> IssueCert(const std::string& dir, const std::string& name,
-                              const IssueOptions& o) {
+namespace {
+
+// NAME's certificate for `key`, signed by the CA: what `issue` writes and
+// what an enrolling board receives, one function so the two cannot differ.
+StatusOr<X509Ptr> SignMemberCert(const Ca& ca, EVP_PKEY* key,
+                                 const std::string& name,
+                                 const IssueOptions& o) {
+  std::string san = "DNS:" + RoleDnsName(o.role);
+  for (const auto& s : o.sans) {
+    ASSIGN_OR_RETURN(std::string e, SanEntry(s));
+    san += "," + e;
+  }
+  X509* issuer = ca.cert.get();
+  ASSIGN_OR_RETURN(X509Ptr cert, NewCert(key, name, RoleName(o.role), o.days));
+  X509_set_issuer_name(cert.get(), X509_get_subject_name(issuer));
+  RETURN_IF_ERROR(AddExtension(cert.get(), issuer, NID_basic_constraints,
+                               "critical,CA:FALSE"));
+  RETURN_IF_ERROR(AddExtension(cert.get(), issuer, NID_key_usage,
+                               "critical,digitalSignature,keyAgreement"));
+  // Workers are servers to the coordinator and clients of their peers.
+  RETURN_IF_ERROR(AddExtension(cert.get(), issuer, NID_ext_key_usage,
+                               "serverAuth,clientAuth"));
+  RETURN_IF_ERROR(AddExtension(cert.get(), issuer,
+                               NID_authority_key_identifier, "keyid:always"));
+  RETURN_IF_ERROR(AddExtension(cert.get(), issuer, NID_subject_alt_name, san));
+  RETURN_IF_ERROR(Sign(cert.get(), ca.key.get()));
+  return cert;
+}
+
+Status CheckIssuable(const std::string& dir, const std::string& name,
+                     const IssueOptions& o) {
   RETURN_IF_ERROR(CheckDays(o.days));
   // The name becomes file names in `dir`.
   RETURN_IF_ERROR(CheckDeviceName(name));
   if (name == "ca") {
     return InvalidArgument("'ca' is the CA's own file name in " + dir);
   }
-  std::string san = "DNS:" + RoleDnsName(o.role);
-  for (const auto& s : o.sans) {
-    ASSIGN_OR_RETURN(std::string e, SanEntry(s));
-    san += "," + e;
-  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<PkeyPtr> NewDeviceKey() {
+  PkeyPtr k(EVP_EC_gen("P-256"));
+  if (!k) return Internal("cannot make an EC P-256 key: " + OpenSslErrors());
+  return k;
+}
+
+StatusOr<CertFiles> IssueCert(const std::string& dir, const std::string& name,
+                              const IssueOptions& o) {
+  RETURN_IF_ERROR(CheckIssuable(dir, name, o));
+  for (const auto& s : o.sans) RETURN_IF_ERROR(SanEntry(s).status());
   const TlsPaths p = IssuedPaths(dir, name);
-  ASSIGN_OR_RETURN(Ca ca_files, LoadCa(dir));
-  X509* ca = ca_files.cert.get();
-  EVP_PKEY* ca_key = ca_files.key.get();
+  ASSIGN_OR_RETURN(Ca ca, LoadCa(dir));
   std::error_code ec;
   for (const auto& f : {p.key, p.cert}) {
     if (fs::exists(f, ec)) {
@@ -237,21 +240,8 @@ StatusOr<CertFiles> IssueCert(const std::string& dir, const std::string& name,
                                 " again");
     }
   }
-  ASSIGN_OR_RETURN(PkeyPtr key, NewKey());
-  ASSIGN_OR_RETURN(X509Ptr cert,
-                   NewCert(key.get(), name, RoleName(o.role), o.days));
-  X509_set_issuer_name(cert.get(), X509_get_subject_name(ca));
-  RETURN_IF_ERROR(
-      AddExtension(cert.get(), ca, NID_basic_constraints, "critical,CA:FALSE"));
-  RETURN_IF_ERROR(AddExtension(cert.get(), ca, NID_key_usage,
-                               "critical,digitalSignature,keyAgreement"));
-  // Workers are servers to the coordinator and clients of their peers.
-  RETURN_IF_ERROR(
-      AddExtension(cert.get(), ca, NID_ext_key_usage, "serverAuth,clientAuth"));
-  RETURN_IF_ERROR(AddExtension(cert.get(), ca, NID_authority_key_identifier,
-                               "keyid:always"));
-  RETURN_IF_ERROR(AddExtension(cert.get(), ca, NID_subject_alt_name, san));
-  RETURN_IF_ERROR(Sign(cert.get(), ca_key));
+  ASSIGN_OR_RETURN(PkeyPtr key, NewDeviceKey());
+  ASSIGN_OR_RETURN(X509Ptr cert, SignMemberCert(ca, key.get(), name, o));
   RETURN_IF_ERROR(WriteNewFile(p.key, KeyToPem(key.get()), 0600));
   Status s = WriteNewFile(p.cert, CertToPem(cert.get()), 0644);
   if (!s.ok()) {
@@ -259,6 +249,55 @@ StatusOr<CertFiles> IssueCert(const std::string& dir, const std::string& name,
     return s;
   }
   return CertFiles{p.cert, p.key};
+}
+
+StatusOr<std::string> IssueCertForKey(const std::string& dir,
+                                      const std::string& name, EVP_PKEY* key,
+                                      const IssueOptions& o) {
+  RETURN_IF_ERROR(CheckIssuable(dir, name, o));
+  ASSIGN_OR_RETURN(Ca ca, LoadCa(dir));
+  const std::string path = IssuedPaths(dir, name).cert;
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    return FailedPrecondition(
+        path + " exists already: " + name +
+        " has a certificate (to give it a new one, `shoal certs revoke " +
+        name + "` if its key may be lost, then remove " + path + ")");
+  }
+  ASSIGN_OR_RETURN(X509Ptr cert, SignMemberCert(ca, key, name, o));
+  const std::string pem = CertToPem(cert.get());
+  RETURN_IF_ERROR(WriteNewFile(path, pem, 0644));
+  return pem;
+}
+
+StatusOr<std::string> CaSha256(const std::string& dir) {
+  ASSIGN_OR_RETURN(Ca ca, LoadCa(dir));
+  return CertSha256Hex(ca.cert.get());
+}
+
+StatusOr<PemIdentity> IssueEnrollServerCert(const std::string& dir) {
+  ASSIGN_OR_RETURN(Ca ca, LoadCa(dir));
+  ASSIGN_OR_RETURN(PkeyPtr key, NewDeviceKey());
+  X509* issuer = ca.cert.get();
+  // As long as a device certificate: the key lives only in this process's
+  // memory and dies with it.
+  ASSIGN_OR_RETURN(X509Ptr cert,
+                   NewCert(key.get(), "shoal enrolment", "enroll", 3650));
+  X509_set_issuer_name(cert.get(), X509_get_subject_name(issuer));
+  RETURN_IF_ERROR(AddExtension(cert.get(), issuer, NID_basic_constraints,
+                               "critical,CA:FALSE"));
+  RETURN_IF_ERROR(AddExtension(cert.get(), issuer, NID_key_usage,
+                               "critical,digitalSignature,keyAgreement"));
+  // A server only, and no role: it opens no worker and no coordinator.
+  RETURN_IF_ERROR(
+      AddExtension(cert.get(), issuer, NID_ext_key_usage, "serverAuth"));
+  RETURN_IF_ERROR(AddExtension(cert.get(), issuer,
+                               NID_authority_key_identifier, "keyid:always"));
+  RETURN_IF_ERROR(AddExtension(cert.get(), issuer, NID_subject_alt_name,
+                               std::string("DNS:") + kEnrollServerDnsName));
+  RETURN_IF_ERROR(Sign(cert.get(), ca.key.get()));
+  return PemIdentity{CertToPem(issuer), CertToPem(cert.get()),
+                     KeyToPem(key.get())};
 }
 
 namespace {

@@ -6,9 +6,12 @@
 #ifndef SHOAL_SECURITY_CERTS_H_
 #define SHOAL_SECURITY_CERTS_H_
 
+#include <openssl/evp.h>
+
 #include <string>
 #include <vector>
 
+#include "security/openssl_util.h"
 #include "security/tls_identity.h"
 #include "security/tls_paths.h"
 #include "util/status.h"
@@ -39,6 +42,37 @@ struct IssueOptions {
 // existing files.
 StatusOr<CertFiles> IssueCert(const std::string& dir, const std::string& name,
                               const IssueOptions& opts);
+
+// A fresh EC P-256 key, the kind every shoal certificate carries.
+StatusOr<PkeyPtr> NewDeviceKey();
+
+// Signs NAME's public key `key`, made elsewhere (on the board that enrols,
+// security/csr.h), exactly as IssueCert signs the key it makes, and writes
+// DIR/NAME.crt (no key: the CA never sees it) so that `revoke NAME` finds
+// it; refuses when DIR/NAME.crt exists. Returns the certificate as PEM.
+StatusOr<std::string> IssueCertForKey(const std::string& dir,
+                                      const std::string& name, EVP_PKEY* key,
+                                      const IssueOptions& opts);
+
+// The lower-case hex SHA-256 of the CA's certificate (DER) in `dir`: what
+// an enrolment token pins.
+StatusOr<std::string> CaSha256(const std::string& dir);
+
+// The DNS name of the enrolment server's certificate. `--san` refuses
+// names starting with shoal-, so no device certificate carries it: a board
+// enrolling checks it, and a board of the cluster cannot pose as the
+// server to collect another's token.
+inline constexpr char kEnrollServerDnsName[] = "shoal-enroll";
+
+struct PemIdentity {
+  std::string ca, cert, key;
+};
+
+// A certificate for the enrolment server (`certs serve-enroll`), signed by
+// the CA in `dir`, for a fresh key that is returned, never written:
+// serverAuth only, the DNS name kEnrollServerDnsName, no role, so it opens
+// no worker and no coordinator.
+StatusOr<PemIdentity> IssueEnrollServerCert(const std::string& dir);
 
 struct Revoked {
   std::string crl;     // the list written: CrlPath(dir)

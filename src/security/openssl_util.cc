@@ -113,4 +113,17 @@ std::string CertCommonName(X509* cert) {
   return buf;
 }
 
+std::string CertSha256Hex(X509* cert) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  if (X509_digest(cert, EVP_sha256(), md, &n) != 1) return "";
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < n; ++i) {
+    out += kHex[md[i] >> 4];
+    out += kHex[md[i] & 15];
+  }
+  return out;
+}
+
 }  // namespace shoal

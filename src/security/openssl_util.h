@@ -53,6 +53,9 @@ std::string KeyToPem(EVP_PKEY* key);
 std::vector<std::string> CertDnsNames(X509* cert);
 // Its subject's common name ("" when none).
 std::string CertCommonName(X509* cert);
+// The lower-case hex SHA-256 of its DER encoding, as `openssl x509
+// -fingerprint -sha256` prints it without the colons.
+std::string CertSha256Hex(X509* cert);
 
 }  // namespace shoal
 

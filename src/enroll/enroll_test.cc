@@ -1,0 +1,332 @@
+// Enrolment end to end on loopback (docs/security.md, "Enrolment"): a
+// board enrols with a one-time token, and the certificate it gets opens a
+// TLS worker to the cluster's coordinator; a reused, expired or unknown
+// token, a request for another name, a server of another CA and a garbage
+// request are each refused with a message that says which; the request
+// carries the certificate request and the token, never the key.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/pem.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <ctime>
+#include <filesystem>
+#include <mutex>
+
+#include "enroll/enroll_client.h"
+#include "enroll/enroll_server.h"
+#include "enroll/enroll_tokens.h"
+#include "graph/random_input.h"
+#include "graph/tensor_diff.h"
+#include "models/load_model.h"
+#include "partition/plan_test_util.h"
+#include "partition/strategy.h"
+#include "runtime/coordinator.h"
+#include "runtime/runtime_test_util.h"
+#include "runtime/worker.h"
+#include "security/certs_test_util.h"
+#include "security/csr.h"
+#include "util/read_file.h"
+
+namespace shoal {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Enrolment : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    EnrollServiceOptions o;
+    o.dir = ca_.dir;
+    o.max_refusals_per_minute = max_refusals_;
+    o.log = [this](const std::string& line) {
+      std::lock_guard<std::mutex> lock(mu_);
+      log_.push_back(line);
+    };
+    auto service = EnrollService::Create(o);
+    ASSERT_TRUE(service.ok()) << service.status().message();
+    service_ = std::move(service).value();
+    // The service's own route, recording what each request carried.
+    std::vector<HttpRoute> routes = {
+        {"POST", "/v1/enroll", [this](const HttpRequest& r) {
+           {
+             std::lock_guard<std::mutex> lock(mu_);
+             bodies_.emplace_back(r.body);
+             for (const auto& [k, v] : r.headers) headers_ += k + ": " + v + "\n";
+           }
+           return service_->Handle(r);
+         }}};
+    auto server = HttpServer::Start("127.0.0.1:0", "enrolment test", routes,
+                                    service_->ServerOptions());
+    ASSERT_TRUE(server.ok()) << server.status().message();
+    server_ = std::move(server).value();
+    char tmpl[] = "/tmp/shoal-enroll-board-XXXXXX";
+    board_ = mkdtemp(tmpl);
+  }
+  void TearDown() override { fs::remove_all(board_); }
+
+  std::string Token(const std::string& name, int64_t ttl = 3600,
+                    int64_t made = std::time(nullptr)) {
+    auto t = CreateEnrollToken(ca_.dir, name, ttl, made);
+    EXPECT_TRUE(t.ok()) << t.status().message();
+    return t.ok() ? t->text : "";
+  }
+
+  std::string Server() const {
+    return "127.0.0.1:" + std::to_string(server_->port());
+  }
+
+  StatusOr<TlsPaths> EnrollAs(const std::string& name,
+                              const std::string& token,
+                              const std::string& out = "") {
+    EnrollRequest r;
+    r.name = name;
+    r.server = Server();
+    r.token = token;
+    r.out_dir = out.empty() ? board_ + "/certs" : out;
+    r.timeout_ms = 5000;
+    return Enroll(r);
+  }
+
+  size_t Requests() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return bodies_.size();
+  }
+
+  int max_refusals_ = 10;
+  testing::TempCa ca_;
+  std::unique_ptr<EnrollService> service_;
+  std::unique_ptr<HttpServer> server_;
+  std::string board_;
+  std::mutex mu_;
+  std::vector<std::string> log_, bodies_;
+  std::string headers_;
+};
+
+TEST_F(Enrolment, ABoardsCertificateServesATlsWorkerToTheCoordinator) {
+  auto p = EnrollAs("dev0", Token("dev0"));
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  struct stat st {};
+  ASSERT_EQ(stat(p->key.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  // The CA keeps the certificate (for `revoke`), never a key.
+  EXPECT_TRUE(fs::exists(ca_.dir + "/dev0.crt"));
+  EXPECT_FALSE(fs::exists(ca_.dir + "/dev0.key"));
+
+  auto id = LoadTlsIdentity(*p);
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  EXPECT_EQ(id.value()->name, "dev0");
+  EXPECT_EQ(id.value()->role, TlsRole::kDevice);
+  WorkerOptions wo;
+  wo.name = "dev0";
+  wo.tls = id.value();
+  auto w = Worker::Start(wo);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  Cluster cluster;
+  DeviceSpec d;
+  d.name = "dev0";
+  d.address = "127.0.0.1:" + std::to_string(w.value()->port());
+  cluster.devices.push_back(d);
+
+  LoadOptions lo;
+  lo.with_weights = true;
+  auto m = LoadModel("lenet5", lo);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  PlanOptions po;
+  po.strategy = "lop";
+  po.devices = testing::EqualDevices(1);
+  auto plan = MakePlan(m->graph, po);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  CoordinatorOptions co;
+  co.tls = ca_.Issue("coordinator", TlsRole::kCoordinator);
+  co.timeout_ms = 5000;
+  auto c = Coordinator::Create(*plan, cluster, co);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE(c.value()->CheckHealth().ok());
+  Status s = c.value()->Deploy(m->weights, nullptr);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const Tensor x =
+      RandomInput(m->graph.tensors.at(m->graph.inputs[0]).shape, /*seed=*/3);
+  Tensor got;
+  s = c.value()->Run(x, &got, nullptr, 0);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_LE(MaxRelDiff(got, testing::RunWholeOrFail(*m, x)), 1e-4);
+}
+
+TEST_F(Enrolment, TheRequestCarriesTheCsrAndNeverTheKey) {
+  auto p = EnrollAs("pi0", Token("pi0"));
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ASSERT_EQ(Requests(), 1u);
+  const std::string body = bodies_[0];
+  auto csr = ParseCsrPem(body);
+  ASSERT_TRUE(csr.ok()) << csr.status().message();
+  EXPECT_EQ(csr->common_name, "pi0");
+  EXPECT_EQ(body.find("PRIVATE KEY"), std::string::npos);
+  EXPECT_EQ(headers_.find("PRIVATE KEY"), std::string::npos);
+
+  // The written key is the request's, and its private number appears in
+  // none of the request's bytes, decoded or not.
+  auto key_pem = ReadBoundedFile(p->key, 1 << 20, "key");
+  ASSERT_TRUE(key_pem.ok());
+  auto key = ParseKeyPem(*key_pem, "key");
+  ASSERT_TRUE(key.ok());
+  EXPECT_EQ(EVP_PKEY_eq(key->get(), csr->public_key.get()), 1);
+  BIGNUM* priv = nullptr;
+  ASSERT_EQ(
+      EVP_PKEY_get_bn_param(key->get(), OSSL_PKEY_PARAM_PRIV_KEY, &priv), 1);
+  std::string scalar(32, '\0');
+  BN_bn2binpad(priv, reinterpret_cast<unsigned char*>(scalar.data()), 32);
+  BN_free(priv);
+  BIO* b = BIO_new_mem_buf(body.data(), static_cast<int>(body.size()));
+  X509_REQ* req = PEM_read_bio_X509_REQ(b, nullptr, nullptr, nullptr);
+  BIO_free(b);
+  ASSERT_NE(req, nullptr);
+  unsigned char* der = nullptr;
+  const int n = i2d_X509_REQ(req, &der);
+  X509_REQ_free(req);
+  ASSERT_GT(n, 0);
+  const std::string der_text(reinterpret_cast<char*>(der), n);
+  OPENSSL_free(der);
+  EXPECT_EQ(der_text.find(scalar), std::string::npos);
+  EXPECT_EQ(body.find(scalar), std::string::npos);
+  EXPECT_EQ(headers_.find(scalar), std::string::npos);
+}
+
+TEST_F(Enrolment, ATokenEnrolsOnce) {
+  const std::string token = Token("pi0");
+  ASSERT_TRUE(EnrollAs("pi0", token).ok());
+  auto again = EnrollAs("pi0", token, board_ + "/second");
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find("the token for pi0 was used already"),
+            std::string::npos)
+      << again.status().message();
+  EXPECT_NE(again.status().message().find("HTTP 401"), std::string::npos);
+  EXPECT_FALSE(fs::exists(board_ + "/second/pi0.key"));
+}
+
+TEST_F(Enrolment, AnExpiredTokenIsRefused) {
+  const int64_t made = std::time(nullptr) - 7200;
+  auto r = EnrollAs("pi0", Token("pi0", 3600, made));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("the token for pi0 expired at"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_FALSE(fs::exists(board_ + "/certs/pi0.key"));
+  EXPECT_FALSE(fs::exists(ca_.dir + "/pi0.crt"));
+}
+
+TEST_F(Enrolment, ARequestForAnotherNameIsRefusedAndTheTokenKept) {
+  const std::string token = Token("pi0");
+  auto r = EnrollAs("pi1", token);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(
+                "the certificate request is for 'pi1', and the token for "
+                "'pi0'"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("HTTP 403"), std::string::npos);
+  EXPECT_FALSE(fs::exists(ca_.dir + "/pi1.crt"));
+  EXPECT_FALSE(fs::exists(board_ + "/certs/pi1.key"));
+  // The right board still enrols with it.
+  auto ok = EnrollAs("pi0", token);
+  EXPECT_TRUE(ok.ok()) << ok.status().message();
+}
+
+TEST_F(Enrolment, AServerOfAnotherCaIsRefusedBeforeAnythingIsSent) {
+  testing::TempCa other;
+  const std::string mine = Token("pi0");
+  const std::string other_pin = CaSha256(other.dir).value();
+  const std::string secret = ParseEnrollToken(mine)->secret;
+  auto r = EnrollAs("pi0", secret + "." + other_pin);
+  ASSERT_FALSE(r.ok());
+  const std::string& msg = r.status().message();
+  EXPECT_NE(msg.find("does not show the CA the token pins"), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find(other_pin), std::string::npos) << msg;
+  EXPECT_NE(msg.find(service_->ca_sha256()), std::string::npos) << msg;
+  EXPECT_EQ(Requests(), 0u);
+  EXPECT_FALSE(fs::exists(board_ + "/certs"));
+}
+
+TEST_F(Enrolment, GarbageRequestsAreRefusedByName) {
+  const std::string secret = ParseEnrollToken(Token("pi0"))->secret;
+  httplib::SSLClient cli("127.0.0.1", server_->port());
+  cli.enable_server_certificate_verification(false);
+  cli.set_read_timeout(5);
+  const httplib::Headers auth = {{"Authorization", "Bearer " + secret}};
+  auto garbage = cli.Post("/v1/enroll", auth, "not a request", "text/plain");
+  ASSERT_TRUE(garbage);
+  EXPECT_EQ(garbage->status, 400);
+  EXPECT_NE(garbage->body.find("no PEM certificate request"),
+            std::string::npos)
+      << garbage->body;
+
+  // A request whose signature is not its key's: another key signed it.
+  auto k1 = NewDeviceKey();
+  auto k2 = NewDeviceKey();
+  ASSERT_TRUE(k1.ok() && k2.ok());
+  X509_REQ* req = X509_REQ_new();
+  X509_NAME_add_entry_by_txt(X509_REQ_get_subject_name(req), "CN",
+                             MBSTRING_UTF8,
+                             reinterpret_cast<const unsigned char*>("pi0"), -1,
+                             -1, 0);
+  X509_REQ_set_pubkey(req, k1->get());
+  X509_REQ_sign(req, k2->get(), EVP_sha256());
+  BIO* b = BIO_new(BIO_s_mem());
+  PEM_write_bio_X509_REQ(b, req);
+  char* data = nullptr;
+  const long n = BIO_get_mem_data(b, &data);
+  const std::string forged(data, n);
+  BIO_free(b);
+  X509_REQ_free(req);
+  auto bad_sig = cli.Post("/v1/enroll", auth, forged, "application/pkcs10");
+  ASSERT_TRUE(bad_sig);
+  EXPECT_EQ(bad_sig->status, 400);
+  EXPECT_NE(bad_sig->body.find("signature does not verify"), std::string::npos)
+      << bad_sig->body;
+
+  auto no_token = cli.Post("/v1/enroll", forged, "application/pkcs10");
+  ASSERT_TRUE(no_token);
+  EXPECT_EQ(no_token->status, 401);
+
+  // Answered 413 from its length alone, or the connection closed while
+  // the client still wrote: never read, never signed.
+  auto huge = cli.Post("/v1/enroll", auth, std::string(64 * 1024, 'A'),
+                       "application/pkcs10");
+  if (huge) EXPECT_EQ(huge->status, 413);
+  EXPECT_FALSE(fs::exists(ca_.dir + "/pi0.crt"));
+}
+
+class FewRefusals : public Enrolment {
+ protected:
+  FewRefusals() { max_refusals_ = 3; }
+};
+
+TEST_F(FewRefusals, AnAddressRefusedTooOftenWaitsAndTheLogStaysShort) {
+  const std::string token = Token("pi0");
+  const std::string wrong = std::string(32, 'a') + "." +
+                            ParseEnrollToken(token)->ca_sha256;
+  for (int i = 0; i < 3; ++i) {
+    auto r = EnrollAs("pi0", wrong);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("not one this CA made"),
+              std::string::npos)
+        << r.status().message();
+  }
+  // Even the right token waits now.
+  auto r = EnrollAs("pi0", token);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("HTTP 429"), std::string::npos)
+      << r.status().message();
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSERT_EQ(log_.size(), 1u);  // one line per 10 s
+  EXPECT_NE(log_[0].find("refused an enrolment from 127.0.0.1"),
+            std::string::npos)
+      << log_[0];
+}
+
+}  // namespace
+}  // namespace shoal
