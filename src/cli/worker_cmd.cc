@@ -191,6 +191,15 @@ void WarnIfPlaintext(const WorkerOptions& o) {
                  "--tls-key (docs/security.md)"
               << std::endl;
   }
+  if (!o.tls && !o.metrics_listen.empty() &&
+      !IsLoopbackListen(o.metrics_listen)) {
+    std::cerr << "shoal worker: warning: --metrics " << o.metrics_listen
+              << " is plain HTTP without authentication: any host that "
+                 "reaches it reads the worker's plan and peers; with TLS it "
+                 "is HTTPS for coordinator certificates only "
+                 "(docs/security.md)"
+              << std::endl;
+  }
 }
 
 // The started worker's port and settings, and its metrics port if any.
@@ -228,7 +237,9 @@ void PrintStarted(const WorkerOptions& o, const Worker& w) {
             << ")" << std::endl;
   if (w.metrics_port() > 0) {
     std::cout << "worker " << o.name << " metrics on port " << w.metrics_port()
-              << " (GET /metrics)" << std::endl;
+              << (o.tls ? " (HTTPS, GET /metrics, coordinator certificates)"
+                        : " (GET /metrics)")
+              << std::endl;
   }
 }
 

@@ -1,7 +1,8 @@
 // `shoal worker` with TLS, as a device runs it, probed by a stranger that
 // connects again and again without TLS: each failed handshake is counted
 // on the metrics endpoint, and the log gets one line for them, not one
-// each (a port scanner once filled it).
+// each (a port scanner once filled it). The metrics endpoint is HTTPS
+// itself, answering coordinator certificates only.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -66,7 +67,9 @@ TEST(WorkerTlsLog, FailedHandshakesAreCountedAndLoggedOnce) {
                     log = dir.File("worker.log"), pid = dir.File("pid");
   std::string out;
   ASSERT_EQ(RunCommand(shoal + " certs init " + certs + " && " + shoal +
-                           " certs issue d0 --dir " + certs,
+                           " certs issue d0 --dir " + certs + " && " + shoal +
+                           " certs issue monitor --role coordinator --dir " +
+                           certs,
                        &out),
             0)
       << out;
@@ -86,7 +89,20 @@ TEST(WorkerTlsLog, FailedHandshakesAreCountedAndLoggedOnce) {
   ASSERT_GT(metrics, 0) << ReadAll(log);
   constexpr int kKnocks = 12;
   for (int i = 0; i < kKnocks; ++i) KnockWithoutTls(port);
-  httplib::Client c("127.0.0.1", metrics);
+  // The metrics are HTTPS, for coordinator certificates only.
+  httplib::Client plain("127.0.0.1", metrics);
+  plain.set_read_timeout(2);
+  EXPECT_FALSE(plain.Get("/metrics"));
+  httplib::SSLClient anonymous("127.0.0.1", metrics);
+  anonymous.enable_server_certificate_verification(false);
+  anonymous.set_read_timeout(5);
+  auto refused = anonymous.Get("/metrics");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 401);
+  httplib::SSLClient c("127.0.0.1", metrics, certs + "/monitor.crt",
+                       certs + "/monitor.key");
+  // The worker's certificate names d0, not 127.0.0.1: not checked here.
+  c.enable_server_certificate_verification(false);
   c.set_read_timeout(5);
   std::string page;
   // gRPC logs a failure on its own thread, a moment after the socket ends.

@@ -8,6 +8,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "graph/random_input.h"
@@ -21,6 +22,7 @@
 #include "runtime/wire.h"
 #include "runtime/worker.h"
 #include "security/certs_test_util.h"
+#include "security/openssl_util.h"
 
 namespace shoal {
 namespace {
@@ -49,9 +51,20 @@ struct TlsWorkers {
   }
 };
 
-// shoal_worker_errors_total{kind="unauthorized"} of `w`, or -1.
-int64_t UnauthorizedCount(const Worker& w) {
-  httplib::Client c("127.0.0.1", w.metrics_port());
+// shoal_worker_errors_total{kind="unauthorized"} of `w`, or -1, read as a
+// monitoring host does: over HTTPS with a coordinator certificate of `ca`
+// (with TLS a worker's metrics answer nothing else).
+int64_t UnauthorizedCount(const Worker& w, TempCa& ca) {
+  auto monitor = std::filesystem::exists(ca.dir + "/monitor.crt")
+                     ? ca.Load("monitor")
+                     : ca.Issue("monitor", TlsRole::kCoordinator);
+  if (!monitor) return -1;
+  auto cert = ParseCertPem(monitor->cert_pem, "cert");
+  auto pkey = ParseKeyPem(monitor->key_pem, "key");
+  if (!cert.ok() || !pkey.ok()) return -1;
+  httplib::SSLClient c("127.0.0.1", w.metrics_port(), cert->get(),
+                       pkey->get());
+  c.enable_server_certificate_verification(false);  // it names dev0
   c.set_read_timeout(5);
   auto r = c.Get("/metrics");
   if (!r || r->status != 200) return -1;
@@ -180,7 +193,7 @@ TEST(TlsRuntime, ADeviceCertificateCannotDeployOrReadStatistics) {
   // Directly, as a peer would: Deploy, Stats, ProbeLink and Send are
   // refused, each counted as unauthorized (Send because no plan deployed
   // here names the device).
-  const int64_t refused_before = UnauthorizedCount(*lc.workers[0]);
+  const int64_t refused_before = UnauthorizedCount(*lc.workers[0], ca);
   EXPECT_GE(refused_before, 1);
   auto stub = rpc::Worker::NewStub(
       MakeChannel(lc.cluster.devices[0].address, 1 << 20, device.get()));
@@ -225,7 +238,7 @@ TEST(TlsRuntime, ADeviceCertificateCannotDeployOrReadStatistics) {
     EXPECT_EQ(st.error_code(), grpc::StatusCode::PERMISSION_DENIED)
         << st.error_message();
   }
-  EXPECT_EQ(UnauthorizedCount(*lc.workers[0]), refused_before + 4);
+  EXPECT_EQ(UnauthorizedCount(*lc.workers[0], ca), refused_before + 4);
 }
 
 // A device certificate of the cluster CA is good only for the devices of
@@ -264,7 +277,7 @@ TEST(TlsRuntime, ADeviceOutsideThePlansIsRefusedEverything) {
   EXPECT_NE(member.error_message().find("another plan"), std::string::npos)
       << member.error_message();
 
-  const int64_t refused_before = UnauthorizedCount(*lc.workers[0]);
+  const int64_t refused_before = UnauthorizedCount(*lc.workers[0], ca);
   auto stranger = ca.Issue("stranger", TlsRole::kDevice);
   const grpc::Status s = send(stranger);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
@@ -294,7 +307,7 @@ TEST(TlsRuntime, ADeviceOutsideThePlansIsRefusedEverything) {
     EXPECT_EQ(stub->Abort(&ctx, req, &rep).error_code(),
               grpc::StatusCode::PERMISSION_DENIED);
   }
-  EXPECT_EQ(UnauthorizedCount(*lc.workers[0]), refused_before + 3);
+  EXPECT_EQ(UnauthorizedCount(*lc.workers[0], ca), refused_before + 3);
 }
 
 // A coordinator's ProbeLink to an endpoint outside the cluster (a

@@ -744,9 +744,14 @@ StatusOr<std::unique_ptr<Worker>> Worker::Start(const WorkerOptions& opts) {
   }
   Impl* p = impl.get();
   if (!opts.metrics_listen.empty()) {
+    // Under the worker's trust: with TLS, HTTPS with its own certificate,
+    // and only a coordinator certificate of the CA is answered (the page
+    // names the plan and the peers).
+    HttpServerOptions ho;
+    ho.tls = opts.tls;
     auto http = HttpServer::Start(
         opts.metrics_listen, "worker " + opts.name + " --metrics",
-        {{"/metrics", [p] { return p->MetricsPage(); }}});
+        {{"/metrics", [p] { return p->MetricsPage(); }}}, ho);
     if (!http.ok()) {
       impl->Stop();
       return http.status();
