@@ -122,6 +122,26 @@ Status CheckAnswer(X509* cert, X509* ca, EVP_PKEY* key,
   return Status::Ok();
 }
 
+// httplib's names for its errors ("Connection", "Read") are one word.
+std::string Why(httplib::Error e) {
+  switch (e) {
+    case httplib::Error::Connection:
+      return "cannot connect (nothing listens there, or a firewall rejects "
+             "it)";
+    case httplib::Error::ConnectionTimeout:
+      return "no connection in time (the host is off the network, or a "
+             "firewall drops it)";
+    case httplib::Error::SSLConnection:
+      return "the TLS handshake failed (is it `shoal certs serve-enroll`?)";
+    case httplib::Error::Read:
+      return "no answer in time, or the connection closed";
+    case httplib::Error::Write:
+      return "the request could not be sent";
+    default:
+      return httplib::to_string(e);
+  }
+}
+
 }  // namespace
 
 StatusOr<TlsPaths> Enroll(const EnrollRequest& req) {
@@ -178,11 +198,10 @@ StatusOr<TlsPaths> Enroll(const EnrollRequest& req) {
   if (!pin.error.empty()) return FailedPrecondition(pin.error);
   if (!res) {
     OpenSslErrors();
-    return Unavailable("cannot reach the enrolment server at " + req.server +
-                       " within " + std::to_string(req.timeout_ms) +
-                       " ms: " + httplib::to_string(res.error()) +
-                       " (is `shoal certs serve-enroll` running there, and "
-                       "its port open?)");
+    return Unavailable("the enrolment server at " + req.server + ": " +
+                       Why(res.error()) + " (" +
+                       std::to_string(req.timeout_ms) +
+                       " ms allowed for each step)");
   }
   nlohmann::json body = nlohmann::json::parse(res->body, nullptr, false);
   if (res->status != 200) {
