@@ -1,7 +1,9 @@
 #include "runtime/local_runner.h"
 
 #include <chrono>
+#include <algorithm>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <system_error>
@@ -44,9 +46,11 @@ struct LocalReady {
   ReadyKey key() const { return {seq, task}; }
 };
 
-// What one run's device threads share, under `mu`: each device's mailboxes
+// What one run's pool threads share, under `mu`: each device's mailboxes
 // (the worker's, runtime/mailboxes.h) and its queue of tasks whose inputs
 // are all there, run in the order a worker runs them (plan/dataflow.h).
+// A device runs one task at a time, as a worker's scheduler does: it is
+// `scheduled` while it waits in `runnable` or a pool thread runs its task.
 struct RunState {
   RunState(const Plan& plan, const PlanFlow& flow, int64_t seq);
 
@@ -59,9 +63,20 @@ struct RunState {
   Status failure;
   std::vector<Mailboxes> boxes;               // per device
   std::vector<ReadyQueue<LocalReady>> ready;  // per device
-  std::vector<int> left;  // per device: its tasks of this request not yet run
+  std::vector<char> scheduled;                // per device
+  std::deque<int> runnable;  // devices with a ready task and no thread
+  size_t left = 0;           // tasks of this request not yet started
+  int running = 0;           // tasks being run now
   OutputBox out_box;
   RunStats stats;
+
+  // Queues device `d` for a pool thread if it has a ready task and is
+  // neither queued nor running. Called with `mu` held.
+  void Schedule(int d) {
+    if (scheduled[d] || ready[d].empty()) return;
+    scheduled[d] = 1;
+    runnable.push_back(d);
+  }
 };
 
 RunState::RunState(const Plan& plan, const PlanFlow& f, int64_t seq)
@@ -70,7 +85,8 @@ RunState::RunState(const Plan& plan, const PlanFlow& f, int64_t seq)
       request(seq),
       meta{"local", seq, "", Clock::time_point::max()},
       ready(plan.devices.size()),
-      left(plan.devices.size(), 0),
+      scheduled(plan.devices.size(), 0),
+      left(plan.tasks.size()),
       stats(EmptyRunStats(plan)) {
   boxes.reserve(p.devices.size());
   for (const auto& d : p.devices) boxes.emplace_back(d.name, 0);
@@ -78,10 +94,10 @@ RunState::RunState(const Plan& plan, const PlanFlow& f, int64_t seq)
   out_box.pending = flow.output_parts;
   for (const auto& t : p.tasks) {
     const int d = p.DeviceOf(t.id, request);
-    left[d]++;
     // No transfer would make it ready (a worker refuses such a plan).
     if (flow.incoming[t.id] == 0) ready[d].Push(LocalReady{seq, t.id, {}});
   }
+  for (size_t d = 0; d < p.devices.size(); ++d) Schedule(static_cast<int>(d));
 }
 
 // Puts `part` (transfer `xi`'s source region) where the transfer reads
@@ -102,12 +118,13 @@ Status Put(RunState* r, int xi, const Tensor& part) {
   if (rd) {
     r->ready[device].Push(
         LocalReady{r->request, rd->task, std::move(rd->inputs)});
+    r->Schedule(device);
   }
   return Status::Ok();
 }
 
 // Delivers the transfers `out` leaving a task (or the model input) under
-// the lock; a receiver wakes when its last part has arrived.
+// the lock; a receiver's device is queued when its last part has arrived.
 void Deliver(RunState* r, const std::vector<int>& out,
              const std::map<std::string, const Tensor*>& srcs) {
   const Plan& p = r->p;
@@ -130,73 +147,92 @@ void Deliver(RunState* r, const std::vector<int>& out,
   r->cv.notify_all();
 }
 
-// Runs device `device`'s tasks as they become ready, one at a time, in
-// the dataflow's order; returns at the first failure, its own or another
-// thread's.
-void DeviceLoop(RunState* r,
-                const std::vector<std::unique_ptr<Executor>>& executors,
-                int threads_per_device, int device) {
+// Runs task `rd` of device `device` and hands its outputs on.
+Status RunTask(RunState* r,
+               const std::vector<std::unique_ptr<Executor>>& executors,
+               int device, const LocalReady& rd) {
   const Plan& p = r->p;
+  const Task& t = p.tasks[rd.task];
+  std::vector<Tensor> outs;
+  const auto ts = Clock::now();
+  Status st =
+      executors[t.id] ? executors[t.id]->Run(rd.inputs, &outs) : Status::Ok();
+  const double ms = MsSince(ts);
+  if (!st.ok()) return st.WithContext("task " + t.name);
+  std::map<std::string, const Tensor*> srcs;
+  for (size_t i = 0; i < rd.inputs.size(); ++i)
+    srcs[t.fragment.inputs[i]] = &rd.inputs[i];
+  for (size_t i = 0; i < outs.size(); ++i) {
+    srcs[t.fragment.outputs[i]] = &outs[i];
+  }
+  // In the order a worker hands them on; in memory, every one in place.
+  const OutputRoute route =
+      RouteOutputs(p, r->flow.outgoing[t.id], device, r->request);
+  for (const auto& g : route.broadcasts) Deliver(r, g, srcs);
+  std::vector<int> direct;
+  for (const auto& d : route.direct) direct.push_back(d.transfer);
+  Deliver(r, direct, srcs);
+  std::lock_guard<std::mutex> lock(r->mu);
+  r->stats.task_ms[t.id] = ms;
+  return Status::Ok();
+}
+
+// One pool thread: takes the device at the head of `runnable`, runs its
+// next ready task, and queues it again if more of its tasks are ready.
+// Driven by readiness, not by a loop per device that waits for its
+// inputs, so any number of threads runs any number of devices. Returns
+// when every task has started, at the first failure, or when nothing can
+// become ready any more (a plan whose dataflow never delivers some input:
+// an error here, where a loop per device would wait forever).
+void PoolLoop(RunState* r,
+              const std::vector<std::unique_ptr<Executor>>& executors,
+              int threads_per_device) {
   SetKernelThreads(threads_per_device);
+  std::unique_lock<std::mutex> lock(r->mu);
   while (true) {
-    LocalReady rd;
-    {
-      std::unique_lock<std::mutex> lock(r->mu);
-      if (r->left[device] == 0) return;
-      r->cv.wait(lock,
-                 [&] { return !r->ready[device].empty() || !r->failure.ok(); });
-      if (!r->failure.ok()) return;
-      rd = r->ready[device].Pop();
-      r->left[device]--;
-    }
-    const Task& t = p.tasks[rd.task];
-    std::vector<Tensor> outs;
-    const auto ts = Clock::now();
-    Status st =
-        executors[t.id] ? executors[t.id]->Run(rd.inputs, &outs) : Status::Ok();
-    const double ms = MsSince(ts);
-    if (!st.ok()) {
-      std::lock_guard<std::mutex> lock(r->mu);
-      if (r->failure.ok()) r->failure = st.WithContext("task " + t.name);
+    r->cv.wait(lock, [&] {
+      return !r->runnable.empty() || !r->failure.ok() || r->left == 0 ||
+             r->running == 0;
+    });
+    if (!r->failure.ok() || r->left == 0) return;
+    if (r->runnable.empty()) {  // and nothing running that could feed it
+      r->failure = Internal(std::to_string(r->left) + " of the plan's " +
+                            std::to_string(r->p.tasks.size()) +
+                            " tasks never received all their inputs");
       r->cv.notify_all();
       return;
     }
-    std::map<std::string, const Tensor*> srcs;
-    for (size_t i = 0; i < rd.inputs.size(); ++i)
-      srcs[t.fragment.inputs[i]] = &rd.inputs[i];
-    for (size_t i = 0; i < outs.size(); ++i) {
-      srcs[t.fragment.outputs[i]] = &outs[i];
+    const int device = r->runnable.front();
+    r->runnable.pop_front();
+    const LocalReady rd = r->ready[device].Pop();
+    r->left--;
+    r->running++;
+    lock.unlock();
+    Status st;
+    try {
+      st = RunTask(r, executors, device, rd);
+    } catch (const std::exception& e) {
+      // An exception fails the run, and wakes the other threads, instead
+      // of ending the process.
+      st = Internal("device " + r->p.devices[device].name +
+                    " failed on an unexpected condition: " + e.what());
     }
-    // In the order a worker hands them on; in memory, every one in place.
-    const OutputRoute route =
-        RouteOutputs(p, r->flow.outgoing[t.id], device, r->request);
-    for (const auto& g : route.broadcasts) Deliver(r, g, srcs);
-    std::vector<int> direct;
-    for (const auto& d : route.direct) direct.push_back(d.transfer);
-    Deliver(r, direct, srcs);
-    std::lock_guard<std::mutex> lock(r->mu);
-    r->stats.task_ms[t.id] = ms;
-  }
-}
-
-// An exception in one device's thread fails the run, and wakes the
-// others, instead of ending the process.
-void GuardedDeviceLoop(RunState* r,
-                       const std::vector<std::unique_ptr<Executor>>& executors,
-                       int threads_per_device, int device) {
-  try {
-    DeviceLoop(r, executors, threads_per_device, device);
-  } catch (const std::exception& e) {
-    std::lock_guard<std::mutex> lock(r->mu);
-    if (r->failure.ok()) {
-      r->failure = Internal("device " + r->p.devices[device].name +
-                            " failed on an unexpected condition: " + e.what());
-    }
+    lock.lock();
+    r->running--;
+    if (!st.ok() && r->failure.ok()) r->failure = st;
+    r->scheduled[device] = 0;
+    r->Schedule(device);
     r->cv.notify_all();
   }
 }
 
 }  // namespace
+
+size_t LocalPoolThreads(const LocalRunOptions& opts) {
+  if (opts.max_threads > 0) return static_cast<size_t>(opts.max_threads);
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return std::max<size_t>(kMinLocalThreads, kLocalThreadsPerCore * cores);
+}
 
 LocalRunner::~LocalRunner() = default;
 
@@ -244,25 +280,26 @@ Status LocalRunner::Run(const Tensor& input, Tensor* output, RunStats* stats,
   for (const WireHop& h : WireHops(p, request)) CountWireHop(p, h, &r.stats);
   const auto t0 = Clock::now();
   Deliver(&r, flow_.inputs, {{p.input_name, &input}});
+  // A bounded pool, never a thread per device: a plan of thousands of
+  // devices runs on as many threads as the host has use for.
+  const size_t want = std::min(p.devices.size(), LocalPoolThreads(opts_));
   std::vector<std::thread> threads;
-  for (size_t d = 0; d < p.devices.size(); ++d) {
+  std::string no_thread;
+  for (size_t i = 0; i < want; ++i) {
     try {
-      threads.emplace_back(GuardedDeviceLoop, &r, std::cref(executors_),
-                           opts_.threads_per_device, static_cast<int>(d));
+      threads.emplace_back(PoolLoop, &r, std::cref(executors_),
+                           opts_.threads_per_device);
     } catch (const std::system_error& e) {
-      // Out of threads (a plan of thousands of devices on a loaded host):
-      // the ones started stop at the failure instead of the process
-      // ending on a joinable thread's destructor.
-      std::lock_guard<std::mutex> lock(r.mu);
-      if (r.failure.ok()) {
-        r.failure =
-            ResourceExhausted("cannot start a thread for each of the plan's " +
-                              std::to_string(p.devices.size()) + " devices (" +
-                              std::to_string(d) + " started): " + e.what());
-      }
-      r.cv.notify_all();
+      // Out of threads on a loaded host: the ones started run every
+      // device, more slowly.
+      no_thread = e.what();
       break;
     }
+  }
+  if (threads.empty()) {
+    return ResourceExhausted("cannot start a thread to run the plan's " +
+                             std::to_string(p.devices.size()) +
+                             " devices: " + no_thread);
   }
   for (auto& th : threads) th.join();
   if (!r.failure.ok()) return r.failure;

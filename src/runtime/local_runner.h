@@ -1,7 +1,9 @@
-// Runs a Plan in one process: each device a thread with its own executors,
-// transfers copied in memory, tasks run as a worker runs them (the plan's
-// dataflow, plan/dataflow.h). The in-process implementation of a device
-// cluster, for tests and `shoal run --local`.
+// Runs a Plan in one process: each device with its own executors, its
+// tasks run one at a time as a worker runs them (the plan's dataflow,
+// plan/dataflow.h), transfers copied in memory. The devices share a bounded
+// pool of threads, a task running when its inputs are in, so a plan of
+// thousands of devices needs no thread each. The in-process implementation
+// of a device cluster, for tests and `shoal run --local`.
 #ifndef SHOAL_RUNTIME_LOCAL_RUNNER_H_
 #define SHOAL_RUNTIME_LOCAL_RUNNER_H_
 
@@ -20,7 +22,17 @@ namespace shoal {
 struct LocalRunOptions {
   Backend backend = kDefaultBackend;
   int threads_per_device = 1;
+  // Devices computing at once, at most; 0: LocalPoolThreads's default.
+  int max_threads = 0;
 };
+
+// Twice the host's cores, at least 4: devices beyond that would only take
+// turns on the same cores, each thread holding a stack.
+constexpr int kLocalThreadsPerCore = 2;
+constexpr int kMinLocalThreads = 4;
+
+// The pool's size for `opts`, before capping it at the plan's devices.
+size_t LocalPoolThreads(const LocalRunOptions& opts);
 
 class LocalRunner {
  public:
