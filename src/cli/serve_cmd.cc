@@ -56,6 +56,9 @@ Status RunServe(ServeArgs a) {
   }
   a.o.rebalance = !a.no_rebalance;
   if (a.o.concurrency < 0) return InvalidArgument("--concurrency must be >= 0");
+  if (a.o.max_in_flight < 1) {
+    return InvalidArgument("--max-in-flight must be >= 1");
+  }
   ASSIGN_OR_RETURN(a.o.objective, ParseObjective(a.objective));
   if (a.o.concurrency > 0 && a.o.objective != PlanObjective::kThroughput) {
     return InvalidArgument("--concurrency goes with --objective throughput");
@@ -148,6 +151,10 @@ struct Row {
   double start_ms = 0;
   StatusOr<InferResult> r = Internal("not sent");
 };
+
+// Requests in flight at most, as `shoal bench` allows: each has a client
+// thread.
+constexpr int kMaxRemoteConcurrency = 1024;
 
 // The requests, `concurrency` in flight, or an open-loop stream at a
 // steady rate with --interval-ms.
@@ -261,6 +268,12 @@ Status RunRemote(const RemoteArgs& a) {
     return InvalidArgument(
         "--requests, --concurrency and --timeout-ms must be >= 1");
   }
+  if (a.concurrency > kMaxRemoteConcurrency) {
+    return InvalidArgument("--concurrency " + std::to_string(a.concurrency) +
+                           " is above the limit of " +
+                           std::to_string(kMaxRemoteConcurrency) +
+                           " requests in flight (one client thread each)");
+  }
   ASSIGN_OR_RETURN(auto tls, LoadTlsFlags(a.tls));
   ServeClient client(a.server, 0, tls.get());
   if (a.status) {
@@ -352,6 +365,9 @@ void AddServeSubcommand(CLI::App* app) {
   cmd->add_option("--timeout-ms", a->o.timeout_ms,
                   "Deadline of one request in the server (default 30000; a "
                   "client's sooner deadline wins)");
+  cmd->add_option("--max-in-flight", a->o.max_in_flight,
+                  "Requests in flight at most; more are refused at once "
+                  "(default 1024)");
   cmd->add_option("--max-message", a->max_message,
                   "Largest gRPC message (default 256MiB)");
   cmd->add_option("--log-every", a->o.log_every_s,
@@ -386,7 +402,7 @@ void AddInferRemoteCommand(CLI::App* app) {
   rc->add_option("--output", r->output, "Write the (last) output as .npy");
   rc->add_option("--requests", r->requests, "Requests to send (default 1)");
   rc->add_option("--concurrency", r->concurrency,
-                 "Requests in flight at once (default 1)");
+                 "Requests in flight at once (default 1, at most 1024)");
   rc->add_option("--interval-ms", r->interval_ms,
                  "Start request i at i x this (a steady stream; default 0: "
                  "as fast as answers come)");

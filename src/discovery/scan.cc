@@ -4,15 +4,19 @@
 #include <iomanip>
 #include <map>
 #include <sstream>
-#include <thread>
 
 #include "cluster/cluster_writer.h"
 #include "runtime/wire.h"
 #include "util/net_address.h"
+#include "util/parallel_for.h"
 #include "util/version.h"
 
 namespace shoal {
 namespace {
+
+// Announced workers asked for their health at once, at most: more wait
+// their turn, each within its own deadline.
+constexpr size_t kConcurrentChecks = 64;
 
 // What a failed Health call says about the worker, for its note.
 std::string WhyNoAnswer(const grpc::Status& s, const ScannedWorker& w,
@@ -98,12 +102,12 @@ std::vector<ScannedWorker> CheckFoundWorkers(
     w.advert_ok = true;
     out.push_back(w);
   }
-  // All at once: each worker's deadline is the whole wait, not the sum.
-  std::vector<std::thread> checks;
-  for (auto& w : out) {
-    if (w.advert_ok) checks.emplace_back([&w, &o] { Check(&w, o); });
-  }
-  for (auto& t : checks) t.join();
+  // Many at once, so that each worker's deadline is the whole wait rather
+  // than adding up; never a thread each, as the announcements come from
+  // anyone on the network.
+  ParallelFor(out.size(), kConcurrentChecks, [&](size_t i) {
+    if (out[i].advert_ok) Check(&out[i], o);
+  });
   std::map<std::string, const ScannedWorker*> by_name;
   for (auto& w : out) {
     if (w.advert_ok && w.advert.protocol != kProtocolVersion) {

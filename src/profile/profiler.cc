@@ -12,12 +12,17 @@
 #include "runtime/wire.h"
 #include "sim/fit.h"
 #include "util/net_address.h"
+#include "util/parallel_for.h"
 #include "util/stats.h"
 #include "util/units.h"
 
 namespace shoal {
 
 namespace {
+
+// Devices profiled at once, at most: a cluster of any size gets this many
+// threads, each taking the next device when it is done.
+constexpr size_t kProfileThreads = 32;
 
 std::string Who(const DeviceSpec& d) {
   return "device " + d.name + " (" + d.address + ")";
@@ -290,17 +295,11 @@ StatusOr<Profile> ProfileCluster(const Cluster& c,
   Profile p;
   p.devices.resize(n);
   std::vector<Status> st(n);
-  {
-    std::vector<std::thread> th;
-    for (size_t i = 0; i < n; ++i) {
-      p.devices[i].name = c.devices[i].name;
-      th.emplace_back([&, i] {
-        st[i] = ProfileLayers(c.devices[i], stubs[i].get(), variants, o,
-                              &p.devices[i]);
-      });
-    }
-    for (auto& t : th) t.join();
-  }
+  for (size_t i = 0; i < n; ++i) p.devices[i].name = c.devices[i].name;
+  ParallelFor(n, kProfileThreads, [&](size_t i) {
+    st[i] = ProfileLayers(c.devices[i], stubs[i].get(), variants, o,
+                          &p.devices[i]);
+  });
   for (const auto& s : st) RETURN_IF_ERROR(s);
 
   SinkService sink;

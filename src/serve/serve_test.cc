@@ -47,7 +47,13 @@ struct Fixture {
 // lists some of them.
 struct LocalWorkers : testing::LocalWorkers {
   std::string dir, file;
-  explicit LocalWorkers(int n) : testing::LocalWorkers(n) {
+  explicit LocalWorkers(int n) : testing::LocalWorkers(n) { MakeDir(); }
+  // Each worker with `base`'s options but its name and port.
+  LocalWorkers(int n, const WorkerOptions& base)
+      : testing::LocalWorkers(n, base) {
+    MakeDir();
+  }
+  void MakeDir() {
     dir = fs::temp_directory_path() /
           ("shoal-serve-test-" + std::to_string(getpid()) + "-" +
            std::to_string(counter++));
@@ -262,6 +268,44 @@ TEST(Serve, BadRequestsAreRefusedAndNotRetried) {
   EXPECT_EQ(st->failed(), 1);
   EXPECT_EQ(st->retried(), 0);
   EXPECT_EQ(st->input_shape_size(), 4);
+}
+
+// Past --max-in-flight a request is refused at once with the limit in its
+// error, and counted; the one in flight is answered, and the next one
+// after it is taken.
+TEST(Serve, RequestsPastTheLimitInFlightAreRefusedNamingIt) {
+  Fixture f;
+  WorkerOptions slow;
+  slow.link.latency_s = 1.0;  // two sends: a request takes over 2 s
+  LocalWorkers lw(2, slow);
+  lw.Write(2);
+  ServeOptions o = Options(lw.file);
+  o.max_in_flight = 1;
+  auto server = Server::Start(o);
+  ASSERT_TRUE(server.ok()) << server.status().message();
+  Server& s = **server;
+  const std::string address = "127.0.0.1:" + std::to_string(s.port());
+  StatusOr<InferResult> first = Unavailable("not sent");
+  std::thread t([&] { first = ServeClient(address).Infer(f.inputs[0], 20000); });
+  WaitFor([&] { return s.Snapshot().accepted() >= 1; }, 10000);
+  ServeClient client(address);
+  auto second = client.Infer(f.inputs[1], 20000);
+  t.join();
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), Code::kResourceExhausted);
+  EXPECT_NE(second.status().message().find(
+                "1 requests in flight, its limit (--max-in-flight)"),
+            std::string::npos)
+      << second.status().message();
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_LE(MaxRelDiff(first->output, f.want[0]), 1e-4);
+  auto third = client.Infer(f.inputs[1], 20000);
+  ASSERT_TRUE(third.ok()) << third.status().message();
+  EXPECT_LE(MaxRelDiff(third->output, f.want[1]), 1e-4);
+  const auto snap = s.Snapshot();
+  EXPECT_EQ(snap.accepted(), 2);
+  EXPECT_EQ(snap.answered(), 2);
+  EXPECT_EQ(snap.failed(), 1);
 }
 
 // `shoal serve --objective throughput --concurrency K` plans (at the start

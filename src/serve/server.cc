@@ -99,6 +99,7 @@ struct Server::Impl final : public rpc::Inference::Service {
   double last_p50 = 0;
   std::atomic<int64_t> next_seq{0}, accepted{0}, answered{0}, failed{0},
       retried{0};
+  std::atomic<int64_t> requests_in_flight{0};  // in ServeRequest now
   // Prometheus series and the dashboard (serve/serve_metrics.h,
   // serve/dashboard.h), each on its own HTTP server when asked for.
   ServeMetrics metrics;
@@ -248,6 +249,20 @@ struct Server::Impl final : public rpc::Inference::Service {
   StatusOr<Served> ServeRequest(const std::function<StatusOr<Tensor>()>& input,
                                 Clock::time_point t0, Clock::time_point expiry,
                                 const std::string& client) {
+    struct Leaves {
+      std::atomic<int64_t>& n;
+      ~Leaves() { --n; }
+    } leaves{requests_in_flight};
+    if (++requests_in_flight > opts.max_in_flight) {
+      // Counted, not logged: a flood would fill the log.
+      const Status s = ResourceExhausted(
+          "shoal serve has " + std::to_string(opts.max_in_flight) +
+          " requests in flight, its limit (--max-in-flight): try again later");
+      metrics.RequestStarted();
+      metrics.RequestEnded(s, 0);
+      failed++;
+      return s;
+    }
     accepted++;
     const int64_t seq = next_seq++;
     // However the call ends (an exception caught by GuardRpc or the HTTP

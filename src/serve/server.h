@@ -42,6 +42,10 @@ struct ServeOptions {
   double cooldown_s = 5;    // at least this long between re-plans for speed
   double watch_s = 0;       // re-read the cluster file this often (0: SIGHUP)
   int64_t timeout_ms = 30000;     // per request, unless the client's is sooner
+  // Requests in flight at most (Infer calls and HTTP ones together): past
+  // it a request is refused at once, RESOURCE_EXHAUSTED naming the limit,
+  // rather than holding a thread while it waits for the cluster.
+  int max_in_flight = 1024;
   int64_t max_message_bytes = 0;  // 0: kDefaultMaxMessageBytes
   bool rebalance = true;          // false: monitor and log, never re-plan
   double log_every_s = 5;         // a summary line this often
