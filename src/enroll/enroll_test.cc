@@ -9,12 +9,15 @@
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/pem.h>
+#include <openssl/x509v3.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
 #include <ctime>
 #include <filesystem>
 #include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
 
 #include "enroll/enroll_client.h"
 #include "enroll/enroll_server.h"
@@ -298,6 +301,67 @@ TEST_F(Enrolment, GarbageRequestsAreRefusedByName) {
                        "application/pkcs10");
   if (huge) EXPECT_EQ(huge->status, 413);
   EXPECT_FALSE(fs::exists(ca_.dir + "/pi0.crt"));
+}
+
+// A request that asks for the coordinator's role and another name in
+// its extensions gets what `certs issue` gives a device, and no more.
+TEST_F(Enrolment, WhatTheRequestAsksBeyondItsKeyAndNameIsNotCopied) {
+  const std::string secret = ParseEnrollToken(Token("pi0"))->secret;
+  auto key = NewDeviceKey();
+  ASSERT_TRUE(key.ok());
+  X509_REQ* req = X509_REQ_new();
+  X509_NAME_add_entry_by_txt(X509_REQ_get_subject_name(req), "CN",
+                             MBSTRING_UTF8,
+                             reinterpret_cast<const unsigned char*>("pi0"), -1,
+                             -1, 0);
+  X509_REQ_set_pubkey(req, key->get());
+  STACK_OF(X509_EXTENSION)* exts = sk_X509_EXTENSION_new_null();
+  sk_X509_EXTENSION_push(
+      exts, X509V3_EXT_conf_nid(nullptr, nullptr, NID_subject_alt_name,
+                                "DNS:shoal-coordinator,DNS:evil.example"));
+  sk_X509_EXTENSION_push(exts,
+                         X509V3_EXT_conf_nid(nullptr, nullptr,
+                                             NID_basic_constraints, "CA:TRUE"));
+  X509_REQ_add_extensions(req, exts);
+  sk_X509_EXTENSION_pop_free(exts, X509_EXTENSION_free);
+  X509_REQ_sign(req, key->get(), EVP_sha256());
+  BIO* b = BIO_new(BIO_s_mem());
+  PEM_write_bio_X509_REQ(b, req);
+  char* data = nullptr;
+  const long n = BIO_get_mem_data(b, &data);
+  const std::string pem(data, n);
+  BIO_free(b);
+  X509_REQ_free(req);
+
+  httplib::SSLClient cli("127.0.0.1", server_->port());
+  cli.enable_server_certificate_verification(false);
+  cli.set_read_timeout(5);
+  auto r = cli.Post("/v1/enroll", {{"Authorization", "Bearer " + secret}}, pem,
+                    "application/pkcs10");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const auto body = nlohmann::json::parse(r->body);
+  auto cert = ParseCertPem(body.at("certificate").get<std::string>(), "cert");
+  ASSERT_TRUE(cert.ok());
+  EXPECT_EQ(CertDnsNames(cert->get()), std::vector<std::string>{"shoal-device"});
+  EXPECT_EQ(X509_check_ca(cert->get()), 0);
+  EXPECT_EQ(CertCommonName(cert->get()), "pi0");
+}
+
+// Two boards racing with one token: one certificate.
+TEST_F(Enrolment, TwoRequestsWithOneTokenGetOneCertificate) {
+  const std::string token = Token("pi0");
+  StatusOr<TlsPaths> a = InvalidArgument("not run"), b = a;
+  std::thread ta([&] { a = EnrollAs("pi0", token, board_ + "/a"); });
+  std::thread tb([&] { b = EnrollAs("pi0", token, board_ + "/b"); });
+  ta.join();
+  tb.join();
+  EXPECT_NE(a.ok(), b.ok()) << a.status().message() << " / "
+                            << b.status().message();
+  const Status& lost = a.ok() ? b.status() : a.status();
+  EXPECT_NE(lost.message().find("the token for pi0 was used already"),
+            std::string::npos)
+      << lost.message();
 }
 
 class FewRefusals : public Enrolment {
