@@ -10,7 +10,7 @@ ARM64_BUILD_DIR ?= build-arm64
 WORKER_BUILD_DIR ?= build-worker
 
 .PHONY: deps test-deps build test test-sweep demo bench fuzz clean format \
-	worker-arm64 test-arm64 deb deb-worker deb-worker-arm64
+	worker-arm64 arm64 test-arm64 deb deb-worker deb-worker-arm64 deb-arm64
 
 deps:
 	bash scripts/install-deps.sh
@@ -27,13 +27,15 @@ build: deps $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target shoal
 
 # Every test but the full sweeps (docs/testing.md), which `make test-sweep`
-# runs.
+# runs, and the whole of shoal cross-built for arm64, which `make
+# test-arm64` runs (its cold build is longer than CI can spare).
 SWEEPS = ^CoverageSweep/
+ARM64_SHOAL = ^Arm64Shoal
 
 test: test-deps $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600 \
-	  -E '$(SWEEPS)'
+	  -E '$(SWEEPS)|$(ARM64_SHOAL)'
 
 test-sweep: test-deps $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS)
@@ -60,13 +62,23 @@ worker-arm64:
 	bash scripts/install-deps.sh --worker-arm64
 	bash scripts/build-worker-arm64.sh $(ARM64_BUILD_DIR) $(JOBS)
 
-# The arm64 worker under qemu-user beside an amd64 one (also part of
-# `make test`): the cross build and the test alone.
+# The whole of shoal for 64-bit ARM boards, cross-compiled, and
+# shoal-worker beside it: $(ARM64_BUILD_DIR)/full/shoal (without the libtorch
+# module: docs/packaging.md) and $(ARM64_BUILD_DIR)/shoal-worker.
+arm64:
+	bash scripts/install-deps.sh --arm64
+	bash scripts/build-worker-arm64.sh $(ARM64_BUILD_DIR) $(JOBS)
+	bash scripts/build-shoal-arm64.sh $(ARM64_BUILD_DIR)/full $(JOBS)
+
+# The arm64 builds under qemu-user: the worker beside an amd64 one and its
+# kernels (also part of `make test`), and the whole of shoal (plan, run,
+# serve, its package; not in `make test`): the cross builds and the tests
+# alone.
 test-arm64: test-deps $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target shoal shoal_slow_tests
-	cd $(BUILD_DIR) && ctest --output-on-failure -R '^Arm64(Worker|Kernels)'
+	cd $(BUILD_DIR) && ctest --output-on-failure -R '^Arm64(Worker|Kernels|Shoal)'
 
-# Debian packages: shoal (the tool), shoal-worker (amd64 and arm64).
+# Debian packages: shoal (the tool) and shoal-worker, for amd64 and arm64.
 deb: build
 	cd $(BUILD_DIR) && cpack
 
@@ -79,6 +91,12 @@ deb-worker:
 
 deb-worker-arm64: worker-arm64
 	cd $(ARM64_BUILD_DIR) && cpack
+
+# shoal_0.1.0_arm64.deb beside shoal-worker_0.1.0_arm64.deb in
+# $(ARM64_BUILD_DIR).
+deb-arm64: arm64
+	cd $(ARM64_BUILD_DIR) && cpack
+	cd $(ARM64_BUILD_DIR)/full && cpack && cp shoal_*_arm64.deb ..
 
 clean:
 	rm -rf $(BUILD_DIR)

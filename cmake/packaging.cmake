@@ -2,7 +2,8 @@
 #   -DSHOAL_WORKER_ONLY=ON: package shoal-worker, the daemon a device runs,
 #     with its systemd unit, /etc/shoal/worker.yaml and its system user;
 #   the full build: package shoal, the tool (plan, run, serve, ...), with
-#     the libtorch module `shoal lcp train` loads.
+#     the libtorch module `shoal lcp train` loads (not in the arm64 build,
+#     SHOAL_TORCH=OFF).
 # docs/packaging.md tells how to build, install and run them.
 include(GNUInstallDirs)
 
@@ -62,13 +63,24 @@ else()
   install(TARGETS shoal RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   # src/train/trainer.cc looks for the module in ../lib/shoal from the
   # binary (a private directory, not the multiarch library path).
-  install(TARGETS shoal_torch LIBRARY DESTINATION lib/shoal)
+  if(SHOAL_TORCH)
+    install(TARGETS shoal_torch LIBRARY DESTINATION lib/shoal)
+  endif()
   install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})
   install(DIRECTORY examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
   set(CPACK_PACKAGE_NAME shoal)
   set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
       "shoal: one neural-network inference across a cluster of small devices")
-  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+  if(CMAKE_CROSSCOMPILING)
+    # dpkg-shlibdeps knows only the host's packages, not the sysroot's:
+    # Debian 12's runtime packages of what the arm64 shoal links (the
+    # worker's, and ONNX, GLPK, zlib, stb; no libtorch, SHOAL_TORCH=OFF). The
+    # test Arm64Shoal checks that each library the binary needs is in one.
+    set(CPACK_DEBIAN_PACKAGE_DEPENDS
+        "libc6, libgcc-s1, libstdc++6, libgomp1, libdnnl2, libxnnpack0, libpthreadpool0, libgrpc++1.51, libgrpc29, libabsl20220623, libprotobuf32, libonnx1, libglpk40, zlib1g, libstb0, libyaml-cpp0.7, libssl3, liblz4-1, libavahi-client3, libavahi-common3, libprometheus-cpp-core1.0, libcpp-httplib0.11")
+  else()
+    set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+  endif()
   # `shoal lcp train` reads Fashion-MNIST from Debian's package.
   set(CPACK_DEBIAN_PACKAGE_RECOMMENDS dataset-fashion-mnist)
 endif()

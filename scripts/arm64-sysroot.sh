@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the arm64 sysroot the worker cross-compiles against
-# (cmake/toolchain-arm64.cmake): Debian's arm64 packages of what the worker
-# links, unpacked into a directory. Called by `scripts/install-deps.sh
-# --worker-arm64`.
+# Builds the arm64 sysroot shoal and shoal-worker cross-compile against
+# (cmake/toolchain-arm64.cmake): Debian's arm64 packages of what they
+# link, unpacked into a directory. Called by `scripts/install-deps.sh
+# --worker-arm64` (and --arm64, --with-test-deps).
 #
 # Why a sysroot and not `dpkg --add-architecture arm64` and `apt-get
 # install libfoo-dev:arm64`: libyaml-cpp-dev is not Multi-Arch: same, so
@@ -24,6 +24,15 @@ ARM64_PKGS=(
   libdnnl-dev libxnnpack-dev libpthreadpool-dev libgrpc++-dev libprotobuf-dev libssl-dev libyaml-cpp-dev
   liblz4-dev nlohmann-json3-dev libcli11-dev libstdc++-12-dev
   libavahi-client-dev prometheus-cpp-dev libcpp-httplib-dev
+)
+# What the whole of shoal adds (scripts/build-shoal-arm64.sh): the ONNX
+# importer, GLPK for the planner's ILPs, zlib, stb, and GoogleTest, which
+# the full build's CMake looks for (no test is cross-compiled). Not
+# libtorch: its arm64 closure is 312 more packages, 183 MB to download and
+# 750 MB unpacked, for a module only `shoal lcp train` and `lcp prune` use
+# (docs/packaging.md).
+ARM64_PKGS+=(
+  libonnx-dev libglpk-dev zlib1g-dev libstb-dev libgtest-dev libgmock-dev
 )
 
 SUDO=""
@@ -75,16 +84,19 @@ if [[ -f "$stamp" ]] && [[ "$(cat "$stamp")" == "$closure" ]]; then
 fi
 
 echo "arm64-sysroot: unpacking $(wc -l <<< "$closure") arm64 packages into $SYSROOT"
+# Unpacked beside the old sysroot and renamed into place at the end, so a
+# build that uses the old one meanwhile does not see it half gone.
+new="$SYSROOT.new"
 debs="$SYSROOT.debs"
-$SUDO rm -rf "$SYSROOT" "$debs"
-$SUDO mkdir -p "$SYSROOT" "$debs"
+$SUDO rm -rf "$new" "$debs"
+$SUDO mkdir -p "$new" "$debs"
 # apt-get download writes into the current directory, as the _apt user
 # when it can: a directory that user may write.
 $SUDO chmod 777 "$debs"
 mapfile -t specs <<< "$closure"
 (cd "$debs" && "${apt_arm64[@]}" download -q "${specs[@]}" > /dev/null)
 for deb in "$debs"/*.deb; do
-  $SUDO dpkg-deb -x "$deb" "$SYSROOT"
+  $SUDO dpkg-deb -x "$deb" "$new"
 done
 # Links that name an absolute path point into the host once unpacked
 # elsewhere (libfoo.so -> /lib/aarch64-linux-gnu/libfoo.so.1): make them
@@ -93,14 +105,19 @@ while IFS= read -r -d '' link; do
   target=$(readlink "$link")
   [[ "$target" == /* ]] || continue
   $SUDO ln -sfn "$(realpath -m --relative-to="$(dirname "$link")" \
-    "$SYSROOT$target")" "$link"
-done < <(find "$SYSROOT" -type l -print0)
+    "$new$target")" "$link"
+done < <(find "$new" -type l -print0)
 # gRPC's CMake package names its code generators, which run on the build
 # host: the host's own (protobuf-compiler-grpc), not arm64 programs.
-$SUDO mkdir -p "$SYSROOT/usr/bin"
+$SUDO mkdir -p "$new/usr/bin"
 for plugin in /usr/bin/grpc_*_plugin; do
-  $SUDO ln -sfn "$plugin" "$SYSROOT$plugin"
+  $SUDO ln -sfn "$plugin" "$new$plugin"
 done
 $SUDO rm -rf "$debs"
-echo "$closure" | $SUDO tee "$stamp" > /dev/null
+echo "$closure" | $SUDO tee "$new/.shoal-sysroot-packages" > /dev/null
+if [[ -d "$SYSROOT" ]]; then
+  $SUDO mv "$SYSROOT" "$SYSROOT.old"
+fi
+$SUDO mv "$new" "$SYSROOT"
+$SUDO rm -rf "$SYSROOT.old"
 echo "arm64-sysroot: done ($(du -sh "$SYSROOT" | cut -f1))"

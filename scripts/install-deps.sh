@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs, with apt-get, only the Debian packages shoal needs that are missing.
 # Idempotent: a second run installs nothing and exits 0.
-# Usage: scripts/install-deps.sh [--with-test-deps | --worker | --worker-arm64]
+# Usage: scripts/install-deps.sh [--with-test-deps | --worker | --worker-arm64 | --arm64]
 #   --worker: only what `cmake -DSHOAL_WORKER_ONLY=ON` needs to build
 #   shoal-worker, the daemon a device runs.
 #   --worker-arm64: what cross-compiling shoal-worker for arm64 needs
@@ -9,6 +9,9 @@
 #   Debian's cross compiler, qemu-user to run it, and the arm64 libraries
 #   unpacked into a sysroot by scripts/arm64-sysroot.sh (no installed
 #   package is changed).
+#   --arm64: the same for the whole of shoal (scripts/build-shoal-arm64.sh):
+#   the one sysroot holds both builds' libraries; serve's dashboard embeds
+#   the host's Chart.js.
 set -euo pipefail
 
 BUILD_PKGS=(
@@ -74,8 +77,9 @@ case "${1:-}" in
   --with-test-deps) want+=("${TEST_PKGS[@]}" "${ARM64_HOST_PKGS[@]}"); arm64=true ;;
   --worker) want=("${WORKER_PKGS[@]}") ;;
   --worker-arm64) want=("${ARM64_HOST_PKGS[@]}"); arm64=true ;;
+  --arm64) want=("${ARM64_HOST_PKGS[@]}" libjs-chart.js); arm64=true ;;
   *)
-    echo "install-deps: unknown option '$1' (--with-test-deps, --worker, --worker-arm64)" >&2
+    echo "install-deps: unknown option '$1' (--with-test-deps, --worker, --worker-arm64, --arm64)" >&2
     exit 2 ;;
 esac
 

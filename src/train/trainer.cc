@@ -75,10 +75,20 @@ StatusOr<const TorchModuleApi*> LoadModule() {
     api = a;
     return api;
   }
+#ifdef SHOAL_NO_TORCH
+  // The arm64 build has no libtorch (docs/packaging.md): name the commands
+  // and where to run them rather than a list of files that were never built.
+  return FailedPrecondition(
+      "this shoal was built without libtorch (-DSHOAL_TORCH=OFF, as the arm64 "
+      "build is), and training needs it: `shoal lcp train` and `shoal lcp "
+      "prune` run on a machine with the full build (amd64); copy the trained "
+      ".onnx here, where every other command runs it");
+#else
   return FailedPrecondition(
       "cannot load shoal's libtorch module (build target shoal_torch; or set "
       "SHOAL_TORCH_MODULE):" +
       tried);
+#endif
 }
 
 // The inputs one output of a Conv/Gemm/MatMul sums over: a conv's input
