@@ -11,6 +11,7 @@
 #include "cli/quantize_evaluate.h"
 #include "engine/calibrate.h"
 #include "graph/fuse_batchnorm.h"
+#include "graph/op_registry.h"
 #include "models/load_model.h"
 #include "onnx/onnx_export.h"
 
@@ -36,7 +37,7 @@ int64_t StoredWeightBytes(const Model& m) {
   for (const auto& [name, t] : m.weights) {
     bool int8 = false;
     for (int c : m.graph.ConsumerIndices(name))
-      int8 |= m.graph.nodes[c].op == "DequantizeLinear";
+      int8 |= QuantRoleOf(&m.graph.nodes[c]) == QuantRole::kDequantize;
     bytes += t.size() * (int8 ? 1 : 4);
   }
   return bytes;

@@ -69,6 +69,22 @@ bool ActsPerChannelWithWeights(const Node& n) {
   return s != nullptr && s->channel_weights();
 }
 
+WeightLayout WeightLayoutOf(const Node& n) {
+  const OpSchema* s = OpRegistry::Global().Find(n.op);
+  return s != nullptr ? s->weight_layout(n) : WeightLayout{};
+}
+
+bool Concatenates(const Node& n) {
+  const OpSchema* s = OpRegistry::Global().Find(n.op);
+  return s != nullptr && s->concatenates();
+}
+
+QuantRole QuantRoleOf(const Node* n) {
+  if (n == nullptr) return QuantRole::kNone;
+  const OpSchema* s = OpRegistry::Global().Find(n->op);
+  return s != nullptr ? s->quant_role() : QuantRole::kNone;
+}
+
 Status ShapeError(const Node& node, const std::string& what) {
   return InvalidArgument("node '" + node.name + "' (" + node.op + "): " + what);
 }

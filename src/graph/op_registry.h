@@ -80,6 +80,35 @@ struct SplitFacts {
   }
 };
 
+// How a layer holds its learned weight, its input 1, against its channels:
+// what splitting by output or input channels cuts (partition/layer_split.h),
+// what LCP narrows (lcp/split_branches.h, lcp/prune_channels.h) and what a
+// profile's split variants slice (sim/profile_variants.h). A Conv's W is
+// [M, C/group, kernel...] over a feature map [N, C, spatial...]; a Gemm's B
+// is [K, N] (or [N, K], transB) over rows [M, K]; a MatMul's B [..., K, N].
+struct WeightLayout {
+  int out_axis = -1;  // the weight's axis of output channels; -1: none
+  int in_axis = -1;   // its axis of input channels (of one group)
+  int64_t groups = 1;  // channel groups (Conv's `group`)
+  // The activation input keeps its channels on axis 1 of a feature map
+  // (a convolution, a window over spatial axes); otherwise on its last
+  // axis, rows of features.
+  bool feature_map = false;
+  // The activation input is transposed ([K, M], Gemm's transA).
+  bool transposed_input = false;
+  bool any() const { return out_axis >= 0; }
+  // One group, input as rows or a map: a channel of the output is one
+  // slice of the weight along `out_axis`, an input channel one along
+  // `in_axis`.
+  bool plain() const { return any() && groups == 1 && !transposed_input; }
+};
+using WeightLayoutFn = std::function<WeightLayout(const Node&)>;
+
+// What an op does to a tensor's encoding, for int8 plans
+// (graph/insert_qdq.h): QuantizeLinear makes int8 of float32,
+// DequantizeLinear float32 of int8.
+enum class QuantRole { kNone, kQuantize, kDequantize };
+
 class OpSchema {
  public:
   explicit OpSchema(std::string name) : name_(std::move(name)) {}
@@ -147,6 +176,21 @@ class OpSchema {
     channel_weights_ = true;
     return *this;
   }
+  // The layout of its weight (WeightLayout), given the node's attributes.
+  OpSchema& Weight(WeightLayoutFn fn) {
+    weight_layout_ = std::move(fn);
+    return *this;
+  }
+  // Its output is its inputs side by side along one axis (Concat): what a
+  // split of that axis merges into, and where LCP's branches meet.
+  OpSchema& Concatenates() {
+    concatenates_ = true;
+    return *this;
+  }
+  OpSchema& Quantization(QuantRole role) {
+    quant_role_ = role;
+    return *this;
+  }
   // What the op computes and its input and output shapes, in a line
   // (docs/operators.md).
   OpSchema& Doc(std::string text) {
@@ -181,6 +225,11 @@ class OpSchema {
   bool elementwise() const { return elementwise_; }
   const SplitFacts& split() const { return split_; }
   const std::string& doc() const { return doc_; }
+  WeightLayout weight_layout(const Node& n) const {
+    return weight_layout_ ? weight_layout_(n) : WeightLayout{};
+  }
+  bool concatenates() const { return concatenates_; }
+  QuantRole quant_role() const { return quant_role_; }
   bool IsParamInput(int index) const { return !non_param_inputs_.count(index); }
 
   Status InferShapes(const Node& node, const InputShapes& in,
@@ -200,6 +249,9 @@ class OpSchema {
   bool sparse_output_ = false, keeps_sparsity_ = false;
   bool channel_weights_ = false;
   SplitFacts split_;
+  bool concatenates_ = false;
+  QuantRole quant_role_ = QuantRole::kNone;
+  WeightLayoutFn weight_layout_;
   std::string doc_;
   InferFn infer_;
   WorkFn work_;
@@ -233,6 +285,17 @@ bool ActsPerChannel(const Node& n);
 // Whether output channel c of `n` reads only input channel c of its first
 // input and entry c of its weights (OpSchema::ChannelWeights).
 bool ActsPerChannelWithWeights(const Node& n);
+
+// `n`'s weight layout; none (any() false) for an op without one or an
+// unregistered op.
+WeightLayout WeightLayoutOf(const Node& n);
+
+// Whether `n` concatenates its inputs (OpSchema::Concatenates).
+bool Concatenates(const Node& n);
+
+// What `n` does to the encoding of its input (OpSchema::Quantization);
+// null reads as none.
+QuantRole QuantRoleOf(const Node* n);
 
 // Error helper for shape inference: names the node and its op.
 Status ShapeError(const Node& node, const std::string& what);

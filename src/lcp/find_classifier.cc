@@ -2,12 +2,14 @@
 
 #include <set>
 
+#include "graph/op_registry.h"
+
 namespace shoal {
 namespace {
 
-bool IsLayerOp(const std::string& op) {
-  return op == "Conv" || op == "Gemm" || op == "MatMul";
-}
+// A Conv, Gemm or MatMul: an op whose weight holds channels
+// (graph/op_registry.h, WeightLayout).
+bool IsLayer(const Node& n) { return WeightLayoutOf(n).any(); }
 
 std::vector<std::string> ActivationInputs(const Graph& g, const Node& n) {
   std::vector<std::string> out;
@@ -39,7 +41,7 @@ StatusOr<ClassifierSite> FindClassifier(const Graph& g) {
     const Node& n = g.nodes[idx];
     const auto acts = ActivationInputs(g, n);
     if (!g.WeightInputs(n).empty()) {
-      if (!IsLayerOp(n.op) || acts.size() != 1) {
+      if (!IsLayer(n) || acts.size() != 1) {
         return InvalidArgument(
             "no classifier to merge on: the output is "
             "reached through node '" +

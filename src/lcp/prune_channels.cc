@@ -28,20 +28,31 @@ struct Chain {
   int64_t block = 1;  // features per channel after a Flatten
 };
 
-bool IsPlainConv(const Node& n) {
-  return n.op == "Conv" && n.attrs.GetInt("group", 1) == 1;
+// A layer split by its weight's channels (graph/op_registry.h), of one
+// group and not transposed: a convolution over a map, or a fully
+// connected layer over rows.
+bool IsPlainLayer(const Node& n) {
+  return SplitFactsOf(n.op).by_weight && WeightLayoutOf(n).plain();
 }
-
+bool IsPlainConv(const Node& n) {
+  return IsPlainLayer(n) && WeightLayoutOf(n).feature_map;
+}
 bool IsPlainGemm(const Node& n) {
-  return n.op == "Gemm" && n.attrs.GetInt("transA", 0) == 0;
+  return IsPlainLayer(n) && !WeightLayoutOf(n).feature_map;
 }
 
 // The weight axis of a layer's outputs, and of a consumer's inputs.
-int OutputAxis(const Node& n) {
-  return n.op == "Conv" || n.attrs.GetInt("transB", 0) != 0 ? 0 : 1;
-}
-int InputAxis(const Node& n) {
-  return n.op == "Conv" ? 1 : n.attrs.GetInt("transB", 0) != 0 ? 1 : 0;
+int OutputAxis(const Node& n) { return WeightLayoutOf(n).out_axis; }
+int InputAxis(const Node& n) { return WeightLayoutOf(n).in_axis; }
+
+// A relayout of a map [N, C, ...] into rows [N, C * ...] (Flatten at axis
+// 1): channel c becomes a block of features.
+bool FlattensChannels(const Graph& g, const Node& n, const Shape& in) {
+  if (!SplitFactsOf(n.op).relayout || n.outputs.size() != 1 || in.size() < 2)
+    return false;
+  const TensorInfo* out = g.FindTensor(n.outputs[0]);
+  return out != nullptr && out->shape.size() == 2 && out->shape[0] == in[0] &&
+         out->shape[1] == NumElements(in) / in[0];
 }
 
 bool ReadOnlyBy(const Graph& g, const std::string& tensor) {
@@ -78,7 +89,7 @@ std::optional<Chain> FollowChain(const Graph& g, int p) {
       return c;
     }
     if (n.outputs.size() != 1) return std::nullopt;
-    if (n.op == "Flatten" && !flattened && n.attrs.GetInt("axis", 1) == 1) {
+    if (!flattened && FlattensChannels(g, n, g.FindTensor(t)->shape)) {
       const Shape& in = g.FindTensor(t)->shape;
       c.block = NumElements(in) / (in[0] * in[1]);
       flattened = true;

@@ -59,16 +59,19 @@ class Rewriter {
                        : BranchWidth(w, o.branches, o.fatten_pct);
     };
     std::map<std::string, Shape> shapes;  // old weight name -> new shape
-    if (n.op == "Conv") {
+    const WeightLayout l = WeightLayoutOf(n);
+    if (l.feature_map) {  // a convolution: W [M, C/group, kernel...]
       Shape w = src_.FindTensor(n.inputs[1])->shape;
-      const int64_t g = n.attrs.GetInt("group", 1);
+      const int64_t g = l.groups;
+      int64_t& out = w[l.out_axis];
+      int64_t& in = w[l.in_axis];
       if (g == 1) {
-        w[0] = width(w[0]);
-        w[1] = x[1];
+        out = width(out);
+        in = x[1];
       } else if (g == x0[1] && !classifier) {
         // Depthwise / channel-wise: groups follow the channels.
-        w[0] = x[1] * (w[0] / g);
-        w[1] = 1;
+        out = x[1] * (out / g);
+        in = 1;
         c->attrs.Set("group", x[1]);
       } else {
         return Unsupported("LCP cannot resize grouped conv '" + n.name +
@@ -77,17 +80,16 @@ class Rewriter {
       }
       shapes[n.inputs[1]] = w;
       if (n.inputs.size() > 2 && !n.inputs[2].empty())
-        shapes[n.inputs[2]] = {w[0]};
-    } else if (n.op == "Gemm" || n.op == "MatMul") {
-      if (n.op == "Gemm" && n.attrs.GetInt("transA", 0) != 0)
-        return Unsupported("LCP cannot resize Gemm '" + n.name +
+        shapes[n.inputs[2]] = {out};
+    } else if (l.any()) {  // rows times a weight: a Gemm or a MatMul
+      if (l.transposed_input)
+        return Unsupported("LCP cannot resize " + n.op + " '" + n.name +
                            "' with transA");
       Shape w = src_.FindTensor(n.inputs[1])->shape;
-      const bool tb = n.op == "Gemm" && n.attrs.GetInt("transB", 0) != 0;
       if (w.size() != 2 || !src_.FindTensor(n.inputs[1])->is_weight())
         return Unsupported("LCP needs a 2-D weight in '" + n.name + "'");
-      int64_t& out = tb ? w[0] : w[1];
-      int64_t& in = tb ? w[1] : w[0];
+      int64_t& out = w[l.out_axis];
+      int64_t& in = w[l.in_axis];
       out = width(out);
       in = x.back();
       shapes[n.inputs[1]] = w;
@@ -96,7 +98,7 @@ class Rewriter {
         if (!b.empty() && b.back() > 1) b.back() = out;
         shapes[n.inputs[2]] = b;
       }
-    } else if (n.op == "BatchNormalization") {
+    } else if (ActsPerChannelWithWeights(n)) {  // BatchNormalization
       for (size_t i = 1; i < n.inputs.size(); ++i) shapes[n.inputs[i]] = {x[1]};
     } else {
       return Unsupported("LCP cannot resize node '" + n.name + "' (" + n.op +

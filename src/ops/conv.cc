@@ -87,6 +87,14 @@ SHOAL_REGISTER_OP("Conv")
         "[N, M, out spatial...]; 1 to 3 spatial axes, grouped and depthwise")
     .SplitByWeight()
     .SplitSpatially()
+    .Weight([](const Node& n) {
+      WeightLayout l;
+      l.out_axis = 0;
+      l.in_axis = 1;
+      l.groups = n.attrs.GetInt("group", 1);
+      l.feature_map = true;
+      return l;
+    })
     .Inputs(2, 3)
     .Attr("kernel_shape")
     .Attr("strides")

@@ -51,6 +51,14 @@ SHOAL_REGISTER_OP("Gemm")
         "A [M, K] (or [K, M], transA), B [K, N] (or [N, K], transB), "
         "optional C broadcast to [M, N] -> [M, N]")
     .SplitByWeight()
+    .Weight([](const Node& n) {
+      const bool trans_b = n.attrs.GetInt("transB", 0) != 0;  // B [N, K]
+      WeightLayout l;
+      l.out_axis = trans_b ? 0 : 1;
+      l.in_axis = trans_b ? 1 : 0;
+      l.transposed_input = n.attrs.GetInt("transA", 0) != 0;
+      return l;
+    })
     .Inputs(2, 3)
     .Attr("alpha")
     .Attr("beta")
@@ -115,6 +123,14 @@ SHOAL_REGISTER_OP("MatMul")
         "numpy matmul: A [..., M, K], B [..., K, N] -> [batch..., M, N], "
         "batch axes broadcast, 1-D operands promoted")
     .Inputs(2, 2)
+    // By a constant 2-D B [K, N]; not split by weight (the partitioners
+    // take Gemm, which graph/matmul_to_gemm.h makes of such a MatMul).
+    .Weight([](const Node&) {
+      WeightLayout l;
+      l.out_axis = 1;
+      l.in_axis = 0;
+      return l;
+    })
     .Infer(InferMatMul)
     .Work(MatMulWork);
 

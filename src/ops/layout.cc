@@ -41,6 +41,7 @@ SHOAL_REGISTER_OP("Concat")
     .Doc("inputs equal off `axis` -> their concatenation along `axis`")
     .Inputs(1, 1 << 20)
     .Attr("axis")
+    .Concatenates()
     .Infer(InferConcat);
 
 Status InferFlatten(const Node& node, const InputShapes& in,

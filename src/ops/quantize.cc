@@ -26,6 +26,7 @@ SHOAL_REGISTER_OP("QuantizeLinear")
     .Attr("zero_point")
     .Attr("axis")
     .Elementwise()
+    .Quantization(QuantRole::kQuantize)
     .Infer(InferQuant);
 
 SHOAL_REGISTER_OP("DequantizeLinear")
@@ -36,6 +37,7 @@ SHOAL_REGISTER_OP("DequantizeLinear")
     .Attr("zero_point")
     .Attr("axis")
     .Elementwise()
+    .Quantization(QuantRole::kDequantize)
     .Infer(InferQuant);
 
 }  // namespace

@@ -115,5 +115,63 @@ TEST(RegisteredOpsTest, ConvAndPoolKnowTheirOnnxAttributes) {
     EXPECT_TRUE(pool.count(a)) << a;
 }
 
+Node WithAttrs(const std::string& op, const Attrs& attrs) {
+  Node n;
+  n.name = "n";
+  n.op = op;
+  n.attrs = attrs;
+  return n;
+}
+
+// The weight layouts the partitioners, LCP and the profiler read: where
+// each layer keeps its output and input channels.
+TEST(RegisteredOpsTest, LayersSayWhereTheirWeightKeepsChannels) {
+  Attrs grouped;
+  grouped.Set("group", int64_t{4});
+  const WeightLayout conv = WeightLayoutOf(WithAttrs("Conv", grouped));
+  EXPECT_EQ(conv.out_axis, 0);  // W [M, C/group, kh, kw]
+  EXPECT_EQ(conv.in_axis, 1);
+  EXPECT_EQ(conv.groups, 4);
+  EXPECT_TRUE(conv.feature_map);
+  EXPECT_FALSE(conv.plain());
+  EXPECT_TRUE(WeightLayoutOf(WithAttrs("Conv", {})).plain());
+
+  const WeightLayout gemm = WeightLayoutOf(WithAttrs("Gemm", {}));
+  EXPECT_EQ(gemm.out_axis, 1);  // B [K, N]
+  EXPECT_EQ(gemm.in_axis, 0);
+  EXPECT_FALSE(gemm.feature_map);
+  EXPECT_TRUE(gemm.plain());
+  Attrs trans;
+  trans.Set("transB", int64_t{1});
+  trans.Set("transA", int64_t{1});
+  const WeightLayout gemm_t = WeightLayoutOf(WithAttrs("Gemm", trans));
+  EXPECT_EQ(gemm_t.out_axis, 0);  // B [N, K]
+  EXPECT_EQ(gemm_t.in_axis, 1);
+  EXPECT_TRUE(gemm_t.transposed_input);
+  EXPECT_FALSE(gemm_t.plain());
+
+  const WeightLayout matmul = WeightLayoutOf(WithAttrs("MatMul", {}));
+  EXPECT_EQ(matmul.out_axis, 1);
+  EXPECT_EQ(matmul.in_axis, 0);
+  // Not split by weight: graph/matmul_to_gemm.h makes a Gemm of it first.
+  EXPECT_FALSE(SplitFactsOf("MatMul").by_weight);
+
+  for (const char* op : {"Relu", "MaxPool", "BatchNormalization", "Concat"})
+    EXPECT_FALSE(WeightLayoutOf(WithAttrs(op, {})).any()) << op;
+  EXPECT_FALSE(WeightLayoutOf(WithAttrs("NoSuchOp", {})).any());
+}
+
+TEST(RegisteredOpsTest, ConcatAndQuantizationSayWhatTheyAre) {
+  EXPECT_TRUE(Concatenates(WithAttrs("Concat", {})));
+  EXPECT_FALSE(Concatenates(WithAttrs("Add", {})));
+  const Node q = WithAttrs("QuantizeLinear", {});
+  const Node dq = WithAttrs("DequantizeLinear", {});
+  const Node relu = WithAttrs("Relu", {});
+  EXPECT_EQ(QuantRoleOf(&q), QuantRole::kQuantize);
+  EXPECT_EQ(QuantRoleOf(&dq), QuantRole::kDequantize);
+  EXPECT_EQ(QuantRoleOf(&relu), QuantRole::kNone);
+  EXPECT_EQ(QuantRoleOf(nullptr), QuantRole::kNone);
+}
+
 }  // namespace
 }  // namespace shoal

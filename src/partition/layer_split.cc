@@ -1,5 +1,7 @@
 #include "partition/layer_split.h"
 
+#include "graph/op_registry.h"
+
 namespace shoal {
 
 namespace {
@@ -14,18 +16,23 @@ bool HasBias(const Node& n) {
 
 // The weight axis that output (or input) splitting cuts.
 int WeightAxis(const Node& n, bool output) {
-  if (n.op == "Conv") return output ? 0 : 1;
-  const bool trans_b = n.attrs.GetInt("transB", 0) != 0;
-  return (output == trans_b) ? 0 : 1;  // B is [N,K] when transB
+  const WeightLayout l = WeightLayoutOf(n);
+  return output ? l.out_axis : l.in_axis;
 }
 
 }  // namespace
 
 Status CheckSplittable(const Graph& g, const Node& n) {
-  if (n.op == "Conv") {
-    if (n.attrs.GetInt("group", 1) != 1) {
+  const WeightLayout l = WeightLayoutOf(n);
+  if (!SplitFactsOf(n.op).by_weight || !l.any()) {
+    return Unsupported(
+        "layer " + n.name + " is a " + n.op +
+        "; only Conv and Gemm layers are split by output or input");
+  }
+  if (l.feature_map) {
+    if (l.groups != 1) {
       return Unsupported("layer " + n.name + " is a grouped convolution (" +
-                         std::to_string(n.attrs.GetInt("group", 1)) +
+                         std::to_string(l.groups) +
                          " groups); only group=1 convolutions are split");
     }
     const TensorInfo* w = g.FindTensor(n.inputs[1]);
@@ -36,30 +43,28 @@ Status CheckSplittable(const Graph& g, const Node& n) {
     }
     return Status::Ok();
   }
-  if (n.op == "Gemm") {
-    const TensorInfo* b = g.FindTensor(n.inputs[1]);
-    if (b == nullptr || !b->is_weight()) {
-      return Unsupported("layer " + n.name + " multiplies two activations");
-    }
-    // Rows (tokens) split like one row: each keeps all its rows and a
-    // share of the columns.
-    const Shape& a = ShapeOf(g, n.inputs[0]);
-    if (n.attrs.GetInt("transA", 0) != 0 || a.size() != 2) {
-      return Unsupported("layer " + n.name +
-                         " is a Gemm whose input is not "
-                         "[M, K] rows");
-    }
-    if (HasBias(n)) {
-      const TensorInfo* c = g.FindTensor(n.inputs[2]);
-      if (c == nullptr || !c->is_weight()) {
-        return Unsupported("layer " + n.name + " adds an activation as bias");
-      }
-    }
-    return Status::Ok();
+  const TensorInfo* b = g.FindTensor(n.inputs[1]);
+  if (b == nullptr || !b->is_weight()) {
+    return Unsupported("layer " + n.name + " multiplies two activations");
   }
-  return Unsupported(
-      "layer " + n.name + " is a " + n.op +
-      "; only Conv and Gemm layers are split by output or input");
+  // Rows (tokens) split like one row: each keeps all its rows and a
+  // share of the columns.
+  const Shape& a = ShapeOf(g, n.inputs[0]);
+  if (l.transposed_input || a.size() != 2) {
+    return Unsupported("layer " + n.name + " is a " + n.op +
+                       " whose input is not [M, K] rows");
+  }
+  if (HasBias(n)) {
+    const TensorInfo* c = g.FindTensor(n.inputs[2]);
+    if (c == nullptr || !c->is_weight()) {
+      return Unsupported("layer " + n.name + " adds an activation as bias");
+    }
+  }
+  return Status::Ok();
+}
+
+bool IsFcLayer(const Graph& g, const Node& n) {
+  return CheckSplittable(g, n).ok() && !WeightLayoutOf(n).feature_map;
 }
 
 int64_t OutputSplitSize(const Graph& g, const Node& n) {

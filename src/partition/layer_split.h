@@ -24,6 +24,10 @@ struct LayerPart {
 // Why `n` cannot be split by output or input, or OK.
 Status CheckSplittable(const Graph& g, const Node& n);
 
+// A fully connected layer that can be split: rows of features times a
+// weight (a Gemm), not a convolution over a feature map.
+bool IsFcLayer(const Graph& g, const Node& n);
+
 // Output channels (conv) or features (fc): what output splitting divides.
 int64_t OutputSplitSize(const Graph& g, const Node& n);
 // Input channels or features: what input splitting divides.

@@ -8,7 +8,9 @@
 #include <set>
 
 #include "graph/cost.h"
+#include "graph/op_registry.h"
 #include "lcp/find_classifier.h"
+#include "partition/layer_split.h"
 #include "partition/plan_builder.h"
 #include "partition/strategy.h"
 
@@ -40,7 +42,7 @@ std::string SplitClassifier(const Graph& g, const std::vector<int>& branch_of,
                             BuildRequest* r) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& concat = g.nodes[i];
-    if (branch_of[i] >= 0 || concat.op != "Concat") continue;
+    if (branch_of[i] >= 0 || !Concatenates(concat)) continue;
     std::vector<int> group;
     std::set<int> seen;
     for (const auto& in : concat.inputs) {
@@ -52,7 +54,7 @@ std::string SplitClassifier(const Graph& g, const std::vector<int>& branch_of,
     const auto readers = g.ConsumerIndices(concat.outputs[0]);
     if (group.size() < 2 || readers.size() != 1) return "";
     const Node& fc = g.nodes[readers[0]];
-    if (fc.op != "Gemm" || !IsSplittableLayer(g, fc)) return "";
+    if (!IsFcLayer(g, fc)) return "";
     r->layers[fc.name] =
         LayerChoice{Scheme::kLip, "LCP: split along the branches", group};
     r->placement.erase(fc.name);

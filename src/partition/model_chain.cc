@@ -32,7 +32,7 @@ bool ReadsDirectly(const Graph& g, const Node& from, const Node& to) {
 
 int64_t InputUnits(const Graph& g, const Node& n) {
   const Shape& in = g.tensors.at(n.inputs[0]).shape;
-  if (n.op == "Conv") return in[1];
+  if (WeightLayoutOf(n).feature_map) return in[1];
   // Rows of tokens: the input channels are the columns.
   if (in.size() != 2 || in[0] != 1) return in.back();
   // Walk back through reshapes and elementwise ops to a feature map.
@@ -86,13 +86,15 @@ StatusOr<std::vector<ChainLayer>> ModelChain(const Graph& g) {
     l.R = c.macs;
     const Shape& out = g.tensors.at(n.outputs[0]).shape;
     // A Gemm over several rows splits by columns, each `rows` elements.
-    if (n.op == "Conv" || (out.size() == 2 && out[0] > 1)) l.k_units = out[1];
+    if (WeightLayoutOf(n).feature_map || (out.size() == 2 && out[0] > 1)) {
+      l.k_units = out[1];
+    }
     const int64_t mu = InputUnits(g, n);
     if (mu != l.M) l.m_units = mu;
     const int64_t sent = NumElements(g.tensors.at(SplitOutputEnd(g, n)).shape);
     if (sent != l.K) l.k_sent = sent;
     const int producer = g.ProducerIndex(n.inputs[0]);
-    l.input_is_concat = producer >= 0 && g.nodes[producer].op == "Concat";
+    l.input_is_concat = producer >= 0 && Concatenates(g.nodes[producer]);
     if (prev != nullptr && ReadsDirectly(g, *prev, n)) {
       l.reuses_prev = true;
       // Fusing keeps the previous layer's output on its devices, so nothing

@@ -427,7 +427,7 @@ class Builder {
   // them. LCP's branch outputs stay on their devices, so the classifier,
   // split by input features along the branches, reads nothing remote.
   StatusOr<bool> PlaceConcatOfParts(const Node& n) {
-    if (n.op != "Concat" || n.outputs.size() != 1 || n.inputs.empty() ||
+    if (!Concatenates(n) || n.outputs.size() != 1 || n.inputs.empty() ||
         !n.attrs.Has("axis")) {
       return false;
     }
@@ -496,7 +496,9 @@ class Builder {
   // Reshape of a part yields the part's extents, not the whole's.
   Status AddPartNode(int t, const Node& n, const Region& out) {
     Node part = n;
-    if (part.op == "Reshape") part.attrs.Set("shape", out.extent());
+    if (SplitFactsOf(part.op).relayout && part.attrs.Has("shape")) {
+      part.attrs.Set("shape", out.extent());
+    }
     return plan_.tasks[t].fragment.AddNode(part);
   }
 

@@ -13,6 +13,7 @@
 
 #include "graph/cost.h"
 #include "graph/op_registry.h"
+#include "partition/layer_split.h"
 #include "partition/plan_builder.h"
 #include "partition/spatial_split.h"
 #include "partition/strategy.h"
@@ -140,7 +141,7 @@ bool SplitFc(const Graph& g, const PlanOptions& opts) {
 void SplitFcLayers(const Graph& g, const PlanOptions& opts,
                    const std::set<std::string>& used, BuildRequest* r) {
   for (const auto& n : g.nodes) {
-    if (used.count(n.name) || n.op != "Gemm" || !IsSplittableLayer(g, n)) {
+    if (used.count(n.name) || !IsFcLayer(g, n)) {
       continue;
     }
     LayerChoice lc;

@@ -20,7 +20,7 @@ StatusOr<WindowGeometry> Geometry(const Graph& g, const Node& n) {
   const Shape& in = ShapeOf(g, n.inputs[0]);
   std::vector<int64_t> spatial(in.begin() + 2, in.end());
   std::vector<int64_t> kernel;
-  if (n.op == "Conv") {
+  if (WeightLayoutOf(n).feature_map) {  // a convolution: W [M, C, kernel...]
     const Shape& w = ShapeOf(g, n.inputs[1]);
     kernel.assign(w.begin() + 2, w.end());
   }
@@ -62,7 +62,7 @@ Status CheckTileable(const Graph& g, const Node& n) {
     return Unsupported("layer " + n.name + " has no spatial rows to split");
   }
   if (IsWindowOp(n.op)) {
-    if (n.op == "AveragePool" && n.attrs.GetInt("ceil_mode", 0) != 0 &&
+    if (n.attrs.GetInt("ceil_mode", 0) != 0 &&
         n.attrs.GetInt("count_include_pad", 0) != 0) {
       return Unsupported("layer " + n.name +
                          " averages with ceil_mode and "
@@ -204,7 +204,8 @@ StatusOr<Tile> TileBox(const Graph& g, const std::vector<const Node*>& nodes,
       pads[0] = s.pad_begin;
       pads[r] = s.pad_end;
       // Explicit padding reproduces ceil mode's extra window exactly.
-      if (n.op != "Conv") n.attrs.Set("ceil_mode", int64_t{0});
+      const bool pool = !WeightLayoutOf(n).any();
+      if (pool) n.attrs.Set("ceil_mode", int64_t{0});
       for (size_t k = 1; k < r; ++k) {
         if (k == 1 && !all_cols) {
           Window1D wc{geo.kernel[1],    geo.stride[1],  geo.dilation[1],
@@ -214,7 +215,7 @@ StatusOr<Tile> TileBox(const Graph& g, const std::vector<const Node*>& nodes,
           pads[r + 1] = sc.pad_end;
           cb = sc.begin;
           ce = sc.end;
-        } else if (n.op != "Conv" && geo.ceil_mode) {
+        } else if (pool && geo.ceil_mode) {
           // An axis kept whole: ceil mode's extra window as an explicit pad.
           const Shape& o = ShapeOf(g, n.outputs[0]);
           const int64_t span = (geo.kernel[k] - 1) * geo.dilation[k] + 1;

@@ -37,7 +37,7 @@ static StatusOr<Plan> PlanLayerSplits(const Graph& g, const PlanOptions& opts) {
       continue;
     }
     Scheme sc = output ? Scheme::kLop : Scheme::kLip;
-    if (conv_names && n.op == "Conv")
+    if (conv_names && WeightLayoutOf(n).feature_map)
       sc = output ? Scheme::kChannel : Scheme::kFilter;
     r.layers[n.name] =
         LayerChoice{sc, std::string(output ? "output" : "input") +

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "graph/op_registry.h"
 #include "partition/plan_builder.h"
 #include "partition/weight_dequantize.h"
 #include "plan/int8_transfers.h"
@@ -78,7 +79,7 @@ namespace {
 
 bool HasQuantization(const Graph& g) {
   for (const Node& n : g.nodes) {
-    if (n.op == "QuantizeLinear" || n.op == "DequantizeLinear") return true;
+    if (QuantRoleOf(&n) != QuantRole::kNone) return true;
   }
   return false;
 }

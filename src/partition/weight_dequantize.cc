@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "graph/op_registry.h"
 #include "graph/quantization.h"
 
 namespace shoal {
@@ -13,7 +14,8 @@ WeightDequantizeFold FoldWeightDequantize(const Graph& g) {
   std::vector<Node> kept;
   kept.reserve(v.nodes.size());
   for (Node& n : v.nodes) {
-    const TensorInfo* in = n.op == "DequantizeLinear" && n.inputs.size() == 1 &&
+    const TensorInfo* in = QuantRoleOf(&n) == QuantRole::kDequantize &&
+                                   n.inputs.size() == 1 &&
                                    n.outputs.size() == 1
                                ? v.FindTensor(n.inputs[0])
                                : nullptr;

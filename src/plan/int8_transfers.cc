@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "graph/op_registry.h"
 #include "graph/quantization.h"
 
 namespace shoal {
@@ -35,7 +36,7 @@ Index Incoming(const Plan& p) {
 bool HoldsInt8(const Plan& p, const Index& into, const Task& t,
                const std::string& tensor) {
   const Node* q = ProducerIn(t.fragment, tensor);
-  if (q) return q->op == "QuantizeLinear";
+  if (q) return QuantRoleOf(q) == QuantRole::kQuantize;
   if (!Contains(t.fragment.inputs, tensor)) return false;
   auto it = into.find({t.id, tensor});
   if (it == into.end() || it->second.empty()) return false;
@@ -55,7 +56,7 @@ bool CanBeInt8(const Plan& p, const Index& into, const Transfer& x) {
 const Node* SentDequantize(const Plan& p, const Index& into, const Task& t,
                            const std::string& tensor) {
   const Node* dq = ProducerIn(t.fragment, tensor);
-  if (!dq || dq->op != "DequantizeLinear" || dq->inputs.size() != 1)
+  if (QuantRoleOf(dq) != QuantRole::kDequantize || dq->inputs.size() != 1)
     return nullptr;
   const TensorInfo* in = t.fragment.FindTensor(dq->inputs[0]);
   if (!in) return nullptr;
@@ -167,7 +168,7 @@ class Int8Mover {
       const int producer = g.ProducerIndex(o);
       if ((sent != from_.end() && !sent->second.empty()) ||
           !g.ConsumerIndices(o).empty() || producer < 0 ||
-          g.nodes[producer].op != "DequantizeLinear") {
+          QuantRoleOf(&g.nodes[producer]) != QuantRole::kDequantize) {
         ++i;
         continue;
       }
@@ -190,7 +191,7 @@ StatusOr<int> SendInt8(Plan* p) {
   bool quantized = false;
   for (const Task& t : p->tasks) {
     for (const Node& n : t.fragment.nodes)
-      quantized |= n.op == "QuantizeLinear";
+      quantized |= QuantRoleOf(&n) == QuantRole::kQuantize;
   }
   if (!quantized) return 0;
   return Int8Mover(p).Run();

@@ -9,6 +9,8 @@
 #include <functional>
 #include <random>
 
+#include "graph/op_registry.h"
+#include "partition/layer_split.h"
 #include "partition/plan_builder.h"
 #include "partition/strategy.h"
 #include "plan/broadcast.h"
@@ -144,7 +146,7 @@ std::vector<LayerDecision> UnitDecisions(
   std::vector<LayerDecision> out;
   for (size_t u = 0; u < units.size(); ++u) {
     const Placement& p = a[u];
-    const bool conv = g.FindNode(units[u].nodes[0])->op == "Conv";
+    const bool conv = WeightLayoutOf(*g.FindNode(units[u].nodes[0])).feature_map;
     for (size_t i = 0; i < units[u].nodes.size(); ++i) {
       LayerDecision d;
       d.layer = units[u].nodes[i];
@@ -524,7 +526,7 @@ class AutoPlanner {
     // Without an fc layer to split, every fc placement is the same plan.
     bool has_fc = false;
     for (const auto& n : g_.nodes)
-      has_fc |= n.op == "Gemm" && IsSplittableLayer(g_, n);
+      has_fc |= IsFcLayer(g_, n);
     for (double f : {1.0, 1.2, 1.5, 2.0, 4.0, 6.0}) {
       for (SpatialFc fc :
            {SpatialFc::kWhole, SpatialFc::kLop, SpatialFc::kLip}) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "graph/op_registry.h"
 #include "graph/sparsity.h"
 #include "partition/spatial_split.h"
 #include "partition/split_counts.h"
@@ -523,7 +524,7 @@ StatusOr<BuildRequest> ToRequest(const Graph& g, const PlanOptions& opts,
     const PlanUnit& unit = units[u];
     const Placement& p = a[u];
     const Node* head = g.FindNode(unit.nodes[0]);
-    const bool conv = head->op == "Conv";
+    const bool conv = WeightLayoutOf(*head).feature_map;
     switch (p.form) {
       case Form::kWhole:
       case Form::kReplicate:

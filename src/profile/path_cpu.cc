@@ -15,12 +15,16 @@ namespace shoal {
 
 namespace {
 
-// One op over `shape`: "Relu" (output as large as the input) or
-// "GlobalAveragePool" (one value per channel).
-StatusOr<Graph> OneOp(const std::string& op, const Shape& shape) {
+// The op a probe graph runs: its output as large as its input, or one
+// value per channel.
+enum class ProbeOp { kRelu, kGlobalAveragePool };
+
+// One op over `shape`.
+StatusOr<Graph> OneOp(ProbeOp op, const Shape& shape) {
   GraphBuilder b("path-cpu");
   const std::string x = b.Input("x", shape);
-  const std::string y = op == "Relu" ? b.Relu(x) : b.GlobalAvgPool(x);
+  const std::string y =
+      op == ProbeOp::kRelu ? b.Relu(x) : b.GlobalAvgPool(x);
   return b.Finish({y});
 }
 
@@ -102,10 +106,10 @@ StatusOr<PathCpu> MeasurePathCpu(const DeviceSpec& d, const PathCpuOptions& o) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
   const int64_t n = o.bytes / 4;  // floats
-  ASSIGN_OR_RETURN(Graph small, OneOp("Relu", {1, 16}));
+  ASSIGN_OR_RETURN(Graph small, OneOp(ProbeOp::kRelu, {1, 16}));
   ASSIGN_OR_RETURN(Graph pool,
-                   OneOp("GlobalAveragePool", {1, 1, n / 256, 256}));
-  ASSIGN_OR_RETURN(Graph large, OneOp("Relu", {1, n}));
+                   OneOp(ProbeOp::kGlobalAveragePool, {1, 1, n / 256, 256}));
+  ASSIGN_OR_RETURN(Graph large, OneOp(ProbeOp::kRelu, {1, n}));
   ASSIGN_OR_RETURN(double s, TimeRequests(d, stub.get(), small, idle_rate, o));
   ASSIGN_OR_RETURN(double p, TimeRequests(d, stub.get(), pool, idle_rate, o));
   ASSIGN_OR_RETURN(double l, TimeRequests(d, stub.get(), large, idle_rate, o));

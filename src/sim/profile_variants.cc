@@ -3,6 +3,7 @@
 #include <set>
 
 #include "graph/attrs.h"
+#include "graph/op_registry.h"
 #include "graph/shape_inference.h"
 #include "partition/spatial_split.h"
 
@@ -37,16 +38,23 @@ StatusOr<Graph> OneNode(const Graph& g, const Node& n,
 StatusOr<Graph> OutputSplit(const Graph& g, const Node& n, int k) {
   std::map<std::string, Shape> shapes;
   Node m = n;
-  if (n.op == "Conv") {
+  const WeightLayout l = WeightLayoutOf(n);
+  if (!SplitFactsOf(n.op).by_weight || !l.any()) {
+    return Unsupported(n.op + " is not output-split");
+  }
+  if (l.feature_map) {  // a convolution: W [M, C/group, kernel...]
     const Shape w = g.tensors.at(n.inputs[1]).shape;
     const Shape x = g.tensors.at(n.inputs[0]).shape;
-    const int64_t group = n.attrs.GetInt("group", 1);
-    const int64_t o = w[0] / k;
-    if (o < 1 || w[0] % k) return Unsupported("too few channels");
+    const int64_t group = l.groups;
+    const int64_t channels = w[l.out_axis];
+    const int64_t o = channels / k;
+    if (o < 1 || channels % k) return Unsupported("too few channels");
     Shape ws = w;
-    ws[0] = o;
+    ws[l.out_axis] = o;
     if (group > 1) {
-      if (group != w[0] || group != x[1]) return Unsupported("grouped conv");
+      if (group != channels || group != x[1]) {
+        return Unsupported("grouped conv");
+      }
       Shape xs = x;
       xs[1] = o;
       shapes[n.inputs[0]] = xs;
@@ -56,21 +64,18 @@ StatusOr<Graph> OutputSplit(const Graph& g, const Node& n, int k) {
     if (n.inputs.size() > 2 && !n.inputs[2].empty()) shapes[n.inputs[2]] = {o};
     return OneNode(g, m, shapes);
   }
-  if (n.op == "Gemm") {
-    const bool tb = n.attrs.GetInt("transB", 0) != 0;
-    Shape w = g.tensors.at(n.inputs[1]).shape;
-    int64_t& out = tb ? w[0] : w[1];
-    if (out / k < 1 || out % k) return Unsupported("too few features");
-    out /= k;
-    shapes[n.inputs[1]] = w;
-    if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
-      Shape b = g.tensors.at(n.inputs[2]).shape;
-      if (!b.empty() && b.back() > 1) b.back() /= k;
-      shapes[n.inputs[2]] = b;
-    }
-    return OneNode(g, m, shapes);
+  // Rows times a weight (a Gemm).
+  Shape w = g.tensors.at(n.inputs[1]).shape;
+  int64_t& out = w[l.out_axis];
+  if (out / k < 1 || out % k) return Unsupported("too few features");
+  out /= k;
+  shapes[n.inputs[1]] = w;
+  if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+    Shape b = g.tensors.at(n.inputs[2]).shape;
+    if (!b.empty() && b.back() > 1) b.back() /= k;
+    shapes[n.inputs[2]] = b;
   }
-  return Unsupported(n.op + " is not output-split");
+  return OneNode(g, m, shapes);
 }
 
 // n on one strip of 1/k of the output rows, with its halo (the middle
@@ -119,13 +124,13 @@ StatusOr<std::vector<LayerVariant>> ProfileVariants(const Graph& g) {
   };
   for (const auto& n : g.nodes) {
     RETURN_IF_ERROR(add(n, "whole", OneNode(g, n, {})));
-    if (n.op == "Conv" || n.op == "Gemm") {
+    if (SplitFactsOf(n.op).by_weight) {
       for (int k : kSplits) {
         RETURN_IF_ERROR(
             add(n, "lop 1/" + std::to_string(k), OutputSplit(g, n, k)));
       }
     }
-    if (n.op == "Conv") {
+    if (WeightLayoutOf(n).feature_map) {
       for (int k : kStrips) {
         RETURN_IF_ERROR(
             add(n, "rows 1/" + std::to_string(k), RowStrip(g, n, k)));
