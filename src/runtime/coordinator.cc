@@ -18,6 +18,7 @@
 #include "plan/plan_verify.h"
 #include "plan/task_weights.h"
 #include "runtime/connection_watch.h"
+#include "runtime/device_probe.h"
 #include "runtime/link_shaper.h"
 #include "runtime/peer_auth.h"
 #include "runtime/pixel_codec.h"
@@ -27,6 +28,7 @@
 #include "runtime/wire.h"
 #include "util/clock.h"
 #include "util/net_address.h"
+#include "util/parallel_for.h"
 #include "util/units.h"
 
 namespace shoal {
@@ -41,6 +43,9 @@ struct Pending {
   int parts_left = 0;
   Status error;
   std::vector<bool> uses;  // per plan device: runs a task of this request
+  // Its input is sent: from now on its devices are probed (DeviceProbe),
+  // not while a probe could queue behind the input's bytes on the link.
+  bool awaiting = false;
   bool done() const { return parts_left == 0 || !error.ok(); }
 };
 
@@ -48,6 +53,9 @@ struct Pending {
 
 // As the worker's senders (runtime/worker.cc).
 constexpr size_t kInputSenders = 8;
+// Devices deployed to at once, at most: a cluster of any size is served by
+// this many threads, each uploading to the next device when it is done.
+constexpr size_t kDeployThreads = 32;
 
 struct Coordinator::Impl final : public rpc::Worker::Service {
   Plan plan;
@@ -76,8 +84,39 @@ struct Coordinator::Impl final : public rpc::Worker::Service {
   std::condition_variable cv;
   std::map<std::string, std::shared_ptr<Pending>> pending;
   Status cancelled;  // set by Cancel(): every request fails with it
-  // Last: destroyed first, so that its thread never sees the rest gone.
+  std::vector<char> silent;  // per device: the probe found it silent once
+  // Last: destroyed first, so that their threads never see the rest gone.
   std::unique_ptr<ConnectionWatch> watch;
+  std::unique_ptr<DeviceProbe> probe;
+
+  // Per device: whether a request whose input is sent runs a task there
+  // (what the probe asks).
+  std::vector<bool> DevicesInUse() {
+    std::vector<bool> in_use(devs.size(), false);
+    std::lock_guard<std::mutex> lock(mu);
+    for (auto& [id, p] : pending) {
+      if (!p->awaiting || !p->error.ok()) continue;
+      for (size_t d = 0; d < in_use.size(); ++d) {
+        if (p->uses[d]) in_use[d] = true;
+      }
+    }
+    return in_use;
+  }
+
+  // The probe found device `d` silent: the requests that run a task there
+  // fail now. Not asked again whether it holds the deployment, as a
+  // dropped connection is: it has just not answered.
+  void DeviceSilent(int d, const std::string& what) {
+    std::lock_guard<std::mutex> lock(mu);
+    silent[d] = 1;
+    bool any = false;
+    for (auto& [id, p] : pending) {
+      if (!p->error.ok() || !p->uses[d]) continue;
+      p->error = Unavailable(DeviceName(d) + " was lost: " + what);
+      any = true;
+    }
+    if (any) cv.notify_all();
+  }
 
   std::string DeviceName(int d) const {
     return "device " + devs[d].name + " (" + devs[d].address + ")";
@@ -345,6 +384,7 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   }
   impl->deployment.assign(plan.devices.size(), "");
   impl->deploy_ids.assign(plan.devices.size(), "");
+  impl->silent.assign(plan.devices.size(), 0);
   impl->input_link =
       std::make_unique<LinkShaper>(impl->devs[plan.input_device].link);
   for (const auto& x : plan.transfers) {
@@ -376,6 +416,11 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(
   impl->watch = std::make_unique<ConnectionWatch>(
       std::move(channels),
       [raw](int d, const std::string& what) { raw->DeviceLost(d, what); });
+  std::vector<rpc::Worker::Stub*> stubs;
+  for (const auto& s : impl->stubs) stubs.push_back(s.get());
+  impl->probe = std::make_unique<DeviceProbe>(
+      std::move(stubs), [raw] { return raw->DevicesInUse(); },
+      [raw](int d, const std::string& what) { raw->DeviceSilent(d, what); });
   return std::unique_ptr<Coordinator>(new Coordinator(std::move(impl)));
 }
 
@@ -743,18 +788,15 @@ Status Coordinator::DeployTo(const WeightStore& weights,
   const auto t0 = Clock::now();
   m.dilations.resize(n, 0.0);
   std::vector<Status> st(n);
-  std::vector<std::thread> th;
-  for (int d : devices) {
-    th.emplace_back([&, d] {
-      try {
-        st[d] = DeployOne(m, d, weights, keep_previous, &r);
-      } catch (const std::exception& e) {
-        st[d] = Internal("deploying to " + m.DeviceName(d) +
-                         " failed on an unexpected condition: " + e.what());
-      }
-    });
-  }
-  for (auto& t : th) t.join();
+  ParallelFor(devices.size(), kDeployThreads, [&](size_t i) {
+    const int d = devices[i];
+    try {
+      st[d] = DeployOne(m, d, weights, keep_previous, &r);
+    } catch (const std::exception& e) {
+      st[d] = Internal("deploying to " + m.DeviceName(d) +
+                       " failed on an unexpected condition: " + e.what());
+    }
+  });
   for (const auto& s : st) RETURN_IF_ERROR(s);
   RETURN_IF_ERROR(AgreeOnDilation(m));
   r.ms = MsSince(t0);
@@ -944,6 +986,10 @@ Status Coordinator::Run(const Tensor& input, Tensor* output, RunStats* stats,
     Unregister(m, id);
     return s;
   }
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    pend->awaiting = true;
+  }
   RETURN_IF_ERROR(AwaitOutput(m, id, *pend, expiry, seq, timeout_ms));
   const double latency = MsSince(t0) / m.dilation;
   *output = std::move(pend->output);
@@ -1042,7 +1088,16 @@ StatusOr<std::vector<DeviceStats>> Coordinator::Stats(bool reset, bool timeline,
     req.set_timeline(timeline);
     rpc::StatsReply rep;
     grpc::ClientContext ctx;
-    ctx.set_deadline(DeadlineIn(skip_lost ? 2000 : 5000));
+    bool was_silent = false;
+    {
+      std::lock_guard<std::mutex> lock(m.mu);
+      was_silent = m.silent[d];
+    }
+    // After a failure, a device the probe found silent gets half a
+    // second: thawed, it answers in that; still frozen, the report is
+    // not held up for long.
+    ctx.set_deadline(
+        DeadlineIn(!skip_lost ? 5000 : (was_silent ? 500 : 2000)));
     if (Status e =
             FromGrpc(m.stubs[d]->Stats(&ctx, req, &rep), m.DeviceName(d));
         !e.ok()) {
