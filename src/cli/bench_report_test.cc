@@ -22,7 +22,7 @@ BenchReport TwoDevices() {
   b.name = "b";
   b.busy_ms = 400;
   b.bytes_received = 4'000'000;
-  b.power = PowerSpec{2.0, 5.0, 0, 250e-9, true};
+  b.power = PowerSpec{2.0, 5.0, 0, 250e-9, true, ""};
   r.devices = {a, b};
   return r;
 }
@@ -72,7 +72,7 @@ TEST(BenchReport, SetDevicePowerFollowsTheClusterByName) {
   c.devices.resize(2);
   c.devices[0].name = "a";
   c.devices[1].name = "b";
-  c.devices[1].power = PowerSpec{0.5, 0.9, 0, 0, true};
+  c.devices[1].power = PowerSpec{0.5, 0.9, 0, 0, true, ""};
   BenchReport r = TwoDevices();
   SetDevicePower(p, c, &r);
   EXPECT_TRUE(r.devices[0].power.given) << "plan device 0 is cluster's b";

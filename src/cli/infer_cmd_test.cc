@@ -109,7 +109,9 @@ TEST(InferCmd, Int8IsExactOnAvx2AndOnThisCpu) {
     ASSERT_EQ(RunCommand(env + Infer(args + got), &out), 0) << out;
     const auto j = nlohmann::json::parse(out.substr(out.find('{')));
 #if defined(__x86_64__)
-    if (!env.empty()) EXPECT_EQ(j.at("int8").at("path"), "f32 sums");
+    if (!env.empty()) {
+      EXPECT_EQ(j.at("int8").at("path"), "f32 sums");
+    }
 #endif
     const auto y = ReadNpy(got);
     ASSERT_TRUE(y.ok());

@@ -57,7 +57,9 @@ TEST(QuantizeCmd, WritesAValidQuarterSizeModelThatInferRuns) {
   out.clear();
   const int rc =
       RunCommand(onnx_test::PyScript("check_onnx.py") + " " + q, &out);
-  if (rc != onnx_test::kPythonSkip) EXPECT_EQ(rc, 0) << out;
+  if (rc != onnx_test::kPythonSkip) {
+    EXPECT_EQ(rc, 0) << out;
+  }
 
   out.clear();
   EXPECT_EQ(RunCommand(Shoal("infer " + q + " --input-seed 1"), &out), 0)

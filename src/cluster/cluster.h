@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cluster/accelerator.h"
@@ -37,6 +38,11 @@ struct Medium {
 };
 
 struct DeviceSpec {
+  DeviceSpec() = default;
+  // A device with every default but where its worker listens.
+  DeviceSpec(std::string name, std::string address)
+      : name(std::move(name)), address(std::move(address)) {}
+
   std::string name;
   std::string address;       // host:port of its worker
   int64_t memory_bytes = 0;  // 0: unlimited

@@ -78,7 +78,7 @@ TEST(FormatCluster, EveryFieldAndDefaultReadsBackEqual) {
   full.link = Link{62.24e6, 8.83e-3};
   full.tls =
       TlsPaths{c.tls.ca, "/etc/shoal/full.crt", "/etc/shoal/full.key", ""};
-  full.power = PowerSpec{0.95, 6.4, 1.25e-7, 3.3e-8, true};
+  full.power = PowerSpec{0.95, 6.4, 1.25e-7, 3.3e-8, true, ""};
   DeviceSpec auto_cpu = dev("auto_cpu");  // speed 1, calibrated
   auto_cpu.cpu_from_speed = true;
   DeviceSpec calibrated = dev("calibrated");  // speed 3, calibrated

@@ -51,7 +51,7 @@ TEST(ParseCluster, BadPowerNamesTheDeviceAndTheField) {
 }
 
 TEST(EnergyPerInference, IdleOverTheWallBusyExtraAndBytes) {
-  PowerSpec p{1.0, 3.0, 100e-9, 50e-9, true};
+  PowerSpec p{1.0, 3.0, 100e-9, 50e-9, true, ""};
   // 10 inferences in 2 s, 0.5 s of it computing, 10 MB out, 20 MB in.
   DeviceEnergy e = EnergyPerInference(p, 2.0, 0.5, 10'000'000, 20'000'000, 10);
   EXPECT_DOUBLE_EQ(e.idle_j, 0.2);

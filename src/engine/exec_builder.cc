@@ -7,7 +7,18 @@ namespace shoal {
 
 memory::desc PlainDesc(const Shape& shape) {
   memory::dims dims(shape.begin(), shape.end());
+  // A false positive of GCC 12 at -O3: inlining this assignment, it loses
+  // track of the vector's storage and warns that the old buffer is freed at
+  // an offset. That buffer is null (an empty range allocates nothing), and
+  // deleting it is a no-op.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wfree-nonheap-object"
+#endif
   if (dims.empty()) dims = {1};
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
   memory::dims strides(dims.size(), 1);
   for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
     strides[i] = strides[i + 1] * dims[i + 1];

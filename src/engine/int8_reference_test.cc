@@ -46,7 +46,9 @@ TEST(Int8Reference, QuantizedInputFragmentEqualsTheF32Evaluation) {
 
 TEST(Int8Reference, DequantizedValuesReadElsewhereAreStillComputed) {
   const Model q = QuantizedInputFragment(-128, /*dq_is_output=*/true);
-  auto ex = Executor::Create(q.graph, q.weights, {Backend::kReference});
+  ExecutorOptions o;
+  o.backend = Backend::kReference;
+  auto ex = Executor::Create(q.graph, q.weights, o);
   ASSERT_TRUE(ex.ok()) << ex.status().ToString();
   EXPECT_EQ((*ex)->stats().steps, 3);  // dq_x runs for the graph output
   const Tensor x = Int8Inputs({1, 4, 8, 8}, 1, 8)[0];
@@ -59,7 +61,9 @@ TEST(Int8Reference, DequantizedValuesReadElsewhereAreStillComputed) {
 
 TEST(Int8Reference, AValueThatIsNotInt8IsAnErrorNamingTheLayer) {
   const Model q = QuantizedInputFragment(0);
-  auto ex = Executor::Create(q.graph, q.weights, {Backend::kReference});
+  ExecutorOptions o;
+  o.backend = Backend::kReference;
+  auto ex = Executor::Create(q.graph, q.weights, o);
   ASSERT_TRUE(ex.ok()) << ex.status().ToString();
   Tensor x = Int8Inputs({1, 4, 8, 8}, 1, 9)[0];
   x.data[5] = 0.5f;

@@ -299,7 +299,9 @@ TEST_F(Enrolment, GarbageRequestsAreRefusedByName) {
   // the client still wrote: never read, never signed.
   auto huge = cli.Post("/v1/enroll", auth, std::string(64 * 1024, 'A'),
                        "application/pkcs10");
-  if (huge) EXPECT_EQ(huge->status, 413);
+  if (huge) {
+    EXPECT_EQ(huge->status, 413);
+  }
   EXPECT_FALSE(fs::exists(ca_.dir + "/pi0.crt"));
 }
 

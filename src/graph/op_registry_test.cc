@@ -95,7 +95,9 @@ TEST(OpSchemaTest, NoWorkFunctionMeansNoMacs) {
   EXPECT_EQ(
       s.ComputeWork(MakeNode("n", {"a"}, 1), Shapes({true}), {{2, 3}}).macs, 0);
   s.Work([](const Node&, const InputShapes&, const std::vector<Shape>& out) {
-    return OpWork{NumElements(out[0])};
+    OpWork w;
+    w.macs = NumElements(out[0]);
+    return w;
   });
   EXPECT_EQ(
       s.ComputeWork(MakeNode("n", {"a"}, 1), Shapes({true}), {{2, 3}}).macs, 6);

@@ -7,6 +7,7 @@
 #define SHOAL_LCP_SPLIT_BRANCHES_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/graph.h"
@@ -15,6 +16,12 @@
 namespace shoal {
 
 struct BranchOptions {
+  BranchOptions() = default;
+  // Without shares: equal branches, as most callers want.
+  BranchOptions(int64_t branches, double fatten_pct,
+                std::vector<double> shares = {})
+      : branches(branches), fatten_pct(fatten_pct), shares(std::move(shares)) {}
+
   int64_t branches = 2;
   double fatten_pct = 0;  // widens every in-branch layer, not the classifier
   // Empty: equal branches, each 1/K of every layer. Otherwise one positive

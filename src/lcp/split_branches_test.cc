@@ -112,7 +112,9 @@ TEST(SplitBranchesTest, EveryZooModelSplits) {
       ASSERT_TRUE(c.ok());
       // Fattened LeNet-FC outgrows its original: every branch's first layer
       // reads the whole 784-pixel input.
-      if (k != 8) EXPECT_LT(c->params, base->params) << e.name << " K=" << k;
+      if (k != 8) {
+        EXPECT_LT(c->params, base->params) << e.name << " K=" << k;
+      }
       auto sum = SummarizeSplit(*g, *s, k, 0);
       ASSERT_TRUE(sum.ok()) << e.name;
       EXPECT_LE(sum->params_per_branch * k, c->params) << e.name;

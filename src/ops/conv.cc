@@ -58,7 +58,8 @@ OpWork ConvWork(const Node& node, const InputShapes& in,
   // Each output element takes (C/group) * prod(kernel) products.
   int64_t per_output = 1;
   for (size_t i = 1; i < w.size(); ++i) per_output *= w[i];
-  OpWork work{NumElements(out[0]) * per_output};
+  OpWork work;
+  work.macs = NumElements(out[0]) * per_output;
   // im2col: per group, the output pixels by the window's products, times
   // the window's products by the group's output channels.
   const int64_t group = std::max<int64_t>(1, node.attrs.GetInt("group", 1));

@@ -41,7 +41,8 @@ OpWork GemmWork(const Node& node, const InputShapes& in,
                 const std::vector<Shape>& out) {
   const bool ta = node.attrs.GetInt("transA", 0) != 0;
   int64_t k = ta ? in[0][0] : in[0][1];
-  OpWork work{NumElements(out[0]) * k};
+  OpWork work;
+  work.macs = NumElements(out[0]) * k;
   work.gemm = GemmShape{out[0][0], k, out[0][1], 1};
   return work;
 }
@@ -106,7 +107,8 @@ OpWork MatMulWork(const Node&, const InputShapes& in,
                   const std::vector<Shape>& out) {
   const Shape& a = in[0];
   int64_t k = a.back();
-  OpWork work{NumElements(out[0]) * k};
+  OpWork work;
+  work.macs = NumElements(out[0]) * k;
   // A 1-D right operand leaves no column axis: one column.
   const int64_t cols = in[1].size() >= 2 && !out[0].empty() ? out[0].back() : 1;
   if (cols > 0) {

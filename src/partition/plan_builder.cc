@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "graph/cost.h"
 #include "graph/op_registry.h"
@@ -19,6 +20,10 @@ namespace {
 
 // Where the data of one model tensor lives after the tasks placed so far.
 struct Holder {
+  // Most holders keep the tensor under its own name.
+  Holder(int task, Region region, std::string tensor = "")
+      : task(task), region(std::move(region)), tensor(std::move(tensor)) {}
+
   int task;
   Region region;  // of the full tensor
   // The name the holder task has for it, when not the tensor's own: the

@@ -10,6 +10,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/graph.h"
@@ -20,6 +21,13 @@
 namespace shoal {
 
 struct LayerChoice {
+  LayerChoice() = default;
+  // Without devices: over every device, as most strategies split.
+  LayerChoice(Scheme scheme, std::string reason, std::vector<int> devices = {})
+      : scheme(scheme),
+        reason(std::move(reason)),
+        devices(std::move(devices)) {}
+
   Scheme scheme = Scheme::kWhole;
   std::string reason;
   // The devices a split layer runs on, in part order (empty: every device);

@@ -91,7 +91,9 @@ TEST(SpatialSplit, TileLayoutsCoverTheOutputExactlyOnce) {
               band += shares[k];
             EXPECT_LE(std::abs(double(t.row_end - t.row_begin) - band * rows),
                       1.0 + 1e-9);
-            if (per_band > 1) EXPECT_EQ(t.col_begin, 0);
+            if (per_band > 1) {
+              EXPECT_EQ(t.col_begin, 0);
+            }
           }
         }
       }

@@ -107,7 +107,9 @@ TEST(PaperExample, TrafficPerLinkAddsUpToTheCountedBytes) {
     for (size_t i = 0; i < links.size(); ++i) {
       EXPECT_NE(links[i].from, links[i].to);
       EXPECT_GT(links[i].transfers, 0);
-      if (i > 0) EXPECT_LE(links[i].bytes, links[i - 1].bytes) << s;
+      if (i > 0) {
+        EXPECT_LE(links[i].bytes, links[i - 1].bytes) << s;
+      }
       sent[links[i].from] += links[i].bytes;
       total += links[i].bytes;
     }

@@ -169,7 +169,9 @@ TEST(Broadcast, ScatterSendsTheTensorOnceFromTheSource) {
         got[h.to] += b;
         sent[h.from] += b;
         // A relay passes on only the share it was sent.
-        if (h.from != 0) EXPECT_TRUE(have.count(h.from * 100 + h.part));
+        if (h.from != 0) {
+          EXPECT_TRUE(have.count(h.from * 100 + h.part));
+        }
         if (h.from == 0) have.insert(h.to * 100 + h.part);
       }
       EXPECT_EQ(static_cast<int>(got.size()), n - 1);

@@ -326,8 +326,9 @@ TEST(JointMilp, ClassesOfEqualDevicesSolveAMemoryBoundChain) {
     EXPECT_LE(w, WeightCapacity(memory)) << "device " << d;
     // Packed over a class by the plan's rule; the hub, a class of one,
     // keeps the MILP's row (auto plans again where that overflows).
-    if (d != 0)
+    if (d != 0) {
       EXPECT_LE(DeviceWeightMemory(w, layer), memory) << "device " << d;
+    }
   }
   EXPECT_GE(held.size(), 4u);
   auto h = Procedure1(pr, PlanObjective::kLatency);

@@ -239,7 +239,9 @@ TEST(HttpApi, BadRequestsAreJsonErrors) {
   // Over --http-max-body (16 MiB): refused before it is read.
   r = s.client->Post("/v1/models/lenet5/classify",
                      std::string((16 << 20) + 1, 'x'), "image/png");
-  if (r) EXPECT_EQ(r->status, 413);
+  if (r) {
+    EXPECT_EQ(r->status, 413);
+  }
   // Counted as the gRPC service counts a bad input: failed, none answered.
   const auto st = s.server->Snapshot();
   EXPECT_EQ(st.answered(), 0);

@@ -23,7 +23,10 @@ LatencyModel LatencyModel::FromCluster(const Cluster& c) {
     f.per_mac_s = per_mac;
     // Bytes stand in for elements touched by MAC-free layers.
     f.per_byte_s = per_mac * kMacsPerElement / kBytesPerElement;
-    Device dev{{{"*", f}}, {}, {}, d.link, QuotaForCpu(d.QuotaCpu())};
+    Device dev;
+    dev.fits = {{"*", f}};
+    dev.link = d.link;
+    dev.quota = QuotaForCpu(d.QuotaCpu());
     dev.per_weight_byte_s = 1.0 / (d.speed * kPi3WeightBytesPerSecond);
     dev.accelerator = d.accelerator;
     if (d.board != nullptr && !d.board->lcp_paper) {
@@ -64,11 +67,10 @@ StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
                              "' of the cluster file; run shoal "
                              "profile on this cluster");
     }
-    Device dev{dp->fits,
-               {},
-               {},
-               dp->link,
-               dp->has_cpu_quota ? dp->cpu_quota : QuotaForCpu(d.QuotaCpu())};
+    Device dev;
+    dev.fits = dp->fits;
+    dev.link = dp->link;
+    dev.quota = dp->has_cpu_quota ? dp->cpu_quota : QuotaForCpu(d.QuotaCpu());
     // Compute runs under the worker's pace where it has one (the quota
     // above stays the cgroup's: what messages' CPU competes for).
     const CpuQuota compute =

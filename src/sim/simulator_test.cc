@@ -545,7 +545,9 @@ TEST(Simulator, TraceHasEveryRunAndMessageInOrder) {
       const TraceSpan& s = send.at({seq, xi});
       const TraceSpan& from = task.at({seq, xi - 1});
       EXPECT_GE(s.ready_s, from.end_s - 1e-12);
-      if (xi < 3) EXPECT_LE(s.end_s, task.at({seq, xi}).ready_s + 1e-12);
+      if (xi < 3) {
+        EXPECT_LE(s.end_s, task.at({seq, xi}).ready_s + 1e-12);
+      }
     }
   }
 }

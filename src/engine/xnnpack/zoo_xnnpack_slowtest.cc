@@ -35,7 +35,9 @@ TEST_P(ZooXnnpackTest, XnnpackMatchesReference) {
   // Every conv and fc layer of the 2-D models is XNNPACK's; what remains
   // on the reference kernels is what XNNPACK lacks (LRN, SpaceToDepth,
   // C3D's 3-D convolutions and pools).
-  if (e->name != "c3d") EXPECT_GT(st.xnnpack_steps, st.reference_steps);
+  if (e->name != "c3d") {
+    EXPECT_GT(st.xnnpack_steps, st.reference_steps);
+  }
   // Only weights a reference step reads stay plain: C3D's.
   EXPECT_EQ(st.retained_weight_bytes > 0, e->name == "c3d") << e->name;
 }
