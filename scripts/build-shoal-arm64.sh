@@ -31,8 +31,9 @@ if [[ -n "$missing" ]]; then
   exit 77
 fi
 
+# Warnings only, as in build-worker-arm64.sh (SHOAL_WERROR).
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DSHOAL_WORKER_ONLY=OFF -DSHOAL_TORCH=OFF \
+  -DSHOAL_WORKER_ONLY=OFF -DSHOAL_TORCH=OFF -DSHOAL_WERROR=OFF \
   -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-arm64.cmake" \
   -DSHOAL_ARM64_SYSROOT="$sysroot" > /dev/null
 cmake --build "$build" -j "$jobs" --target shoal

@@ -24,8 +24,10 @@ if [[ -n "$missing" ]]; then
   exit 77
 fi
 
+# Warnings only (SHOAL_WERROR, docs/testing.md): the cross compiler sees
+# the arm64-only code, which no warning-free amd64 build has checked.
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DSHOAL_WORKER_ONLY=ON -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-arm64.cmake" \
-  -DSHOAL_ARM64_SYSROOT="$sysroot" > /dev/null
+  -DSHOAL_ARM64_SYSROOT="$sysroot" -DSHOAL_WERROR=OFF > /dev/null
 cmake --build "$build" -j "$jobs"
 file "$build/shoal-worker"
