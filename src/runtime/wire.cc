@@ -106,9 +106,12 @@ void ConfigureServer(grpc::ServerBuilder* b, const ServerLimits& limits) {
   b->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   b->SetMaxReceiveMessageSize(static_cast<int>(limits.max_message_bytes));
   b->SetMaxSendMessageSize(static_cast<int>(limits.max_message_bytes));
-  if (limits.memory_quota_bytes > 0) {
+  if (limits.memory_quota_bytes > 0 || limits.max_threads > 0) {
     grpc::ResourceQuota quota("shoal-server");
-    quota.Resize(static_cast<size_t>(limits.memory_quota_bytes));
+    if (limits.memory_quota_bytes > 0) {
+      quota.Resize(static_cast<size_t>(limits.memory_quota_bytes));
+    }
+    if (limits.max_threads > 0) quota.SetMaxThreads(limits.max_threads);
     b->SetResourceQuota(quota);
   }
   // A coordinator whose connection is closed this way sees it drop and

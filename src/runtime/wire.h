@@ -76,6 +76,9 @@ struct ServerLimits {
   // never finished among them. 0: never.
   int age_ms = 0;
   int grace_ms = 0;
+  // > 0: the most threads gRPC may run the server's handlers on; a call
+  // past it is refused (RESOURCE_EXHAUSTED), not given a thread of its own.
+  int max_threads = 0;
 };
 
 // The worker's: a peer on the network reaches it. A connection idle for a
@@ -86,6 +89,10 @@ struct ServerLimits {
 constexpr int kWorkerIdleConnectionMs = 60 * 1000;
 constexpr int kWorkerConnectionAgeMs = 10 * 60 * 1000;
 constexpr int kWorkerConnectionGraceMs = 10 * 60 * 1000;
+// Handler threads of a worker: room for every peer of a large plan sending
+// at once (a reduction of partial sums fans in from each device), and a
+// bound on what a peer opening calls can make it start.
+constexpr int kWorkerMaxThreads = 1024;
 
 void ConfigureServer(grpc::ServerBuilder* b, const ServerLimits& limits);
 // With a message limit only.

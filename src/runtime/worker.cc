@@ -733,6 +733,7 @@ StatusOr<std::unique_ptr<Worker>> Worker::Start(const WorkerOptions& opts) {
   limits.idle_ms = opts.idle_connection_ms;
   limits.age_ms = opts.connection_age_ms;
   limits.grace_ms = opts.connection_grace_ms;
+  limits.max_threads = kWorkerMaxThreads;
   ConfigureServer(&b, limits);
   b.RegisterService(impl.get());
   impl->server = b.BuildAndStart();
