@@ -56,8 +56,8 @@ Status RunToken(const TokenArgs& a) {
   std::cerr << "enrolment token for " << a.name << ", good for one "
             << "certificate until " << FormatTokenTime(t.expires)
             << " (its secret is kept hashed in " << EnrollTokensPath(a.dir)
-            << "); on the board, with `shoal certs serve-enroll --dir "
-            << a.dir << " --listen HOST:PORT` running here:\n"
+            << "); on the board, with `shoal certs serve-enroll --dir " << a.dir
+            << " --listen HOST:PORT` running here:\n"
             << "  shoal-worker enroll " << a.name
             << " --server HOST:PORT --token TOKEN\n";
   std::cout << t.text << std::endl;
@@ -80,10 +80,10 @@ Status RunServeEnroll(const ServeEnrollArgs& a) {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   ASSIGN_OR_RETURN(auto server, StartEnrollServer(a.listen, service.get()));
-  std::cout << "serving enrolment for the CA in " << a.dir
-            << " (SHA-256 " << service->ca_sha256() << ") on https port "
-            << server->port() << "; tokens from `shoal certs token NAME --dir "
-            << a.dir << "`; Ctrl-C stops" << std::endl;
+  std::cout << "serving enrolment for the CA in " << a.dir << " (SHA-256 "
+            << service->ca_sha256() << ") on https port " << server->port()
+            << "; tokens from `shoal certs token NAME --dir " << a.dir
+            << "`; Ctrl-C stops" << std::endl;
   int sig = 0;
   sigwait(&set, &sig);
   server.reset();
@@ -167,8 +167,7 @@ void AddCertsCommand(CLI::App* app) {
       "token",
       "Make a one-time token with which the board NAME gets its certificate "
       "from `certs serve-enroll` (`certs enroll` on the board)");
-  token->add_option("name", t->name, "The device the token is for")
-      ->required();
+  token->add_option("name", t->name, "The device the token is for")->required();
   token->add_option("--dir", t->dir, "The CA's directory (default certs)");
   token->add_option("--ttl", t->ttl,
                     "How long the token may be used: 30m, 1h, 2d (one minute "

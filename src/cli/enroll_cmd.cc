@@ -38,11 +38,10 @@ void AddEnrollCommand(CLI::App* parent) {
     auto p = Enroll(*r);
     if (p.ok()) {
       std::cout << "enrolled " << r->name << ": certificate " << p->cert
-                << ", key " << p->key << " (mode 0600, made here), CA "
-                << p->ca << "\n"
-                << "start the worker with --tls-ca " << p->ca
-                << " --tls-cert " << p->cert << " --tls-key " << p->key
-                << "\n";
+                << ", key " << p->key << " (mode 0600, made here), CA " << p->ca
+                << "\n"
+                << "start the worker with --tls-ca " << p->ca << " --tls-cert "
+                << p->cert << " --tls-key " << p->key << "\n";
     }
     throw CommandExit(ReportStatus(p.status()));
   });

@@ -27,9 +27,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   app.fallthrough();
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() ||
-      (args[0] != "worker" && args[0] != "kernels" && args[0] != "enroll" &&
-       args[0] != "--version")) {
+  if (args.empty() || (args[0] != "worker" && args[0] != "kernels" &&
+                       args[0] != "enroll" && args[0] != "--version")) {
     args.insert(args.begin(), "worker");
   }
   std::reverse(args.begin(), args.end());

@@ -66,12 +66,12 @@ TEST(WorkerTlsLog, FailedHandshakesAreCountedAndLoggedOnce) {
   const std::string shoal = SHOAL_BINARY, certs = dir.File("certs"),
                     log = dir.File("worker.log"), pid = dir.File("pid");
   std::string out;
-  ASSERT_EQ(RunCommand(shoal + " certs init " + certs + " && " + shoal +
-                           " certs issue d0 --dir " + certs + " && " + shoal +
-                           " certs issue monitor --role coordinator --dir " +
-                           certs,
-                       &out),
-            0)
+  ASSERT_EQ(
+      RunCommand(shoal + " certs init " + certs + " && " + shoal +
+                     " certs issue d0 --dir " + certs + " && " + shoal +
+                     " certs issue monitor --role coordinator --dir " + certs,
+                 &out),
+      0)
       << out;
   ASSERT_EQ(RunCommand("(" + shoal +
                            " worker --name d0 --listen "

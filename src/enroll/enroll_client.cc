@@ -157,15 +157,16 @@ StatusOr<TlsPaths> Enroll(const EnrollRequest& req) {
   for (const auto& f : {out.cert, out.key}) {
     if (fs::exists(f, ec)) {
       return FailedPrecondition(f + " exists already: this board has " +
-                                req.name +
-                                "'s certificate (remove " + out.cert +
-                                " and " + out.key + " to enrol again)");
+                                req.name + "'s certificate (remove " +
+                                out.cert + " and " + out.key +
+                                " to enrol again)");
     }
   }
   const bool have_ca = fs::exists(out.ca, ec);
   if (have_ca) {
     ASSIGN_OR_RETURN(std::string pem, ReadTextFile(out.ca));
-    ASSIGN_OR_RETURN(X509Ptr old, ParseCertPem(pem, "CA certificate " + out.ca));
+    ASSIGN_OR_RETURN(X509Ptr old,
+                     ParseCertPem(pem, "CA certificate " + out.ca));
     if (CertSha256Hex(old.get()) != token.ca_sha256) {
       return FailedPrecondition(out.ca + " is another CA (SHA-256 " +
                                 CertSha256Hex(old.get()) +
@@ -198,17 +199,16 @@ StatusOr<TlsPaths> Enroll(const EnrollRequest& req) {
   if (!pin.error.empty()) return FailedPrecondition(pin.error);
   if (!res) {
     OpenSslErrors();
-    return Unavailable("the enrolment server at " + req.server + ": " +
-                       Why(res.error()) + " (" +
-                       std::to_string(req.timeout_ms) +
-                       " ms allowed for each step)");
+    return Unavailable(
+        "the enrolment server at " + req.server + ": " + Why(res.error()) +
+        " (" + std::to_string(req.timeout_ms) + " ms allowed for each step)");
   }
   nlohmann::json body = nlohmann::json::parse(res->body, nullptr, false);
   if (res->status != 200) {
-    const std::string why = body.is_object() && body.contains("error") &&
-                                    body["error"].is_string()
-                                ? body["error"].get<std::string>()
-                                : "HTTP " + std::to_string(res->status);
+    const std::string why =
+        body.is_object() && body.contains("error") && body["error"].is_string()
+            ? body["error"].get<std::string>()
+            : "HTTP " + std::to_string(res->status);
     return FailedPrecondition("the enrolment server at " + req.server +
                               " refused " + req.name + " (HTTP " +
                               std::to_string(res->status) + "): " + why);
@@ -225,17 +225,16 @@ StatusOr<TlsPaths> Enroll(const EnrollRequest& req) {
                    ParseCertPem(cert_pem, "the answered certificate"));
   ASSIGN_OR_RETURN(X509Ptr ca, ParseCertPem(ca_pem, "the answered CA"));
   if (CertSha256Hex(ca.get()) != token.ca_sha256) {
-    return FailedPrecondition("the enrolment server answered a CA with SHA-256 " +
-                              CertSha256Hex(ca.get()) + ", not the token's " +
-                              token.ca_sha256);
+    return FailedPrecondition(
+        "the enrolment server answered a CA with SHA-256 " +
+        CertSha256Hex(ca.get()) + ", not the token's " + token.ca_sha256);
   }
   RETURN_IF_ERROR(CheckAnswer(cert.get(), ca.get(), key.get(), req.name));
 
   if (!fs::exists(req.out_dir, ec)) {
     fs::create_directories(req.out_dir, ec);
     if (ec) {
-      return Unavailable("cannot create " + req.out_dir + ": " +
-                         ec.message());
+      return Unavailable("cannot create " + req.out_dir + ": " + ec.message());
     }
     chmod(req.out_dir.c_str(), 0700);
   }
@@ -252,8 +251,7 @@ StatusOr<TlsPaths> Enroll(const EnrollRequest& req) {
     return undo(s);
   }
   written.push_back(out.key);
-  if (Status s = WriteNewFile(out.cert, CertToPem(cert.get()), 0644);
-      !s.ok()) {
+  if (Status s = WriteNewFile(out.cert, CertToPem(cert.get()), 0644); !s.ok()) {
     return undo(s);
   }
   written.push_back(out.cert);

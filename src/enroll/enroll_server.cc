@@ -146,8 +146,9 @@ HttpReply EnrollService::Handle(const HttpRequest& r) {
     // issued twice: take it back.
     unlink(IssuedPaths(opts_.dir, t.name).cert.c_str());
     Log("cannot mark the token of " + t.name + " used: " + s.message());
-    return JsonError(500, "the enrolment server cannot record the token as "
-                          "used (its log says why)");
+    return JsonError(500,
+                     "the enrolment server cannot record the token as "
+                     "used (its log says why)");
   }
   Log("enrolled " + t.name + " from " + addr + ": " +
       IssuedPaths(opts_.dir, t.name).cert);

@@ -64,8 +64,7 @@ class EnrollService {
 
  private:
   explicit EnrollService(EnrollServiceOptions o) : opts_(std::move(o)) {}
-  HttpReply Refuse(const std::string& addr, int status,
-                   const std::string& why);
+  HttpReply Refuse(const std::string& addr, int status, const std::string& why);
   bool TooManyRefusals(const std::string& addr);
   void Log(const std::string& line);
 

@@ -58,7 +58,8 @@ class Enrolment : public ::testing::Test {
            {
              std::lock_guard<std::mutex> lock(mu_);
              bodies_.emplace_back(r.body);
-             for (const auto& [k, v] : r.headers) headers_ += k + ": " + v + "\n";
+             for (const auto& [k, v] : r.headers)
+               headers_ += k + ": " + v + "\n";
            }
            return service_->Handle(r);
          }}};
@@ -82,8 +83,7 @@ class Enrolment : public ::testing::Test {
     return "127.0.0.1:" + std::to_string(server_->port());
   }
 
-  StatusOr<TlsPaths> EnrollAs(const std::string& name,
-                              const std::string& token,
+  StatusOr<TlsPaths> EnrollAs(const std::string& name, const std::string& token,
                               const std::string& out = "") {
     EnrollRequest r;
     r.name = name;
@@ -178,8 +178,8 @@ TEST_F(Enrolment, TheRequestCarriesTheCsrAndNeverTheKey) {
   ASSERT_TRUE(key.ok());
   EXPECT_EQ(EVP_PKEY_eq(key->get(), csr->public_key.get()), 1);
   BIGNUM* priv = nullptr;
-  ASSERT_EQ(
-      EVP_PKEY_get_bn_param(key->get(), OSSL_PKEY_PARAM_PRIV_KEY, &priv), 1);
+  ASSERT_EQ(EVP_PKEY_get_bn_param(key->get(), OSSL_PKEY_PARAM_PRIV_KEY, &priv),
+            1);
   std::string scalar(32, '\0');
   BN_bn2binpad(priv, reinterpret_cast<unsigned char*>(scalar.data()), 32);
   BN_free(priv);
@@ -263,8 +263,7 @@ TEST_F(Enrolment, GarbageRequestsAreRefusedByName) {
   auto garbage = cli.Post("/v1/enroll", auth, "not a request", "text/plain");
   ASSERT_TRUE(garbage);
   EXPECT_EQ(garbage->status, 400);
-  EXPECT_NE(garbage->body.find("no PEM certificate request"),
-            std::string::npos)
+  EXPECT_NE(garbage->body.find("no PEM certificate request"), std::string::npos)
       << garbage->body;
 
   // A request whose signature is not its key's: another key signed it.
@@ -272,10 +271,9 @@ TEST_F(Enrolment, GarbageRequestsAreRefusedByName) {
   auto k2 = NewDeviceKey();
   ASSERT_TRUE(k1.ok() && k2.ok());
   X509_REQ* req = X509_REQ_new();
-  X509_NAME_add_entry_by_txt(X509_REQ_get_subject_name(req), "CN",
-                             MBSTRING_UTF8,
-                             reinterpret_cast<const unsigned char*>("pi0"), -1,
-                             -1, 0);
+  X509_NAME_add_entry_by_txt(
+      X509_REQ_get_subject_name(req), "CN", MBSTRING_UTF8,
+      reinterpret_cast<const unsigned char*>("pi0"), -1, -1, 0);
   X509_REQ_set_pubkey(req, k1->get());
   X509_REQ_sign(req, k2->get(), EVP_sha256());
   BIO* b = BIO_new(BIO_s_mem());
@@ -312,18 +310,17 @@ TEST_F(Enrolment, WhatTheRequestAsksBeyondItsKeyAndNameIsNotCopied) {
   auto key = NewDeviceKey();
   ASSERT_TRUE(key.ok());
   X509_REQ* req = X509_REQ_new();
-  X509_NAME_add_entry_by_txt(X509_REQ_get_subject_name(req), "CN",
-                             MBSTRING_UTF8,
-                             reinterpret_cast<const unsigned char*>("pi0"), -1,
-                             -1, 0);
+  X509_NAME_add_entry_by_txt(
+      X509_REQ_get_subject_name(req), "CN", MBSTRING_UTF8,
+      reinterpret_cast<const unsigned char*>("pi0"), -1, -1, 0);
   X509_REQ_set_pubkey(req, key->get());
   STACK_OF(X509_EXTENSION)* exts = sk_X509_EXTENSION_new_null();
   sk_X509_EXTENSION_push(
       exts, X509V3_EXT_conf_nid(nullptr, nullptr, NID_subject_alt_name,
                                 "DNS:shoal-coordinator,DNS:evil.example"));
-  sk_X509_EXTENSION_push(exts,
-                         X509V3_EXT_conf_nid(nullptr, nullptr,
-                                             NID_basic_constraints, "CA:TRUE"));
+  sk_X509_EXTENSION_push(
+      exts,
+      X509V3_EXT_conf_nid(nullptr, nullptr, NID_basic_constraints, "CA:TRUE"));
   X509_REQ_add_extensions(req, exts);
   sk_X509_EXTENSION_pop_free(exts, X509_EXTENSION_free);
   X509_REQ_sign(req, key->get(), EVP_sha256());
@@ -345,7 +342,8 @@ TEST_F(Enrolment, WhatTheRequestAsksBeyondItsKeyAndNameIsNotCopied) {
   const auto body = nlohmann::json::parse(r->body);
   auto cert = ParseCertPem(body.at("certificate").get<std::string>(), "cert");
   ASSERT_TRUE(cert.ok());
-  EXPECT_EQ(CertDnsNames(cert->get()), std::vector<std::string>{"shoal-device"});
+  EXPECT_EQ(CertDnsNames(cert->get()),
+            std::vector<std::string>{"shoal-device"});
   EXPECT_EQ(X509_check_ca(cert->get()), 0);
   EXPECT_EQ(CertCommonName(cert->get()), "pi0");
 }
@@ -358,8 +356,8 @@ TEST_F(Enrolment, TwoRequestsWithOneTokenGetOneCertificate) {
   std::thread tb([&] { b = EnrollAs("pi0", token, board_ + "/b"); });
   ta.join();
   tb.join();
-  EXPECT_NE(a.ok(), b.ok()) << a.status().message() << " / "
-                            << b.status().message();
+  EXPECT_NE(a.ok(), b.ok())
+      << a.status().message() << " / " << b.status().message();
   const Status& lost = a.ok() ? b.status() : a.status();
   EXPECT_NE(lost.message().find("the token for pi0 was used already"),
             std::string::npos)
@@ -373,8 +371,8 @@ class FewRefusals : public Enrolment {
 
 TEST_F(FewRefusals, AnAddressRefusedTooOftenWaitsAndTheLogStaysShort) {
   const std::string token = Token("pi0");
-  const std::string wrong = std::string(32, 'a') + "." +
-                            ParseEnrollToken(token)->ca_sha256;
+  const std::string wrong =
+      std::string(32, 'a') + "." + ParseEnrollToken(token)->ca_sha256;
   for (int i = 0; i < 3; ++i) {
     auto r = EnrollAs("pi0", wrong);
     ASSERT_FALSE(r.ok());

@@ -154,7 +154,8 @@ StatusOr<std::unique_ptr<EnrollTokenFile>> EnrollTokenFile::Open(
     }
   } catch (const std::exception& e) {
     return InvalidArgument(path + " is not an enrolment token file (" +
-                           e.what() + "): remove it, and make the tokens "
+                           e.what() +
+                           "): remove it, and make the tokens "
                            "not yet used again");
   }
   return f;
@@ -166,7 +167,7 @@ EnrollTokenFile::~EnrollTokenFile() {
 }
 
 StatusOr<EnrollTokenRecord*> EnrollTokenFile::Find(const std::string& secret,
-                                                    int64_t now) {
+                                                   int64_t now) {
   const std::string h = Sha256Hex(secret);
   EnrollTokenRecord* found = nullptr;
   // Every record compared, each in constant time: how long this takes
@@ -183,11 +184,10 @@ StatusOr<EnrollTokenRecord*> EnrollTokenFile::Find(const std::string& secret,
         "with `shoal certs token NAME`");
   }
   if (found->used != 0) {
-    return FailedPrecondition("the token for " + found->name +
-                              " was used already, at " +
-                              FormatTokenTime(found->used) + " by " +
-                              found->used_by +
-                              ": a token enrols one board once");
+    return FailedPrecondition(
+        "the token for " + found->name + " was used already, at " +
+        FormatTokenTime(found->used) + " by " + found->used_by +
+        ": a token enrols one board once");
   }
   if (now >= found->expires) {
     return FailedPrecondition("the token for " + found->name + " expired at " +

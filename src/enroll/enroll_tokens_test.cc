@@ -29,8 +29,8 @@ TEST(EnrollTokens, TextCarriesTheSecretAndTheCaPin) {
 TEST(EnrollTokens, GarbageIsRefusedWithoutBeingRepeated) {
   for (const std::string& bad : std::vector<std::string>{
            "", "abc", "0123456789abcdef0123456789abcdef", "x.y",
-        std::string(32, 'g') + "." + std::string(64, 'a'),
-        std::string(32, 'a') + "." + std::string(63, 'a')}) {
+           std::string(32, 'g') + "." + std::string(64, 'a'),
+           std::string(32, 'a') + "." + std::string(63, 'a')}) {
     auto t = ParseEnrollToken(bad);
     ASSERT_FALSE(t.ok()) << bad;
     EXPECT_NE(t.status().message().find("not an enrolment token"),

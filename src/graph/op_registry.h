@@ -87,8 +87,8 @@ struct SplitFacts {
 // [M, C/group, kernel...] over a feature map [N, C, spatial...]; a Gemm's B
 // is [K, N] (or [N, K], transB) over rows [M, K]; a MatMul's B [..., K, N].
 struct WeightLayout {
-  int out_axis = -1;  // the weight's axis of output channels; -1: none
-  int in_axis = -1;   // its axis of input channels (of one group)
+  int out_axis = -1;   // the weight's axis of output channels; -1: none
+  int in_axis = -1;    // its axis of input channels (of one group)
   int64_t groups = 1;  // channel groups (Conv's `group`)
   // The activation input keeps its channels on axis 1 of a feature map
   // (a convolution, a window over spatial axes); otherwise on its last

@@ -15,8 +15,7 @@ WeightDequantizeFold FoldWeightDequantize(const Graph& g) {
   kept.reserve(v.nodes.size());
   for (Node& n : v.nodes) {
     const TensorInfo* in = QuantRoleOf(&n) == QuantRole::kDequantize &&
-                                   n.inputs.size() == 1 &&
-                                   n.outputs.size() == 1
+                                   n.inputs.size() == 1 && n.outputs.size() == 1
                                ? v.FindTensor(n.inputs[0])
                                : nullptr;
     if (!in || !in->is_weight()) {

@@ -146,7 +146,8 @@ std::vector<LayerDecision> UnitDecisions(
   std::vector<LayerDecision> out;
   for (size_t u = 0; u < units.size(); ++u) {
     const Placement& p = a[u];
-    const bool conv = WeightLayoutOf(*g.FindNode(units[u].nodes[0])).feature_map;
+    const bool conv =
+        WeightLayoutOf(*g.FindNode(units[u].nodes[0])).feature_map;
     for (size_t i = 0; i < units[u].nodes.size(); ++i) {
       LayerDecision d;
       d.layer = units[u].nodes[i];
@@ -525,8 +526,7 @@ class AutoPlanner {
   void AddSpatialDepths(PlanOptions so) {
     // Without an fc layer to split, every fc placement is the same plan.
     bool has_fc = false;
-    for (const auto& n : g_.nodes)
-      has_fc |= IsFcLayer(g_, n);
+    for (const auto& n : g_.nodes) has_fc |= IsFcLayer(g_, n);
     for (double f : {1.0, 1.2, 1.5, 2.0, 4.0, 6.0}) {
       for (SpatialFc fc :
            {SpatialFc::kWhole, SpatialFc::kLop, SpatialFc::kLip}) {

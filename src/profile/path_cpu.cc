@@ -23,8 +23,7 @@ enum class ProbeOp { kRelu, kGlobalAveragePool };
 StatusOr<Graph> OneOp(ProbeOp op, const Shape& shape) {
   GraphBuilder b("path-cpu");
   const std::string x = b.Input("x", shape);
-  const std::string y =
-      op == ProbeOp::kRelu ? b.Relu(x) : b.GlobalAvgPool(x);
+  const std::string y = op == ProbeOp::kRelu ? b.Relu(x) : b.GlobalAvgPool(x);
   return b.Finish({y});
 }
 

@@ -297,8 +297,8 @@ StatusOr<Profile> ProfileCluster(const Cluster& c,
   std::vector<Status> st(n);
   for (size_t i = 0; i < n; ++i) p.devices[i].name = c.devices[i].name;
   ParallelFor(n, kProfileThreads, [&](size_t i) {
-    st[i] = ProfileLayers(c.devices[i], stubs[i].get(), variants, o,
-                          &p.devices[i]);
+    st[i] =
+        ProfileLayers(c.devices[i], stubs[i].get(), variants, o, &p.devices[i]);
   });
   for (const auto& s : st) RETURN_IF_ERROR(s);
 

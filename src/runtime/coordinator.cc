@@ -83,7 +83,7 @@ struct Coordinator::Impl final : public rpc::Worker::Service {
   std::mutex mu;
   std::condition_variable cv;
   std::map<std::string, std::shared_ptr<Pending>> pending;
-  Status cancelled;  // set by Cancel(): every request fails with it
+  Status cancelled;          // set by Cancel(): every request fails with it
   std::vector<char> silent;  // per device: the probe found it silent once
   // Last: destroyed first, so that their threads never see the rest gone.
   std::unique_ptr<ConnectionWatch> watch;
@@ -1096,8 +1096,7 @@ StatusOr<std::vector<DeviceStats>> Coordinator::Stats(bool reset, bool timeline,
     // After a failure, a device the probe found silent gets half a
     // second: thawed, it answers in that; still frozen, the report is
     // not held up for long.
-    ctx.set_deadline(
-        DeadlineIn(!skip_lost ? 5000 : (was_silent ? 500 : 2000)));
+    ctx.set_deadline(DeadlineIn(!skip_lost ? 5000 : (was_silent ? 500 : 2000)));
     if (Status e =
             FromGrpc(m.stubs[d]->Stats(&ctx, req, &rep), m.DeviceName(d));
         !e.ok()) {

@@ -96,11 +96,15 @@ TEST(DeviceProbe, NamesTheSilentDeviceNotTheAnsweringOne) {
   Reports r(2);
   const auto t0 = Clock::now();
   {
-    DeviceProbe probe({answers.stub(), frozen.stub()},
-                      [] { return std::vector<bool>{true, true}; },
-                      r.Callback());
+    DeviceProbe probe(
+        {answers.stub(), frozen.stub()},
+        [] {
+          return std::vector<bool>{true, true};
+        },
+        r.Callback());
     const std::string what = r.WaitFor(1, 10);
-    const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double took =
+        std::chrono::duration<double>(Clock::now() - t0).count();
     EXPECT_NE(what.find("did not answer a Health call within 1000 ms"),
               std::string::npos)
         << what;
@@ -119,8 +123,8 @@ TEST(DeviceProbe, AsksNoDeviceThatNoRequestNeeds) {
   ASSERT_TRUE(frozen.started());
   Reports r(1);
   {
-    DeviceProbe probe({frozen.stub()}, [] { return std::vector<bool>{false}; },
-                      r.Callback());
+    DeviceProbe probe(
+        {frozen.stub()}, [] { return std::vector<bool>{false}; }, r.Callback());
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     EXPECT_EQ(probe.calls(), 0);
   }
@@ -138,8 +142,9 @@ TEST(DeviceProbe, StopsWithACallInFlight) {
   t.deadline_ms = 60000;
   const auto t0 = Clock::now();
   {
-    DeviceProbe probe({frozen.stub()}, [] { return std::vector<bool>{true}; },
-                      r.Callback(), t);
+    DeviceProbe probe(
+        {frozen.stub()}, [] { return std::vector<bool>{true}; }, r.Callback(),
+        t);
     while (frozen.calls() == 0 &&
            Clock::now() - t0 < std::chrono::seconds(10)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -1,7 +1,7 @@
 #include "runtime/local_runner.h"
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>

@@ -36,12 +36,13 @@ int ThreadCount() {
 // millisecond on a thread of its own.
 class ThreadPeak {
  public:
-  ThreadPeak() : th_([this] {
-      while (!stop_) {
-        peak_ = std::max(peak_.load(), ThreadCount());
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
-    }) {}
+  ThreadPeak()
+      : th_([this] {
+          while (!stop_) {
+            peak_ = std::max(peak_.load(), ThreadCount());
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          }
+        }) {}
   ~ThreadPeak() { Stop(); }
   int Stop() {
     stop_ = true;

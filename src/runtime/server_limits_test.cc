@@ -28,8 +28,8 @@ TEST(ServerLimits, AConnectionWithoutACallIsClosedAfterTheIdleLimit) {
   o.idle_connection_ms = 300;
   auto w = Worker::Start(o);
   ASSERT_TRUE(w.ok()) << w.status().message();
-  auto ch = MakeChannel("127.0.0.1:" + std::to_string(w.value()->port()),
-                        1 << 20);
+  auto ch =
+      MakeChannel("127.0.0.1:" + std::to_string(w.value()->port()), 1 << 20);
   ASSERT_TRUE(ch->WaitForConnected(std::chrono::system_clock::now() +
                                    std::chrono::seconds(5)));
   const auto t0 = Clock::now();
@@ -44,8 +44,8 @@ TEST(ServerLimits, AConnectionWithoutACallIsClosedAfterTheIdleLimit) {
 TEST(ServerLimits, DefaultLimitsKeepAnIdleConnection) {
   auto w = Worker::Start(WorkerOptions{});
   ASSERT_TRUE(w.ok()) << w.status().message();
-  auto ch = MakeChannel("127.0.0.1:" + std::to_string(w.value()->port()),
-                        1 << 20);
+  auto ch =
+      MakeChannel("127.0.0.1:" + std::to_string(w.value()->port()), 1 << 20);
   ASSERT_TRUE(ch->WaitForConnected(std::chrono::system_clock::now() +
                                    std::chrono::seconds(5)));
   EXPECT_FALSE(ch->WaitForStateChange(

@@ -62,8 +62,7 @@ int64_t UnauthorizedCount(const Worker& w, TempCa& ca) {
   auto cert = ParseCertPem(monitor->cert_pem, "cert");
   auto pkey = ParseKeyPem(monitor->key_pem, "key");
   if (!cert.ok() || !pkey.ok()) return -1;
-  httplib::SSLClient c("127.0.0.1", w.metrics_port(), cert->get(),
-                       pkey->get());
+  httplib::SSLClient c("127.0.0.1", w.metrics_port(), cert->get(), pkey->get());
   c.enable_server_certificate_verification(false);  // it names dev0
   c.set_read_timeout(5);
   auto r = c.Get("/metrics");

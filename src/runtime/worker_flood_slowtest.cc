@@ -166,8 +166,8 @@ int ClosedByTheWorker(WorkerOptions o, double hold, std::string* report) {
   auto w = Worker::Start(o);
   EXPECT_TRUE(w.ok()) << w.status().message();
   if (!w.ok()) return -1;
-  const std::string out = ::testing::TempDir() + "/aged-" +
-                          std::to_string(getpid()) + ".json";
+  const std::string out =
+      ::testing::TempDir() + "/aged-" + std::to_string(getpid()) + ".json";
   const std::string cmd =
       "/usr/bin/python3 " SHOAL_SOURCE_DIR "/test/py/grpc_flood.py 127.0.0.1:" +
       std::to_string(w.value()->port()) +

@@ -200,8 +200,8 @@ StatusOr<X509Ptr> SignMemberCert(const Ca& ca, EVP_PKEY* key,
   // Workers are servers to the coordinator and clients of their peers.
   RETURN_IF_ERROR(AddExtension(cert.get(), issuer, NID_ext_key_usage,
                                "serverAuth,clientAuth"));
-  RETURN_IF_ERROR(AddExtension(cert.get(), issuer,
-                               NID_authority_key_identifier, "keyid:always"));
+  RETURN_IF_ERROR(AddExtension(cert.get(), issuer, NID_authority_key_identifier,
+                               "keyid:always"));
   RETURN_IF_ERROR(AddExtension(cert.get(), issuer, NID_subject_alt_name, san));
   RETURN_IF_ERROR(Sign(cert.get(), ca.key.get()));
   return cert;
@@ -291,8 +291,8 @@ StatusOr<PemIdentity> IssueEnrollServerCert(const std::string& dir) {
   // A server only, and no role: it opens no worker and no coordinator.
   RETURN_IF_ERROR(
       AddExtension(cert.get(), issuer, NID_ext_key_usage, "serverAuth"));
-  RETURN_IF_ERROR(AddExtension(cert.get(), issuer,
-                               NID_authority_key_identifier, "keyid:always"));
+  RETURN_IF_ERROR(AddExtension(cert.get(), issuer, NID_authority_key_identifier,
+                               "keyid:always"));
   RETURN_IF_ERROR(AddExtension(cert.get(), issuer, NID_subject_alt_name,
                                std::string("DNS:") + kEnrollServerDnsName));
   RETURN_IF_ERROR(Sign(cert.get(), ca.key.get()));

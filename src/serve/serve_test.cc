@@ -286,7 +286,8 @@ TEST(Serve, RequestsPastTheLimitInFlightAreRefusedNamingIt) {
   Server& s = **server;
   const std::string address = "127.0.0.1:" + std::to_string(s.port());
   StatusOr<InferResult> first = Unavailable("not sent");
-  std::thread t([&] { first = ServeClient(address).Infer(f.inputs[0], 20000); });
+  std::thread t(
+      [&] { first = ServeClient(address).Infer(f.inputs[0], 20000); });
   WaitFor([&] { return s.Snapshot().accepted() >= 1; }, 10000);
   ServeClient client(address);
   auto second = client.Infer(f.inputs[1], 20000);
