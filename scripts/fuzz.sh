@@ -39,7 +39,7 @@ targets=("$@")
 max_len() {
   case $1 in
     cluster | npy) echo 4096 ;;
-    image) echo 16384 ;;
+    enroll | image) echo 16384 ;; # enroll: the server reads 16 KiB of a body
     plan) echo 32768 ;;
     *) echo 65536 ;;
   esac
