@@ -1,7 +1,8 @@
 #!/bin/bash
 # The fully-distributed paper's Table 1: YOLOv2 at 608x608 split by LOP alone
-# against layer fusion (shoal's `fuse-ilp`), on 2-6 emulated devices at 10,
-# 100 and 1000 Mbit/s: each plan predicted by `shoal simulate` (from the
+# against layer fusion (shoal's `fuse-ilp`), on 1-7 emulated devices at 10,
+# 100 and 1000 Mbit/s (one device: one row, at 100 Mbit/s, as the paper
+# has it; no link is used): each plan predicted by `shoal simulate` (from the
 # cluster file's specs) and, for the pairs in MEASURE, measured by `shoal
 # bench` on an emulated cluster (`shoal cluster up`), with the paper's
 # figures beside them where it has that row. `auto` (shoal's own choice)
@@ -11,33 +12,42 @@
 # Prints markdown (bash bench/run_all.sh yolov2 writes it into
 # docs/BENCHMARKS.md).
 #
-#   bash bench/yolov2_table1.sh                      # ~30 min
+#   bash bench/yolov2_table1.sh                      # ~1 hour
 #   SIZES=6 BANDWIDTHS=100 MEASURE="6@100" bash bench/yolov2_table1.sh
-#   MEASURE="" bash bench/yolov2_table1.sh            # predictions only, seconds
+#   MEASURE="" bash bench/yolov2_table1.sh            # predictions only, minutes
 #
-# Env: BUILD_DIR (default build), SIZES (default "2 3 4 5 6"), BANDWIDTHS
+# Env: BUILD_DIR (default build), SIZES (default "1 2 3 4 5 6 7", the
+# paper's 1, 3, 5, 6 and 7 devices and the sizes between), BANDWIDTHS
 # (Mbit/s, default "10 100 1000"), STRATEGIES (default "lop fuse-ilp
 # fuse-ilp+bytes auto"; +bytes: fuse-ilp's objective the paper's total bytes,
 # shoal plan --fuse-objective bytes), MEASURE (devices@Mbit pairs to
 # measure, default the paper's rows that fall in SIZES: 6@10 6@100 6@1000
-# and N@100 for every N), LATENCY (default 1ms), REQUESTS (timed requests
-# per plan after a warm-up, default 2; 1 at 10 Mbit/s), PORT_BASE (default
+# and N@100 for every N, 2 and 4 too; on one device only the first
+# strategy is measured), LATENCY (default 1ms), REQUESTS (timed requests per
+# plan after a warm-up, default 2; 1 at 10 Mbit/s), PORT_BASE (default
 # 7600).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 BUILD_DIR=${BUILD_DIR:-$root/build}
 shoal=$BUILD_DIR/shoal
-SIZES=${SIZES:-"2 3 4 5 6"}
+SIZES=${SIZES:-"1 2 3 4 5 6 7"}
 BANDWIDTHS=${BANDWIDTHS:-"10 100 1000"}
 STRATEGIES=${STRATEGIES:-"lop fuse-ilp fuse-ilp+bytes auto"}
 LATENCY=${LATENCY:-1ms}
 REQUESTS=${REQUESTS:-2}
 PORT_BASE=${PORT_BASE:-7600}
+# bandwidths_for N: the bandwidths of N devices' rows; one device uses no
+# link, so it has one row, at 100 Mbit/s (the paper's) if that is asked for.
+bandwidths_for() {
+  if [ "$1" != 1 ]; then echo $BANDWIDTHS
+  elif [[ " $BANDWIDTHS " == *" 100 "* ]]; then echo 100
+  else echo "${BANDWIDTHS%% *}"; fi
+}
 if [ -z "${MEASURE+set}" ]; then
   MEASURE=""
   for n in $SIZES; do
-    for bw in $BANDWIDTHS; do
+    for bw in $(bandwidths_for "$n"); do
       if [ "$bw" = 100 ] || [ "$n" = 6 ]; then MEASURE="$MEASURE $n@$bw"; fi
     done
   done
@@ -99,7 +109,7 @@ cat <<TXT
 YOLOv2 at 608x608 split by LOP alone, by layer fusion (\`fuse-ilp\`, with its
 default link-time objective and with the paper's total bytes,
 \`fuse-ilp+bytes\` = \`--fuse-objective bytes\`, docs/fuse-ilp.md) and by
-\`auto\`, on $(echo $SIZES | sed 's/ /, /g') emulated devices at $(echo $BANDWIDTHS | sed 's/ /, /g') Mbit/s: every plan predicted
+\`auto\`, on $(echo $SIZES | sed 's/ /, /g') emulated devices at $(echo $BANDWIDTHS | sed 's/ /, /g') Mbit/s (one device: one row, no link used): every plan predicted
 by \`shoal simulate\` from the cluster file's specs, and the pairs ${MEASURE:-(none)} measured
 by \`shoal bench\` (MODE=$MODE). Devices: \`speed: 1\` (a Raspberry Pi 3,
 calibrated on the host by \`cluster up\`), 1 GiB, $LATENCY per message (the
@@ -109,14 +119,6 @@ holds under LOP.
 
 TXT
 
-# One device: the paper's 1-device row (no network; 2 GiB, as the other
-# benches' one-device baselines).
-one=$(cluster 1 100 2GiB)
-plan_for "$one" pipeline "$work/one.json"
-one_pred=$(predict "$one" "$work/one.json")
-read -r one_meas _ <<< "$(measure "$one" "$work/one.json" "$REQUESTS")"
-echo "One device: predicted ${one_pred} s, measured ${one_meas} s (paper, 100 Mbit/s row: ${paper[1@100]% *} s)."
-echo
 echo "Times in s (predicted by shoal simulate from the cluster's specs / measured by shoal bench, median of its requests). fuse/lop: LOP's time over FUSE's (above 1: FUSE faster)."
 echo
 hdr="| devices | Mbit/s |"; sep="|---:|---:|"
@@ -125,7 +127,7 @@ hdr="$hdr fuse/lop predicted | fuse/lop measured | paper LOP | paper FUSE | pape
 sep="$sep---:|---:|---:|---:|---:|---|---:|"
 echo "$hdr"; echo "$sep"
 for n in $SIZES; do
-  for bw in $BANDWIDTHS; do
+  for bw in $(bandwidths_for "$n"); do
     c=$(cluster "$n" "$bw")
     key="$n@$bw"
     row="| $n | $bw |"
@@ -139,7 +141,8 @@ for n in $SIZES; do
       fi
       pred[$s]=$(predict "$c" "$p")
       meas[$s]=""
-      if measured "$key"; then
+      # one device: every strategy runs the same whole model; measure one
+      if measured "$key" && { [ "$n" != 1 ] || [ "$s" = "${STRATEGIES%% *}" ]; }; then
         local_requests=$REQUESTS; [ "$bw" -le 10 ] && local_requests=1
         read -r ms wire <<< "$(measure "$c" "$p" "$local_requests")"
         if [ "$ms" = - ]; then echo "$key $s: $wire" >&2; wire="-"; fi
@@ -170,10 +173,20 @@ strategies = sys.argv[2].split()
 n = len(strategies)
 faster, slower, auto_best = [], [], []
 measured = 0
+one = ""
 for line in open(sys.argv[1]):
     c = [x.strip() for x in line.split("|")[1:-1]]
     key = f"{c[0]} devices at {c[1]} Mbit/s"
     meas = {s: c[3 + 2 * i] for i, s in enumerate(strategies)}
+    if c[0] == "1":  # every strategy is the whole model there: the baseline
+        ok = lambda v: v not in ("", "-")
+        p1 = next((c[2 + 2 * i] for i in range(n) if ok(c[2 + 2 * i])), "")
+        m1 = next((v for v in meas.values() if ok(v)), "")
+        one = ("One device runs the whole model whatever the strategy: "
+               + f"predicted {p1} s" + (f", measured {m1} s" if m1 else "")
+               + (f" (paper: LOP {c[2 + 2 * n + 2]} s, FUSE {c[2 + 2 * n + 3]} s)" if c[2 + 2 * n + 2] else "")
+               + ". ") if p1 else ""
+        continue
     fl = c[2 + 2 * n + 1].rstrip("x")
     paper = c[2 + 2 * n + 4].rstrip("x")
     if fl:
@@ -186,7 +199,7 @@ for line in open(sys.argv[1]):
             auto_best.append(key)
     except ValueError:
         pass
-print("Reading: measured, fusion (`fuse-ilp`) is faster than LOP on "
+print("Reading: " + one + "Measured, fusion (`fuse-ilp`) is faster than LOP on "
       + (", ".join(faster) if faster else "no measured row")
       + (("; slower on " + ", ".join(slower)) if slower else "") + ". "
       + (f"`auto` is the fastest measured plan on {len(auto_best)} of {measured} measured rows "
