@@ -4,7 +4,8 @@
 # array by `shoal analyze --accelerator` (an analytical model, no device
 # needed): time on one array, and a K-th of it: one branch on an array of its own,
 # how busy the cells are, DRAM traffic and energy. Writes its table into
-# docs/accelerator.md between the accelerator-lcp markers.
+# docs/accelerator.md between the accelerator-lcp markers: a model's
+# figures, the same on any host, so the table carries no date.
 #
 #   bash bench/accelerator.sh              # ~1 min
 #
@@ -25,7 +26,7 @@ trap 'rm -rf "$work"' EXIT
 
 out=$work/table.md
 {
-  echo "Command: \`bash bench/accelerator.sh\` (MODELS='$MODELS' SPLITS='$SPLITS' FATTEN='$FATTEN' ACCELERATOR=$ACCELERATOR); $(date -u '+%Y-%m-%d'). The array: $("$shoal" analyze lenet5 --accelerator "$ACCELERATOR" | grep -m1 '^on the accelerator' | sed 's/^on the accelerator: //')."
+  echo "Command: \`bash bench/accelerator.sh\` (MODELS='$MODELS' SPLITS='$SPLITS' FATTEN='$FATTEN' ACCELERATOR=$ACCELERATOR). The array: $("$shoal" analyze lenet5 --accelerator "$ACCELERATOR" | grep -m1 '^on the accelerator' | sed 's/^on the accelerator: //')."
   echo
   echo "| model | branches | fatten | MACs | one array, all branches | per branch (all / branches) | cells busy (conv / fc) | DRAM per branch | energy per inference, all branches |"
   echo "|---|---:|---:|---:|---:|---:|---|---:|---:|"

@@ -12,8 +12,8 @@
 # tables, and a reading computed from them. Each lies between
 # `<!-- NAME:begin -->` and `<!-- NAME:end -->` in docs/BENCHMARKS.md, so
 # a run replaces exactly its own section; nothing is written by hand in
-# between. Sections whose script writes another document itself (docs/lcp.md,
-# docs/accelerator.md) are run as they are.
+# between. Sections whose script writes its block itself (the LCP tables
+# here, the accelerator's model in docs/accelerator.md) are run as they are.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -51,9 +51,9 @@ sections=(
   "arm64-qemu|The arm64 worker under qemu-user: EMULATION, not a Raspberry Pi|bash bench/arm64_qemu.sh"
   "fuzz|Fuzzing: executions and crashes per target|FUZZ_RUNS=1000000 FUZZ_SECONDS=900 bash bench/fuzz.sh"
   "int8|int8 against f32 in \`shoal infer\`: speed and memory|bash bench/int8_engine.sh"
-  "lcp-accuracy|LCP accuracy (written into docs/lcp.md)|-bash bench/lcp_accuracy.sh"
-  "lcp-prune|LCP pruning (written into docs/lcp.md)|-bash bench/lcp_prune.sh"
-  "lcp-int8|LCP in int8 (written into docs/lcp.md)|-bash bench/lcp_int8.sh"
+  "lcp-accuracy|LCP accuracy (its script writes the section)|-bash bench/lcp_accuracy.sh"
+  "lcp-prune|LCP pruning (its script writes the section)|-bash bench/lcp_prune.sh"
+  "lcp-int8|LCP in int8 (its script writes the section)|-bash bench/lcp_int8.sh"
   "accelerator|The systolic accelerator (written into docs/accelerator.md)|-bash bench/accelerator.sh"
 )
 
