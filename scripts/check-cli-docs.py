@@ -256,9 +256,11 @@ def scan_doc(path, tree):
                 continue
             pending = None
             if fence == "text":
-                # A synopsis line, or output: no shell here.
-                found = command_flags(stripped.split(), tree, n,
-                                      state["context"])
+                # A synopsis line (`shoal ...`), or output: no shell here.
+                words = stripped.split()
+                found = None
+                if words and PROGRAM.match(words[0]):
+                    found = command_flags(words, tree, n, state["context"])
                 if found is None:
                     add(free_flags(stripped, n, output=True))
                 else:
@@ -403,8 +405,11 @@ def check(binary, worker_binary, docs, readme):
         own = set().union(*(tree[p] for p in mine)) if mine else set()
         for m in mentions:
             if m.command is not None:
-                if command_exists(cli, m) and not m.output:
-                    twin = WORKER_TWINS.get(m.command, m.command)
+                # A command line documents its flags in the command's own
+                # sections only: `run --check` in plan's shows, not tells.
+                twin = WORKER_TWINS.get(m.command, m.command)
+                if command_exists(cli, m) and heading and \
+                        covered(twin, commands):
                     documented.setdefault(twin, set()).add(m.flag)
                 continue
             if m.flag in NOT_FLAGS:
