@@ -22,10 +22,18 @@ namespace {
 struct Holder {
   // Most holders keep the tensor under its own name.
   Holder(int task, Region region, std::string tensor = "")
-      : task(task), region(std::move(region)), tensor(std::move(tensor)) {}
+      : task(task),
+        region(region),
+        owned(std::move(region)),
+        tensor(std::move(tensor)) {}
 
   int task;
   Region region;  // of the full tensor
+  // What it serves to tasks on other devices: the region, except for the
+  // strips of a fused segment (SpatialChain::owned), which compute more
+  // rows than their own for their device's later layers; the owned parts
+  // of a tensor do not overlap. Empty: it serves its own device only.
+  Region owned;
   // The name the holder task has for it, when not the tensor's own: the
   // input of a concat whose output lives in the places of its inputs.
   std::string tensor;
@@ -399,10 +407,25 @@ class Builder {
         return plan_.tasks[task].fragment.AddInput(tensor, want.extent());
       }
     }
+    // A holder on this device with all of it (a fused segment's strip,
+    // which computed the rows its device's later layers read) feeds it
+    // alone; else the owned parts of the holders cover it.
+    for (const auto& h : d.holders) {
+      if (d.kind != Dist::kParts || h.task < 0 || DeviceOfTask(h.task) != dev ||
+          h.owned == h.region || !Contains(h.region, want)) {
+        continue;
+      }
+      plan_.transfers.push_back(Transfer{
+          Endpoint{h.task, NameIn(h, tensor), want.RelativeTo(h.region)},
+          Endpoint{task, tensor, Region::Full(want.extent())}, Merge::kCopy,
+          consumer_layer});
+      return plan_.tasks[task].fragment.AddInput(tensor, want.extent());
+    }
     int64_t covered = 0;
     bool remote = false;
     for (const auto& h : d.holders) {
-      auto cut = Intersect(h.region, want);
+      if (h.owned.empty()) continue;
+      auto cut = Intersect(h.owned, want);
       if (!cut) continue;
       // A whole holder feeds everything; stop after it.
       covered += cut->elements();
@@ -457,6 +480,7 @@ class Builder {
         Holder moved{h.task, h.region, NameIn(h, in)};
         moved.region.begin[axis] += offset;
         moved.region.end[axis] += offset;
+        moved.owned = moved.region;
         out.holders.push_back(std::move(moved));
         devices.insert(DeviceOfTask(h.task));
         if (it->second.kind == Dist::kWhole) break;  // one holder has it all
@@ -676,7 +700,13 @@ class Builder {
           it->second.kind == Dist::kPartials) {
         return false;  // partial sums are added up whole (MergePartials)
       }
-      if (it->second.kind == Dist::kParts && parts == nullptr) {
+      // Of several split inputs, the one whose parts hold least: a fused
+      // segment's shortcut holds more rows than the block's branch, which
+      // computed only the rows the sum needs (their parts are the same
+      // elsewhere).
+      if (it->second.kind == Dist::kParts &&
+          (parts == nullptr ||
+           HeldElements(it->second) < HeldElements(*parts))) {
         parts = &it->second;
       }
     }
@@ -701,6 +731,7 @@ class Builder {
       }
       RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(n));
       out.holders.push_back(Holder{t, h.region});
+      out.holders.back().owned = h.owned;
     }
     dist_[n.outputs[0]] = out;
     placed_.insert(n.name);
@@ -709,6 +740,12 @@ class Builder {
                       n.op + " is elementwise, so it runs on each part of " +
                           n.inputs[0] + " on the device that holds it"};
     return true;
+  }
+
+  static int64_t HeldElements(const Dist& d) {
+    int64_t n = 0;
+    for (const auto& h : d.holders) n += h.region.elements();
+    return n;
   }
 
   Status PlaceWhole(const Node& n, const std::vector<int>& devices) {
@@ -1099,15 +1136,31 @@ class Builder {
     std::vector<double> gshares;
     RETURN_IF_ERROR(Group(ch.devices, "spatial chain from " + ch.nodes.front(),
                           &group, &gshares));
-    ASSIGN_OR_RETURN(auto tiles,
-                     TileChain(g_, nodes, gshares, ch.tiles_per_band));
+    std::vector<Tile> tiles;
+    if (ch.rows.empty()) {
+      ASSIGN_OR_RETURN(tiles, TileChain(g_, nodes, gshares, ch.tiles_per_band));
+    } else {
+      if (ch.rows.size() != group.size() || ch.owned.size() != group.size()) {
+        return InvalidArgument("spatial chain from " + ch.nodes.front() +
+                               ": rows for " + std::to_string(ch.rows.size()) +
+                               " tiles on " + std::to_string(group.size()) +
+                               " devices");
+      }
+      for (const auto& [b, e] : ch.rows) {
+        ASSIGN_OR_RETURN(Tile t, TileRows(g_, nodes, b, e));
+        tiles.push_back(std::move(t));
+      }
+    }
     const std::string& in = nodes.front()->inputs[0];
     const std::string& out = nodes.back()->outputs[0];
     RETURN_IF_ERROR(ResolvePartials(in));
     Dist d{Dist::kParts, {}, nodes.front()->name};
     for (size_t dev = 0; dev < group.size(); ++dev) {
-      std::vector<std::pair<std::string, Tile>> parts;
-      ASSIGN_OR_RETURN(parts, OverlapParts(nodes, group[dev], tiles[dev]));
+      std::vector<std::pair<std::string, Tile>> parts = {{"", tiles[dev]}};
+      // A fused segment's strips read their device's own rows inside it.
+      if (ch.rows.empty()) {
+        ASSIGN_OR_RETURN(parts, OverlapParts(nodes, group[dev], tiles[dev]));
+      }
       for (auto& [suffix, tile] : parts) {
         const int t =
             NewTask(nodes.front()->name + "/spatial" + suffix + "@" +
@@ -1119,6 +1172,10 @@ class Builder {
           RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(tn));
         }
         d.holders.push_back(Holder{t, tile.out_region});
+        if (!ch.owned.empty()) {
+          const auto& [ob, oe] = ch.owned[dev];
+          d.holders.back().owned = Region::Slice(ShapeOf(out), 2, ob, oe);
+        }
       }
     }
     for (const Node* n : nodes) placed_.insert(n->name);
@@ -1145,11 +1202,12 @@ class Builder {
     const Dist& d = dist_.at(plan_.output_name);
     const std::string layer = d.layer;
     for (const auto& h : d.holders) {
+      if (h.owned.empty()) continue;
       plan_.transfers.push_back(Transfer{
           Endpoint{h.task, NameIn(h, plan_.output_name),
                    d.kind == Dist::kPartials ? Region::Full(plan_.output_shape)
-                                             : Region::Full(h.region.extent())},
-          Endpoint{kModelOutput, plan_.output_name, h.region},
+                                             : h.owned.RelativeTo(h.region)},
+          Endpoint{kModelOutput, plan_.output_name, h.owned},
           d.kind == Dist::kPartials ? Merge::kSum : Merge::kCopy,
           layer.empty() ? plan_.output_name : layer});
       if (d.kind == Dist::kWhole) break;

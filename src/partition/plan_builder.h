@@ -44,6 +44,12 @@ struct SpatialChain {
   std::vector<int> devices;
   // Tiles side by side in each band of rows; 1: strips of rows.
   int tiles_per_band = 1;
+  // A fused segment's strips (partition/fused_segments.h), per device of
+  // the group: the output rows [begin, end) each computes, its own and
+  // those its device's later layers in the segment read, and the rows it
+  // serves to other devices (disjoint; begin == end: none). Empty: the
+  // strips or tiles of the layout, each serving what it computes.
+  std::vector<std::pair<int64_t, int64_t>> rows, owned;
 };
 
 struct BuildRequest {

@@ -13,9 +13,11 @@
 
 #include "graph/cost.h"
 #include "graph/op_registry.h"
+#include "partition/fused_segments.h"
 #include "partition/layer_split.h"
 #include "partition/plan_builder.h"
 #include "partition/spatial_split.h"
+#include "partition/split_counts.h"
 #include "partition/strategy.h"
 #include "plan/plan_cost.h"
 
@@ -114,6 +116,111 @@ StatusOr<SpatialChain> ChainFrom(const Graph& g, const Node& n,
   return sc;
 }
 
+// The strips of one fused segment (nodes [s, p] of g.nodes, handing on
+// the tensor `out`) as spatial chains: each chain of window layers
+// computes, on each device, the rows SegmentRows says; the elementwise
+// ops between them (sums, activations) run on those strips where they are
+// (plan_builder.cc's PlaceAlongParts). Fails when a strip would compute
+// nothing; `factor` gets the strips' work over the segment's.
+StatusOr<std::vector<SpatialChain>> SegmentChains(const Graph& g, int s, int p,
+                                                  const std::string& out,
+                                                  const PlanOptions& opts,
+                                                  double* factor) {
+  std::vector<const Node*> nodes;
+  std::set<std::string> inside;
+  for (int i = s; i <= p; ++i) {
+    nodes.push_back(&g.nodes[i]);
+    inside.insert(g.nodes[i].name);
+  }
+  const std::vector<int> group =
+      ChainGroup(g, g.nodes[g.ProducerIndex(out)], opts.devices);
+  const std::vector<double> shares = GroupShares(group, opts.devices);
+  ASSIGN_OR_RETURN(auto counts,
+                   SplitCounts(g.tensors.at(out).shape[2], shares));
+  std::vector<Rows> own;
+  int64_t row = 0;
+  for (int64_t c : counts) {
+    own.push_back({row, row + c});
+    row += c;
+  }
+  ASSIGN_OR_RETURN(auto rows, SegmentRows(g, nodes, out, own));
+  ASSIGN_OR_RETURN(*factor, SegmentWorkFactor(g, nodes, rows));
+  char buf[160];
+  snprintf(buf, sizeof(buf),
+           "a fused segment of %d layers from %s to %s: each strip also "
+           "computes the rows its later layers read (%.2fx the work), so "
+           "only the segment's input travels",
+           p - s + 1, g.nodes[s].name.c_str(),
+           g.nodes[g.ProducerIndex(out)].name.c_str(), *factor);
+  std::vector<SpatialChain> chains;
+  std::set<std::string> chained;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node* n = nodes[i];
+    if (chained.count(n->name) || !SplitFactsOf(n->op).spatial_halo) continue;
+    SpatialChain sc;
+    sc.devices = group;
+    sc.reason = buf;
+    size_t last = i;
+    sc.nodes.push_back(n->name);
+    while (nodes[last]->outputs[0] != out) {
+      const auto cons = g.ConsumerIndices(nodes[last]->outputs[0]);
+      if (cons.size() != 1) break;
+      const Node& c = g.nodes[cons[0]];
+      if (!inside.count(c.name) || !CheckTileable(g, c).ok()) break;
+      last = cons[0] - s;
+      sc.nodes.push_back(c.name);
+    }
+    for (const auto& name : sc.nodes) chained.insert(name);
+    sc.rows = rows[last];
+    sc.owned = nodes[last]->outputs[0] == out ? own : DisjointRows(rows[last]);
+    chains.push_back(std::move(sc));
+  }
+  return chains;
+}
+
+// Fused segments (PlanOptions::segment_work_factor) over every run of
+// layers that strips can compute: each segment runs from one tensor that
+// alone crosses between the layers before and after (a residual block's
+// output) to a later such tensor, as far as its strips' work stays within
+// the factor (at least to the next such tensor). The layers of a run that
+// does not begin at such a tensor are left to plain chains.
+Status AddFusedSegments(const Graph& g, const PlanOptions& opts,
+                        std::set<std::string>* used, BuildRequest* r) {
+  const int n = static_cast<int>(g.nodes.size());
+  for (int i = 0; i < n;) {
+    if (!SegmentTileable(g, g.nodes[i])) {
+      ++i;
+      continue;
+    }
+    int j = i;
+    while (j < n && SegmentTileable(g, g.nodes[j])) ++j;
+    int s = i;
+    while (s < j && !CutTensor(g, s - 1).empty()) {
+      const double limit = s == 0 && opts.input_read_factor >= 1
+                               ? opts.input_read_factor
+                               : opts.segment_work_factor;
+      std::vector<SpatialChain> best;
+      int best_end = -1;
+      for (int p = s; p < j; ++p) {
+        const std::string out = CutTensor(g, p);
+        if (out.empty() || g.ProducerIndex(out) < s) continue;
+        double factor = 0;
+        auto chains = SegmentChains(g, s, p, out, opts, &factor);
+        if (!chains.ok()) break;
+        if (best_end >= 0 && factor > limit) break;
+        best = std::move(chains).value();
+        best_end = p;
+      }
+      if (best_end < 0) break;
+      for (int k = s; k <= best_end; ++k) used->insert(g.nodes[k].name);
+      for (auto& c : best) r->spatial.push_back(std::move(c));
+      s = best_end + 1;
+    }
+    i = j;
+  }
+  return Status::Ok();
+}
+
 // fc layers: whole on the input device, as the collaborative-execution
 // paper runs them, unless asked to split them (by outputs or by inputs) or
 // unless the input device cannot hold them whole beside its strips'
@@ -172,6 +279,8 @@ void SplitFcLayers(const Graph& g, const PlanOptions& opts,
 static StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
   BuildRequest r = BaseRequest(g, opts);
   std::set<std::string> used;
+  if (opts.segment_work_factor > 0 && opts.tiles == TileShape::kStrips)
+    RETURN_IF_ERROR(AddFusedSegments(g, opts, &used, &r));
   Status last_why = Status::Ok();
   for (const auto& n : g.nodes) {
     if (used.count(n.name)) continue;

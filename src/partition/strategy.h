@@ -51,6 +51,11 @@ struct PlanOptions {
   // before any strip can start, where deeper chains later cost only their
   // recomputed rows: on slow links the first chain wants to be shallow.
   double input_read_factor = -1;
+  // Spatial: above 0, strips fuse whole residual blocks into segments
+  // (partition/fused_segments.h) that exchange nothing inside, each as
+  // deep as keeps its strips' work within this many times the segment's
+  // (at least one block); input_read_factor (when >= 1) bounds the first.
+  double segment_work_factor = 0;
   // Spatial chains: strips of rows or 2-D tiles.
   TileShape tiles = TileShape::kStrips;
   // Spatial strips compute their interior while their halo travels
