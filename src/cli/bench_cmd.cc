@@ -23,6 +23,7 @@
 #include "plan/timeline_svg.h"
 #include "plan/trace.h"
 #include "runtime/coordinator.h"
+#include "runtime/random_plan_input.h"
 #include "util/stats.h"
 
 namespace shoal {

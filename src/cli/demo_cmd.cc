@@ -25,6 +25,7 @@
 #include "cli/bench_report.h"
 #include "cli/commands.h"
 #include "cli/plan_common.h"
+#include "cluster/slow_link.h"
 #include "emulate/emulated_cluster.h"
 #include "engine/run_whole.h"
 #include "graph/random_input.h"

@@ -17,6 +17,7 @@
 #include "models/load_model.h"
 #include "models/zoo.h"
 #include "onnx/onnx_export.h"
+#include "planner/cluster_split.h"
 #include "util/units.h"
 
 namespace shoal {

@@ -7,6 +7,7 @@
 #include "cli/calibration_flags.h"
 #include "cli/commands.h"
 #include "cli/plan_common.h"
+#include "cluster/slow_link.h"
 #include "lcp/find_classifier.h"
 #include "lcp/split_branches.h"
 #include "models/zoo.h"
@@ -18,6 +19,7 @@
 #include "plan/plan_print.h"
 #include "plan/plan_svg.h"
 #include "plan/plan_verify.h"
+#include "planner/cluster_split.h"
 #include "sim/latency_model.h"
 #include "sim/profile.h"
 

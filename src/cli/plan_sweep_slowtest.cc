@@ -20,6 +20,7 @@
 #include "partition/strategy.h"
 #include "plan/plan_cost.h"
 #include "plan/plan_verify.h"
+#include "planner/cluster_split.h"
 #include "sim/latency_model.h"
 
 namespace shoal {

@@ -18,6 +18,7 @@
 #include "plan/plan_verify.h"
 #include "runtime/coordinator.h"
 #include "runtime/local_runner.h"
+#include "runtime/random_plan_input.h"
 #include "util/units.h"
 
 namespace shoal {

@@ -3,8 +3,9 @@
 #include <map>
 #include <mutex>
 
-#include "cli/plan_common.h"
+#include "cluster/cluster.h"
 #include "graph/random_input.h"
+#include "partition/plan_model.h"
 #include "partition/strategy.h"
 #include "profile/profiler.h"
 #include "runtime/coordinator.h"
