@@ -17,6 +17,7 @@
 #include "onnx/onnx_export.h"
 #include "partition/plan_test_util.h"
 #include "plan/plan_json.h"
+#include "runtime/local_runner.h"
 
 namespace shoal {
 namespace {

@@ -1,5 +1,6 @@
 // Test helper: makes a Plan by a strategy, checks it survives JSON, runs it
-// in-process and compares with the model run whole on one device, and
+// in-process and compares with the model run whole on one device (the
+// runners of plan/in_process_run_test_util.h), and
 // compares its counted communication with the paper's formula where one
 // applies. Shared by the fast and slow strategy tests.
 #ifndef SHOAL_PARTITION_PLAN_TEST_UTIL_H_
@@ -7,14 +8,13 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/run_whole.h"
 #include "graph/random_input.h"
 #include "graph/tensor_diff.h"
 #include "partition/plan_formula.h"
 #include "partition/strategy.h"
+#include "plan/in_process_run_test_util.h"
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
-#include "runtime/local_runner.h"
 
 namespace shoal::testing {
 
@@ -67,18 +67,19 @@ inline ::testing::AssertionResult CheckPlanExact(const Model& m, Plan p,
   if (PlanToJson(back.value()) != PlanToJson(p)) {
     return ::testing::AssertionFailure() << "JSON round trip changed the plan";
   }
-  LocalRunOptions lo;
-  auto runner = LocalRunner::Create(back.value(), m.weights, lo);
-  if (!runner.ok()) {
+  // runtime's LocalRunner and engine's RunWhole, through the hook the test
+  // binary fills: partition builds on neither.
+  const InProcessRunners& runners = TheInProcessRunners();
+  if (!runners.run_plan || !runners.run_whole) {
     return ::testing::AssertionFailure()
-           << "runner: " << runner.status().message();
+           << "no in-process runners: link runtime/in_process_run_test.cc";
   }
   const Tensor in = RandomInput(p.input_shape, 7);
   Tensor out;
   RunStats stats;
-  Status r = runner.value()->Run(in, &out, &stats);
-  if (!r.ok()) return ::testing::AssertionFailure() << "run: " << r.message();
-  auto ref = RunWhole(m, in);
+  Status r = runners.run_plan(back.value(), m.weights, in, &out, &stats);
+  if (!r.ok()) return ::testing::AssertionFailure() << r.message();
+  auto ref = runners.run_whole(m, in);
   if (!ref.ok()) return ::testing::AssertionFailure() << ref.status().message();
   if (ref->shape != out.shape) {
     return ::testing::AssertionFailure() << "output shape differs";
