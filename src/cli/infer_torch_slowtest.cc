@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend_compare_test_util.h"
 #include "io/npy.h"
 #include "onnx/onnx_test_util.h"
+#include "runtime/backend_compare_test_util.h"
 
 namespace shoal {
 namespace {

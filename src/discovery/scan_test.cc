@@ -1,6 +1,6 @@
 // The checks `cluster scan` makes of what a browse found, on workers in
 // this process and on ports where no worker answers: no avahi-daemon
-// needed (src/discovery/discovery_slowtest.cc browses for real).
+// needed (src/cli/discovery_slowtest.cc browses for real).
 #include "discovery/scan.h"
 
 #include <arpa/inet.h>

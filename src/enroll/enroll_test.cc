@@ -1,9 +1,9 @@
 // Enrolment end to end on loopback (docs/security.md, "Enrolment"): a
-// board enrols with a one-time token, and the certificate it gets opens a
-// TLS worker to the cluster's coordinator; a reused, expired or unknown
-// token, a request for another name, a server of another CA and a garbage
-// request are each refused with a message that says which; the request
-// carries the certificate request and the token, never the key.
+// board enrols with a one-time token (that its certificate then opens a TLS
+// worker to the coordinator is cli/enrolled_worker_test.cc's); a reused,
+// expired or unknown token, a request for another name, a server of another
+// CA and a garbage request are each refused with a message that says which;
+// the request carries the certificate request and the token, never the key.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <openssl/bn.h>
@@ -21,15 +21,8 @@
 
 #include "enroll/enroll_client.h"
 #include "enroll/enroll_server.h"
+#include "enroll/enroll_test_util.h"
 #include "enroll/enroll_tokens.h"
-#include "graph/random_input.h"
-#include "graph/tensor_diff.h"
-#include "models/load_model.h"
-#include "partition/plan_test_util.h"
-#include "partition/strategy.h"
-#include "runtime/coordinator.h"
-#include "runtime/runtime_test_util.h"
-#include "runtime/worker.h"
 #include "security/certs_test_util.h"
 #include "security/csr.h"
 #include "util/read_file.h"
@@ -38,126 +31,6 @@ namespace shoal {
 namespace {
 
 namespace fs = std::filesystem;
-
-class Enrolment : public ::testing::Test {
- protected:
-  void SetUp() override {
-    EnrollServiceOptions o;
-    o.dir = ca_.dir;
-    o.max_refusals_per_minute = max_refusals_;
-    o.log = [this](const std::string& line) {
-      std::lock_guard<std::mutex> lock(mu_);
-      log_.push_back(line);
-    };
-    auto service = EnrollService::Create(o);
-    ASSERT_TRUE(service.ok()) << service.status().message();
-    service_ = std::move(service).value();
-    // The service's own route, recording what each request carried.
-    std::vector<HttpRoute> routes = {
-        {"POST", "/v1/enroll", [this](const HttpRequest& r) {
-           {
-             std::lock_guard<std::mutex> lock(mu_);
-             bodies_.emplace_back(r.body);
-             for (const auto& [k, v] : r.headers)
-               headers_ += k + ": " + v + "\n";
-           }
-           return service_->Handle(r);
-         }}};
-    auto server = HttpServer::Start("127.0.0.1:0", "enrolment test", routes,
-                                    service_->ServerOptions());
-    ASSERT_TRUE(server.ok()) << server.status().message();
-    server_ = std::move(server).value();
-    char tmpl[] = "/tmp/shoal-enroll-board-XXXXXX";
-    board_ = mkdtemp(tmpl);
-  }
-  void TearDown() override { fs::remove_all(board_); }
-
-  std::string Token(const std::string& name, int64_t ttl = 3600,
-                    int64_t made = std::time(nullptr)) {
-    auto t = CreateEnrollToken(ca_.dir, name, ttl, made);
-    EXPECT_TRUE(t.ok()) << t.status().message();
-    return t.ok() ? t->text : "";
-  }
-
-  std::string Server() const {
-    return "127.0.0.1:" + std::to_string(server_->port());
-  }
-
-  StatusOr<TlsPaths> EnrollAs(const std::string& name, const std::string& token,
-                              const std::string& out = "") {
-    EnrollRequest r;
-    r.name = name;
-    r.server = Server();
-    r.token = token;
-    r.out_dir = out.empty() ? board_ + "/certs" : out;
-    r.timeout_ms = 5000;
-    return Enroll(r);
-  }
-
-  size_t Requests() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return bodies_.size();
-  }
-
-  int max_refusals_ = 10;
-  testing::TempCa ca_;
-  std::unique_ptr<EnrollService> service_;
-  std::unique_ptr<HttpServer> server_;
-  std::string board_;
-  std::mutex mu_;
-  std::vector<std::string> log_, bodies_;
-  std::string headers_;
-};
-
-TEST_F(Enrolment, ABoardsCertificateServesATlsWorkerToTheCoordinator) {
-  auto p = EnrollAs("dev0", Token("dev0"));
-  ASSERT_TRUE(p.ok()) << p.status().message();
-  struct stat st {};
-  ASSERT_EQ(stat(p->key.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0600u);
-  // The CA keeps the certificate (for `revoke`), never a key.
-  EXPECT_TRUE(fs::exists(ca_.dir + "/dev0.crt"));
-  EXPECT_FALSE(fs::exists(ca_.dir + "/dev0.key"));
-
-  auto id = LoadTlsIdentity(*p);
-  ASSERT_TRUE(id.ok()) << id.status().message();
-  EXPECT_EQ(id.value()->name, "dev0");
-  EXPECT_EQ(id.value()->role, TlsRole::kDevice);
-  WorkerOptions wo;
-  wo.name = "dev0";
-  wo.tls = id.value();
-  auto w = Worker::Start(wo);
-  ASSERT_TRUE(w.ok()) << w.status().message();
-  Cluster cluster;
-  DeviceSpec d;
-  d.name = "dev0";
-  d.address = "127.0.0.1:" + std::to_string(w.value()->port());
-  cluster.devices.push_back(d);
-
-  LoadOptions lo;
-  lo.with_weights = true;
-  auto m = LoadModel("lenet5", lo);
-  ASSERT_TRUE(m.ok()) << m.status().message();
-  PlanOptions po;
-  po.strategy = "lop";
-  po.devices = testing::EqualDevices(1);
-  auto plan = MakePlan(m->graph, po);
-  ASSERT_TRUE(plan.ok()) << plan.status().message();
-  CoordinatorOptions co;
-  co.tls = ca_.Issue("coordinator", TlsRole::kCoordinator);
-  co.timeout_ms = 5000;
-  auto c = Coordinator::Create(*plan, cluster, co);
-  ASSERT_TRUE(c.ok()) << c.status().message();
-  ASSERT_TRUE(c.value()->CheckHealth().ok());
-  Status s = c.value()->Deploy(m->weights, nullptr);
-  ASSERT_TRUE(s.ok()) << s.message();
-  const Tensor x =
-      RandomInput(m->graph.tensors.at(m->graph.inputs[0]).shape, /*seed=*/3);
-  Tensor got;
-  s = c.value()->Run(x, &got, nullptr, 0);
-  ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_LE(MaxRelDiff(got, testing::RunWholeOrFail(*m, x)), 1e-4);
-}
 
 TEST_F(Enrolment, TheRequestCarriesTheCsrAndNeverTheKey) {
   auto p = EnrollAs("pi0", Token("pi0"));

@@ -5,7 +5,9 @@
 
 #include <cmath>
 
-#include "engine/backend_compare_test_util.h"
+#include "engine/backend_run_test_util.h"
+#include "graph/random_input.h"
+#include "graph/tensor_diff.h"
 #include "lcp/split_branches.h"
 #include "models/builder.h"
 #include "models/zoo.h"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Exports PyTorch models to ONNX and records what PyTorch computes, for
-shoal's ONNX import tests (src/onnx/onnx_torch_test.cc).
+shoal's ONNX import tests (src/runtime/onnx_torch_test.cc).
 
 Usage: export_torchvision.py OUTDIR SPEC...
 

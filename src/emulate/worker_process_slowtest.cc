@@ -22,10 +22,11 @@
 #include <regex>
 #include <thread>
 
-#include "cli/plan_common.h"
+#include "cluster/cluster.h"
 #include "graph/random_input.h"
 #include "graph/tensor_diff.h"
 #include "io/image.h"
+#include "partition/plan_model.h"
 #include "partition/plan_test_util.h"
 #include "partition/strategy.h"
 #include "runtime/coordinator.h"

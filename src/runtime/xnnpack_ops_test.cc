@@ -3,10 +3,10 @@
 // step unless the test says which falls back) and agrees within 1e-4.
 #include <gtest/gtest.h>
 
-#include "engine/backend_compare_test_util.h"
 #include "engine/shared_weights.h"
 #include "graph/shape_inference.h"
 #include "models/builder.h"
+#include "runtime/backend_compare_test_util.h"
 
 namespace shoal {
 namespace {

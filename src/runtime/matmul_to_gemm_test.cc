@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/backend_compare_test_util.h"
 #include "graph/shape_inference.h"
 #include "graph/verify.h"
+#include "runtime/backend_compare_test_util.h"
 
 namespace shoal {
 namespace {

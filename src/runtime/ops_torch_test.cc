@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend_compare_test_util.h"
 #include "io/npy.h"
 #include "onnx/onnx_test_util.h"
+#include "runtime/backend_compare_test_util.h"
 
 namespace shoal {
 namespace {
@@ -89,7 +89,7 @@ TEST_F(OpsTorchDense, MatMulByAWeightIsSplitByEveryStrategy) {
     std::string out;
     ASSERT_EQ(onnx_test::RunCommand(std::string(SHOAL_BINARY) + " plan " +
                                         model + " --devices 3 --strategy " +
-                                        strategy + " -o " + plan,
+                                        strategy + " --verbose -o " + plan,
                                     &out),
               0)
         << out;
@@ -123,7 +123,7 @@ TEST_F(OpsTorchDense, TokenRowsAreSplitAndAttentionKeptWhole) {
     std::string out;
     ASSERT_EQ(onnx_test::RunCommand(std::string(SHOAL_BINARY) + " plan " +
                                         model + " --devices 3 --strategy " +
-                                        strategy + " -o " + plan,
+                                        strategy + " --verbose -o " + plan,
                                     &out),
               0)
         << out;

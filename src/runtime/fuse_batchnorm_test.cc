@@ -2,11 +2,11 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/backend_compare_test_util.h"
 #include "engine/executor.h"
 #include "graph/shape_inference.h"
 #include "graph/verify.h"
 #include "models/zoo.h"
+#include "runtime/backend_compare_test_util.h"
 
 namespace shoal {
 namespace {

@@ -5,7 +5,7 @@
 // and geometry, not the input's extent.
 #include <gtest/gtest.h>
 
-#include "engine/backend_compare_test_util.h"
+#include "runtime/backend_compare_test_util.h"
 
 namespace shoal {
 namespace {

@@ -4,11 +4,11 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/backend_compare_test_util.h"
 #include "graph/cost.h"
 #include "graph/shape_inference.h"
 #include "models/builder.h"
 #include "models/zoo.h"
+#include "runtime/backend_compare_test_util.h"
 
 namespace shoal {
 namespace {

@@ -12,10 +12,10 @@
 
 #include "engine/calibrate.h"
 #include "engine/executor.h"
-#include "engine/int8_test_util.h"
 #include "lcp/split_branches.h"
 #include "models/builder.h"
 #include "models/zoo.h"
+#include "runtime/int8_test_util.h"
 
 namespace shoal {
 namespace {

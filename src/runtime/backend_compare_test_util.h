@@ -1,32 +1,18 @@
 // Test helpers: run a graph on both backends and compare (header-only, used
-// by executor_test.cc and zoo_backends_slowtest.cc).
-#ifndef SHOAL_ENGINE_BACKEND_COMPARE_TEST_UTIL_H_
-#define SHOAL_ENGINE_BACKEND_COMPARE_TEST_UTIL_H_
+// by executor_test.cc and zoo_backends_slowtest.cc). Here, not in engine/,
+// because the weights are models/'s RandomWeights.
+#ifndef SHOAL_RUNTIME_BACKEND_COMPARE_TEST_UTIL_H_
+#define SHOAL_RUNTIME_BACKEND_COMPARE_TEST_UTIL_H_
 
 #include <gtest/gtest.h>
 
+#include "engine/backend_run_test_util.h"
 #include "engine/executor.h"
 #include "graph/random_input.h"
 #include "graph/tensor_diff.h"
 #include "models/zoo.h"
 
 namespace shoal {
-
-inline std::vector<Tensor> RunWith(const Graph& g, const WeightStore& w,
-                                   Backend backend,
-                                   const std::vector<Tensor>& in,
-                                   ExecutorStats* stats = nullptr) {
-  ExecutorOptions o;
-  o.backend = backend;
-  auto ex = Executor::Create(g, w, o);
-  EXPECT_TRUE(ex.ok()) << ex.status().ToString();
-  if (!ex.ok()) return {};
-  std::vector<Tensor> out;
-  Status s = (*ex)->Run(in, &out);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  if (stats) *stats = (*ex)->stats();
-  return out;
-}
 
 // `backend` (oneDNN or XNNPACK) against the reference backend, within
 // 1e-4 relative; `stats`, if given, gets the fast executor's.
@@ -54,4 +40,4 @@ inline void ExpectBackendsAgree(const Graph& g, uint64_t seed,
 
 }  // namespace shoal
 
-#endif  // SHOAL_ENGINE_BACKEND_COMPARE_TEST_UTIL_H_
+#endif  // SHOAL_RUNTIME_BACKEND_COMPARE_TEST_UTIL_H_

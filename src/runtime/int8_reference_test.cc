@@ -4,7 +4,7 @@
 // operands that are not integers.
 #include <gtest/gtest.h>
 
-#include "engine/int8_test_util.h"
+#include "runtime/int8_test_util.h"
 
 namespace shoal {
 namespace {

@@ -3,8 +3,8 @@
 // oneDNN step (no reference fallback) and agrees with the reference kernel.
 #include <gtest/gtest.h>
 
-#include "engine/backend_compare_test_util.h"
 #include "graph/shape_inference.h"
+#include "runtime/backend_compare_test_util.h"
 
 namespace shoal {
 namespace {

@@ -7,12 +7,12 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "engine/backend_compare_test_util.h"
 #include "engine/executor.h"
 #include "graph/cost.h"
 #include "io/npy.h"
 #include "onnx/onnx_import.h"
 #include "onnx/onnx_test_util.h"
+#include "runtime/backend_compare_test_util.h"
 
 namespace shoal {
 namespace {

@@ -2,7 +2,7 @@
 // input shape (slow: the reference kernels are plain loops).
 #include <gtest/gtest.h>
 
-#include "engine/backend_compare_test_util.h"
+#include "runtime/backend_compare_test_util.h"
 
 namespace shoal {
 namespace {
