@@ -6,9 +6,13 @@ CMakeLists.txt with the stages it builds on (`shoal_stage(NAME STAGES ...)`);
 the configure step writes the declarations to <build>/stages.txt, one line
 per stage: `name: dep dep ...`. Two checks, both against the declarations:
 
-- includes: a file of a stage (tests and test helpers aside: they may use
-  any stage) includes headers only of its own stage and of the stages it
-  names;
+- includes: a file of a stage includes headers only of its own stage and
+  of the stages it names. Tests and their helpers (*_test.cc,
+  *_slowtest.cc, *_fuzz.cc, *test_util.h) obey the layering too, a little
+  more loosely: they may include any stage their stage builds on, directly
+  or not (a test of serve may run the engine), never one above or beside
+  it. A test that needs a higher stage is an integration test and lives
+  in the folder of the highest stage it tests;
 - symbols: what a stage's archive leaves undefined (the calls the linker
   resolves) is defined in its own archive, in a stage below it (the closure
   of what it names), or outside shoal. This catches a call with no include
@@ -75,10 +79,12 @@ def check_includes(stages, src):
                           "in CMakeLists.txt" % folder)
             continue
         allowed = set(stages[folder]) | {folder}
+        below = closure(stages, folder) | {folder}
         for root, _, files in os.walk(os.path.join(src, folder)):
             for f in sorted(files):
-                if not f.endswith((".cc", ".h")) or TEST_FILE.search(f):
+                if not f.endswith((".cc", ".h")):
                     continue
+                test = TEST_FILE.search(f) is not None
                 path = os.path.join(root, f)
                 rel = os.path.relpath(path, os.path.dirname(src))
                 with open(path, errors="replace") as fh:
@@ -86,7 +92,15 @@ def check_includes(stages, src):
                         m = INCLUDE.match(line)
                         if not m or m.group(1) not in stages:
                             continue
-                        if m.group(1) not in allowed:
+                        if test and m.group(1) not in below:
+                            errors.append(
+                                "%s:%d includes %s/%s, but stage %s does not "
+                                "build on %s: a test of it uses only the "
+                                "stages below it (move an integration test "
+                                "up to the highest stage it tests)" %
+                                (rel, n, m.group(1), m.group(2), folder,
+                                 m.group(1)))
+                        elif not test and m.group(1) not in allowed:
                             errors.append(
                                 "%s:%d includes %s/%s, but stage %s builds "
                                 "only on: %s" %
@@ -146,9 +160,12 @@ def run(stages_path, src, lib_dir):
         errors += check_symbols(stages, lib_dir)
     for e in errors:
         print(e)
-    if not errors:
-        print("%d stages; every include and call goes down the layers" %
-              len(stages))
+    if errors:
+        print("%d includes or calls run back up the layers (tests included)" %
+              len(errors))
+    else:
+        print("%d stages; every include and call goes down the layers, "
+              "tests included" % len(stages))
     return 1 if errors else 0
 
 
@@ -171,7 +188,6 @@ def self_test():
         write("high/h.cc", '#include "low/l.h"\nint High() { return Low(); }\n')
         write("low/l.h", "int Low();\n")
         write("low/l.cc", "int High();\nint Low() { return High(); }\n")
-        write("low/l_test.cc", '#include "high/h.h"\n')  # tests may
         for s in ("low", "high"):
             obj = os.path.join(d, s + ".o")
             subprocess.run(["c++", "-c", os.path.join(src, s, s[0] + ".cc"),
@@ -187,6 +203,15 @@ def self_test():
         write("low/l.cc", "int Low() { return 1; }\n")
         if check_includes(read_stages(stages_path), src):
             failures.append("a clean tree failed the include check")
+        # Tests obey the layering too: one below may not use a stage above.
+        write("low/l_test.cc", '#include "high/h.h"\n')
+        if not check_includes(read_stages(stages_path), src):
+            failures.append("an include of high from a test of low was not "
+                            "caught")
+        os.remove(os.path.join(src, "low", "l_test.cc"))
+        write("high/h_test.cc", '#include "low/l.h"\n')
+        if check_includes(read_stages(stages_path), src):
+            failures.append("a test of high was refused the stage below it")
         with open(stages_path, "w") as f:
             f.write("low: high\nhigh: low\n")
         if not check_declarations(read_stages(stages_path)):
@@ -194,8 +219,8 @@ def self_test():
         for f in failures:
             print("self-test:", f)
         if not failures:
-            print("self-test: back-edges by include, call and declaration "
-                  "are caught")
+            print("self-test: back-edges by include (tests included), call "
+                  "and declaration are caught")
         return 1 if failures else 0
 
 
