@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 
+#include "cli/exit_codes.h"
 #include "graph/shape.h"
 #include "graph/weights.h"
 #include "security/tls_identity.h"
@@ -46,10 +47,6 @@ void AddKernelsCommand(CLI::App* app, KernelsModelLoader load = nullptr);
 // Prints "shoal: error: ..." for a failed status and returns the exit code
 // (0 on success). Subcommand callbacks end with `throw CommandExit(code)`.
 int ReportStatus(const Status& s);
-
-// Every usage error (an unknown flag or subcommand, a missing argument, a
-// value a flag refuses) exits with this, sysexits' EX_USAGE.
-constexpr int kUsageExitCode = 64;
 
 struct CommandExit : CLI::RuntimeError {
   explicit CommandExit(int code) : CLI::RuntimeError(code) {}

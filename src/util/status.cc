@@ -33,11 +33,4 @@ std::string Status::ToString() const {
   return std::string(CodeName(code_)) + ": " + message_;
 }
 
-int ExitCodeFor(const Status& s) {
-  if (s.ok()) return 0;
-  // Unsupported ops/attributes exit with 2 (scripts tell them apart).
-  if (s.code() == Code::kUnsupported) return 2;
-  return 1;
-}
-
 }  // namespace shoal

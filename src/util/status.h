@@ -110,9 +110,6 @@ class StatusOr {
   std::optional<T> value_;
 };
 
-// Exit codes of the CLI, documented in docs/cli.md.
-int ExitCodeFor(const Status& s);
-
 }  // namespace shoal
 
 #define SHOAL_CONCAT_IMPL(a, b) a##b
