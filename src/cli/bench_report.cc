@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iomanip>
 
+#include "cli/prediction_note.h"
 #include "graph/cost.h"
 #include "plan/broadcast.h"
 #include "sim/simulator.h"
@@ -168,6 +169,7 @@ void PrintBenchReport(const BenchReport& r, std::ostream& out) {
                     std::to_string(r.dilation).substr(0, 4) + "x slower)"
               : "")
       << (r.predicted ? " (PREDICTED from " + r.source + ")" : "") << "\n";
+  if (r.predicted && r.source == kSpecSource) out << kSpecPredictionNote;
   const auto& l = j["latency_ms"];
   out << "latency ms: min " << l["min"].get<double>() << ", median "
       << l["median"].get<double>() << ", p95 " << l["p95"].get<double>()

@@ -176,6 +176,13 @@ Status RunInfer(const InferArgs& a) {
                      QuantizeModel(a.dtype.calibration, &m));
     quantized = q.Text();
   }
+  // A QDQ model (quantized here or by `shoal quantize`) runs int8
+  // whatever --dtype said: its Q/DQ pairs are what makes it int8.
+  const bool qdq = std::any_of(
+      m.graph.nodes.begin(), m.graph.nodes.end(), [](const Node& n) {
+        return n.op == "QuantizeLinear" || n.op == "DequantizeLinear";
+      });
+  const std::string dtype = qdq ? "int8" : a.dtype.dtype;
   const Shape in_shape = m.graph.FindTensor(m.graph.inputs[0])->shape;
   ASSIGN_OR_RETURN(Tensor input, InferInput(a, m, in_shape));
 
@@ -194,7 +201,7 @@ Status RunInfer(const InferArgs& a) {
     nlohmann::json j = {
         {"model", m.graph.name},
         {"backend", BackendName(backend)},
-        {"dtype", a.dtype.dtype},
+        {"dtype", dtype},
         {"threads", KernelThreads()},
         {"output_shape", y.shape},
         {"latency_ms", {{"median", median}, {"p90", p90}, {"min", min}}},
@@ -217,9 +224,9 @@ Status RunInfer(const InferArgs& a) {
     std::cout << j.dump(2) << std::endl;
     return Status::Ok();
   }
-  std::cout << "model " << m.graph.name << ", backend " << BackendName(backend)
-            << ", " << Plural(KernelThreads(), "thread") << ", output "
-            << ShapeToString(y.shape) << "\n";
+  std::cout << "model " << m.graph.name << ", " << dtype << ", backend "
+            << BackendName(backend) << ", " << Plural(KernelThreads(), "thread")
+            << ", output " << ShapeToString(y.shape) << "\n";
   if (!quantized.empty()) std::cout << "int8: " << quantized << "\n";
   if (ex->stats().int8_layers > 0) {
     std::cout << "int8 layers on oneDNN: " << ex->stats().int8_layers << ", on "

@@ -89,6 +89,35 @@ TEST(InferCmd, Int8HoldsAQuarterOfTheWeights) {
   EXPECT_NE(RunCommand(Infer("--dtype int4"), &bad), 0);
 }
 
+// A QDQ model written by `shoal quantize` is int8 when loaded: infer says
+// so without --dtype int8, in its text and its JSON.
+TEST(InferCmd, QuantizedFileReportsInt8) {
+  TempDir dir;
+  Tensor samples({4, 1, 28, 28});
+  for (size_t i = 0; i < samples.data.size(); ++i)
+    samples.data[i] = static_cast<float>(i % 83) / 82.f;
+  const std::string cal = dir.File("cal.npy"), q = dir.File("l8.onnx");
+  ASSERT_TRUE(WriteNpy(cal, samples).ok());
+  const std::string shoal = SHOAL_BINARY;
+  // RunCommand appends, so each command has its own output.
+  std::string quantized, json, text, f32;
+  ASSERT_EQ(
+      RunCommand(shoal + " quantize lenet5 --calibration " + cal + " -o " + q,
+                 &quantized),
+      0)
+      << quantized;
+  ASSERT_EQ(RunCommand(shoal + " infer " + q + " --json", &json), 0) << json;
+  EXPECT_EQ(nlohmann::json::parse(json.substr(json.find('{'))).at("dtype"),
+            "int8")
+      << json;
+  ASSERT_EQ(RunCommand(shoal + " infer " + q, &text), 0) << text;
+  EXPECT_NE(text.find("model lenet5, int8, backend"), std::string::npos)
+      << text;
+  ASSERT_EQ(RunCommand(Infer("--json"), &f32), 0) << f32;
+  EXPECT_EQ(nlohmann::json::parse(f32.substr(f32.find('{'))).at("dtype"), "f32")
+      << f32;
+}
+
 // oneDNN limited to AVX2 (no VNNI, whose int8 sums saturate): on x86 the
 // int8 layers are summed in f32, and the output is the reference int8
 // kernels' (exact integer sums) to float rounding. On this CPU's own ISA

@@ -1,5 +1,6 @@
 // `shoal plan MODEL --devices N | --cluster FILE --strategy S`: makes a Plan,
-// prints it as a table, writes it as JSON (-o) and Graphviz (--dot).
+// prints the choice and its prediction (every task and reason with
+// --verbose), writes it as JSON (-o) and Graphviz (--dot).
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -7,6 +8,7 @@
 #include "cli/calibration_flags.h"
 #include "cli/commands.h"
 #include "cli/plan_common.h"
+#include "cli/prediction_note.h"
 #include "cluster/slow_link.h"
 #include "lcp/find_classifier.h"
 #include "lcp/split_branches.h"
@@ -20,6 +22,7 @@
 #include "plan/plan_svg.h"
 #include "plan/plan_verify.h"
 #include "planner/cluster_split.h"
+#include "planner/predict.h"
 #include "sim/latency_model.h"
 #include "sim/profile.h"
 
@@ -33,7 +36,7 @@ struct PlanArgs {
   int64_t branches = 0;
   double fatten = 0, lcp_target_ms = 0;
   int hub = 0, concurrency = 0;
-  bool json = false, image_input = false, float_input = false;
+  bool json = false, verbose = false, image_input = false, float_input = false;
   double time_limit = 10;
   std::string spatial_fc = "auto";
   std::string broadcast = "auto";
@@ -148,17 +151,53 @@ Status WritePlanFiles(const PlanArgs& a, const Plan& p) {
   return Status::Ok();
 }
 
-void PrintPlanText(const PlanArgs& a, const Plan& p, const Cluster& cluster) {
-  PrintPlanTable(p, std::cout);
+// A plan made by one strategy carries no prediction; the same latency
+// model auto would have used predicts it, so that every plan prints one.
+std::optional<PlanPrediction> PredictOne(const Plan& p, const PlanOptions& po) {
+  if (p.prediction || !po.latency) return std::nullopt;
+  auto pred = PredictPlan(p, *po.latency);
+  if (!pred.ok()) return std::nullopt;
+  PlanPrediction pp;
+  pp.objective = "latency";
+  pp.method = p.strategy;
+  pp.latency_s = pred->latency_s;
+  pp.throughput_rps = pred->throughput_rps;
+  pp.devices = DeviceRows(p, *pred);
+  return pp;
+}
+
+void PrintPlanText(const PlanArgs& a, const Plan& p, const PlanOptions& po,
+                   const Cluster& cluster) {
+  if (a.verbose) {
+    PrintPlanTable(p, std::cout);
+    std::cout << "\n";
+  }
+  PlanSummaryOptions so;
+  const std::string n = std::to_string(p.devices.size());
+  so.cluster =
+      !a.devices.cluster.empty() ? a.devices.cluster + " (" + n + " devices)"
+      : a.devices.shares.empty() ? n + " equal devices"
+                                 : n + " devices of speeds " + a.devices.shares;
+  so.prediction = PredictOne(p, po);
+  PrintPlanSummary(p, so, std::cout);
   bool links_known = !a.profile.empty();
   for (const auto& d : cluster.devices) {
     links_known |= d.link.bandwidth_bps > 0 || d.link.latency_s > 0;
   }
   if (!links_known) {
-    std::cout << "\nnote: the devices' links are unknown, so moving data "
-                 "was priced as free; give each device a link in a "
-                 "cluster file (docs/cluster-format.md) or measure them "
+    std::cout << "\nnote: the devices' links are unknown, so the prediction "
+                 "prices moving data as\n  free; give each device a link in "
+                 "a cluster file (docs/cluster-format.md)\n  or measure them "
                  "with shoal profile\n";
+  }
+  const bool predicted = p.prediction || so.prediction;
+  if (predicted && a.profile.empty()) {
+    std::cout << (links_known ? "\n" : "") << kSpecPredictionNote;
+  }
+  if (!a.verbose) {
+    std::cout << "\nevery task, each layer's reason"
+              << (p.prediction ? " and every candidate" : "")
+              << ": --verbose\n";
   }
   if (!a.out.empty()) std::cout << "\nwrote " << a.out << "\n";
   if (!a.dot.empty()) std::cout << "wrote " << a.dot << "\n";
@@ -217,7 +256,7 @@ Status RunPlan(const PlanArgs& a) {
   if (a.json) {
     std::cout << PlanToJson(p).dump(1) << "\n";
   } else {
-    PrintPlanText(a, p, cluster);
+    PrintPlanText(a, p, po, cluster);
     if (!int8_note.empty()) std::cout << int8_note << "\n";
   }
   return Status::Ok();
@@ -248,7 +287,10 @@ void AddOutputFlags(CLI::App* cmd, PlanArgs* a) {
   cmd->add_option("--svg", a->svg,
                   "Write the Plan as a picture: devices by steps, transfers "
                   "with their bytes (SVG)");
-  cmd->add_flag("--json", a->json, "Print the Plan as JSON instead of a table");
+  cmd->add_flag("--json", a->json, "Print the Plan as JSON instead of text");
+  cmd->add_flag("--verbose", a->verbose,
+                "Print every task, each device's bytes, each layer's reason "
+                "and all of auto's candidates before the summary");
 }
 
 // How the model and its input are read, and LCP branching.

@@ -1,8 +1,11 @@
 // `shoal plan` as a user runs it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "io/npy.h"
@@ -37,6 +40,95 @@ TEST(PlanCmd, SaysWhenLinksAreUnknown) {
       << with_links;
   EXPECT_EQ(with_links.find("links are unknown"), std::string::npos)
       << with_links;
+}
+
+// By default the answer fits a screen however many tasks the plan has:
+// what auto chose and its prediction (the ones the plan's JSON records),
+// a line per device, the nearest rivals, and where the details are. The
+// MILP's "optimal" is said of the milp candidate only, and a prediction
+// from specs says how far off such predictions have been.
+TEST(PlanCmd, DefaultOutputIsTheChoiceAndItsReasons) {
+  const std::string shoal = SHOAL_BINARY;
+  const std::string plan = ::testing::TempDir() + "/short-plan.json";
+  std::string out;
+  ASSERT_EQ(RunCommand(shoal + " plan vgg16 --cluster " + SHOAL_SOURCE_DIR +
+                           "/examples/mixed-6.yaml -o " + plan,
+                       &out),
+            0)
+      << out;
+  EXPECT_LT(std::count(out.begin(), out.end(), '\n'), 40) << out;
+  const auto pr = nlohmann::json::parse(ReadPlan(plan)).at("prediction");
+  const std::string method = pr.at("method");
+  char ms[32];
+  std::snprintf(ms, sizeof(ms), "%.2f ms",
+                pr.at("latency_s").get<double>() * 1e3);
+  EXPECT_NE(
+      out.find("strategy auto\nchose " + method + ": predicted latency " + ms),
+      std::string::npos)
+      << out;
+  for (const char* line :
+       {"slow3 ", "its layers: ", "one-device ", "not a profile",
+        "docs/BENCHMARKS.md", "--verbose"}) {
+    EXPECT_NE(out.find(line), std::string::npos) << line << "\n" << out;
+  }
+  EXPECT_EQ(out.find("task device"), std::string::npos) << out;
+  if (method != "milp") {
+    EXPECT_EQ(out.find("MILP optimal"), std::string::npos) << out;
+  }
+  // A plan by one strategy is predicted too, and says it was asked for.
+  std::string lop;  // RunCommand appends
+  ASSERT_EQ(RunCommand(shoal + " plan lenet5 --devices 2 --strategy lop", &lop),
+            0)
+      << lop;
+  EXPECT_NE(lop.find("strategy lop\npredicted: latency "), std::string::npos)
+      << lop;
+  EXPECT_NE(lop.find("strategy lop, as asked"), std::string::npos) << lop;
+}
+
+// --verbose: every task, each layer's reason and every candidate, with the
+// short answer after them; the MILP's line names the candidate it is of.
+TEST(PlanCmd, VerboseShowsEveryTaskAndCandidate) {
+  const std::string shoal = SHOAL_BINARY;
+  std::string out;
+  ASSERT_EQ(RunCommand(shoal + " plan vgg16 --cluster " + SHOAL_SOURCE_DIR +
+                           "/examples/mixed-6.yaml --verbose",
+                       &out),
+            0)
+      << out;
+  for (const char* line :
+       {"task device        scheme", "alternatives (predicted)",
+        "\nwhy:\n  *: auto - auto chose ", "\nchose "}) {
+    EXPECT_NE(out.find(line), std::string::npos) << line << "\n" << out;
+  }
+  const size_t chose = out.find("auto chose ");
+  ASSERT_NE(chose, std::string::npos);
+  const std::string why = out.substr(chose, out.find('\n', chose) - chose);
+  // A loaded host can leave the MILP no time: then it says only that.
+  if (why.rfind("auto chose milp:", 0) != 0 &&
+      why.find("MILP not used") == std::string::npos) {
+    EXPECT_EQ(why.find("; MILP optimal"), std::string::npos) << why;
+    EXPECT_NE(why.find("the milp candidate, not chosen, was MILP"),
+              std::string::npos)
+        << why;
+    EXPECT_NE(out.find("solver of the milp candidate: "), std::string::npos)
+        << out;
+  }
+}
+
+// Without links, fuse-ilp's ILP counts each link alike and the prediction
+// prices moving data as free: its reasons do not speak of a link's rate.
+TEST(PlanCmd, FuseIlpWithoutLinksSpeaksOfNoRate) {
+  const std::string shoal = SHOAL_BINARY;
+  std::string out;
+  ASSERT_EQ(RunCommand(shoal + " plan alexnet --devices 4 --strategy "
+                               "fuse-ilp --verbose",
+                       &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("links are unknown"), std::string::npos) << out;
+  EXPECT_NE(out.find("links unknown: each counted alike"), std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("fastest link's rate"), std::string::npos) << out;
 }
 
 // fuse-ilp says which objective chose its schemes: the link time by
@@ -76,7 +168,7 @@ TEST(PlanCmd, FuseIlpSaysItsObjective) {
   const std::string shoal = SHOAL_BINARY;
   const std::string base = shoal + " plan alexnet --cluster " +
                            SHOAL_SOURCE_DIR +
-                           "/examples/pi3-4.yaml --strategy fuse-ilp";
+                           "/examples/pi3-4.yaml --strategy fuse-ilp --verbose";
   std::string out;
   ASSERT_EQ(RunCommand(base, &out), 0) << out;
   EXPECT_NE(out.find("least link time"), std::string::npos) << out;
@@ -123,10 +215,11 @@ TEST(PlanCmd, BroadcastAutoIsTheDefault) {
             0)
       << out;
   EXPECT_NE(ReadPlan(plan).find("\"scatter\": true"), std::string::npos);
-  ASSERT_EQ(RunCommand(shoal + " plan alexnet --cluster " + cluster +
-                           " --strategy auto --image-input -o " + plan,
-                       &out),
-            0)
+  ASSERT_EQ(
+      RunCommand(shoal + " plan alexnet --cluster " + cluster +
+                     " --strategy auto --image-input --verbose -o " + plan,
+                 &out),
+      0)
       << out;
   EXPECT_NE(out.find("broadcasts "), std::string::npos) << out;
   EXPECT_NE(out.find("scatter "), std::string::npos) << out;
@@ -143,7 +236,9 @@ TEST(PlanCmd, SpatialFcByInputs) {
                            SHOAL_SOURCE_DIR +
                            "/examples/pi3-4.yaml --strategy spatial";
   std::string out;
-  ASSERT_EQ(RunCommand(base + " --spatial-fc lip -o " + plan, &out), 0) << out;
+  ASSERT_EQ(RunCommand(base + " --spatial-fc lip --verbose -o " + plan, &out),
+            0)
+      << out;
   EXPECT_NE(out.find("classifier.1: lip - input splitting"), std::string::npos)
       << out;
   EXPECT_NE(out.find("Flatten runs on each device of classifier.1's input "

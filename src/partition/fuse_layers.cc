@@ -1,6 +1,7 @@
 // fuse: the fully-distributed paper's Fig. 6, every fusable pair fused from
 // the first layer on, the rest LOP. fuse-ilp: its §4.3, the scheme of every
 // layer chosen by an ILP that minimises communication.
+#include <algorithm>
 #include <cmath>
 
 #include "partition/chain_dp.h"
@@ -48,6 +49,11 @@ static StatusOr<Plan> PlanFuse(const Graph& g, const PlanOptions& opts) {
       fo.link_latency_s = opts.link_latency_s;
     }
     ASSIGN_OR_RETURN(FuseChoice c, SolveFuseIlp(chain, shares, fo));
+    // Links without a rate leave the elements as they are
+    // (LinkTimeScales): no link's rate to speak of.
+    const bool known_rate =
+        std::any_of(fo.link_rates.begin(), fo.link_rates.end(),
+                    [](double r) { return r > 0; });
     schemes = c.schemes;
     const std::string what =
         fo.objective == FuseObjective::kBytes
@@ -55,8 +61,8 @@ static StatusOr<Plan> PlanFuse(const Graph& g, const PlanOptions& opts) {
                   HumanCount(c.cost.communication) + " elements"
             : "least link time: each layer's busiest uplink, summed, " +
                   HumanCount(std::llround(c.link_time)) + " elements" +
-                  (fo.link_rates.empty() ? " (links taken as equal)"
-                                         : " at the fastest link's rate");
+                  (known_rate ? " at the fastest link's rate"
+                              : " (links unknown: each counted alike)");
     for (size_t i = 0; i < chain.size(); ++i) {
       reasons[i] = "chosen by the ILP (" + what +
                    (c.proven_optimal ? ", optimal)" : ", time limit hit)");

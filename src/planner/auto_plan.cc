@@ -722,10 +722,17 @@ class AutoPlanner {
                          : ", busiest device (" + std::to_string(n_) +
                                " devices are too many to simulate each plan)";
     }
-    std::string why = "auto chose " + w.name + ": predicted " +
-                      Value(v, objective) + " (" + ObjectiveName(objective) +
-                      judged + "), the best of " + std::to_string(compared) +
-                      " candidates; " + solver_;
+    // solver_ is what the MILP did for the candidate milp: "optimal" there
+    // is for the MILP's cost model, so beside another winner it is said of
+    // that candidate, not of the plan.
+    const bool milp_said = w.name == "milp" || solver_.empty() ||
+                           solver_.rfind("MILP not used", 0) == 0;
+    std::string why =
+        "auto chose " + w.name + ": predicted " + Value(v, objective) + " (" +
+        ObjectiveName(objective) + judged + "), the best of " +
+        std::to_string(compared) + " candidates; " +
+        (milp_said ? solver_
+                   : "the milp candidate, not chosen, was " + solver_);
     if (!w.memo.empty()) why += "; " + w.name + " " + w.memo;
     if (w.name.rfind("milp", 0) != 0 && w.name.rfind("procedure1", 0) != 0) {
       for (auto& d : plan.decisions)
