@@ -104,7 +104,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (reply.status == 200) {
     // pi0 has a certificate now: take it back and make a fresh token, so
     // that every input meets a CA that has not issued pi0's yet.
+    // The token file too: used tokens stay in it, and a file that grew
+    // with every enrolment would slow each input's lookup.
     unlink(IssuedPaths(st.dir, "pi0").cert.c_str());
+    unlink(EnrollTokensPath(st.dir).c_str());
     st.NewToken();
   } else if (reply.status == 500) {
     std::fprintf(stderr, "enroll_fuzz: the server failed: %s\n",

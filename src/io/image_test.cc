@@ -74,5 +74,38 @@ TEST(DecodeImage, HeadersClaimingGigabytesAreRefusedBeforeDecoding) {
       << p.status().message();
 }
 
+// A 2x2 24-bit BMP (bottom-up rows of 6 bytes padded to 8); its header
+// states the rows, so a file cut short is refused before stb decodes it.
+// What fuzz_image found: 54 bytes stating 5 x 8388611 pixels, which stb
+// decoded (filling the rows it lacked) and resized for seconds.
+std::string Bmp(int32_t width, int32_t height, size_t data_bytes) {
+  auto le32 = [](uint32_t v) {
+    return std::string{static_cast<char>(v), static_cast<char>(v >> 8),
+                       static_cast<char>(v >> 16), static_cast<char>(v >> 24)};
+  };
+  std::string b = "BM" + le32(54 + data_bytes) + le32(0) + le32(54);
+  b += le32(40) + le32(width) + le32(height) +
+       std::string("\x01\x00\x18\x00", 4);
+  b += le32(0) + le32(data_bytes) + le32(2835) + le32(2835) + le32(0) + le32(0);
+  return b + std::string(data_bytes, '\x80');
+}
+
+TEST(DecodeImage, BmpRowsMustFitTheFile) {
+  auto ok = DecodeImage(Bmp(2, 2, 16), "two.bmp", {1, 3, 2, 2},
+                        DefaultNormalization(3));
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  auto cut = DecodeImage(Bmp(2, 2, 15), "cut.bmp", {1, 3, 2, 2},
+                         DefaultNormalization(3));
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.status().message().find("cut.bmp"), std::string::npos);
+  EXPECT_NE(cut.status().message().find("the file holds 69"), std::string::npos)
+      << cut.status().message();
+  auto tall = DecodeImage(Bmp(5, 8388611, 0), "tall.bmp", {1, 3, 224, 224},
+                          DefaultNormalization(3));
+  ASSERT_FALSE(tall.ok());
+  EXPECT_NE(tall.status().message().find("5x8388611"), std::string::npos)
+      << tall.status().message();
+}
+
 }  // namespace
 }  // namespace shoal
