@@ -70,7 +70,9 @@ Status CheckBmpData(const std::string& bytes, const std::string& origin) {
   if (width < 1 || height == 0 || bpp == 0) return Status::Ok();
   const uint64_t row = (bpp * static_cast<uint64_t>(width) + 31) / 32 * 4;
   const uint64_t rows = static_cast<uint64_t>(height < 0 ? -height : height);
-  const uint64_t need = offset + row * rows;
+  // The last row's padding may be missing (stb reads none past the data).
+  const uint64_t need =
+      offset + row * (rows - 1) + (bpp * static_cast<uint64_t>(width) + 7) / 8;
   if (need > bytes.size()) {
     return InvalidArgument("image '" + origin + "' is a BMP of " +
                            std::to_string(width) + "x" + std::to_string(rows) +
