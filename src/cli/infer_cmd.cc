@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "engine/executor.h"
 #include "engine/op_profile.h"
+#include "graph/op_registry.h"
 #include "graph/random_input.h"
 #include "io/image.h"
 #include "io/npy.h"
@@ -179,9 +180,8 @@ Status RunInfer(const InferArgs& a) {
   // A QDQ model (quantized here or by `shoal quantize`) runs int8
   // whatever --dtype said: its Q/DQ pairs are what makes it int8.
   const bool qdq = std::any_of(
-      m.graph.nodes.begin(), m.graph.nodes.end(), [](const Node& n) {
-        return n.op == "QuantizeLinear" || n.op == "DequantizeLinear";
-      });
+      m.graph.nodes.begin(), m.graph.nodes.end(),
+      [](const Node& n) { return QuantRoleOf(&n) != QuantRole::kNone; });
   const std::string dtype = qdq ? "int8" : a.dtype.dtype;
   const Shape in_shape = m.graph.FindTensor(m.graph.inputs[0])->shape;
   ASSIGN_OR_RETURN(Tensor input, InferInput(a, m, in_shape));
