@@ -3,8 +3,9 @@
 # ncnn, as `shoal simulate` sees them: for each target, the plan `auto`
 # makes on the cluster file's boards, its predicted median latency, and the
 # bound no plan of the model on those boards can beat (sim/latency_bound.h:
-# the model's compute spread over every board at its rate, plus the input
-# device's link latency). A target below the bound is out of reach for any
+# the larger of the model's compute spread over every board at its rate
+# after the input device's link latency, and its heaviest chain of layers,
+# each paying its step, its arithmetic spread over every board). A target below the bound is out of reach for any
 # plan; one above it and below the prediction is missed by the planner.
 # Nothing is run on workers: the measured figures are in the runtime
 # sections (bench/runtime_clusters.sh); simulate's error against them is in

@@ -33,7 +33,12 @@ StatusOr<nlohmann::json> BoundOf(const Plan& p, const LatencyModel& m,
   const double median = Quantile(latency_ms, 0.5);
   const auto& devs = m.cluster().devices;
   return nlohmann::json{{"bound_ms", b.total_s() * 1e3},
+                        {"shared_ms", b.shared_s * 1e3},
                         {"compute_ms", b.compute_s * 1e3},
+                        {"chain_ms", b.chain_s * 1e3},
+                        {"chain_fixed_ms", b.chain_fixed_s * 1e3},
+                        {"chain_steps", b.chain_steps},
+                        {"chain_message_ms", b.chain_message_s * 1e3},
                         {"input_device", devs.at(b.input_device).name},
                         {"input_latency_ms", b.input_latency_s * 1e3},
                         {"one_device_ms", b.one_device_s * 1e3},
@@ -43,20 +48,26 @@ StatusOr<nlohmann::json> BoundOf(const Plan& p, const LatencyModel& m,
 }
 
 void PrintBound(const nlohmann::json& b, int devices, std::ostream& out) {
-  char line[768];
+  char line[1024];
   std::snprintf(
       line, sizeof(line),
-      "bound: no plan on the cluster's %d devices beats %.2f ms (the model's "
+      "bound: no plan on the cluster's %d devices beats %.2f ms; this plan's "
+      "median is %.2fx that, %.2f ms more. Shared: %.2f ms (the model's "
       "compute spread over all of them at their rates takes %.2f ms, but "
       "only the input device, best %s, starts at once: the others begin "
       "%.2f ms later, its link's latency, and but for the output device "
-      "send their results a link's latency before the end); this plan's "
-      "median is %.2fx that, %.2f ms more; the fastest device alone (%s): "
-      "%.2f ms\n",
-      devices, b["bound_ms"].get<double>(), b["compute_ms"].get<double>(),
+      "send their results a link's latency before the end). Chain: %.2f ms "
+      "(the heaviest chain of layers one after another, %d of them paying "
+      "a step, %.2f ms of fixed costs, each layer's arithmetic spread over "
+      "every device, and %.2f ms for the one message a chain leaving its "
+      "device sends). The fastest device alone (%s): %.2f ms\n",
+      devices, b["bound_ms"].get<double>(), b["median_over_bound"].get<double>(),
+      b["median_minus_bound_ms"].get<double>(), b["shared_ms"].get<double>(),
+      b["compute_ms"].get<double>(),
       b["input_device"].get<std::string>().c_str(),
-      b["input_latency_ms"].get<double>(), b["median_over_bound"].get<double>(),
-      b["median_minus_bound_ms"].get<double>(),
+      b["input_latency_ms"].get<double>(), b["chain_ms"].get<double>(),
+      b["chain_steps"].get<int>(), b["chain_fixed_ms"].get<double>(),
+      b["chain_message_ms"].get<double>(),
       b["fastest_device"].get<std::string>().c_str(),
       b["one_device_ms"].get<double>());
   out << line;

@@ -72,9 +72,67 @@ TEST(LeastLatency, EightBoardsOnWifi) {
   auto b = LeastLatency(m, *g);
   ASSERT_TRUE(b.ok()) << b.status().message();
   EXPECT_NEAR(b->one_device_s, *one, 1e-12);
-  EXPECT_NEAR(b->least_s, (*one + 7 * 2 * 9e-3) / 8, 1e-9);
+  EXPECT_NEAR(b->shared_s, (*one + 7 * 2 * 9e-3) / 8, 1e-9);
+  EXPECT_NEAR(b->least_s, std::max(b->shared_s, b->chain_s), 1e-12);
   EXPECT_GT(b->least_s, b->compute_s);
   EXPECT_NEAR(b->input_latency_s, 9e-3, 1e-12);
+}
+
+// A chain of layers on equal boards: each layer pays its step once on the
+// chain and shares its arithmetic over all boards; a chain that leaves its
+// board pays one message. AlexNet is one chain, so the chain is every
+// layer: all of them but its views pay a step.
+TEST(LeastLatency, TheChainPaysEveryLayersStepInTurn) {
+  std::string yaml = "devices:\n";
+  for (int i = 0; i < 4; ++i)
+    yaml += "  - {name: p" + std::to_string(i) + ", board: pi4b}\n";
+  auto c = ParseCluster(yaml, "test");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const LatencyModel m = LatencyModel::FromCluster(*c);
+  const ZooEntry* e = Zoo::Global().Find("alexnet");
+  auto g = e->build(e->input_shape);
+  ASSERT_TRUE(g.ok());
+  const double step = FindBoard("pi4b")->rates.step_s;
+  double fixed = 0, work = 0;
+  int steps = 0;
+  for (const auto& node : g->nodes) {
+    auto cost = ComputeNodeCost(*g, node);
+    ASSERT_TRUE(cost.ok());
+    NodeCost none;
+    none.op = cost->op;
+    none.mac_kind = cost->mac_kind;
+    const double f = m.NodeSeconds(0, none);
+    EXPECT_TRUE(f == 0 || std::abs(f - step) < 1e-15) << node.name;
+    if (f > 0) ++steps;
+    fixed += f;
+    work += m.NodeSeconds(0, *cost) - f;
+  }
+  auto b = LeastLatency(m, *g);
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(b->chain_steps, steps);
+  EXPECT_GE(steps, 11);  // 5 convs, 3 pools, 3 fully connected layers
+  EXPECT_NEAR(b->chain_fixed_s, fixed, 1e-12);
+  // A message is a link latency and a send's and a receive's CPU, each a
+  // step at least on a board (BoardMessageSeconds).
+  EXPECT_NEAR(b->chain_message_s, 0.2e-3 + 2 * step, 1e-12);
+  EXPECT_NEAR(b->chain_s, fixed + work / 4 + b->chain_message_s, 1e-9);
+  // On four Pi 4B over Ethernet the chain's steps weigh more than the
+  // links: it is the bound, above the shared one.
+  EXPECT_GT(b->chain_s, b->shared_s);
+  EXPECT_NEAR(b->least_s, b->chain_s, 1e-12);
+  EXPECT_LT(b->least_s, b->one_device_s);
+}
+
+// On one device the chain is that device's own time along it.
+TEST(LeastLatency, OneDevicesChainIsItsOwnTime) {
+  auto c = ParseCluster("devices:\n  - {name: a, board: pi3b+}\n", "test");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const LatencyModel m = LatencyModel::FromCluster(*c);
+  auto b = LeastLatency(m, Lenet());
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(b->chain_message_s, 0);
+  EXPECT_LE(b->chain_s, b->one_device_s + 1e-12);
+  EXPECT_NEAR(b->least_s, b->one_device_s, 1e-12);
 }
 
 TEST(LeastLatency, NoDevicesIsAnError) {
