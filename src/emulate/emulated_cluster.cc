@@ -22,7 +22,9 @@
 
 #include "cluster/cpu_quota.h"
 #include "emulate/calibrate.h"
+#include "emulate/device_limits.h"
 #include "emulate/netns.h"
+#include "emulate/worker_pids.h"
 #include "runtime/wire.h"
 #include "security/certs.h"
 #include "sim/latency_model.h"
@@ -35,121 +37,11 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// Headroom of the memory cgroup over the device's budget: the process
-// itself (binary, gRPC, oneDNN) before any weights.
-constexpr int64_t kMemoryHeadroom = int64_t{256} << 20;
-
-std::string CgroupName(const std::string& file, const std::string& dev) {
-  return "shoal-" + HashString(fs::absolute(file).string()).substr(0, 8) + "-" +
-         dev;
-}
-
-bool WriteFile(const std::string& path, const std::string& text,
-               std::string* why) {
-  std::ofstream f(path);
-  f << text;
-  f.flush();
-  if (!f) {
-    *why = "cannot write " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  return true;
-}
-
-// This process's own cgroup in a v1 hierarchy ("" for the root).
-std::string OwnCgroup(const std::string& controller) {
-  std::ifstream f("/proc/self/cgroup");
-  std::string line;
-  while (std::getline(f, line)) {
-    auto a = line.find(':'), b = line.find(':', a + 1);
-    if (a == std::string::npos || b == std::string::npos) continue;
-    std::stringstream ss(line.substr(a + 1, b - a - 1));
-    std::string c;
-    while (std::getline(ss, c, ',')) {
-      if (c == controller) {
-        std::string p = line.substr(b + 1);
-        return p == "/" ? "" : p;
-      }
-    }
-  }
-  return "";
-}
-
-std::string CgroupDir(const std::string& controller, const std::string& name) {
-  return "/sys/fs/cgroup/" + controller + OwnCgroup(controller) + "/" + name;
-}
-
-// Creates the device's cgroup for `controller` and sets its limits; returns
-// the directory, or "" with `why` set.
-std::string MakeCgroup(
-    const std::string& controller, const std::string& name,
-    const std::vector<std::pair<std::string, std::string>>& settings,
-    std::string* why) {
-  if (!fs::exists("/sys/fs/cgroup/" + controller + "/cgroup.procs")) {
-    *why = "no cgroup v1 " + controller + " controller";
-    return "";
-  }
-  const std::string dir = CgroupDir(controller, name);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    *why = "cannot create " + dir + ": " + ec.message();
-    return "";
-  }
-  for (const auto& [file, value] : settings) {
-    if (!WriteFile(dir + "/" + file, value, why)) return "";
-  }
-  return dir;
-}
-
 // 62, 0.5, 8.83: a figure as a person writes it.
 std::string Num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.4g", v);
   return buf;
-}
-
-bool Alive(pid_t pid) { return pid > 0 && kill(pid, 0) == 0; }
-
-// The command line of process `pid`, its arguments; empty when it is gone
-// or unreadable.
-std::vector<std::string> CommandLine(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline",
-                  std::ios::binary);
-  std::vector<std::string> args;
-  for (std::string a; std::getline(f, a, '\0');) args.push_back(a);
-  return args;
-}
-
-// Whether `pid` is the worker `cluster up` started for device `name`: a
-// pidfile outlives its process, and the kernel hands its number to the
-// next process that asks, which `cluster down` must not signal.
-bool OurWorker(pid_t pid, const std::string& name) {
-  if (!Alive(pid)) return false;
-  const auto args = CommandLine(pid);
-  bool worker = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    worker |= args[i] == "worker";
-    if (worker && args[i] == "--name" && i + 1 < args.size() &&
-        args[i + 1] == name) {
-      return true;
-    }
-  }
-  return false;
-}
-
-std::string Quoted(const std::vector<std::string>& args) {
-  std::string s;
-  for (const auto& a : args) s += (s.empty() ? "" : " ") + a;
-  if (s.size() > 80) s = s.substr(0, 77) + "...";
-  return "'" + s + "'";
-}
-
-pid_t ReadPid(const std::string& path) {
-  std::ifstream f(path);
-  pid_t p = 0;
-  f >> p;
-  return p;
 }
 
 // Whether the worker we started `since` answers on `address`. A worker that
@@ -393,62 +285,6 @@ Status CheckLocalAddress(const DeviceSpec& d) {
         "own)");
   }
   return Status::Ok();
-}
-
-// The device's cgroups for its cpu quota and memory limit, where the
-// kernel offers them; fills the report's notes. Returns their directories.
-std::vector<std::string> LimitDevice(const std::string& file,
-                                     const DeviceSpec& d, DeviceUpReport* rep) {
-  rep->cpu_note =
-      d.board != nullptr && !d.board->lcp_paper
-          ? "a " + d.board->name + ": each task takes its class's time"
-          : "not limited";
-  rep->memory_note = "not limited";
-  // A named board's pace is its class's time, not a share of the host.
-  rep->cpu_limited = d.board != nullptr && !d.board->lcp_paper;
-  std::vector<std::string> dirs;
-  const std::string cg = CgroupName(file, d.name);
-  if (d.cpu > 0) {
-    // The simulator models the same period and quota (cluster/cpu_quota.h).
-    const int64_t period = QuotaPeriodUs(d.QuotaCpu());
-    const int64_t quota = QuotaUs(d.QuotaCpu());
-    std::string why;
-    std::string dir = MakeCgroup("cpu", cg,
-                                 {{"cpu.cfs_period_us", std::to_string(period)},
-                                  {"cpu.cfs_quota_us", std::to_string(quota)}},
-                                 &why);
-    if (!dir.empty()) {
-      dirs.push_back(dir);
-      rep->cpu_limited = true;
-      rep->cpu_note = "cgroup cpu quota " +
-                      Percent(static_cast<double>(quota) / period) +
-                      " of a core (" + std::to_string(quota) + " of every " +
-                      std::to_string(period) + " us)";
-    } else {
-      rep->cpu_note = "NOT limited by the kernel (" + why + ")";
-    }
-    rep->cpu_note +=
-        ", compute paced by the worker to " + Percent(d.cpu) + " of a core";
-  }
-  if (d.memory_bytes > 0) {
-    std::string why;
-    std::string dir =
-        MakeCgroup("memory", cg,
-                   {{"memory.limit_in_bytes",
-                     std::to_string(d.memory_bytes + kMemoryHeadroom)}},
-                   &why);
-    if (!dir.empty()) {
-      dirs.push_back(dir);
-      rep->memory_limited = true;
-      rep->memory_note =
-          "cgroup memory limit " +
-          std::to_string((d.memory_bytes + kMemoryHeadroom) >> 20) + " MiB";
-    } else {
-      rep->memory_note = "NOT limited by the kernel (" + why +
-                         "); the worker's own budget still refuses deployments";
-    }
-  }
-  return dirs;
 }
 
 // A paced device's worker gets the cores its cpu share rounds up to; an
@@ -717,28 +553,12 @@ Status ClusterDown(const std::string& file, std::ostream& out, bool purge) {
           << " is no longer its worker (it runs " << Quoted(CommandLine(pid))
           << "); left alone\n";
     } else if (Alive(pid)) {
-      kill(pid, SIGTERM);
-      for (int i = 0; i < 50 && Alive(pid); ++i) {
-        waitpid(pid, nullptr, WNOHANG);
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-      if (Alive(pid)) {
-        kill(pid, SIGKILL);
-        waitpid(pid, nullptr, 0);
-      }
+      StopProcess(pid);
       ++stopped;
       out << "stopped " << d.name << " (pid " << pid << ")\n";
     }
     std::remove(pidfile.c_str());
-    std::ifstream cgs(state + "/" + d.name + ".cgroups");
-    std::string dir;
-    while (std::getline(cgs, dir)) {
-      for (int i = 0; i < 20 && rmdir(dir.c_str()) != 0 && errno == EBUSY;
-           ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-    }
-    std::remove((state + "/" + d.name + ".cgroups").c_str());
+    RemoveDeviceCgroups(state + "/" + d.name + ".cgroups");
   }
   if (fs::exists(state + "/netns")) {
     Status s = NetnsDown(ClusterTag(file), static_cast<int>(c.devices.size()));

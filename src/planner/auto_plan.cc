@@ -1,13 +1,10 @@
 // --strategy auto: Procedure 1, the joint MILP and every single strategy,
 // each made into a Plan and predicted on the latency model; the best for
 // the objective wins, and the Plan records why and what it beat.
-#include "planner/auto_plan.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
-#include <random>
 
 #include "graph/op_registry.h"
 #include "partition/layer_split.h"
@@ -18,9 +15,11 @@
 #include "plan/plan_cost.h"
 #include "plan/plan_verify.h"
 #include "plan/task_weights.h"
+#include "planner/assignment_plan.h"
 #include "planner/joint_milp.h"
 #include "planner/predict.h"
 #include "planner/procedure1.h"
+#include "planner/reorder_room.h"
 #include "sim/simulator.h"
 
 namespace shoal {
@@ -51,68 +50,6 @@ struct Candidate {
   std::string memo;  // how it was made, when that needs saying
 };
 
-// The planners' memory sums count a device's weights; the worker also holds
-// the largest of them once more while it reorders it, and its activations
-// (CheckPlanMemory), which a sum over units cannot express.
-// Where `p` overflows a device that way, keeps that weight's bytes out of
-// the capacity in `pr` of every device with that much memory (the next plan
-// would move the weight to a look-alike); true when a reservation grew, so
-// that planning again can give a plan that fits.
-bool ReserveReorderRoom(const Plan& p, UnitPricer* pr) {
-  const int n = pr->model().num_devices();
-  if (static_cast<int>(p.devices.size()) != n) return false;
-  const auto wb = WeightBytesPerDevice(p);
-  const auto largest = LargestWeightPerDevice(p);
-  const auto act = PeakActivationPerDevice(p);
-  bool grew = false;
-  for (int d = 0; d < n; ++d) {
-    const int64_t mem = p.devices[d].memory_bytes;
-    if (mem <= 0 || DeviceWeightMemory(wb[d], largest[d]) + act[d] <= mem) {
-      continue;
-    }
-    const int64_t room = largest[d] + act[d];
-    for (int e = 0; e < n; ++e) {
-      if (p.devices[e].memory_bytes != mem || pr->Reserved(e) >= room) continue;
-      pr->Reserve(e, room);
-      grew = true;
-    }
-  }
-  return grew;
-}
-
-// Reservations only grow and are bounded by the largest weight, so few
-// rounds settle; each round of the MILP gets the time left, at least a
-// quarter of the limit.
-constexpr int kReorderRetries = 3;
-
-// `make` plans on a copy of `pr`; while its Plan overflows a device by the
-// room a reorder needs, that room is reserved and `make` plans again.
-// `memo` (when room was kept) names the devices.
-StatusOr<Plan> WithReorderRoom(
-    const UnitPricer& pr,
-    const std::function<StatusOr<Plan>(const UnitPricer&)>& make,
-    std::string* memo) {
-  UnitPricer rp = pr;
-  for (int attempt = 0;; ++attempt) {
-    StatusOr<Plan> p = make(rp);
-    if (!p.ok() && attempt > 0) {
-      return FailedPrecondition(
-          "its plan overflowed a device by the room reordering its largest "
-          "weight takes, and with that room kept: " +
-          p.status().message());
-    }
-    if (!p.ok() || attempt == kReorderRetries || !ReserveReorderRoom(*p, &rp))
-      return p;
-    std::vector<int> kept;
-    for (int d = 0; d < rp.model().num_devices(); ++d)
-      if (rp.Reserved(d) > 0) kept.push_back(d);
-    *memo = "planned " + std::to_string(attempt + 2) +
-            " times, keeping room on " +
-            GroupName(rp.model().cluster().PlanDevices(), kept) +
-            " to reorder its largest weight (the first plan did not fit)";
-  }
-}
-
 // Requests per second with k in flight once the pipeline is full, by the
 // discrete-event simulator on the planner's latency model.
 StatusOr<double> SimulatedThroughput(const Plan& p, const LatencyModel& m,
@@ -125,161 +62,6 @@ StatusOr<double> SimulatedThroughput(const Plan& p, const LatencyModel& m,
 }
 
 }  // namespace
-
-std::shared_ptr<const LatencyModel> DefaultLatencyModel(
-    const std::vector<PlanDevice>& devices) {
-  Cluster c;
-  for (const auto& d : devices) {
-    DeviceSpec s;
-    s.name = d.name;
-    s.memory_bytes = d.memory_bytes;
-    s.speed = d.share;
-    c.devices.push_back(s);
-  }
-  return std::make_shared<LatencyModel>(LatencyModel::FromCluster(c));
-}
-
-std::vector<LayerDecision> UnitDecisions(
-    const Graph& g, const std::vector<PlanUnit>& units, const Assignment& a,
-    const std::vector<std::string>& reasons,
-    const std::vector<PlanDevice>& devs, int hub) {
-  std::vector<LayerDecision> out;
-  for (size_t u = 0; u < units.size(); ++u) {
-    const Placement& p = a[u];
-    const bool conv =
-        WeightLayoutOf(*g.FindNode(units[u].nodes[0])).feature_map;
-    for (size_t i = 0; i < units[u].nodes.size(); ++i) {
-      LayerDecision d;
-      d.layer = units[u].nodes[i];
-      d.reason = reasons[u];
-      switch (p.form) {
-        case Form::kWhole:
-          d.scheme = p.devices[0] == hub ? "whole" : "pipeline";
-          break;
-        case Form::kReplicate:
-          d.scheme = "data";
-          break;
-        case Form::kLop:
-          d.scheme = conv ? "channel" : "lop";
-          break;
-        case Form::kFuse1:
-          d.scheme = "fuse1";
-          break;
-        case Form::kLip:
-        case Form::kFuse2:
-          d.scheme = p.form == Form::kFuse2 ? "fuse2" : conv ? "filter" : "lip";
-          if (i > 0) {
-            d.scheme = "whole";
-            d.reason = "on " + devs[hub].name + " after " + units[u].nodes[0] +
-                       "'s partial sums are added there";
-          }
-          break;
-        case Form::kSpatial:
-          d.scheme = "spatial";
-          break;
-      }
-      if (i > 0 && (p.form == Form::kLop || p.form == Form::kFuse1)) {
-        d.reason = "travels with " + units[u].nodes[0] + "'s split";
-      }
-      out.push_back(std::move(d));
-    }
-  }
-  return out;
-}
-
-StatusOr<Plan> PlanAssignment(const Graph& g, const PlanOptions& opts,
-                              const std::vector<PlanUnit>& units,
-                              const Assignment& a,
-                              const std::vector<std::string>& reasons) {
-  ASSIGN_OR_RETURN(BuildRequest r, ToRequest(g, opts, units, a, reasons));
-  ASSIGN_OR_RETURN(Plan p, BuildPlan(r));
-  // BuildPlan deals replicas by speed, the deal UnitPricer::ReplicaShares
-  // priced.
-  p.decisions = UnitDecisions(g, units, a, reasons, opts.devices, opts.hub);
-  return p;
-}
-
-namespace {
-
-// Procedure 1's Plan for `objective`, planned again with reorder room where
-// it overflows a device (WithReorderRoom, which fills `memo`).
-StatusOr<Plan> Procedure1Plan(const Graph& g, const PlanOptions& opts,
-                              const std::vector<PlanUnit>& units,
-                              const UnitPricer& pr, PlanObjective objective,
-                              std::string* memo) {
-  return WithReorderRoom(
-      pr,
-      [&](const UnitPricer& rp) -> StatusOr<Plan> {
-        ASSIGN_OR_RETURN(HeuristicResult h, Procedure1(rp, objective));
-        return PlanAssignment(g, opts, units, h.assignment, h.reasons);
-      },
-      memo);
-}
-
-}  // namespace
-
-Assignment RandomAssignment(const std::vector<PlanUnit>& units, int devices,
-                            uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> pick(0, devices - 1);
-  Assignment a;
-  for (size_t u = 0; u < units.size(); ++u)
-    a.push_back(Placement{Form::kWhole, {pick(rng)}});
-  return a;
-}
-
-static StatusOr<Plan> PlanRandom(const Graph& g, const PlanOptions& opts) {
-  ASSIGN_OR_RETURN(std::vector<PlanUnit> units, MakeUnits(g));
-  const Assignment a = RandomAssignment(
-      units, static_cast<int>(opts.devices.size()), opts.random_seed);
-  std::vector<std::string> reasons(
-      units.size(), "random assignment (seed " +
-                        std::to_string(opts.random_seed) +
-                        "): the collaborative-execution paper's baseline");
-  ASSIGN_OR_RETURN(Plan p, PlanAssignment(g, opts, units, a, reasons));
-  p.strategy = "random";
-  return p;
-}
-
-namespace {
-
-// The options auto plans with: the latency model (given or from the
-// devices) and shares that follow the speed it predicts with (measured, if
-// profiled).
-StatusOr<PlanOptions> AutoOptions(const PlanOptions& in) {
-  PlanOptions opts = in;
-  std::shared_ptr<const LatencyModel> model =
-      in.latency ? in.latency : DefaultLatencyModel(in.devices);
-  const int N = static_cast<int>(opts.devices.size());
-  if (model->num_devices() != N) {
-    return InvalidArgument("the latency model describes " +
-                           std::to_string(model->num_devices()) +
-                           " devices, the plan " + std::to_string(N));
-  }
-  for (int d = 0; d < N; ++d)
-    opts.devices[d].share = model->MacsPerSecond(d) / kPi3MacsPerSecond;
-  opts.latency = model;
-  return opts;
-}
-
-}  // namespace
-
-static StatusOr<Plan> PlanProcedure1(const Graph& g, const PlanOptions& in) {
-  ASSIGN_OR_RETURN(PlanOptions opts, AutoOptions(in));
-  ASSIGN_OR_RETURN(std::vector<PlanUnit> units, MakeUnits(g));
-  UnitPricer pr(g, units, *opts.latency, opts.hub);
-  pr.SetWire(opts.wire, opts.input_pixels);
-  pr.SetTiles(opts.tiles);
-  std::string memo;
-  ASSIGN_OR_RETURN(Plan p,
-                   Procedure1Plan(g, opts, units, pr, opts.objective, &memo));
-  if (!memo.empty())
-    p.decisions.insert(p.decisions.begin(),
-                       LayerDecision{"*", "procedure1", memo});
-  p.strategy = "procedure1";
-  p.devices = opts.devices;
-  return p;
-}
 
 namespace {
 
@@ -767,7 +549,5 @@ static StatusOr<Plan> PlanAuto(const Graph& g, const PlanOptions& in) {
 }
 
 SHOAL_REGISTER_STRATEGY("auto", 0, PlanAuto);
-SHOAL_REGISTER_STRATEGY("procedure1", 1, PlanProcedure1);
-SHOAL_REGISTER_STRATEGY("random", 12, PlanRandom);
 
 }  // namespace shoal

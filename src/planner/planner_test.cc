@@ -11,7 +11,7 @@
 #include "plan/broadcast.h"
 #include "plan/plan_cost.h"
 #include "plan/plan_print.h"
-#include "planner/auto_plan.h"
+#include "planner/assignment_plan.h"
 #include "planner/joint_milp.h"
 #include "planner/predict.h"
 #include "planner/procedure1.h"
