@@ -9,7 +9,7 @@ CMAKE_FLAGS ?=
 ARM64_BUILD_DIR ?= build-arm64
 WORKER_BUILD_DIR ?= build-worker
 
-.PHONY: deps test-deps build test test-sweep demo bench fuzz clean format \
+.PHONY: deps test-deps build test test-sweep demo bench docs-check fuzz clean format \
 	worker-arm64 arm64 test-arm64 deb deb-worker deb-worker-arm64 deb-arm64
 
 deps:
@@ -47,6 +47,13 @@ demo: build
 
 bench: build
 	bash bench/run_all.sh --all
+
+# Every build/shoal example of README and docs/ run in order; fails naming
+# each that exits non-zero (scripts/run-doc-examples.py). Long: it brings up
+# emulated clusters and serves; README's tour alone is in `make test`.
+docs-check: build
+	/usr/bin/python3 scripts/run-doc-examples.py --binary $(BUILD_DIR)/shoal \
+	  README.md $(filter-out docs/BENCHMARKS.md,$(wildcard docs/*.md))
 
 # Every libFuzzer target for FUZZ_SECONDS each (a clang tree in build-fuzz;
 # docs/testing.md); fails on a crash, leaving its input under
