@@ -4,12 +4,14 @@ fails naming every one that exits non-zero: the docs promise that every
 example really runs (README's tour: test DocExamplesReadme; the rest:
 `make docs-check`).
 
-Every ```sh block's lines that start with `build/shoal` are run from the
-repository root with `build/shoal` replaced by --binary, each under a
-timeout; continuation lines (a trailing backslash) are joined and a
-trailing `# comment` is dropped. Lines of other programs (sudo, scp,
-systemctl, curl) are left out: they need a real board or a server the
-example started by hand. A command that names a file an earlier example of
+Every ```sh block that runs `build/shoal` is run from the repository root
+with `build/shoal` replaced by --binary, under a timeout: as one script,
+stopping at its first failing command (its background servers stopped at
+the end), when every program it runs is one a reader has here (shoal,
+curl, kill, sleep, cat, python3, openssl, ...); else, when it needs
+something set up by hand (sudo, scp, systemctl, make, qemu, a Prometheus
+server: BY_HAND), only its build/shoal lines, one by one, leaving out
+those started in the background. A command that names a file an earlier example of
 the same document writes finds it there, as a reader who follows the
 document in order would. Paths under /tmp/ are moved into a directory of
 this run's own (removed at the end), so that runs side by side, or files a
@@ -22,6 +24,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -30,27 +33,102 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def commands(path):
-    """The `build/shoal` commands of the document's sh blocks, with the
-    line each starts on."""
+# Programs that need what a reader sets up by hand (a board, a package
+# manager, a long build, a server outside shoal): a block that runs one is
+# not run whole, only its build/shoal lines, one by one.
+BY_HAND = {"sudo", "scp", "ssh", "systemctl", "apt", "apt-get", "dpkg",
+           "make", "qemu-aarch64", "prometheus", "dot", "bash", "ip",
+           "journalctl", "docker", "pip", "git"}
+
+
+def joined(lines):
+    """Lines with their continuations (a trailing backslash) joined, each
+    with its index in `lines`."""
+    out, i = [], 0
+    while i < len(lines):
+        start, line = i, lines[i]
+        while line.endswith("\\") and i + 1 < len(lines):
+            i += 1
+            line = line[:-1] + " " + lines[i].strip()
+        out.append((start, line))
+        i += 1
+    return out
+
+
+def examples(path):
+    """The document's sh blocks that run shoal, as (first line, block text,
+    whole): `whole` blocks run as one script; the others are the block's
+    build/shoal lines, each run alone."""
     text = open(path, encoding="utf-8").read()
     out = []
     for m in re.finditer(r"^```(sh|bash)\n(.*?)^```", text, re.S | re.M):
         first = text[: m.start(2)].count("\n") + 1
-        lines = m.group(2).split("\n")
-        i = 0
-        while i < len(lines):
-            start = i
-            line = lines[i]
-            while line.endswith("\\") and i + 1 < len(lines):
-                i += 1
-                line = line[:-1] + " " + lines[i].strip()
-            i += 1
-            # A comment after the command: two spaces or more, then #.
-            line = re.sub(r"\s{2,}#.*$", "", line).strip()
-            if line.startswith("build/shoal ") or line == "build/shoal":
-                out.append((first + start, line))
+        body = m.group(2)
+        lines = body.split("\n")
+        cmds = [(first + i, re.sub(r"\s{2,}#.*$", "", l).strip())
+                for i, l in joined(lines)]
+        shoal = [(n, c) for n, c in cmds
+                 if c.startswith("build/shoal ") or c == "build/shoal"]
+        if not shoal:
+            continue
+        # A heredoc's lines are data, not commands.
+        words, heredoc = set(), None
+        for _, c in cmds:
+            if heredoc is not None:
+                if c == heredoc:
+                    heredoc = None
+                continue
+            h = re.search(r"<<-?\s*'?\"?(\w+)", c)
+            if h:
+                heredoc = h.group(1)
+            if c and not c.startswith("#"):
+                words.add(c.split()[0])
+        if words & BY_HAND:
+            out.extend((n, c, False) for n, c in shoal if not c.endswith("&"))
+        else:
+            out.append((first, body, True))
     return out
+
+
+def commands(path):
+    """Every build/shoal line of the document's sh blocks (for --list)."""
+    out = []
+    for n, text, whole in examples(path):
+        if not whole:
+            out.append((n, text))
+            continue
+        for i, line in joined(text.split("\n")):
+            line = re.sub(r"\s{2,}#.*$", "", line).strip()
+            if line.startswith("build/shoal"):
+                out.append((n + i, line))
+    return out
+
+
+def stop(sessions):
+    """Ends what the blocks started (each block is a session of its own):
+    SIGTERM, then SIGKILL for what is still there after 5 s."""
+    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 0.0)):
+        alive = []
+        for sid in sessions:
+            try:
+                os.killpg(sid, sig)
+                alive.append(sid)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + wait
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.1)
+            alive = [sid for sid in alive if group_alive(sid)]
+        if not alive:
+            return
+
+
+def group_alive(sid):
+    try:
+        os.killpg(sid, 0)
+        return True
+    except ProcessLookupError:
+        return False
 
 
 def main():
@@ -75,32 +153,54 @@ def run_all(a, binary, tmp):
     ran = total = 0
     for doc in a.docs:
         path = doc if os.path.isabs(doc) else os.path.join(ROOT, doc)
-        cmds = commands(path)
-        total += len(cmds)
-        for line_no, cmd in cmds:
-            if a.list:
+        if a.list:
+            for line_no, cmd in commands(path):
                 print(f"{doc}:{line_no}: {cmd}")
-                continue
-            run = binary + re.sub(r"(?<![\w.])/tmp/", tmp + "/",
-                                  cmd[len("build/shoal"):])
+            continue
+        exs = examples(path)
+        total += len(exs)
+        sessions = []
+        for line_no, text, whole in exs:
+            # build/shoal as the binary, /tmp/ as this run's own directory;
+            # a whole block runs as one script that stops at its first
+            # failing command.
+            body = re.sub(r"(^|[\s$(|;&])build/shoal\b",
+                          lambda m: m.group(1) + binary, text)
+            body = re.sub(r"(?<![\w.])/tmp/", tmp + "/", body)
+            if whole:
+                # `kill %1` stops what the reader started in this block or an
+                # earlier one (one terminal); here every block is a shell of
+                # its own, and the document's end stops them all.
+                body = re.sub(r"^(kill %.*)$", r"\1 2>/dev/null || true", body,
+                              flags=re.M)
+                body = "set -eo pipefail\n" + body
+            what = text.strip().split("\n")[0] + (" ..." if whole and "\n" in text.strip() else "")
             t0 = time.monotonic()
-            try:
-                p = subprocess.run(["bash", "-c", run], cwd=ROOT,
-                                   stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL,
-                                   timeout=a.timeout)
-                rc, output = p.returncode, p.stdout.decode(errors="replace")
-            except subprocess.TimeoutExpired as e:
-                rc = "timeout"
-                output = (e.stdout or b"").decode(errors="replace")
+            # Output to a file, not a pipe: a server the block starts in the
+            # background keeps running for the document's later blocks (as
+            # in a reader's terminal) and would hold a pipe open.
+            with tempfile.TemporaryFile() as log:
+                try:
+                    p = subprocess.Popen(["bash", "-c", body], cwd=ROOT,
+                                         stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL,
+                                         start_new_session=True)
+                    sessions.append(p.pid)
+                    rc = p.wait(timeout=a.timeout)
+                except subprocess.TimeoutExpired:
+                    rc = "timeout"
+                    stop([p.pid])
+                    p.wait()
+                log.seek(0)
+                output = log.read().decode(errors="replace")
             ran += 1
             took = time.monotonic() - t0
             status = "ok" if rc == 0 else f"FAILED ({rc})"
-            print(f"{doc}:{line_no}: {status} in {took:.1f} s: {cmd}",
+            print(f"{doc}:{line_no}: {status} in {took:.1f} s: {what}",
                   flush=True)
             if rc != 0:
-                failed.append((doc, line_no, cmd, output[-1500:]))
+                failed.append((doc, line_no, what, output[-1500:]))
+        stop(sessions)
     if a.list:
         return 0
     if total == 0:
