@@ -5,13 +5,12 @@ example really runs (README's tour: test DocExamplesReadme; the rest:
 `make docs-check`).
 
 Every ```sh block that runs `build/shoal` is run from the repository root
-with `build/shoal` replaced by --binary, under a timeout: as one script,
-stopping at its first failing command (its background servers stopped at
-the end), when every program it runs is one a reader has here (shoal,
-curl, kill, sleep, cat, python3, openssl, ...); else, when it needs
+with `build/shoal` replaced by --binary, under a timeout, as one script
+that stops at its first failing command; servers it starts in the
+background run on for the document's later blocks, as in a reader's
+terminal, and are stopped at the document's end. A block that needs
 something set up by hand (sudo, scp, systemctl, make, qemu, a Prometheus
-server: BY_HAND), only its build/shoal lines, one by one, leaving out
-those started in the background. A command that names a file an earlier example of
+server: BY_HAND) is not run, and said so. A command that names a file an earlier example of
 the same document writes finds it there, as a reader who follows the
 document in order would. Paths under /tmp/ are moved into a directory of
 this run's own (removed at the end), so that runs side by side, or files a
@@ -57,8 +56,7 @@ def joined(lines):
 
 def examples(path):
     """The document's sh blocks that run shoal, as (first line, block text,
-    whole): `whole` blocks run as one script; the others are the block's
-    build/shoal lines, each run alone."""
+    what it needs set up by hand: BY_HAND programs it runs, if any)."""
     text = open(path, encoding="utf-8").read()
     out = []
     for m in re.finditer(r"^```(sh|bash)\n(.*?)^```", text, re.S | re.M):
@@ -83,20 +81,15 @@ def examples(path):
                 heredoc = h.group(1)
             if c and not c.startswith("#"):
                 words.add(c.split()[0])
-        if words & BY_HAND:
-            out.extend((n, c, False) for n, c in shoal if not c.endswith("&"))
-        else:
-            out.append((first, body, True))
+        needs = sorted(words & BY_HAND)
+        out.append((first, body, needs))
     return out
 
 
 def commands(path):
     """Every build/shoal line of the document's sh blocks (for --list)."""
     out = []
-    for n, text, whole in examples(path):
-        if not whole:
-            out.append((n, text))
-            continue
+    for n, text, _ in examples(path):
         for i, line in joined(text.split("\n")):
             line = re.sub(r"\s{2,}#.*$", "", line).strip()
             if line.startswith("build/shoal"):
@@ -149,7 +142,7 @@ def main():
 
 
 def run_all(a, binary, tmp):
-    failed = []
+    failed, skipped = [], []
     ran = total = 0
     for doc in a.docs:
         path = doc if os.path.isabs(doc) else os.path.join(ROOT, doc)
@@ -160,21 +153,25 @@ def run_all(a, binary, tmp):
         exs = examples(path)
         total += len(exs)
         sessions = []
-        for line_no, text, whole in exs:
+        for line_no, text, needs in exs:
+            what = text.strip().split("\n")[0] + (" ..." if "\n" in text.strip() else "")
+            if needs:
+                skipped.append((doc, line_no, needs))
+                print(f"{doc}:{line_no}: not run, needs {', '.join(needs)}: {what}",
+                      flush=True)
+                continue
             # build/shoal as the binary, /tmp/ as this run's own directory;
             # a whole block runs as one script that stops at its first
             # failing command.
             body = re.sub(r"(^|[\s$(|;&])build/shoal\b",
                           lambda m: m.group(1) + binary, text)
             body = re.sub(r"(?<![\w.])/tmp/", tmp + "/", body)
-            if whole:
-                # `kill %1` stops what the reader started in this block or an
-                # earlier one (one terminal); here every block is a shell of
-                # its own, and the document's end stops them all.
-                body = re.sub(r"^(kill %.*)$", r"\1 2>/dev/null || true", body,
-                              flags=re.M)
-                body = "set -eo pipefail\n" + body
-            what = text.strip().split("\n")[0] + (" ..." if whole and "\n" in text.strip() else "")
+            # `kill %1` stops what the reader started in this block or an
+            # earlier one (one terminal); here every block is a shell of its
+            # own, and the document's end stops them all.
+            body = re.sub(r"^(kill %.*)$", r"\1 2>/dev/null || true", body,
+                          flags=re.M)
+            body = "set -eo pipefail\n" + body
             t0 = time.monotonic()
             # Output to a file, not a pipe: a server the block starts in the
             # background keeps running for the document's later blocks (as
@@ -208,7 +205,9 @@ def run_all(a, binary, tmp):
         return 1
     for doc, line_no, cmd, output in failed:
         print(f"\n{doc}:{line_no}: {cmd}\n{output}", file=sys.stderr)
-    print(f"{ran - len(failed)} of {ran} examples ran", file=sys.stderr)
+    print(f"{ran - len(failed)} of {ran} examples ran"
+          + (f"; {len(skipped)} not run, needing what a reader sets up by hand"
+             if skipped else ""), file=sys.stderr)
     return 1 if failed else 0
 
 
