@@ -33,6 +33,7 @@ struct BenchArgs {
   std::string plan, cluster, trace, timeline, advertise;
   int requests = 20, concurrency = 1;
   int64_t timeout_ms = 60000;
+  double timeline_ms = 0;  // the timeline's axis (0: the request's length)
   bool json = false, tasks = false;
 };
 
@@ -198,7 +199,8 @@ Status WriteSpans(const BenchArgs& a, const Plan& p,
   if (!a.trace.empty()) RETURN_IF_ERROR(WriteTrace(a.trace, p, spans));
   if (!a.timeline.empty()) {
     RETURN_IF_ERROR(WriteTimelineSvg(
-        a.timeline, p, spans, "measured: " + a.plan + " on " + a.cluster));
+        a.timeline, p, spans, "measured: " + a.plan + " on " + a.cluster,
+        a.timeline_ms / 1e3));
   }
   if (dropped > 0) {
     std::cerr << "warning: the workers kept the first spans only; " << dropped
@@ -293,6 +295,12 @@ void AddBenchCommand(CLI::App* app) {
   cmd->add_option("--timeline", a->timeline,
                   "Draw the request of median latency as an SVG Gantt chart "
                   "(per device: compute, waits, messages) in this file");
+  cmd->add_option("--timeline-ms", a->timeline_ms,
+                  "Draw the timeline's time axis to this many ms (or to the "
+                  "request's end if later): give shoal simulate --timeline "
+                  "the same, and the two share one axis side by side "
+                  "(default: the request's length)")
+      ->check(CLI::NonNegativeNumber);
   cmd->callback([a] { throw CommandExit(ReportStatus(RunBench(*a))); });
 }
 

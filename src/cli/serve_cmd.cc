@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/serve_config.h"
 #include "cluster/cluster.h"
 #include "graph/random_input.h"
 #include "io/npy.h"
@@ -20,6 +21,7 @@
 #include "runtime/wire.h"
 #include "serve/client.h"
 #include "serve/monitor.h"
+#include "serve/serve_log.h"
 #include "serve/server.h"
 #include "serve/status_json.h"
 #include "util/net_address.h"
@@ -31,11 +33,20 @@ namespace {
 struct ServeArgs {
   ServeOptions o;
   std::string input_shape, max_message = "256MiB", objective = "latency",
-                           http_max_body = "16MiB";
+                           http_max_body = "16MiB", log_format = "text",
+                           config;
   bool no_rebalance = false;
 };
 
 Status RunServe(ServeArgs a) {
+  // Required, but from either place: the command line or --config.
+  if (a.o.cluster_file.empty() || a.o.model.spec.empty()) {
+    return InvalidArgument(
+        "serve needs --cluster and --model, on the command line or as "
+        "'cluster:' and 'model:' in --config");
+  }
+  ASSIGN_OR_RETURN(LogFormat log_format, ParseLogFormat(a.log_format));
+  SetServeLogFormat(log_format);
   ASSIGN_OR_RETURN(auto shape, ParseInputShapeFlag(a.input_shape));
   if (shape) a.o.model.input_shape = *shape;
   ASSIGN_OR_RETURN(a.o.max_message_bytes, ParseBytes(a.max_message));
@@ -86,8 +97,7 @@ Status RunServe(ServeArgs a) {
       int sig = 0;
       if (sigwait(&set, &sig) != 0) continue;
       if (sig == SIGHUP && !done) {
-        std::cerr << "shoal serve: SIGHUP, re-reading the cluster file"
-                  << std::endl;
+        ServeLog(LogLevel::kInfo, "SIGHUP: re-reading the cluster file");
         sp->Reload();
         continue;
       }
@@ -329,16 +339,37 @@ void AddMonitorFlags(CLI::App* cmd, ServeArgs* a) {
                   "0: only on SIGHUP)");
 }
 
+// The settings of --config FILE that no flag on the command line gave,
+// each through its flag's own option: the same conversion and checks as
+// on the command line.
+Status ApplyServeConfig(CLI::App* cmd, const std::string& path) {
+  ASSIGN_OR_RETURN(ServeSettings file, LoadServeConfig(path));
+  for (const auto& [flag, value] : file) {
+    CLI::Option* opt = cmd->get_option_no_throw(flag);
+    if (opt == nullptr) {
+      return Internal("--config " + path + ": serve has no flag " + flag);
+    }
+    if (opt->count() > 0) continue;  // the command line wins
+    try {
+      opt->add_result(value);
+      opt->run_callback();
+    } catch (const CLI::Error& e) {
+      return InvalidArgument(path + ": " + flag.substr(2) + ": " + e.what());
+    }
+  }
+  return Status::Ok();
+}
+
 void AddServeSubcommand(CLI::App* app) {
   auto a = std::make_shared<ServeArgs>();
   CLI::App* cmd = app->add_subcommand(
       "serve",
       "Serve a model on a cluster: answer inference requests over gRPC, "
       "monitor the devices and re-plan when one slows, leaves or joins");
-  cmd->add_option("--cluster", a->o.cluster_file, "Cluster file (YAML)")
-      ->required();
-  cmd->add_option("--model", a->o.model.spec, "Zoo name or .onnx file")
-      ->required();
+  cmd->add_option("--cluster", a->o.cluster_file,
+                  "Cluster file (YAML; required, here or in --config)");
+  cmd->add_option("--model", a->o.model.spec,
+                  "Zoo name or .onnx file (required, here or in --config)");
   cmd->add_option("--input-shape", a->input_shape, "Override the input shape");
   cmd->add_option("--weights-seed", a->o.model.weights_seed,
                   "Seed of a zoo model's random weights (default 0)");
@@ -372,6 +403,11 @@ void AddServeSubcommand(CLI::App* app) {
                   "Largest gRPC message (default 256MiB)");
   cmd->add_option("--log-every", a->o.log_every_s,
                   "Seconds between summary lines (default 5)");
+  cmd->add_option("--log-format", a->log_format,
+                  "text: a line per event, 'TIME LEVEL serve: message'; "
+                  "json: a JSON object per line (ts, level, msg and the "
+                  "event's fields) (default text)")
+      ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--metrics", a->o.metrics_listen,
                   "HOST:PORT to serve Prometheus metrics on (GET /metrics; "
                   "default: none)");
@@ -387,7 +423,16 @@ void AddServeSubcommand(CLI::App* app) {
                   "requires (default: none)");
   cmd->add_flag("--no-rebalance", a->no_rebalance,
                 "Monitor and log, but re-plan only when devices leave or join");
-  cmd->callback([a] { throw CommandExit(ReportStatus(RunServe(*a))); });
+  cmd->add_option("--config", a->config,
+                  "YAML file of settings, each key a flag above without its "
+                  "dashes (cluster, model, listen, http, log-format, ...); "
+                  "flags given override it (docs/serve.md)");
+  cmd->callback([a, cmd] {
+    Status s = Status::Ok();
+    if (!a->config.empty()) s = ApplyServeConfig(cmd, a->config);
+    if (s.ok()) s = RunServe(*a);
+    throw CommandExit(ReportStatus(s));
+  });
 }
 
 void AddInferRemoteCommand(CLI::App* app) {

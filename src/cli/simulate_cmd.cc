@@ -20,6 +20,7 @@ namespace {
 struct SimulateArgs {
   std::string plan, cluster, profile, trace, timeline;
   int requests = 20, concurrency = 1;
+  double timeline_ms = 0;  // the timeline's axis (0: the request's length)
   bool json = false, no_cpu_quota = false, tasks = false;
   uint64_t seed = 1;
 };
@@ -99,7 +100,8 @@ Status RunSimulate(const SimulateArgs& a) {
     RETURN_IF_ERROR(
         WriteTimelineSvg(a.timeline, p, res.spans,
                          "predicted: " + a.plan + " on " + a.cluster +
-                             (a.profile.empty() ? "" : " with " + a.profile)));
+                             (a.profile.empty() ? "" : " with " + a.profile),
+                         a.timeline_ms / 1e3));
   }
   BenchReport r;
   r.plan = a.plan;
@@ -182,6 +184,12 @@ void AddSimulateCommand(CLI::App* app) {
   cmd->add_option("--timeline", a->timeline,
                   "Draw the predicted request of median latency as an SVG "
                   "Gantt chart in this file, as shoal bench --timeline does");
+  cmd->add_option("--timeline-ms", a->timeline_ms,
+                  "Draw the timeline's time axis to this many ms (or to the "
+                  "request's end if later): give shoal bench --timeline the "
+                  "same, and the two share one axis side by side (default: "
+                  "the request's length)")
+      ->check(CLI::NonNegativeNumber);
   cmd->callback([a] { throw CommandExit(ReportStatus(RunSimulate(*a))); });
 }
 

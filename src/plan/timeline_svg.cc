@@ -58,7 +58,8 @@ int64_t TimelineRequest(const std::vector<TraceSpan>& spans) {
 }
 
 std::string TimelineSvg(const Plan& p, const std::vector<TraceSpan>& spans,
-                        const std::string& title, int64_t seq) {
+                        const std::string& title, int64_t seq,
+                        double axis_s) {
   if (seq < 0) seq = TimelineRequest(spans);
   std::vector<const TraceSpan*> mine;
   double t0 = std::numeric_limits<double>::infinity(), t1 = -t0;
@@ -71,7 +72,9 @@ std::string TimelineSvg(const Plan& p, const std::vector<TraceSpan>& spans,
     t1 = std::max(t1, s.end_s);
   }
   if (mine.empty()) t0 = t1 = 0;
-  const double span_s = std::max(t1 - t0, 1e-6);
+  // The axis: this request, or the length asked for so that another
+  // timeline drawn to it (measured beside predicted) shares its scale.
+  const double span_s = std::max({t1 - t0, axis_s, 1e-6});
   auto x = [&](double t) { return kLeft + (t - t0) / span_s * kPlot; };
   const int nd = static_cast<int>(p.devices.size());
   const double row = 2 * kLane + kRowGap;
@@ -88,6 +91,7 @@ std::string TimelineSvg(const Plan& p, const std::vector<TraceSpan>& spans,
   o << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   o << "<text x=\"" << Num(kLeft) << "\" y=\"16\" font-size=\"13\">"
     << Escape(title) << " (request " << seq << ", " << Ms(t1 - t0)
+    << (axis_s > t1 - t0 ? "; axis to " + Ms(axis_s) : std::string())
     << ")</text>\n";
   // Time axis: ticks and a grid.
   const double step = TickStep(span_s);
@@ -177,13 +181,13 @@ std::string TimelineSvg(const Plan& p, const std::vector<TraceSpan>& spans,
 
 Status WriteTimelineSvg(const std::string& path, const Plan& p,
                         const std::vector<TraceSpan>& spans,
-                        const std::string& title) {
+                        const std::string& title, double axis_s) {
   if (spans.empty()) {
     return InvalidArgument("no spans to draw in timeline " + path);
   }
   std::ofstream f(path);
   if (!f) return InvalidArgument("cannot write timeline file " + path);
-  f << TimelineSvg(p, spans, title);
+  f << TimelineSvg(p, spans, title, -1, axis_s);
   if (!f) return InvalidArgument("error writing timeline file " + path);
   return Status::Ok();
 }

@@ -3,7 +3,9 @@
 // input to its start is the time it waited for the device) and its send
 // lane (each message, from a sender taking it to its delivery). `shoal
 // bench --timeline` draws what was measured, `shoal simulate --timeline`
-// what is predicted, on the same scale, so the two can be put side by side.
+// what is predicted, on the same scale, so the two can be put side by side;
+// given the same time axis (`axis_s`, --timeline-ms), a millisecond is at
+// the same place in both, so their lengths compare at a glance.
 #ifndef SHOAL_PLAN_TIMELINE_SVG_H_
 #define SHOAL_PLAN_TIMELINE_SVG_H_
 
@@ -22,14 +24,16 @@ namespace shoal {
 int64_t TimelineRequest(const std::vector<TraceSpan>& spans);
 
 // The SVG document for request `seq` (TimelineRequest's choice when -1),
-// titled `title`.
+// titled `title`. Its time axis runs from the request's start to
+// `axis_s` seconds, or to its end where that is later (0: to its end).
 std::string TimelineSvg(const Plan& p, const std::vector<TraceSpan>& spans,
-                        const std::string& title, int64_t seq = -1);
+                        const std::string& title, int64_t seq = -1,
+                        double axis_s = 0);
 // Writes it to `path`; an error naming the file when it cannot, or when
 // there is no span to draw.
 Status WriteTimelineSvg(const std::string& path, const Plan& p,
                         const std::vector<TraceSpan>& spans,
-                        const std::string& title);
+                        const std::string& title, double axis_s = 0);
 
 }  // namespace shoal
 

@@ -1,7 +1,9 @@
 #include "serve/dashboard.h"
 
 #include <cmath>
+#include <map>
 
+#include "graph/shape.h"
 #include "plan/plan_cost.h"
 #include "serve/dashboard_assets.h"
 #include "serve/status_json.h"
@@ -30,6 +32,15 @@ nlohmann::json PlanPictureJson(const Plan& plan) {
   for (const auto& d : plan.devices) j["devices"].push_back(d.name);
   j["input_device"] = plan.input_device;
   j["output_device"] = plan.output_device;
+  // A layer split over devices (spatial, lop, ...) is several tasks of
+  // the same layer and scheme: each is told its part (1-based, in plan
+  // order) and how many there are, so that the picture can tell apart
+  // boxes that would otherwise list the same names.
+  std::map<std::pair<std::string, std::string>, int> parts;
+  for (const auto& t : plan.tasks) {
+    if (!t.layer.empty()) parts[{t.layer, t.scheme}]++;
+  }
+  std::map<std::pair<std::string, std::string>, int> seen;
   j["tasks"] = nlohmann::json::array();
   for (const auto& t : plan.tasks) {
     // The layers it computes: its fragment's nodes (a pipeline stage holds
@@ -46,6 +57,18 @@ nlohmann::json PlanPictureJson(const Plan& plan) {
                           {"devices", t.Replicas()},
                           {"layers", layers},
                           {"nodes", t.fragment.nodes.size()}});
+    auto& task = j["tasks"].back();
+    const auto key = std::make_pair(t.layer, t.scheme);
+    task["parts"] = t.layer.empty() ? 1 : parts[key];
+    task["part"] = t.layer.empty() ? 1 : ++seen[key];
+    // Its first output's shape: where parts differ (a spatial part's
+    // rows, a lop part's channels), this shows by how much.
+    if (!t.fragment.outputs.empty()) {
+      auto it = t.fragment.tensors.find(t.fragment.outputs[0]);
+      if (it != t.fragment.tensors.end()) {
+        task["output_shape"] = ShapeToString(it->second.shape);
+      }
+    }
   }
   j["links"] = nlohmann::json::array();
   for (const auto& l : TrafficPerLink(plan)) {
@@ -77,6 +100,8 @@ nlohmann::json DashboardJson(const DashboardState& s) {
                        {"max_ms", p.max_ms}});
   }
   j["latency"] = {{"buckets", buckets}, {"history", history}};
+  j["replans_not_made"] = s.replans_not_made;
+  j["request_errors"] = s.request_errors;
   return j;
 }
 

@@ -32,9 +32,14 @@ struct DashboardState {
   std::vector<std::pair<double, uint64_t>> latency_buckets;
   std::vector<LatencyHistory::Point> history;
   double uptime_s = 0;
+  // The latest re-plans not made and requests failed, each a JSON object
+  // with its reason (serve/recent_events.h); arrays, oldest first.
+  nlohmann::json replans_not_made = nlohmann::json::array();
+  nlohmann::json request_errors = nlohmann::json::array();
 };
 
-// GET /api/status: StatusJson plus "plan", "latency" and "uptime_s".
+// GET /api/status: StatusJson plus "plan", "latency", "uptime_s",
+// "replans_not_made" and "request_errors".
 nlohmann::json DashboardJson(const DashboardState& s);
 
 // The routes of the dashboard's server: "/" and every embedded file by

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <regex>
+#include <set>
 
 #include "models/load_model.h"
 #include "plan/plan_cost.h"
@@ -28,7 +30,11 @@ TEST(Dashboard, ServesItsFilesAndChartJs) {
   const std::regex ref("(?:src|href)=\"([^\"]+)\"");
   int refs = 0;
   for (std::sregex_iterator it(index.body.begin(), index.body.end(), ref), end;
-       it != end; ++it, ++refs) {
+       it != end; ++it) {
+    // A link to a place on the page itself ("#errors-section") loads
+    // nothing.
+    if ((*it)[1].str()[0] == '#') continue;
+    ++refs;
     EXPECT_TRUE(routes.count("/" + (*it)[1].str())) << (*it)[1].str();
   }
   EXPECT_GE(refs, 3);
@@ -90,6 +96,62 @@ TEST(Dashboard, StatusJsonHasThePlanAndLatency) {
   for (const auto& l : TrafficPerLink(choice->plan)) want += l.bytes;
   EXPECT_GT(want, 0);
   EXPECT_EQ(bytes, want);
+}
+
+// A spatial plan runs the same layers on every device, one strip each:
+// each task says which part of how many it is, and its output's shape (its
+// rows), so that the picture can tell the boxes apart.
+TEST(Dashboard, SpatialPartsAreNumberedWithTheirShapes) {
+  LoadOptions lo;
+  lo.fuse_batchnorm = true;
+  auto model = LoadModel("lenet5", lo);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  PlanOptions base;
+  base.strategy = "spatial";
+  base.model.spec = "lenet5";
+  std::vector<DeviceSpec> devs(3);
+  for (int i = 0; i < 3; ++i) devs[i].name = "pi" + std::to_string(i);
+  auto choice = PlanForDevices(model->graph, base, devs);
+  ASSERT_TRUE(choice.ok()) << choice.status().message();
+  const nlohmann::json j = PlanPictureJson(choice->plan);
+  std::map<std::pair<std::string, std::string>, std::set<int>> parts;
+  std::map<std::pair<std::string, std::string>, std::set<std::string>> shapes;
+  for (const auto& t : j["tasks"]) {
+    const auto key = std::make_pair(t["layer"].get<std::string>(),
+                                    t["scheme"].get<std::string>());
+    const int part = t["part"], n = t["parts"];
+    EXPECT_GE(part, 1);
+    EXPECT_LE(part, n);
+    EXPECT_TRUE(parts[key].insert(part).second)
+        << key.first << " part " << part << " twice";
+    ASSERT_TRUE(t.contains("output_shape")) << t.dump();
+    shapes[key].insert(t["output_shape"].get<std::string>());
+  }
+  int split = 0;
+  for (const auto& [key, seen] : parts) {
+    // Parts 1..n, each once, n being what every task of the layer says.
+    EXPECT_EQ(*seen.rbegin(), static_cast<int>(seen.size())) << key.first;
+    if (key.second == "spatial" && seen.size() == 3) {
+      ++split;
+      EXPECT_GE(shapes[key].size(), 2u)
+          << key.first << ": its strips' rows should differ (28 rows in 3)";
+    }
+  }
+  EXPECT_GE(split, 1) << j.dump();
+}
+
+TEST(Dashboard, StatusJsonHasWhatWasNotDone) {
+  DashboardState st;
+  st.replans_not_made.push_back({{"outcome", "declined"},
+                                 {"why", "the planner gives the same plan"}});
+  st.request_errors.push_back({{"request", 3}, {"error", "deadline"}});
+  const nlohmann::json j = DashboardJson(st);
+  EXPECT_EQ(j["replans_not_made"][0]["why"], "the planner gives the same plan");
+  EXPECT_EQ(j["request_errors"][0]["error"], "deadline");
+  // None yet: empty arrays, which the page reads as "none".
+  const nlohmann::json empty = DashboardJson(DashboardState{});
+  EXPECT_TRUE(empty["replans_not_made"].is_array());
+  EXPECT_TRUE(empty["request_errors"].empty());
 }
 
 }  // namespace

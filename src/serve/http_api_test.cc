@@ -289,8 +289,8 @@ TEST(HttpApi, WarnsOfPlainTextBeyondLoopback) {
     ASSERT_TRUE(s.server);
   }
   std::string log = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(log.find("warning: --http 0.0.0.0:0 listens beyond this machine "
-                     "in plain text"),
+  EXPECT_NE(log.find("WARN serve: --http 0.0.0.0:0 listens beyond this "
+                     "machine in plain text"),
             std::string::npos)
       << log;
   ::testing::internal::CaptureStderr();
@@ -299,7 +299,7 @@ TEST(HttpApi, WarnsOfPlainTextBeyondLoopback) {
     ASSERT_TRUE(s.server);
   }
   log = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(log.find("warning"), std::string::npos) << log;
+  EXPECT_EQ(log.find("WARN"), std::string::npos) << log;
 }
 
 // Runs `cmd`, returning its standard output.

@@ -2,8 +2,10 @@
 // server, and clients sending a steady stream. Switching plans mid-stream
 // answers every request exactly once and correctly; a worker that dies is
 // planned around and the requests it held are retried once; a device added
-// to the cluster file joins on Reload; bad requests are refused, not retried.
+// to the cluster file joins on Reload; bad requests are refused, not retried;
+// declined re-plans and failed requests reach the dashboard with reasons.
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -17,6 +19,7 @@
 #include "runtime/runtime_test_util.h"
 #include "serve/client.h"
 #include "serve/generation.h"
+#include "serve/serve_log.h"
 #include "serve/server.h"
 
 namespace shoal {
@@ -329,6 +332,79 @@ TEST(Serve, ThroughputPlansAreJudgedAtTheConcurrencyAsked) {
     ASSERT_TRUE(c->plan.prediction.has_value());
     EXPECT_EQ(c->plan.prediction->concurrency, k > 0 ? k : 3);
   }
+}
+
+// What the log alone used to say reaches the dashboard: a re-plan
+// declined (the same plan) with its reason, and a failed request with its
+// error; and the JSON log has both as lines that parse, with their fields.
+TEST(Serve, DeclinedReplansAndFailedRequestsReachTheDashboard) {
+  Fixture f;
+  LocalWorkers lw(2);
+  lw.Write(2);
+  std::mutex mu;
+  std::vector<nlohmann::json> lines;
+  SetServeLogFormat(LogFormat::kJson);
+  SetServeLogSink([&](const std::string& l) {
+    std::lock_guard<std::mutex> lock(mu);
+    // Not a throw here, in the server's threads: a line that does not
+    // parse is kept as a discarded value and fails the check below.
+    lines.push_back(nlohmann::json::parse(l, nullptr, false));
+  });
+  ServeOptions o = Options(lw.file);
+  o.dashboard_listen = "127.0.0.1:0";
+  auto server = Server::Start(o);
+  ASSERT_TRUE(server.ok()) << server.status().message();
+  Server& s = **server;
+  ServeClient client("127.0.0.1:" + std::to_string(s.port()));
+  ASSERT_FALSE(
+      client.Infer(Tensor(Shape{1, 3, 8, 8}), 5000, "bad-client").ok());
+  // The speeds it has: the planner gives the same plan, declined.
+  ASSERT_TRUE(s.Rebalance({}, "asked by the test").ok());
+  httplib::Client dash("127.0.0.1", s.dashboard_port());
+  auto r = dash.Get("/api/status");
+  s.Shutdown();
+  SetServeLogSink(nullptr);
+  SetServeLogFormat(LogFormat::kText);
+  ASSERT_TRUE(r);
+  const auto j = nlohmann::json::parse(r->body);
+  ASSERT_EQ(j["replans_not_made"].size(), 1u) << j.dump();
+  const auto& d = j["replans_not_made"][0];
+  EXPECT_EQ(d["outcome"], "declined");
+  EXPECT_EQ(d["kind"], "manual");
+  EXPECT_EQ(d["reason"], "asked by the test");
+  EXPECT_EQ(d["why"], "the planner gives the same plan");
+  EXPECT_GT(d["unix_ms"].get<int64_t>(), 0);
+  ASSERT_EQ(j["request_errors"].size(), 1u) << j.dump();
+  const auto& e = j["request_errors"][0];
+  EXPECT_EQ(e["client"], "bad-client");
+  EXPECT_EQ(e["request"], 0);
+  EXPECT_NE(e["error"].get<std::string>().find("input has shape 1x3x8x8"),
+            std::string::npos)
+      << e.dump();
+  EXPECT_EQ(j["failed"], 1);
+
+  bool failed_line = false, declined_line = false, listening_line = false;
+  for (const auto& l : lines) {
+    ASSERT_TRUE(l.is_object() && l.contains("ts") && l.contains("level") &&
+                l.contains("msg"))
+        << l.dump();
+    const std::string msg = l["msg"];
+    if (l["level"] == "ERROR" && l.value("request", -1) == 0) {
+      failed_line = l["client"] == "bad-client" &&
+                    msg.find("request 0 from bad-client failed: input has "
+                             "shape 1x3x8x8") != std::string::npos;
+    }
+    if (l["level"] == "INFO" &&
+        msg.rfind("no new plan (asked by the test)", 0) == 0) {
+      declined_line = l["why"] == "the planner gives the same plan";
+    }
+    if (msg.rfind("listening on ", 0) == 0) {
+      listening_line = l["port"] == s.port();
+    }
+  }
+  EXPECT_TRUE(failed_line);
+  EXPECT_TRUE(declined_line);
+  EXPECT_TRUE(listening_line);
 }
 
 TEST(Serve, StartFailsWhenNoDeviceAnswers) {

@@ -1,8 +1,6 @@
 #include "serve/server.h"
 
 #include <algorithm>
-#include <cstdarg>
-#include <ctime>
 #include <mutex>
 #include <thread>
 
@@ -22,29 +20,6 @@
 #include "util/read_file.h"
 
 namespace shoal {
-
-// One line on stderr, time-stamped: the server's log.
-void ServeLog(const char* fmt, ...) {
-  static std::mutex mu;
-  char msg[4096];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(msg, sizeof(msg), fmt, ap);
-  va_end(ap);
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  const int ms =
-      static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                           now.time_since_epoch())
-                           .count() %
-                       1000);
-  std::tm tm;
-  localtime_r(&t, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
-  std::lock_guard<std::mutex> lock(mu);
-  std::fprintf(stderr, "[serve %s.%03d] %s\n", stamp, ms, msg);
-}
 
 Status Server::Impl::Configure(const ServeOptions& o) {
   opts = o;
@@ -80,9 +55,14 @@ Status Server::Impl::Configure(const ServeOptions& o) {
     ASSIGN_OR_RETURN(http_token, ReadHttpToken(opts.http_token_file));
   }
   WarnPlainText();
-  ServeLog("model %s, cluster %s (%zu devices), strategy %s",
-           opts.model.spec.c_str(), opts.cluster_file.c_str(),
-           cluster.devices.size(), strategy.c_str());
+  ServeLogWith(LogLevel::kInfo,
+               {{"model", opts.model.spec},
+                {"cluster", opts.cluster_file},
+                {"devices", cluster.devices.size()},
+                {"strategy", strategy}},
+               "model %s, cluster %s (%zu devices), strategy %s",
+               opts.model.spec.c_str(), opts.cluster_file.c_str(),
+               cluster.devices.size(), strategy.c_str());
   return Status::Ok();
 }
 
@@ -120,7 +100,8 @@ void Server::Impl::WarnPlainText() {
     list += std::string(list.empty() ? "" : ", ") + flag + " " + listen;
   }
   ServeLog(
-      "warning: %s listen%s beyond this machine in plain text (the cluster "
+      LogLevel::kWarn,
+      "%s listen%s beyond this machine in plain text (the cluster "
       "file has no tls block): anyone on the network reads the requests "
       "and answers%s; give the cluster file a tls block, or listen on "
       "127.0.0.1 (docs/security.md)",
@@ -187,9 +168,12 @@ Status Server::Impl::StartHttpServers() {
       return http.status();
     }
     metrics_http = std::move(http).value();
-    ServeLog("metrics on %s (port %d): GET /metrics",
-             UrlOf(*metrics_http, opts.metrics_listen).c_str(),
-             metrics_http->port());
+    ServeLogWith(LogLevel::kInfo,
+                 {{"url", UrlOf(*metrics_http, opts.metrics_listen)},
+                  {"port", metrics_http->port()}},
+                 "metrics on %s (port %d): GET /metrics",
+                 UrlOf(*metrics_http, opts.metrics_listen).c_str(),
+                 metrics_http->port());
   }
   if (!opts.dashboard_listen.empty()) {
     std::vector<HttpRoute> routes;
@@ -209,8 +193,10 @@ Status Server::Impl::StartHttpServers() {
       return http.status();
     }
     dashboard_http = std::move(http).value();
-    ServeLog("dashboard on %s",
-             UrlOf(*dashboard_http, opts.dashboard_listen).c_str());
+    ServeLogWith(LogLevel::kInfo,
+                 {{"url", UrlOf(*dashboard_http, opts.dashboard_listen)}},
+                 "dashboard on %s",
+                 UrlOf(*dashboard_http, opts.dashboard_listen).c_str());
   }
   if (!opts.http_listen.empty()) {
     HttpServerOptions o = HttpOptions();
@@ -226,7 +212,11 @@ Status Server::Impl::StartHttpServers() {
       return http.status();
     }
     api_http = std::move(http).value();
-    ServeLog(
+    ServeLogWith(
+        LogLevel::kInfo,
+        {{"url", UrlOf(*api_http, opts.http_listen)},
+         {"port", api_http->port()},
+         {"model", ModelName()}},
         "HTTP inference API on %s (port %d): model %s, POST "
         "/v2/models/%s/infer, POST /v1/models/%s/classify",
         UrlOf(*api_http, opts.http_listen).c_str(), api_http->port(),
@@ -247,7 +237,8 @@ Status Server::Impl::DeployFirstPlan() {
     return Unavailable("no device of " + opts.cluster_file + " answers" + down);
   }
   if (!down.empty()) {
-    ServeLog("starting without the devices that do not answer%s", down.c_str());
+    ServeLog(LogLevel::kWarn,
+             "starting without the devices that do not answer%s", down.c_str());
   }
   return ReplanLocked("start", "start", Candidates(), true, 0, true);
 }
@@ -295,7 +286,12 @@ void Server::Impl::Stop() {
   }
   if (grpc_server) grpc_server->Shutdown(DeadlineIn(1000));
   if (cur) cur->coord().Release();
-  ServeLog(
+  ServeLogWith(
+      LogLevel::kInfo,
+      {{"accepted", accepted.load()},
+       {"answered", answered.load()},
+       {"failed", failed.load()},
+       {"retried", retried.load()}},
       "stopped: %lld requests accepted, %lld answered, %lld failed, %lld "
       "retried",
       static_cast<long long>(accepted.load()),
@@ -368,8 +364,9 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts) {
   RETURN_IF_ERROR(m.StartHttpServers());
   RETURN_IF_ERROR(m.DeployFirstPlan());
   RETURN_IF_ERROR(m.Listen());
-  ServeLog("listening on %s (port %d); monitoring every %.1f s",
-           opts.listen.c_str(), m.port, opts.monitor_interval_s);
+  ServeLogWith(LogLevel::kInfo, {{"listen", opts.listen}, {"port", m.port}},
+               "listening on %s (port %d); monitoring every %.1f s",
+               opts.listen.c_str(), m.port, opts.monitor_interval_s);
   Impl* p = impl.get();
   m.monitor = std::thread([p] { p->MonitorLoop(); });
   return std::unique_ptr<Server>(new Server(std::move(impl)));

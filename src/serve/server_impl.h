@@ -18,7 +18,9 @@
 #include "serve/latency_history.h"
 #include "serve/membership.h"
 #include "serve/monitor.h"
+#include "serve/recent_events.h"
 #include "serve/replan.h"
+#include "serve/serve_log.h"
 #include "serve/serve_metrics.h"
 #include "serve/server.h"
 #include "shoal.grpc.pb.h"
@@ -31,9 +33,6 @@ inline int64_t MsUntil(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t - Clock::now())
       .count();
 }
-
-// One line on stderr, time-stamped: the server's log.
-void ServeLog(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
 // A failure a second try on a newer plan can fix: a device that cannot be
 // reached, aborted the request, lost its deployment, or was full.
@@ -72,6 +71,11 @@ struct Server::Impl final : public rpc::Inference::Service {
   // serve/dashboard.h), each on its own HTTP server when asked for.
   ServeMetrics metrics;
   LatencyHistory history;
+  // What the dashboard lists beside the counts: the re-plans not made
+  // (declined by the judgement, or failed) and the requests that failed,
+  // each with its reason, the latest few.
+  RecentEvents replans_not_made{20};
+  RecentEvents request_errors{20};
   const Clock::time_point started = Clock::now();
 
   // The monitor: one tick or re-plan at a time.

@@ -45,9 +45,12 @@ void Server::Impl::TickLocked() {
   if (RedeployLostLocked(cur)) return;
   auto stats = cur->coord().Stats(/*reset=*/true);
   if (!stats.ok()) {
-    ServeLog("statistics of generation %lld: %s",
-             static_cast<long long>(cur->id()),
-             stats.status().message().c_str());
+    ServeLogWith(LogLevel::kWarn,
+                 {{"generation", cur->id()},
+                  {"error", stats.status().message()}},
+                 "statistics of generation %lld: %s",
+                 static_cast<long long>(cur->id()),
+                 stats.status().message().c_str());
     return;
   }
   window.Add(*stats);
@@ -72,7 +75,13 @@ std::vector<std::string> Server::Impl::WatchMembersLocked(bool* broken) {
     last_reload = Clock::now();
     std::vector<std::string> log;
     ReloadMembers(opts.cluster_file, tls, &members, mu, &events, &log);
-    for (const auto& line : log) ServeLog("%s", line.c_str());
+    // A file that cannot be read keeps the devices as they are: a person
+    // should fix it; a device listed anew is news.
+    for (const auto& line : log) {
+      ServeLog(line.rfind("cannot ", 0) == 0 ? LogLevel::kWarn
+                                             : LogLevel::kInfo,
+               "%s", line.c_str());
+    }
   }
   *broken = CheckMembers(&members, mu, &events);
   return events;
@@ -108,7 +117,8 @@ void Server::Impl::ReplanMembershipLocked(
   Status s = ReplanLocked(kind, why, Candidates(), broken || !cur, 0, false);
   if (!s.ok()) {
     last_failure = Clock::now();
-    ServeLog("re-plan failed: %s", s.message().c_str());
+    ServeLogWith(LogLevel::kWarn, {{"reason", why}, {"error", s.message()}},
+                 "re-plan failed: %s", s.message().c_str());
   }
 }
 
@@ -130,6 +140,7 @@ void Server::Impl::RebalanceLocked(const std::shared_ptr<Generation>& cur,
     if (MsSince(last_reversal_note) > opts.log_every_s * 1e3) {
       last_reversal_note = Clock::now();
       ServeLog(
+          LogLevel::kInfo,
           "not re-planning yet (%s): it would undo the re-plan for %s of "
           "%.1f s ago; waiting %.0f s in all",
           imb.why.c_str(), who.c_str(), MsSince(last->second.second) / 1e3,
@@ -149,7 +160,10 @@ void Server::Impl::RebalanceLocked(const std::shared_ptr<Generation>& cur,
   }
   const int64_t before = next_generation;
   Status s = ReplanLocked("imbalance", imb.why, devs, false, measured, false);
-  if (!s.ok()) ServeLog("re-plan failed: %s", s.message().c_str());
+  if (!s.ok()) {
+    ServeLogWith(LogLevel::kWarn, {{"reason", imb.why}, {"error", s.message()}},
+                 "re-plan failed: %s", s.message().c_str());
+  }
   if (next_generation != before) {
     last_move[who] = {direction, Clock::now()};
   }
@@ -185,7 +199,13 @@ void Server::Impl::Summarize(const std::shared_ptr<Generation>& cur,
                   "%zu answered in %.1f s, median %s", lat.size(), since / 1e3,
                   HumanMs(Median(lat)).c_str());
   }
-  ServeLog(
+  nlohmann::json fields = {{"generation", cur->id()},
+                           {"strategy", cur->strategy()},
+                           {"answered", lat.size()},
+                           {"window_s", since / 1e3}};
+  if (!lat.empty()) fields["median_ms"] = Median(lat);
+  ServeLogWith(
+      LogLevel::kInfo, fields,
       "generation %lld (%s): %s; compute per request measured/predicted: "
       "%s",
       static_cast<long long>(cur->id()), cur->strategy().c_str(), answered,
@@ -215,13 +235,16 @@ bool Server::Impl::RedeployLostLocked(const std::shared_ptr<Generation>& cur) {
   const auto t0 = Clock::now();
   Status s = cur->coord().Redeploy(model.weights, lost);
   if (s.ok()) {
-    ServeLog(
+    ServeLogWith(
+        LogLevel::kWarn, {{"devices", names}, {"generation", cur->id()}},
         "device(s) %s lost generation %lld's deployment (restarted, or "
         "another plan was deployed there): redeployed in %.0f ms",
         names.c_str(), static_cast<long long>(cur->id()), MsSince(t0));
     return true;
   }
-  ServeLog(
+  ServeLogWith(
+      LogLevel::kWarn,
+      {{"devices", names}, {"generation", cur->id()}, {"error", s.message()}},
       "device(s) %s lost generation %lld's deployment and redeploying "
       "failed (%s): re-planning",
       names.c_str(), static_cast<long long>(cur->id()), s.message().c_str());
@@ -230,7 +253,8 @@ bool Server::Impl::RedeployLostLocked(const std::shared_ptr<Generation>& cur) {
                    /*broken=*/true, 0, false);
   if (!s.ok()) {
     last_failure = Clock::now();
-    ServeLog("re-plan failed: %s", s.message().c_str());
+    ServeLogWith(LogLevel::kWarn, {{"error", s.message()}},
+                 "re-plan failed: %s", s.message().c_str());
   }
   return true;
 }
@@ -260,9 +284,8 @@ void Server::Impl::MonitorLoop() {
     try {
       TickLocked();
     } catch (const std::exception& e) {
-      std::fprintf(stderr,
-                   "shoal serve: monitor tick failed on an unexpected "
-                   "condition: %s\n",
+      ServeLogWith(LogLevel::kError, {{"error", e.what()}},
+                   "monitor tick failed on an unexpected condition: %s",
                    e.what());
     }
   }

@@ -21,7 +21,13 @@ Status Server::Impl::ReplanLocked(const std::string& kind,
                                   double measured_ms, bool force) {
   Status s = ReplanOnceLocked(kind, reason, std::move(devs), broken,
                               measured_ms, force);
-  if (!s.ok()) metrics.ReplanFailed();
+  if (!s.ok()) {
+    metrics.ReplanFailed();
+    replans_not_made.Add({{"outcome", "failed"},
+                          {"kind", kind},
+                          {"reason", reason},
+                          {"why", s.message()}});
+  }
   return s;
 }
 
@@ -56,6 +62,12 @@ Status Server::Impl::ReplanOnceLocked(const std::string& kind,
         JudgeAgainstCurrent(cur->plan(), cur->devices(), choice.plan, pred,
                             devs, force, opts.min_gain));
     if (v.keep_current) {
+      replans_not_made.Add({{"outcome", "declined"},
+                            {"kind", kind},
+                            {"reason", reason},
+                            {"why", v.why},
+                            {"current_ms", MaxOf(v.current_ms)},
+                            {"new_ms", MaxOf(pred)}});
       KeepCurrentLocked(cur, v, MaxOf(pred), reason);
       return Status::Ok();
     }
@@ -83,7 +95,12 @@ Status Server::Impl::ReplanOnceLocked(const std::string& kind,
     std::lock_guard<std::mutex> lock(mu);
     replans[record].set_switch_ms(report.switch_ms);
   }
-  ServeLog("%s", SwitchReportText(report).c_str());
+  ServeLogWith(LogLevel::kInfo,
+               {{"generation", report.generation},
+                {"kind", kind},
+                {"reason", reason},
+                {"switch_ms", report.switch_ms}},
+               "%s", SwitchReportText(report).c_str());
   window.Clear();
   last_replan = Clock::now();
   return Status::Ok();
@@ -92,7 +109,8 @@ Status Server::Impl::ReplanOnceLocked(const std::string& kind,
 void Server::Impl::KeepCurrentLocked(const std::shared_ptr<Generation>& cur,
                                      const ReplanVerdict& v, double best_new_ms,
                                      const std::string& reason) {
-  ServeLog(
+  ServeLogWith(
+      LogLevel::kInfo, {{"reason", reason}, {"why", v.why}},
       "no new plan (%s): %s; the current plan's busiest device is "
       "predicted at %.1f ms per request at the measured speeds, the "
       "best new one at %.1f ms; adopting the measured speeds (%s)",
@@ -128,7 +146,8 @@ StatusOr<std::unique_ptr<Coordinator>> Server::Impl::DeployNextLocked(
     if (!cur || broken || !memory) {
       return st.WithContext("deploying the new plan (" + reason + ")");
     }
-    ServeLog(
+    ServeLogWith(
+        LogLevel::kWarn, {{"generation", cur->id()}},
         "the devices cannot hold both plans (%s); draining generation %lld "
         "first, requests wait",
         st.message().c_str(), static_cast<long long>(cur->id()));
@@ -209,8 +228,10 @@ int Server::Impl::RetireLocked(const std::shared_ptr<Generation>& old,
   }
   if (!old->WaitIdle(Clock::now() +
                      std::chrono::milliseconds(opts.timeout_ms + 2000))) {
-    ServeLog("generation %lld still has %d requests after the deadline",
-             static_cast<long long>(old->id()), old->InFlight());
+    ServeLogWith(LogLevel::kWarn,
+                 {{"generation", old->id()}, {"in_flight", old->InFlight()}},
+                 "generation %lld still has %d requests after the deadline",
+                 static_cast<long long>(old->id()), old->InFlight());
   }
   old->coord().Release();  // best effort: a dead device is skipped
   return held;

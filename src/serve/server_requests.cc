@@ -99,7 +99,9 @@ StatusOr<Server::Impl::Answer> Server::Impl::RunWithRetries(
       retried++;
       metrics.Retried();
     }
-    ServeLog(
+    ServeLogWith(
+        LogLevel::kWarn,
+        {{"request", seq}, {"generation", g->id()}, {"error", s.message()}},
         "request %lld failed on generation %lld (%s); checking the "
         "devices, "
         "then retrying it",
@@ -125,6 +127,9 @@ StatusOr<Server::Impl::Served> Server::Impl::ServeRequest(
     metrics.RequestStarted();
     metrics.RequestEnded(s, 0);
     failed++;
+    // Kept for the dashboard (a bounded list): a failed count there has
+    // its reason beside it.
+    request_errors.Add({{"error", s.message()}, {"client", client}});
     return s;
   }
   accepted++;
@@ -141,9 +146,12 @@ StatusOr<Server::Impl::Served> Server::Impl::ServeRequest(
   auto fail = [&](const Status& s) {
     ended.s = s;
     failed++;
-    ServeLog("request %lld%s%s failed: %s", static_cast<long long>(seq),
-             client.empty() ? "" : " from ", client.c_str(),
-             s.message().c_str());
+    nlohmann::json fields = {{"request", seq}, {"error", s.message()}};
+    if (!client.empty()) fields["client"] = client;
+    request_errors.Add(fields);
+    ServeLogWith(LogLevel::kError, fields, "request %lld%s%s failed: %s",
+                 static_cast<long long>(seq), client.empty() ? "" : " from ",
+                 client.c_str(), s.message().c_str());
     return s;
   };
   auto x = input();

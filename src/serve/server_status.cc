@@ -82,6 +82,8 @@ nlohmann::json Server::Impl::DashboardStatus() {
   st.latency_buckets = metrics.LatencyBuckets();
   st.history = history.Points();
   st.uptime_s = MsSince(started) / 1e3;
+  st.replans_not_made = replans_not_made.List();
+  st.request_errors = request_errors.List();
   return DashboardJson(st);
 }
 

@@ -81,5 +81,81 @@ TEST(TimelineSvg, DrawsTheMedianRequestsTasksAndMessages) {
       WriteTimelineSvg(::testing::TempDir() + "/t.svg", *p, {}, "x").ok());
 }
 
+// The tick labels of a timeline, in order.
+std::vector<std::string> Ticks(const std::string& svg) {
+  std::vector<std::string> out;
+  const std::string mark = "text-anchor=\"middle\" fill=\"#555\">";
+  for (size_t at = svg.find(mark); at != std::string::npos;
+       at = svg.find(mark, at + 1)) {
+    const size_t from = at + mark.size();
+    out.push_back(svg.substr(from, svg.find('<', from) - from));
+  }
+  return out;
+}
+
+// The widths of its boxes (tasks and messages), summed.
+double BoxWidths(const std::string& svg) {
+  double sum = 0;
+  const std::string mark = "\" width=\"";
+  for (size_t at = svg.find("<g><title>"); at != std::string::npos;
+       at = svg.find("<g><title>", at + 1)) {
+    const size_t w = svg.find(mark, at) + mark.size();
+    sum += std::stod(svg.substr(w, svg.find('"', w) - w));
+  }
+  return sum;
+}
+
+// A measured request twice as long as the predicted one: drawn each to its
+// own length they look alike; drawn to one axis (--timeline-ms) they have
+// the same ticks and the longer one's boxes are twice as wide.
+TEST(TimelineSvg, TwoTimelinesShareOneAxis) {
+  LoadOptions lo;
+  lo.fuse_batchnorm = true;
+  const Model m = LoadModel("lenet5", lo).value();
+  PlanOptions po;
+  po.strategy = "pipeline";
+  po.devices = testing::EqualDevices(2);
+  auto p = MakePlan(m.graph, po);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  Cluster c;
+  for (const auto& d : p->devices) {
+    DeviceSpec s;
+    s.name = d.name;
+    s.link = Link{62e6, 9e-3};
+    c.devices.push_back(s);
+  }
+  SimOptions so;
+  so.requests = 1;
+  so.trace = true;
+  auto r = Simulate(*p, LatencyModel::FromCluster(c), so);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const std::vector<TraceSpan>& predicted = r->spans;
+  std::vector<TraceSpan> measured = predicted;
+  double length = 0;
+  for (auto& s : measured) {
+    s.ready_s *= 2;
+    s.start_s *= 2;
+    s.end_s *= 2;
+    length = std::max(length, s.end_s);
+  }
+  ASSERT_GT(length, 0);
+  // Each to its own length: the same picture, different ticks.
+  EXPECT_NE(Ticks(TimelineSvg(*p, predicted, "p")),
+            Ticks(TimelineSvg(*p, measured, "m")));
+  EXPECT_NEAR(BoxWidths(TimelineSvg(*p, predicted, "p")),
+              BoxWidths(TimelineSvg(*p, measured, "m")), 2.0);
+  // To one axis, the measured request's length.
+  const std::string ps = TimelineSvg(*p, predicted, "p", -1, length);
+  const std::string ms = TimelineSvg(*p, measured, "m", -1, length);
+  EXPECT_EQ(Ticks(ps), Ticks(ms));
+  EXPECT_GE(Ticks(ps).size(), 5u);
+  EXPECT_NEAR(BoxWidths(ms) / BoxWidths(ps), 2.0, 0.1);
+  EXPECT_NE(ps.find("; axis to "), std::string::npos);
+  EXPECT_EQ(ms.find("; axis to "), std::string::npos);  // it is its length
+  // An axis shorter than the request is the request: nothing cut off.
+  EXPECT_EQ(TimelineSvg(*p, measured, "m", -1, length / 4),
+            TimelineSvg(*p, measured, "m"));
+}
+
 }  // namespace
 }  // namespace shoal

@@ -39,6 +39,39 @@ function duration(s) {
 
 function setText(id, v) { document.getElementById(id).textContent = v; }
 
+function clock(unixMs) { return new Date(unixMs).toLocaleTimeString(); }
+
+// A worker samples its ready queue after a task joins it
+// (runtime/task_scheduler.cc), so the task itself is counted: a mean of
+// 1.0 is no task ahead of it. Shown: the tasks already waiting, mean - 1;
+// null when no task became ready in the window.
+function waitingAhead(d) {
+  return d.queue_mean > 0 ? Math.max(0, d.queue_mean - 1) : null;
+}
+
+// What a task's rows say besides its layers: its scheme and, for one part
+// of a layer split over devices (spatial, lop, ...), which part: the boxes
+// of such a plan otherwise repeat the same names.
+function taskTag(t) {
+  if (t.parts > 1) return `${t.scheme} ${t.part}/${t.parts}`;
+  return t.scheme && t.scheme !== 'pipeline' ? t.scheme : '';
+}
+
+// "spatial: 1 split into 3 parts; whole: 1 task" for the plan's note.
+function schemesNote(p) {
+  const by = {};
+  for (const t of p.tasks) {
+    const s = t.scheme || 'other';
+    by[s] = by[s] || {tasks: 0, layers: new Set(), parts: 1};
+    by[s].tasks++;
+    by[s].layers.add(t.layer);
+    by[s].parts = Math.max(by[s].parts, t.parts || 1);
+  }
+  return Object.entries(by).map(([s, b]) => b.parts > 1
+      ? `${s}: ${b.layers.size} split${b.layers.size > 1 ? 's' : ''} into ${b.parts} parts`
+      : `${s}: ${b.tasks} task${b.tasks > 1 ? 's' : ''}`).join('; ');
+}
+
 // The cluster: one box per device of the cluster file, coloured by state.
 function drawCluster(s) {
   const svg = document.getElementById('cluster');
@@ -72,13 +105,18 @@ function drawPlan(s) {
     svg.setAttribute('viewBox', '0 0 10 10');
     return;
   }
-  // Each device's layers, task by task (a replicated task on each replica).
+  // Each device's layers, task by task (a replicated task on each
+  // replica), each row tagged with its task's scheme and part.
   const perDevice = p.devices.map(() => []);
   for (const t of p.tasks) {
     const layers = t.layers.length ? t.layers : [t.name];
+    const tag = taskTag(t);
+    const title = `${t.name}: ${t.scheme}` +
+        (t.parts > 1 ? `, part ${t.part} of ${t.parts}` : '') +
+        (t.output_shape ? `, output ${t.output_shape}` : '');
     for (const d of t.devices) {
-      for (const l of layers) perDevice[d].push(l);
-      for (let k = layers.length; k < t.nodes; k++) perDevice[d].push('');
+      for (const l of layers) perDevice[d].push({text: l, tag, title});
+      for (let k = layers.length; k < t.nodes; k++) perDevice[d].push({text: '', tag, title});
     }
   }
   const maxRows = 12;
@@ -108,8 +146,14 @@ function drawPlan(s) {
     const layers = perDevice[i];
     layers.slice(0, rows).forEach((l, k) => {
       const last = k === rows - 1 && layers.length > rows;
-      g.appendChild(el('text', {x: x0(i) + 8, y: top + 20 + k * rowH, 'font-size': 12},
-                       last ? `... and ${layers.length - rows + 1} more` : l));
+      const row = el('text', {x: x0(i) + 8, y: top + 20 + k * rowH, 'font-size': 12,
+                              class: 'plan-row'},
+                     last ? `... and ${layers.length - rows + 1} more` : l.text);
+      if (!last && l.tag) {
+        row.appendChild(el('tspan', {fill: '#607080', class: 'plan-tag'}, '  ' + l.tag));
+      }
+      if (!last) row.appendChild(el('title', {}, l.title));
+      g.appendChild(row);
     });
     svg.appendChild(g);
   });
@@ -127,7 +171,8 @@ function drawPlan(s) {
                                 'font-size': 11, class: 'link-bytes'},
                        `${p.devices[l.from]} → ${p.devices[l.to]}: ${bytes(l.bytes)}`));
   });
-  setText('plan-note', `${p.tasks.length} tasks on ${p.devices.length} devices, ` +
+  setText('plan-note', `${p.tasks.length} tasks on ${p.devices.length} devices (` +
+          `${schemesNote(p)}), ` +
           `${bytes(p.links.reduce((a, l) => a + l.bytes, 0))} between devices per request`);
 }
 
@@ -137,8 +182,9 @@ function drawDevices(s) {
   for (const d of s.devices) {
     const tr = document.createElement('tr');
     const util = Math.round(100 * (d.utilisation || 0));
+    const ahead = waitingAhead(d);
     const cells = [d.name, d.state, d.share.toFixed(2), ms(d.predicted_ms),
-                   ms(d.measured_ms), null, d.queue_mean.toFixed(1)];
+                   ms(d.measured_ms), null, ahead === null ? '-' : ahead.toFixed(1)];
     cells.forEach((c, i) => {
       const td = document.createElement('td');
       if (i === 1) td.className = 'state-' + d.state;
@@ -164,7 +210,7 @@ function drawReplans(s) {
     const tr = document.createElement('tr');
     const shares = r.devices.map((d, i) =>
         `${d} ${r.old_shares[i].toFixed(2)}→${r.new_shares[i].toFixed(2)}`).join(', ');
-    const cells = [r.generation, new Date(r.unix_ms).toLocaleTimeString(), r.kind,
+    const cells = [r.generation, clock(r.unix_ms), r.kind,
                    r.reason, r.strategy, shares, r.switch_ms.toFixed(0) + ' ms'];
     for (const c of cells) {
       const td = document.createElement('td');
@@ -173,6 +219,46 @@ function drawReplans(s) {
     }
     body.appendChild(tr);
   }
+}
+
+// Rows of `cells` (arrays of text), newest first, into the table `id`; the
+// note `emptyId` shows when there are none.
+function fillTable(id, emptyId, rows) {
+  const body = document.querySelector(`#${id} tbody`);
+  body.replaceChildren();
+  for (const cells of rows) {
+    const tr = document.createElement('tr');
+    for (const c of cells) {
+      const td = document.createElement('td');
+      td.textContent = c;
+      tr.appendChild(td);
+    }
+    body.appendChild(tr);
+  }
+  document.getElementById(id).hidden = rows.length === 0;
+  document.getElementById(emptyId).hidden = rows.length > 0;
+}
+
+// Re-plans asked for (a slow device, a device gone or back, by hand) that
+// did not switch: declined by the judgement (the same plan, or too small a
+// gain) or failed (planning or deploying); why, as the log says it.
+function drawNotMade(s) {
+  const rows = (s.replans_not_made || []).slice().reverse().map(r => [
+    clock(r.unix_ms), r.kind, r.outcome, r.reason, r.why,
+    r.current_ms !== undefined ? `${ms(r.current_ms)} → ${ms(r.new_ms)}` : '']);
+  fillTable('not-made', 'not-made-empty', rows);
+}
+
+// The latest failed requests with their errors, beside the count above.
+function drawErrors(s) {
+  const errors = s.request_errors || [];
+  const rows = errors.slice().reverse().map(e => [
+    clock(e.unix_ms), e.request !== undefined ? e.request : 'refused',
+    e.client || '', e.error]);
+  fillTable('errors', 'errors-empty', rows);
+  setText('errors-note', errors.length < s.failed
+      ? `the latest ${errors.length} of ${s.failed}, newest first`
+      : 'newest first');
 }
 
 const charts = {};
@@ -192,15 +278,18 @@ function drawCharts(s) {
     type: 'bar',
     data: {labels: [], datasets: [
       {label: 'busy %', data: [], backgroundColor: '#4f8bd6', yAxisID: 'y'},
-      {label: 'queue (mean)', data: [], backgroundColor: '#e07b39', yAxisID: 'q'}]},
+      {label: 'tasks waiting ahead (mean)', data: [], backgroundColor: '#e07b39',
+       yAxisID: 'q'}]},
     options: {scales: {y: {min: 0, max: 100, title: {display: true, text: 'busy %'}},
-                       q: {min: 0, position: 'right', grid: {drawOnChartArea: false},
-                           title: {display: true, text: 'tasks waiting'}}}}});
+                       q: {min: 0, suggestedMax: 1, position: 'right',
+                           grid: {drawOnChartArea: false},
+                           title: {display: true,
+                                   text: 'tasks waiting ahead of a ready one'}}}}});
   if (load) {
     const serving = s.devices.filter(d => d.state === 'serving');
     load.data.labels = serving.map(d => d.name);
     load.data.datasets[0].data = serving.map(d => 100 * (d.utilisation || 0));
-    load.data.datasets[1].data = serving.map(d => d.queue_mean);
+    load.data.datasets[1].data = serving.map(waitingAhead);
     load.update();
   }
   const hist = chart('histogram-chart', {
@@ -255,6 +344,8 @@ function draw(s) {
   drawPlan(s);
   drawDevices(s);
   drawReplans(s);
+  drawNotMade(s);
+  drawErrors(s);
   drawCharts(s);
 }
 
