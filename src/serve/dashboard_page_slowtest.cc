@@ -153,7 +153,7 @@ TEST(DashboardPage, ShowsPartsQueuesAndWhatWasNotDone) {
   EXPECT_EQ(tags, (std::set<std::string>{"spatial 1/3", "spatial 2/3",
                                          "spatial 3/3"}))
       << dom;
-  EXPECT_NE(dom.find("split into 3 parts"), std::string::npos) << dom;
+  EXPECT_NE(dom.find(" into 3 parts"), std::string::npos) << dom;
 
   // Re-plans not made, newest first, with why.
   EXPECT_NE(dom.find("<td>declined</td><td>device pi1 is slower than "
