@@ -3,7 +3,8 @@
 #     with its systemd unit, /etc/shoal/worker.yaml and its system user;
 #   the full build: package shoal, the tool (plan, run, serve, ...), with
 #     the libtorch module `shoal lcp train` loads (not in the arm64 build,
-#     SHOAL_TORCH=OFF).
+#     SHOAL_TORCH=OFF), and serve's systemd unit, /etc/shoal/serve.yaml and
+#     its system user.
 # docs/packaging.md tells how to build, install and run them.
 include(GNUInstallDirs)
 
@@ -68,6 +69,35 @@ else()
   endif()
   install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})
   install(DIRECTORY examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+  # The coordinator as a service: shoal-serve.service, /etc/shoal/serve.yaml
+  # and the user it runs as, placed as the worker's are above (the unit's
+  # paths under the install prefix).
+  install(CODE "set(SHOAL_PACKAGING_DIR \"${CMAKE_SOURCE_DIR}/packaging\")
+                set(SHOAL_STAGE \"${CMAKE_BINARY_DIR}/packaging\")")
+  install(CODE [[
+    if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+      set(etc /etc)
+    else()
+      set(etc "${CMAKE_INSTALL_PREFIX}/etc")
+    endif()
+    file(READ "${SHOAL_PACKAGING_DIR}/shoal-serve.service" unit)
+    string(REPLACE "/usr/bin/" "${CMAKE_INSTALL_PREFIX}/bin/" unit "${unit}")
+    string(REPLACE "/usr/share/" "${CMAKE_INSTALL_PREFIX}/share/" unit "${unit}")
+    string(REPLACE "/etc/shoal/" "${etc}/shoal/" unit "${unit}")
+    file(WRITE "${SHOAL_STAGE}/shoal-serve.service" "${unit}")
+    file(INSTALL DESTINATION "${CMAKE_INSTALL_PREFIX}/lib/systemd/system"
+         TYPE FILE FILES "${SHOAL_STAGE}/shoal-serve.service")
+    file(INSTALL DESTINATION "${etc}/shoal" TYPE FILE
+         FILES "${SHOAL_PACKAGING_DIR}/serve.yaml")
+    file(INSTALL DESTINATION "${CMAKE_INSTALL_PREFIX}/lib/sysusers.d"
+         TYPE FILE FILES "${SHOAL_PACKAGING_DIR}/shoal-serve.sysusers"
+         RENAME shoal-serve.conf)
+  ]])
+  set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
+      ${CMAKE_SOURCE_DIR}/packaging/shoal-deb/conffiles
+      ${CMAKE_SOURCE_DIR}/packaging/shoal-deb/postinst
+      ${CMAKE_SOURCE_DIR}/packaging/shoal-deb/prerm
+      ${CMAKE_SOURCE_DIR}/packaging/shoal-deb/postrm)
   set(CPACK_PACKAGE_NAME shoal)
   set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
       "shoal: one neural-network inference across a cluster of small devices")
