@@ -295,7 +295,9 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
     ex->stats_.shared_weights += s->shared_weights;
     if (s->int8_layer) {
       ++ex->stats_.int8_layers;
-      ex->stats_.int8_path = b.int8_path();
+      // The path is oneDNN's; an XNNPACK layer names its own in Step::impl
+      // ("qc8", "f32-sums").
+      if (!s->xnnpack) ex->stats_.int8_path = b.int8_path();
     }
   }
   ex->stats_.folded_batchnorms = folded_bns;

@@ -2,7 +2,9 @@
 // depthwise, strided, dilated, asymmetric padding) on NHWC activations,
 // with the bias and a following Relu or Clip as the operator's output
 // range. The weights, [O, I/g, kH, kW] in ONNX, are given to XNNPACK as
-// [g][O/g][kH][kW][I/g], which it packs for its micro-kernels.
+// [g][O/g][kH][kW][I/g], which it packs for its micro-kernels. A quantized
+// conv runs on int8 or f32-sums operators (int8_layer.h).
+#include "engine/xnnpack/int8_layer.h"
 #include "engine/xnnpack/xnn_step.h"
 #include "ops/window.h"
 
@@ -24,6 +26,9 @@ std::vector<float> OhwiWeights(const Tensor& w) {
 }
 
 StatusOr<bool> BuildConv(ExecBuilder& b, const Node& n) {
+  // A quantized conv (its weight a DQ of int8 values) first.
+  ASSIGN_OR_RETURN(const bool int8, BuildXnnInt8Layer(b, n));
+  if (int8) return true;
   const Graph& g = b.graph();
   const std::string& w_name = n.inputs[1];
   const Tensor* w = b.Weight(w_name);

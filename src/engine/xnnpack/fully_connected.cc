@@ -1,13 +1,18 @@
 // Gemm by a constant weight (a fully connected layer) on XNNPACK's
 // fully_connected operator: B as [N, K] (transB) or [K, N] (XNNPACK's
 // transposed-weights flag), the bias a vector of N, a following Relu or
-// Clip as the output range; and MatMul by a constant [K, N].
+// Clip as the output range; and MatMul by a constant [K, N]. Quantized ones
+// run as int8 layers (int8_layer.h).
+#include "engine/xnnpack/int8_layer.h"
 #include "engine/xnnpack/xnn_step.h"
 
 namespace shoal {
 namespace {
 
 StatusOr<bool> BuildFullyConnected(ExecBuilder& b, const Node& n) {
+  // A quantized layer (its weight a DQ of int8 values) first.
+  ASSIGN_OR_RETURN(const bool int8, BuildXnnInt8Layer(b, n));
+  if (int8) return true;
   const Graph& g = b.graph();
   if (n.attrs.GetInt("transA", 0) != 0 ||
       n.attrs.GetFloat("alpha", 1.f) != 1.f ||
@@ -70,6 +75,8 @@ StatusOr<bool> BuildFullyConnected(ExecBuilder& b, const Node& n) {
 // MatMul of an activation [..., K] by a constant [K, N]: a fully connected
 // layer over every row of the activation (a transformer's projections).
 StatusOr<bool> BuildMatMul(ExecBuilder& b, const Node& n) {
+  ASSIGN_OR_RETURN(const bool int8, BuildXnnInt8Layer(b, n));
+  if (int8) return true;
   if (n.inputs.size() != 2) return false;
   const std::string& w_name = n.inputs[1];
   const Tensor* w = b.Weight(w_name);

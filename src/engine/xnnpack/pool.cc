@@ -3,23 +3,16 @@
 // padded tap as the nearest input pixel of the window, which never changes
 // a maximum, and its average pooling divides by the taps inside the input,
 // as ONNX's count_include_pad = 0 does.
+#include "engine/xnnpack/pool_window.h"
 #include "engine/xnnpack/xnn_step.h"
 #include "ops/window.h"
 
 namespace shoal {
-namespace {
 
-StatusOr<bool> BuildPool(ExecBuilder& b, const Node& n) {
-  const int x = ActivationValue(b, n.inputs[0]);
-  if (x < 0) return false;
-  // MaxPool's optional second output (indices) is not XNNPACK's.
-  if (n.outputs.size() > 1 && !n.outputs[1].empty()) return false;
-  const Shape xs = b.value(x).shape;
-  const Shape& ys = b.graph().FindTensor(n.outputs[0])->shape;
+StatusOr<bool> XnnPoolWindowOf(const Node& n, const Shape& xs, const Shape& ys,
+                               XnnPoolWindow* w) {
   if (xs.size() != 4 || ys.size() != 4) return false;
   ASSIGN_OR_RETURN(WindowGeometry geo, ResolveWindow(n, {xs[2], xs[3]}, {}));
-  const bool max = n.op == "MaxPool";
-  if (!max && geo.dilation != std::vector<int64_t>{1, 1}) return false;
   int64_t pad_end[2];
   bool padded = geo.pad_begin[0] || geo.pad_begin[1];
   for (int i = 0; i < 2; ++i) {
@@ -32,7 +25,34 @@ StatusOr<bool> BuildPool(ExecBuilder& b, const Node& n) {
             1 !=
         ys[2 + i])
       return false;
+    w->kernel[i] = static_cast<uint32_t>(geo.kernel[i]);
+    w->stride[i] = static_cast<uint32_t>(geo.stride[i]);
+    w->dilation[i] = static_cast<uint32_t>(geo.dilation[i]);
   }
+  w->pad_top = static_cast<uint32_t>(geo.pad_begin[0]);
+  w->pad_left = static_cast<uint32_t>(geo.pad_begin[1]);
+  w->pad_bottom = static_cast<uint32_t>(pad_end[0]);
+  w->pad_right = static_cast<uint32_t>(pad_end[1]);
+  w->padded = padded;
+  return true;
+}
+
+namespace {
+
+StatusOr<bool> BuildPool(ExecBuilder& b, const Node& n) {
+  const int x = ActivationValue(b, n.inputs[0]);
+  if (x < 0) return false;
+  // MaxPool's optional second output (indices) is not XNNPACK's.
+  if (n.outputs.size() > 1 && !n.outputs[1].empty()) return false;
+  const Shape xs = b.value(x).shape;
+  const Shape& ys = b.graph().FindTensor(n.outputs[0])->shape;
+  if (xs.size() != 4 || ys.size() != 4) return false;
+  XnnPoolWindow win;
+  ASSIGN_OR_RETURN(bool fits, XnnPoolWindowOf(n, xs, ys, &win));
+  if (!fits) return false;
+  const bool max = n.op == "MaxPool";
+  if (!max && (win.dilation[0] != 1 || win.dilation[1] != 1)) return false;
+  const bool padded = win.padded;
   // XNNPACK's average excludes padding; ONNX's may count it.
   if (!max && padded && n.attrs.GetInt("count_include_pad", 0) != 0)
     return false;
@@ -44,13 +64,13 @@ StatusOr<bool> BuildPool(ExecBuilder& b, const Node& n) {
   xnn_status s;
   if (max) {
     s = xnn_create_max_pooling2d_nhwc_f32(
-        geo.pad_begin[0], pad_end[1], pad_end[0], geo.pad_begin[1],
-        geo.kernel[0], geo.kernel[1], geo.stride[0], geo.stride[1],
-        geo.dilation[0], geo.dilation[1], c, c, c, lo, hi, 0, &o);
+        win.pad_top, win.pad_right, win.pad_bottom, win.pad_left,
+        win.kernel[0], win.kernel[1], win.stride[0], win.stride[1],
+        win.dilation[0], win.dilation[1], c, c, c, lo, hi, 0, &o);
   } else {
     s = xnn_create_average_pooling2d_nhwc_f32(
-        geo.pad_begin[0], pad_end[1], pad_end[0], geo.pad_begin[1],
-        geo.kernel[0], geo.kernel[1], geo.stride[0], geo.stride[1], c, c, c, lo,
+        win.pad_top, win.pad_right, win.pad_bottom, win.pad_left,
+        win.kernel[0], win.kernel[1], win.stride[0], win.stride[1], c, c, c, lo,
         hi, 0, &o);
   }
   std::shared_ptr<XnnOperator> op = Wrap(s, &o);
