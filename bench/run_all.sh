@@ -113,6 +113,8 @@ for want in "${wanted[@]}"; do
     if [ "${WRITE:-1}" = 1 ]; then
       python3 "$here/write_block.py" "$doc" "$name" "$out"
       echo "wrote section $name of docs/BENCHMARKS.md" >&2
+      # The note beside predictions from specs quotes these sections.
+      python3 "$root/scripts/prediction-note.py" --write
     else
       cat "$out"
     fi
