@@ -24,6 +24,11 @@ std::string DescribeSplit(const SplitFacts& f) {
     parts.push_back("with its input's split where the layout keeps its order");
   }
   if (f.non_reduced) parts.push_back("along any axis it does not reduce");
+  if (f.permutes) parts.push_back("with its input's split, the axes permuted");
+  if (f.batch_product) {
+    parts.push_back(
+        "along its batch axes where both operands are split alike (heads)");
+  }
   if (parts.empty()) return "kept whole";
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) {

@@ -74,6 +74,35 @@ WeightLayout WeightLayoutOf(const Node& n) {
   return s != nullptr ? s->weight_layout(n) : WeightLayout{};
 }
 
+std::optional<std::vector<int64_t>> ReducedAxesOf(const Node& n,
+                                                  int64_t rank) {
+  const OpSchema* s = OpRegistry::Global().Find(n.op);
+  if (s == nullptr || !s->split().non_reduced || !s->reduced_axes()) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> axes = s->reduced_axes()(n, rank);
+  for (int64_t a : axes) {
+    if (a < 0 || a >= rank) return std::nullopt;
+  }
+  return axes;
+}
+
+std::optional<std::vector<int64_t>> AxisPermutationOf(const Node& n,
+                                                      int64_t rank) {
+  const OpSchema* s = OpRegistry::Global().Find(n.op);
+  if (s == nullptr || !s->split().permutes || !s->permutation()) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> perm = s->permutation()(n, rank);
+  std::vector<bool> seen(rank, false);
+  if (static_cast<int64_t>(perm.size()) != rank) return std::nullopt;
+  for (int64_t a : perm) {
+    if (a < 0 || a >= rank || seen[a]) return std::nullopt;
+    seen[a] = true;
+  }
+  return perm;
+}
+
 bool Concatenates(const Node& n) {
   const OpSchema* s = OpRegistry::Global().Find(n.op);
   return s != nullptr && s->concatenates();

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -74,11 +75,25 @@ struct SplitFacts {
   // Along any axis the op does not reduce (Softmax, LayerNormalization,
   // ReduceMean): each part normalises or reduces whole rows.
   bool non_reduced = false;
+  // Permutes its input's axes (Transpose): a box of the input is a box of
+  // the output, its bounds permuted (AxisPermutationOf).
+  bool permutes = false;
+  // One product per index of its leading (batch) axes, of two activations
+  // (attention's MatMuls, one per head): a range of those axes in both
+  // operands gives the same range of the output.
+  bool batch_product = false;
   bool any() const {
     return any_axis || by_weight || per_channel || spatial_halo || relayout ||
-           non_reduced;
+           non_reduced || permutes || batch_product;
   }
 };
+
+// The axes a node reduces over (non_reduced), given its input's rank.
+using ReducedAxesFn =
+    std::function<std::vector<int64_t>(const Node&, int64_t rank)>;
+// Output axis i is input axis perm[i] (permutes), given the rank.
+using AxisPermutationFn =
+    std::function<std::vector<int64_t>(const Node&, int64_t rank)>;
 
 // How a layer holds its learned weight, its input 1, against its channels:
 // what splitting by output or input channels cuts (partition/layer_split.h),
@@ -169,6 +184,22 @@ class OpSchema {
     split_.non_reduced = true;
     return *this;
   }
+  // The same, saying which axes it reduces: a part that holds those axes
+  // whole is normalised where it is (ReducedAxesOf).
+  OpSchema& SplitOffReducedAxes(ReducedAxesFn fn) {
+    split_.non_reduced = true;
+    reduced_axes_ = std::move(fn);
+    return *this;
+  }
+  OpSchema& SplitAsPermutation(AxisPermutationFn fn) {
+    split_.permutes = true;
+    permutation_ = std::move(fn);
+    return *this;
+  }
+  OpSchema& SplitByBatchAxes() {
+    split_.batch_product = true;
+    return *this;
+  }
   // Output channel c reads only input channel c and entry c of each weight
   // input (BatchNormalization's scale, shift, mean and variance): the
   // channel can be removed with its entries (lcp/prune_channels.h).
@@ -231,6 +262,8 @@ class OpSchema {
   bool concatenates() const { return concatenates_; }
   QuantRole quant_role() const { return quant_role_; }
   bool IsParamInput(int index) const { return !non_param_inputs_.count(index); }
+  const ReducedAxesFn& reduced_axes() const { return reduced_axes_; }
+  const AxisPermutationFn& permutation() const { return permutation_; }
 
   Status InferShapes(const Node& node, const InputShapes& in,
                      std::vector<Shape>* out) const;
@@ -252,6 +285,8 @@ class OpSchema {
   bool concatenates_ = false;
   QuantRole quant_role_ = QuantRole::kNone;
   WeightLayoutFn weight_layout_;
+  ReducedAxesFn reduced_axes_;
+  AxisPermutationFn permutation_;
   std::string doc_;
   InferFn infer_;
   WorkFn work_;
@@ -289,6 +324,17 @@ bool ActsPerChannelWithWeights(const Node& n);
 // `n`'s weight layout; none (any() false) for an op without one or an
 // unregistered op.
 WeightLayout WeightLayoutOf(const Node& n);
+
+// The axes `n` reduces over (SplitFacts::non_reduced) for an input of
+// `rank`, each in [0, rank); nullopt when its op does not say which.
+std::optional<std::vector<int64_t>> ReducedAxesOf(const Node& n,
+                                                  int64_t rank);
+
+// Output axis i of `n` is input axis perm[i] (SplitFacts::permutes), for
+// an input of `rank`; nullopt when `n` does not permute axes or its
+// permutation is not one of `rank` axes.
+std::optional<std::vector<int64_t>> AxisPermutationOf(const Node& n,
+                                                      int64_t rank);
 
 // Whether `n` concatenates its inputs (OpSchema::Concatenates).
 bool Concatenates(const Node& n);

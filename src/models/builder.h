@@ -73,6 +73,12 @@ class GraphBuilder {
 
   const Shape& ShapeOf(const std::string& tensor) const;
 
+  // A learned tensor that ops read as an input (a class token, a position
+  // embedding, a norm's scale, a constant factor); returns its name.
+  std::string Weight(const std::string& name, const Shape& shape) {
+    return AddWeight(name, shape);
+  }
+
   // Marks the outputs and returns the verified graph, or the first error met
   // while building.
   StatusOr<Graph> Finish(const std::vector<std::string>& outputs);

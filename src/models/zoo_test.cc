@@ -54,7 +54,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Golden{"c3d", 79991015, 38548959232, {1, 487}},
                       Golden{"yolov2", 50962889, 14732084224, {1, 425, 13, 13}},
                       Golden{"cifarnet", 797962, 14693248, {1, 10}},
-                      Golden{"vgg-s", 76160742, 2376383520, {1, 102}}),
+                      Golden{"vgg-s", 76160742, 2376383520, {1, 102}},
+                      // torchvision's 86,567,656 and 48 constants, four a
+                      // block: attention's scale and GELU's (models/vit.h).
+                      Golden{"vit_b_16", 86567704, 17563828224, {1, 1000}}),
     [](const auto& info) {
       std::string n = info.param.name;
       for (auto& ch : n)

@@ -71,7 +71,10 @@ Status InferSoftmax(const Node& node, const InputShapes& in,
 
 SHOAL_REGISTER_OP("Softmax")
     .Doc("any shape -> the same shape, normalised along `axis` (any axis)")
-    .SplitOffReducedAxes()
+    .SplitOffReducedAxes([](const Node& n, int64_t rank) {
+      const int64_t a = n.attrs.GetInt("axis", -1);
+      return std::vector<int64_t>{a < 0 ? a + rank : a};
+    })
     .Attr("axis")
     .Infer(InferSoftmax);
 

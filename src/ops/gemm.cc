@@ -118,13 +118,15 @@ OpWork MatMulWork(const Node&, const InputShapes& in,
 }
 
 // A MatMul by a constant 2-D weight becomes a Gemm on import (a dense layer,
-// split as one); what stays a MatMul multiplies two activations and is kept
-// whole.
+// split as one); what stays a MatMul multiplies two activations, split only
+// along its batch axes (attention's heads) where both operands are.
 SHOAL_REGISTER_OP("MatMul")
     .Doc(
         "numpy matmul: A [..., M, K], B [..., K, N] -> [batch..., M, N], "
         "batch axes broadcast, 1-D operands promoted")
     .Inputs(2, 2)
+    // Of two activations, one product per batch index (attention's heads).
+    .SplitByBatchAxes()
     // By a constant 2-D B [K, N]; not split by weight (the partitioners
     // take Gemm, which graph/matmul_to_gemm.h makes of such a MatMul).
     .Weight([](const Node&) {

@@ -136,6 +136,14 @@ Status InferTranspose(const Node& node, const InputShapes& in,
 
 SHOAL_REGISTER_OP("Transpose")
     .Doc("any rank -> the axes permuted by `perm` (reversed if absent)")
+    .SplitAsPermutation([](const Node& n, int64_t rank) {
+      std::vector<int64_t> perm = n.attrs.GetInts("perm");
+      if (perm.empty()) {
+        perm.resize(rank);
+        std::iota(perm.rbegin(), perm.rend(), 0);
+      }
+      return perm;
+    })
     .KeepsSparsity()
     .Attr("perm")
     .Infer(InferTranspose);

@@ -72,7 +72,13 @@ SHOAL_REGISTER_OP("LayerNormalization")
     .Doc(
         "X [d0, ..., dr-1], Scale and optional B [d(axis), ..., dr-1] -> "
         "X's shape, normalised over axes axis.. (any axis)")
-    .SplitOffReducedAxes()
+    .SplitOffReducedAxes([](const Node& n, int64_t rank) {
+      int64_t a = n.attrs.GetInt("axis", -1);
+      if (a < 0) a += rank;
+      std::vector<int64_t> axes;
+      for (int64_t i = a; i < rank; ++i) axes.push_back(i);
+      return axes;
+    })
     .Inputs(2, 3)
     .Attr("axis")
     .Attr("epsilon")

@@ -33,6 +33,10 @@ struct LayerChoice {
   // The devices a split layer runs on, in part order (empty: every device);
   // parts follow their shares.
   std::vector<int> devices;
+  // An output split gives each part whole multiples of this many outputs:
+  // a head's width in attention's projections, so that a device's columns
+  // are whole heads (partition/transformer_blocks.h).
+  int64_t unit = 1;
 };
 
 // A spatially split chain of window layers (conv/pool and the elementwise
@@ -85,6 +89,15 @@ struct BuildRequest {
   // to the input device (the papers' execution model, which their
   // communication formulas count).
   bool reduce_on_peers = true;
+  // Nodes that move boxes of their input whole (a Reshape of whole heads,
+  // a Transpose), multiply two activations per batch index (attention's
+  // MatMuls), normalise off the split axes (Softmax) or act elementwise
+  // with scalar constants run on the parts of their input where those are,
+  // instead of gathering it: a transformer's heads stay on their devices
+  // from the Q/K/V projections to the output projection (the heads
+  // strategy). Off, such nodes gather their input, as the plans of the
+  // other strategies were built and measured.
+  bool along_heads = false;
 };
 
 // The most devices one reduce-scatter spans. Every holder sends every other

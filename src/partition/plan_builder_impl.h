@@ -174,6 +174,29 @@ class PlanBuilder {
   // else a task of its own on that device receives them.
   StatusOr<bool> PlaceAlongParts(const Node& n);
 
+  // With BuildRequest::along_heads: a node whose activation inputs are all
+  // split into parts on the same devices, and whose op maps each part of
+  // them to one part of its output (a reshape or permutation of whole
+  // boxes, a product per batch index, a normalisation off the parts' axes,
+  // an elementwise op with scalar constants), runs on each part where it
+  // is (plan_builder_heads.cc).
+  StatusOr<bool> PlaceAlongHeads(const Node& n);
+
+  // With BuildRequest::along_heads: a node that reduces over the axis its
+  // one input is split along (a LayerNorm of the reduce-scattered feature
+  // slices) runs whole on every device that holds a slice, each gathering
+  // the others' slices (an all-gather), instead of on the input device,
+  // which would then send its output to every device. Each copy serves
+  // the others its own slice (Holder::owned). The reshapes that only read
+  // its output ride along.
+  StatusOr<bool> ReplicateOverParts(const Node& n);
+
+  // The part of `n`'s output that the parts `ins` of its activation inputs
+  // `acts` give, when its op's facts say it maps them so.
+  std::optional<Region> PartOutput(const Node& n,
+                                   const std::vector<std::string>& acts,
+                                   const std::vector<Region>& ins) const;
+
   static int64_t HeldElements(const Dist& d);
 
   Status PlaceWhole(const Node& n, const std::vector<int>& devices);
@@ -188,11 +211,12 @@ class PlanBuilder {
 
   Status PlaceSplit(const Node& n, const LayerChoice& choice);
 
-  // Each device computes its share of the layer's outputs, and the ops
-  // after it that act per channel travel with it.
+  // Each device computes its share of the layer's outputs (whole multiples
+  // of `unit` of them: LayerChoice::unit), and the ops after it that act
+  // per channel travel with it.
   Status PlaceOutputSplit(const Node& n, Scheme s,
                           const std::vector<int>& group,
-                          const std::vector<double>& gshares);
+                          const std::vector<double>& gshares, int64_t unit);
 
   // Each device reads its share of the layer's inputs and holds a partial
   // sum of the whole output.

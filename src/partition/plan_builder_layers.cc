@@ -38,6 +38,10 @@ Status PlanBuilder::PlaceWhole(const Node& n, const std::vector<int>& devices) {
   if (sliced) return Status::Ok();
   ASSIGN_OR_RETURN(bool relaid, PlaceRelayoutForInputSplit(n));
   if (relaid) return Status::Ok();
+  ASSIGN_OR_RETURN(bool heads, PlaceAlongHeads(n));
+  if (heads) return Status::Ok();
+  ASSIGN_OR_RETURN(bool replicated, ReplicateOverParts(n));
+  if (replicated) return Status::Ok();
   if (devices.size() == 1) {
     ASSIGN_OR_RETURN(bool spread, PlaceConcatOfParts(n));
     if (spread) return Status::Ok();
@@ -126,7 +130,9 @@ Status PlanBuilder::PlaceSplit(const Node& n, const LayerChoice& choice) {
   std::vector<int> group;
   std::vector<double> gshares;
   RETURN_IF_ERROR(Group(choice.devices, "layer " + n.name, &group, &gshares));
-  if (IsOutputSplit(s)) return PlaceOutputSplit(n, s, group, gshares);
+  if (IsOutputSplit(s)) {
+    return PlaceOutputSplit(n, s, group, gshares, choice.unit);
+  }
   if (!IsInputSplit(s)) {
     return Internal("scheme " + std::string(SchemeName(s)) +
                     " is not a layer split");
@@ -136,11 +142,16 @@ Status PlanBuilder::PlaceSplit(const Node& n, const LayerChoice& choice) {
 
 Status PlanBuilder::PlaceOutputSplit(const Node& n, Scheme s,
                                      const std::vector<int>& group,
-                                     const std::vector<double>& gshares) {
+                                     const std::vector<double>& gshares,
+                                     int64_t unit) {
   const std::string& in = n.inputs[0];
   const int G = static_cast<int>(group.size());
   const int64_t size = OutputSplitSize(g_, n);
-  auto counts = SplitCounts(size, gshares);
+  auto counts = SplitCounts(size / unit, gshares);
+  if (counts.ok() && (unit > 1 && size % unit != 0)) {
+    counts = InvalidArgument("the outputs are not whole units of " +
+                             std::to_string(unit));
+  }
   if (!counts.ok()) {
     return counts.status().WithContext(
         "layer " + n.name + " (" + SchemeName(s) + "): its " +
@@ -151,7 +162,7 @@ Status PlanBuilder::PlaceOutputSplit(const Node& n, Scheme s,
   std::vector<Region> regions;
   int64_t b = 0;
   for (int d = 0; d < G; ++d) {
-    const int64_t e = b + counts.value()[d];
+    const int64_t e = b + counts.value()[d] * unit;
     ASSIGN_OR_RETURN(LayerPart p, SplitOutput(g_, n, b, e));
     regions.push_back(p.out_region);
     parts.push_back(std::move(p));

@@ -6,6 +6,7 @@
 
 #include "models/load_model.h"
 #include "partition/strategy.h"
+#include "partition/vit_test_model.h"
 #include "plan/json_parse.h"
 #include "plan/plan_verify.h"
 
@@ -27,9 +28,21 @@ Plan MakeLenetPlan(const std::string& strategy, Graph* model = nullptr) {
   return p.value();
 }
 
+// A transformer's plan by heads: lenet5 has no attention to split.
+Plan MakeSmallVitPlan(const std::string& strategy) {
+  PlanOptions po;
+  po.strategy = strategy;
+  po.model.spec = "vit-small";
+  for (int i = 0; i < 3; ++i)
+    po.devices.push_back(PlanDevice{"d" + std::to_string(i), 1.0, 0});
+  auto p = MakePlan(testing::SmallVit().graph, po);
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return p.value();
+}
+
 TEST(PlanJson, RoundTripsEveryStrategy) {
   for (const auto& s : StrategyNames()) {
-    Plan p = MakeLenetPlan(s);
+    Plan p = s == "heads" ? MakeSmallVitPlan(s) : MakeLenetPlan(s);
     auto back = PlanFromJson(PlanToJson(p));
     ASSERT_TRUE(back.ok()) << s << ": " << back.status().message();
     EXPECT_EQ(PlanToJson(back.value()), PlanToJson(p)) << s;

@@ -551,7 +551,8 @@ TEST(StrategyRegistry, ListsEveryStrategyInOrderAndRefusesOthers) {
   EXPECT_EQ(StrategyNames(), (std::vector<std::string>{
                                  "auto", "procedure1", "pipeline", "data",
                                  "lop", "lip", "channel", "filter", "spatial",
-                                 "fuse", "fuse-ilp", "lcp", "random"}));
+                                 "fuse", "fuse-ilp", "lcp", "random",
+                                 "heads"}));
   for (const auto& n : StrategyNames()) {
     EXPECT_NE(StrategyRegistry::Global().Find(n), nullptr) << n;
   }

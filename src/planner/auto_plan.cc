@@ -10,6 +10,7 @@
 #include "partition/layer_split.h"
 #include "partition/plan_builder.h"
 #include "partition/strategy.h"
+#include "partition/transformer_blocks.h"
 #include "plan/broadcast.h"
 #include "plan/int8_transfers.h"
 #include "plan/plan_cost.h"
@@ -286,6 +287,9 @@ class AutoPlanner {
   void AddStrategies() {
     for (const auto& s : StrategyNames()) {
       if (s == "auto" || s == "random" || s == "procedure1") continue;
+      // Only a transformer lists its scheme: a CNN's plan, alternatives
+      // and all, stays what it was before transformers were split.
+      if (s == "heads" && FindAttentionBlocks(g_).empty()) continue;
       Candidate skip;
       skip.name = s;
       if (s == "lcp") {

@@ -1,0 +1,91 @@
+// The heads strategy on a small ViT: exact against the one-device run on
+// 2, 3 and 4 devices, equal and unequal, and each device computes its own
+// heads' attention.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "models/builder.h"
+#include "partition/plan_test_util.h"
+#include "partition/vit_test_model.h"
+
+namespace shoal {
+namespace {
+
+using testing::Devices;
+using testing::EqualDevices;
+using testing::PlanRunResult;
+using testing::RunPlanExact;
+
+// Per device, the heads of the scores of block `block` computed there.
+std::map<int, int64_t> ScoreHeadsByDevice(const Plan& p,
+                                          const std::string& block) {
+  std::map<int, int64_t> heads;
+  for (const auto& t : p.tasks) {
+    for (const auto& n : t.fragment.nodes) {
+      if (n.name != block + ".self_attention.scores") continue;
+      heads[t.devices[0]] += t.fragment.FindTensor(n.outputs[0])->shape[1];
+    }
+  }
+  return heads;
+}
+
+TEST(HeadsStrategy, SmallVitIsExactOn2To4Devices) {
+  const Model m = testing::SmallVit();
+  for (int n : {2, 3, 4}) {
+    PlanRunResult r;
+    ASSERT_TRUE(RunPlanExact(m, "heads", EqualDevices(n), &r)) << n;
+    // 6 heads: 3+3, 2+2+2, 2+2+1+1.
+    for (const char* block : {"encoder.layers.encoder_layer_0",
+                              "encoder.layers.encoder_layer_1"}) {
+      const auto heads = ScoreHeadsByDevice(r.plan, block);
+      ASSERT_EQ(static_cast<int>(heads.size()), n) << block;
+      int64_t sum = 0;
+      for (const auto& [dev, h] : heads) {
+        EXPECT_GE(h, 1) << dev;
+        sum += h;
+      }
+      EXPECT_EQ(sum, 6) << block;
+    }
+  }
+}
+
+TEST(HeadsStrategy, UnequalDevicesTakeHeadsByShare) {
+  const Model m = testing::SmallVit();
+  PlanRunResult r;
+  ASSERT_TRUE(RunPlanExact(m, "heads", Devices({2.0, 1.0, 1.0}), &r));
+  const auto heads =
+      ScoreHeadsByDevice(r.plan, "encoder.layers.encoder_layer_0");
+  EXPECT_EQ(heads.at(0), 3);
+  EXPECT_EQ(heads.at(1) + heads.at(2), 3);
+}
+
+// Fewer heads than devices: attention runs on as many devices as it has
+// heads, the MLPs on all of them.
+TEST(HeadsStrategy, FewerHeadsThanDevices) {
+  VitConfig c = testing::SmallVitConfig();
+  c.heads = 2;
+  c.dim = 16;
+  const Model m = testing::SmallVit(c);
+  PlanRunResult r;
+  ASSERT_TRUE(RunPlanExact(m, "heads", EqualDevices(3), &r));
+  EXPECT_EQ(ScoreHeadsByDevice(r.plan, "encoder.layers.encoder_layer_0").size(),
+            2u);
+}
+
+TEST(HeadsStrategy, RefusesAModelWithoutAttention) {
+  GraphBuilder b("mlp");
+  std::string x = b.Input("x", {1, 8});
+  x = b.Linear("b", b.Relu(b.Linear("a", x, 16)), 4);
+  Model m;
+  m.graph = b.Finish({x}).value();
+  PlanOptions po;
+  po.strategy = "heads";
+  po.devices = EqualDevices(2);
+  auto p = MakePlan(m.graph, po);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("does not apply"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shoal
