@@ -74,6 +74,17 @@ struct Timed {
   OpProfile profile;
 };
 
+// Per step, the kernel a profile names: XNNPACK's steps with the
+// implementation they chose, where it says more than "xnnpack" (an int8
+// layer's "qc8" or "f32-sums", int8 max pooling's "s8").
+std::vector<std::string> ProfileKernels(const Executor& ex) {
+  std::vector<std::string> k = ex.step_kernels();
+  for (size_t i = 0; i < k.size() && i < ex.step_impls().size(); ++i)
+    if (k[i] == "xnnpack" && !ex.step_impls()[i].empty())
+      k[i] += " " + ex.step_impls()[i];
+  return k;
+}
+
 StatusOr<Timed> TimeRuns(const InferArgs& a, const Graph& g, Executor* ex,
                          const std::vector<Tensor>& inputs) {
   Timed t;
@@ -91,7 +102,7 @@ StatusOr<Timed> TimeRuns(const InferArgs& a, const Graph& g, Executor* ex,
       RETURN_IF_ERROR(ex->Run(inputs, &t.outputs, &step_seconds,
                               Executor::StepClock::kWall));
     }
-    t.profile = ProfileByOp(g, ex->step_labels(), ex->step_kernels(),
+    t.profile = ProfileByOp(g, ex->step_labels(), ProfileKernels(*ex),
                             step_seconds, a.repeat);
   }
   return t;
@@ -119,6 +130,31 @@ nlohmann::json ProfileJson(const OpProfile& profile, int runs, int top_steps) {
           {"ops", ops},
           {"slowest_steps", steps}};
 }
+
+// An XNNPACK executor's int8 layers by path (engine/xnnpack/int8_layer.h).
+struct XnnInt8Paths {
+  int qc8 = 0, f32_sums = 0;
+  std::string Name() const {
+    if (f32_sums == 0) return "xnnpack qc8";
+    if (qc8 == 0) return "xnnpack f32 sums";
+    return "xnnpack qc8 + f32 sums";
+  }
+};
+
+XnnInt8Paths CountXnnInt8Paths(const Executor& ex) {
+  XnnInt8Paths p;
+  for (size_t i = 0; i < ex.step_impls().size(); ++i) {
+    if (ex.step_kernels()[i] != "xnnpack") continue;
+    p.qc8 += ex.step_impls()[i] == "qc8";
+    p.f32_sums += ex.step_impls()[i] == "f32-sums";
+  }
+  return p;
+}
+
+constexpr const char* kXnnInt8Why =
+    "qc8 where a layer's output only goes on to the next QuantizeLinear "
+    "(through Relu/Clip, MaxPool, Reshape): within one quantization step; "
+    "f32 sums elsewhere: exact";
 
 // Why an executor's int8 layers took `path` (engine/int8_path.h).
 std::string Int8PathWhy(Int8Path path) {
@@ -211,15 +247,23 @@ Status RunInfer(const InferArgs& a) {
                              ex->stats().xnnpack_weight_bytes +
                              ex->stats().retained_weight_bytes}};
     const ExecutorStats& st = ex->stats();
-    if (st.int8_layers > 0) {
+    std::string int8_path = Int8PathName(st.int8_path);
+    if (st.int8_layers > 0 && backend == Backend::kXnnpack) {
+      const XnnInt8Paths p = CountXnnInt8Paths(*ex);
+      int8_path = p.Name();
       j["int8"] = {{"layers", st.int8_layers},
-                   {"path", Int8PathName(st.int8_path)},
+                   {"path", int8_path},
+                   {"qc8", p.qc8},
+                   {"f32_sums", p.f32_sums},
+                   {"why", kXnnInt8Why}};
+    } else if (st.int8_layers > 0) {
+      j["int8"] = {{"layers", st.int8_layers},
+                   {"path", int8_path},
                    {"why", Int8PathWhy(st.int8_path)}};
     }
     if (a.profile) {
       j["profile"] = ProfileJson(t.profile, a.repeat, a.top_steps);
-      if (st.int8_layers > 0)
-        j["profile"]["int8_path"] = Int8PathName(st.int8_path);
+      if (st.int8_layers > 0) j["profile"]["int8_path"] = int8_path;
     }
     std::cout << j.dump(2) << std::endl;
     return Status::Ok();
@@ -228,7 +272,12 @@ Status RunInfer(const InferArgs& a) {
             << BackendName(backend) << ", " << Plural(KernelThreads(), "thread")
             << ", output " << ShapeToString(y.shape) << "\n";
   if (!quantized.empty()) std::cout << "int8: " << quantized << "\n";
-  if (ex->stats().int8_layers > 0) {
+  if (ex->stats().int8_layers > 0 && backend == Backend::kXnnpack) {
+    const XnnInt8Paths p = CountXnnInt8Paths(*ex);
+    std::cout << "int8 layers on XNNPACK: " << ex->stats().int8_layers << ", "
+              << p.qc8 << " qc8 and " << p.f32_sums << " f32 sums ("
+              << kXnnInt8Why << ")\n";
+  } else if (ex->stats().int8_layers > 0) {
     std::cout << "int8 layers on oneDNN: " << ex->stats().int8_layers << ", on "
               << Int8PathName(ex->stats().int8_path) << " ("
               << Int8PathWhy(ex->stats().int8_path) << ")\n";

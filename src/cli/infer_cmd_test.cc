@@ -215,6 +215,61 @@ TEST(InferCmd, XnnpackProfileNamesTheKernelOfEachOp) {
     EXPECT_NEAR(y->data[i], ref->data[i], 1e-4f * scale) << i;
 }
 
+// A quantized model on --backend xnnpack: infer says which path each int8
+// layer took (LeNet-5's convs and fc1 on qc8, fc2, the output, on f32
+// sums), the profile names them, and `shoal kernels` lists each node's.
+TEST(InferCmd, XnnpackInt8NamesTheQc8AndF32SumsLayers) {
+  TempDir dir;
+  Tensor samples({4, 1, 28, 28});
+  for (size_t i = 0; i < samples.data.size(); ++i)
+    samples.data[i] = static_cast<float>(i % 79) / 78.f;
+  const std::string cal = dir.File("cal.npy"), q = dir.File("l8.onnx");
+  ASSERT_TRUE(WriteNpy(cal, samples).ok());
+  const std::string shoal = SHOAL_BINARY;
+  std::string out, json, text, kernels;
+  ASSERT_EQ(
+      RunCommand(shoal + " quantize lenet5 --calibration " + cal + " -o " + q,
+                 &out),
+      0)
+      << out;
+  ASSERT_EQ(
+      RunCommand(shoal + " infer " + q + " --backend xnnpack --profile --json",
+                 &json),
+      0)
+      << json;
+  const auto j = nlohmann::json::parse(json.substr(json.find('{')));
+  const auto& i8 = j.at("int8");
+  EXPECT_EQ(i8.at("layers"), 5) << json;
+  EXPECT_EQ(i8.at("qc8"), 4) << json;
+  EXPECT_EQ(i8.at("f32_sums"), 1) << json;
+  EXPECT_EQ(i8.at("path"), "xnnpack qc8 + f32 sums") << json;
+  EXPECT_EQ(j.at("profile").at("int8_path"), "xnnpack qc8 + f32 sums");
+  std::map<std::string, std::string> kernel;
+  for (const auto& r : j.at("profile").at("ops"))
+    kernel[r.at("op")] = r.at("kernel");
+  EXPECT_EQ(kernel["Conv+Relu"], "xnnpack qc8") << json;
+  EXPECT_EQ(kernel["Gemm"], "xnnpack f32-sums") << json;
+  EXPECT_EQ(kernel["MaxPool"], "xnnpack s8") << json;
+  ASSERT_EQ(RunCommand(shoal + " infer " + q + " --backend xnnpack", &text), 0)
+      << text;
+  EXPECT_NE(text.find("int8 layers on XNNPACK: 5, 4 qc8 and 1 f32 sums"),
+            std::string::npos)
+      << text;
+  ASSERT_EQ(RunCommand(shoal + " kernels " + q + " --backend xnnpack --json",
+                       &kernels),
+            0)
+      << kernels;
+  const auto k = nlohmann::json::parse(kernels.substr(kernels.find('{')));
+  std::map<std::string, std::string> impl;
+  for (const auto& n : k.at("nodes"))
+    impl[n.at("node")] = n.at("kernel").get<std::string>() + " " +
+                         n.at("impl").get<std::string>();
+  EXPECT_EQ(impl["conv1"], "xnnpack qc8") << kernels;
+  EXPECT_EQ(impl["fc1"], "xnnpack qc8") << kernels;
+  EXPECT_EQ(impl["fc2"], "xnnpack f32-sums") << kernels;
+  EXPECT_EQ(k.at("macs_by_kernel").at("xnnpack"), k.at("macs")) << kernels;
+}
+
 // 1000 scores are ImageNet's classes: named. A zoo model's weights are
 // seeded random ones, and the output says the classes mean nothing.
 TEST(InferCmd, NamesImagenetClassesAndSaysWeightsAreRandom) {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -107,9 +108,20 @@ Status Run(const KernelsArgs& a, const KernelsModelLoader& load) {
   std::cout << g.name << " on " << BackendName(backend) << " (" << Machine()
             << ", " << Plural(KernelThreads(), "thread")
             << "): " << HumanCount(total) << " MACs\n";
+  // XNNPACK's quantized layers by the implementation they took ("qc8",
+  // "f32-sums"), beneath its line.
+  std::map<std::string, int64_t> xnn_impls;
+  for (const auto& n : nodes)
+    if (n.kernel == "xnnpack" && !n.impl.empty() && n.macs > 0)
+      xnn_impls["xnnpack " + n.impl] += n.macs;
   for (const auto& [k, macs] : by_kernel) {
     std::printf("  %-30s %10s MACs %6.1f %%\n", k.c_str(),
                 HumanCount(macs).c_str(), total > 0 ? 100.0 * macs / total : 0);
+    if (k != "xnnpack") continue;
+    for (const auto& [impl, m] : xnn_impls) {
+      std::printf("    %-28s %10s MACs %6.1f %%\n", impl.c_str(),
+                  HumanCount(m).c_str(), total > 0 ? 100.0 * m / total : 0);
+    }
   }
   // The nodes whose MACs the chosen backend left to another kernel.
   for (const auto& n : nodes) {

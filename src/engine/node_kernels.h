@@ -22,7 +22,9 @@ struct NodeKernel {
   // own: an alias (Reshape, Identity), an activation fused into its
   // producer, a BatchNormalization folded into its conv.
   std::string kernel;
-  std::string impl;  // oneDNN's implementation ("jit:avx2", "gemm:ref")
+  // oneDNN's implementation ("jit:avx2", "gemm:ref"); an XNNPACK int8
+  // layer's path ("qc8", "f32-sums": engine/xnnpack/int8_layer.h)
+  std::string impl;
   int64_t macs = 0;  // graph/cost.h's
 };
 

@@ -60,17 +60,17 @@ std::string OpProfileText(const OpProfile& p, int top_steps) {
   auto share = [&](double s) {
     return p.total_seconds > 0 ? 100.0 * s / p.total_seconds : 0.0;
   };
-  std::snprintf(line, sizeof(line), "%-28s %-9s %6s %10s %7s\n", "op", "kernel",
-                "steps", "ms/run", "share");
+  std::snprintf(line, sizeof(line), "%-28s %-16s %6s %10s %7s\n", "op",
+                "kernel", "steps", "ms/run", "share");
   os << line;
   for (const auto& r : p.ops) {
-    std::snprintf(line, sizeof(line), "%-28s %-9s %6d %10.3f %6.1f%%\n",
+    std::snprintf(line, sizeof(line), "%-28s %-16s %6d %10.3f %6.1f%%\n",
                   r.op.c_str(), r.kernel.c_str(), r.steps, r.seconds * 1e3,
                   share(r.seconds));
     os << line;
   }
-  std::snprintf(line, sizeof(line), "%-28s %-9s %6zu %10.3f %6.1f%%\n", "total",
-                "", p.steps.size(), p.total_seconds * 1e3, 100.0);
+  std::snprintf(line, sizeof(line), "%-28s %-16s %6zu %10.3f %6.1f%%\n",
+                "total", "", p.steps.size(), p.total_seconds * 1e3, 100.0);
   os << line;
   const int n = std::min<int>(top_steps, static_cast<int>(p.steps.size()));
   if (n > 0) {

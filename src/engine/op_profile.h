@@ -14,8 +14,10 @@
 namespace shoal {
 
 struct OpProfileRow {
-  std::string op;          // "Conv", "Conv+Relu" (activation fused), "reorder"
-  std::string kernel;      // "onednn", "xnnpack" or "reference"
+  std::string op;  // "Conv", "Conv+Relu" (activation fused), "reorder"
+  // "onednn", "xnnpack" or "reference", or what the caller named it
+  // (infer: "xnnpack qc8" for an XNNPACK int8 layer)
+  std::string kernel;
   bool reference = false;  // run by the reference kernel
   int steps = 0;
   double seconds = 0;  // per run

@@ -194,8 +194,8 @@ TEST(XnnpackInt8, Qc8ConvThenMaxPool) {
       ConvThenProbe({1, 4, 12, 12}, 8, {3}, O{{1}, {1}}, "Relu", true);
   ExpectQc8(g);
   Model m = Quantized(g, 0.f, 1.f);
-  const Ran xnn = RunModel(m, Backend::kXnnpack, UniformInputs(
-                                                     {1, 4, 12, 12}, 1, 0, 1, 3));
+  const Ran xnn =
+      RunModel(m, Backend::kXnnpack, UniformInputs({1, 4, 12, 12}, 1, 0, 1, 3));
   EXPECT_EQ(ImplOf(xnn, "pool"), "xnnpack s8");
 }
 

@@ -62,10 +62,9 @@ StatusOr<bool> BuildF32SumsLayer(ExecBuilder& b, const XnnInt8Layer& l) {
         xnn_operator_t o = nullptr;
         const xnn_status s = xnn_create_convolution2d_nhwc_f32(
             l.pad_top, l.pad_right, l.pad_bottom, l.pad_left, l.kernel[0],
-            l.kernel[1], l.stride[0], l.stride[1], l.dilation[0],
-            l.dilation[1], l.groups, l.group_in, l.group_out,
-            l.groups * l.group_in, channels, weights.data(), nullptr, kNoMin,
-            kNoMax, /*flags=*/0, &o);
+            l.kernel[1], l.stride[0], l.stride[1], l.dilation[0], l.dilation[1],
+            l.groups, l.group_in, l.group_out, l.groups * l.group_in, channels,
+            weights.data(), nullptr, kNoMin, kNoMax, /*flags=*/0, &o);
         return Wrap(s, &o);
       });
   if (!conv.op) return false;
@@ -73,10 +72,10 @@ StatusOr<bool> BuildF32SumsLayer(ExecBuilder& b, const XnnInt8Layer& l) {
   // (the scales' when there is no bias).
   const bool has_bias = !l.bias.empty();
   xnn_operator_t mo = nullptr, ao = nullptr;
-  std::shared_ptr<XnnOperator> mul = Wrap(
-      xnn_create_multiply_nd_f32(has_bias ? kNoMin : lo,
-                                 has_bias ? kNoMax : hi, 0, &mo),
-      &mo);
+  std::shared_ptr<XnnOperator> mul =
+      Wrap(xnn_create_multiply_nd_f32(has_bias ? kNoMin : lo,
+                                      has_bias ? kNoMax : hi, 0, &mo),
+           &mo);
   std::shared_ptr<XnnOperator> add;
   if (has_bias) add = Wrap(xnn_create_add_nd_f32(lo, hi, 0, &ao), &ao);
   if (!mul || (has_bias && !add)) return false;
@@ -110,14 +109,14 @@ StatusOr<bool> BuildF32SumsLayer(ExecBuilder& b, const XnnInt8Layer& l) {
                const std::vector<void*>& out, pthreadpool_t pool) {
       const size_t a[2] = {rows, channels}, c[1] = {channels};
       float* y = static_cast<float*>(out[0]);
-      return multiply ? xnn_setup_multiply_nd_f32(o, 2, a, 1, c, y, operand, y,
-                                                  pool)
-                      : xnn_setup_add_nd_f32(o, 2, a, 1, c, y, operand, y,
-                                             pool);
+      return multiply
+                 ? xnn_setup_multiply_nd_f32(o, 2, a, 1, c, y, operand, y, pool)
+                 : xnn_setup_add_nd_f32(o, 2, a, 1, c, y, operand, y, pool);
     };
   };
   step->AddCall(mul, per_channel(true, step->HoldConstant(std::move(scales))));
-  if (has_bias) step->AddCall(add, per_channel(false, step->HoldConstant(l.bias)));
+  if (has_bias)
+    step->AddCall(add, per_channel(false, step->HoldConstant(l.bias)));
   AddXnnOutputStep(b, n, act, std::move(step), l.out_shape,
                    l.conv ? NhwcDesc(l.out_shape) : PlainDesc(l.out_shape));
   return true;

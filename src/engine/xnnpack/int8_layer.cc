@@ -96,7 +96,8 @@ bool MatchFullyConnected(const Tensor& w, XnnInt8Layer* l) {
   } else {
     l->weights.resize(q.size());
     for (int64_t a = 0; a < k; ++a)
-      for (int64_t c = 0; c < nout; ++c) l->weights[c * k + a] = q[a * nout + c];
+      for (int64_t c = 0; c < nout; ++c)
+        l->weights[c * k + a] = q[a * nout + c];
   }
   l->conv = false;
   l->batch = static_cast<size_t>(NumElements(xs) / k);

@@ -64,14 +64,13 @@ StatusOr<bool> BuildPool(ExecBuilder& b, const Node& n) {
   xnn_status s;
   if (max) {
     s = xnn_create_max_pooling2d_nhwc_f32(
-        win.pad_top, win.pad_right, win.pad_bottom, win.pad_left,
-        win.kernel[0], win.kernel[1], win.stride[0], win.stride[1],
-        win.dilation[0], win.dilation[1], c, c, c, lo, hi, 0, &o);
+        win.pad_top, win.pad_right, win.pad_bottom, win.pad_left, win.kernel[0],
+        win.kernel[1], win.stride[0], win.stride[1], win.dilation[0],
+        win.dilation[1], c, c, c, lo, hi, 0, &o);
   } else {
     s = xnn_create_average_pooling2d_nhwc_f32(
-        win.pad_top, win.pad_right, win.pad_bottom, win.pad_left,
-        win.kernel[0], win.kernel[1], win.stride[0], win.stride[1], c, c, c, lo,
-        hi, 0, &o);
+        win.pad_top, win.pad_right, win.pad_bottom, win.pad_left, win.kernel[0],
+        win.kernel[1], win.stride[0], win.stride[1], c, c, c, lo, hi, 0, &o);
   }
   std::shared_ptr<XnnOperator> op = Wrap(s, &o);
   if (!op) return false;  // e.g. a 1x1 window, which XNNPACK refuses

@@ -71,9 +71,9 @@ XnnSetupFn Qc8Setup(const XnnInt8Layer& l) {
   return [batch = l.batch, h = l.in_h, w = l.in_w](
              xnn_operator_t o, const std::vector<void*>& in,
              const std::vector<void*>& out, pthreadpool_t pool) {
-    return xnn_setup_convolution2d_nhwc_qc8(
-        o, batch, h, w, static_cast<const int8_t*>(in[0]),
-        static_cast<int8_t*>(out[0]), pool);
+    return xnn_setup_convolution2d_nhwc_qc8(o, batch, h, w,
+                                            static_cast<const int8_t*>(in[0]),
+                                            static_cast<int8_t*>(out[0]), pool);
   };
 }
 
@@ -84,12 +84,14 @@ StatusOr<bool> BuildQc8Layer(ExecBuilder& b, const XnnInt8Layer& l) {
   if (!chain) return false;
   const float s_out = chain->out.scale[0];
   const int32_t z_out = chain->out.zero_point[0];
-  const int q_lo = chain->lo == kNoMin
-                       ? kInt8Min
-                       : static_cast<int>(QuantizeValue(chain->lo, s_out, z_out));
-  const int q_hi = chain->hi == kNoMax
-                       ? kInt8Max
-                       : static_cast<int>(QuantizeValue(chain->hi, s_out, z_out));
+  const int q_lo =
+      chain->lo == kNoMin
+          ? kInt8Min
+          : static_cast<int>(QuantizeValue(chain->lo, s_out, z_out));
+  const int q_hi =
+      chain->hi == kNoMax
+          ? kInt8Max
+          : static_cast<int>(QuantizeValue(chain->hi, s_out, z_out));
   if (q_lo >= q_hi) return false;  // XNNPACK wants a non-empty range
 
   const size_t channels = l.out_channels();
@@ -109,14 +111,13 @@ StatusOr<bool> BuildQc8Layer(ExecBuilder& b, const XnnInt8Layer& l) {
   const int64_t bytes = static_cast<int64_t>(
       l.weights.size() + channels * (sizeof(int32_t) + sizeof(float)));
   SharedOperator op = PackedOperator(
-      b, {l.weight_name, l.bias_name}, "qc8 " + l.GeometryKey() + params,
-      bytes, [&] {
+      b, {l.weight_name, l.bias_name}, "qc8 " + l.GeometryKey() + params, bytes,
+      [&] {
         xnn_operator_t o = nullptr;
         const xnn_status s = xnn_create_convolution2d_nhwc_qc8(
             l.pad_top, l.pad_right, l.pad_bottom, l.pad_left, l.kernel[0],
-            l.kernel[1], l.stride[0], l.stride[1], l.dilation[0],
-            l.dilation[1], l.groups, l.group_in, l.group_out,
-            l.groups * l.group_in, channels,
+            l.kernel[1], l.stride[0], l.stride[1], l.dilation[0], l.dilation[1],
+            l.groups, l.group_in, l.group_out, l.groups * l.group_in, channels,
             static_cast<int8_t>(l.x.zero_point[0]), l.x.scale[0],
             kernel_scale.data(), l.weights.data(), bias.data(),
             static_cast<int8_t>(z_out), s_out, static_cast<int8_t>(q_lo),
@@ -130,12 +131,12 @@ StatusOr<bool> BuildQc8Layer(ExecBuilder& b, const XnnInt8Layer& l) {
   if (chain->pool) {
     const XnnPoolWindow& w = chain->window;
     xnn_operator_t o = nullptr;
-    pool_op = Wrap(xnn_create_max_pooling2d_nhwc_s8(
-                       w.pad_top, w.pad_right, w.pad_bottom, w.pad_left,
-                       w.kernel[0], w.kernel[1], w.stride[0], w.stride[1],
-                       w.dilation[0], w.dilation[1], channels, channels,
-                       channels, kInt8Min, kInt8Max, /*flags=*/0, &o),
-                   &o);
+    pool_op = Wrap(
+        xnn_create_max_pooling2d_nhwc_s8(
+            w.pad_top, w.pad_right, w.pad_bottom, w.pad_left, w.kernel[0],
+            w.kernel[1], w.stride[0], w.stride[1], w.dilation[0], w.dilation[1],
+            channels, channels, channels, kInt8Min, kInt8Max, /*flags=*/0, &o),
+        &o);
     if (!pool_op) return false;
   }
 
@@ -157,15 +158,14 @@ StatusOr<bool> BuildQc8Layer(ExecBuilder& b, const XnnInt8Layer& l) {
     auto ps = std::make_unique<XnnStep>();
     ps->impl = "s8";
     ps->AddInput(y);
-    ps->AddCall(pool_op, [batch = l.batch, h = l.out_shape[2],
-                          w = l.out_shape[3]](
-                             xnn_operator_t o, const std::vector<void*>& in,
-                             const std::vector<void*>& out,
-                             pthreadpool_t pool) {
-      return xnn_setup_max_pooling2d_nhwc_s8(
-          o, batch, h, w, static_cast<const int8_t*>(in[0]),
-          static_cast<int8_t*>(out[0]), pool);
-    });
+    ps->AddCall(pool_op,
+                [batch = l.batch, h = l.out_shape[2], w = l.out_shape[3]](
+                    xnn_operator_t o, const std::vector<void*>& in,
+                    const std::vector<void*>& out, pthreadpool_t pool) {
+                  return xnn_setup_max_pooling2d_nhwc_s8(
+                      o, batch, h, w, static_cast<const int8_t*>(in[0]),
+                      static_cast<int8_t*>(out[0]), pool);
+                });
     y = b.NewValue(p.outputs[0], chain->pool_shape,
                    S8Desc(chain->pool_shape, true));
     ps->AddOutput(y);
