@@ -9,7 +9,9 @@
 // for a range that is never negative and 0 otherwise).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -161,7 +163,9 @@ void ExpectQc8(const Graph& g, const std::string& layer = "conv") {
     const Ran xnn = RunModel(m, Backend::kXnnpack, xs);
     EXPECT_EQ(ImplOf(xnn, layer), "xnnpack qc8");
     ExpectOnlyInputQuantizeOnReference(xnn);
-    ExpectWithinOneStep(xnn.y, ref.y);
+    const double off = ExpectWithinOneStep(xnn.y, ref.y);
+    std::printf("%s, %s: %.2f %% of int8 values one step off\n", g.name.c_str(),
+                lo < 0 ? "signed input" : "input >= 0", 100 * off);
   }
 }
 
@@ -313,6 +317,17 @@ ZooResult ExpectZooModel(const std::string& name, const Shape& in, int samples,
         << "top-1 of sample " << s;
   }
   int8_test::ExpectSameOutputs(xnn.y, ref.y, tol);
+  double worst = 0;
+  for (size_t s = 0; s < xnn.y.size() && s < ref.y.size(); ++s) {
+    float scale = 0, diff = 0;
+    for (int64_t i = 0; i < ref.y[s].size(); ++i) {
+      scale = std::max(scale, std::fabs(ref.y[s].data[i]));
+      diff = std::max(diff, std::fabs(xnn.y[s].data[i] - ref.y[s].data[i]));
+    }
+    worst = std::max(worst, scale > 0 ? static_cast<double>(diff / scale) : 0);
+  }
+  std::printf("%s: outputs within %.3g of the largest output\n", name.c_str(),
+              worst);
   int64_t total = 0, xnn_macs = 0, qc8 = 0, sums = 0;
   for (const auto& [node, k] : xnn.nodes) {
     total += k.macs;
@@ -335,12 +350,13 @@ ZooResult ExpectZooModel(const std::string& name, const Shape& in, int samples,
 
 // LeNet-5: conv1 and conv2 (-> Relu -> MaxPool -> Q), conv3 (-> Relu ->
 // Flatten -> Q) and fc1 (-> Relu -> Q) on qc8; fc2, the output, on f32
-// sums. Each qc8 layer's int8 output is within a step of the reference's,
-// an error of at most half a step of the next layer's input (about 0.4 %
-// of its range), which the following layers average: 2 % of the largest
-// output bounds it with room.
+// sums. A qc8 layer's int8 output is off by one step in well under 1 % of
+// its values; each such value moves the next layer's sums by one step of
+// its input times a weight, and the logits by what the layers after make
+// of it. Measured: 1.4 % of the largest logit (8 inputs, x86); the bound
+// is 3 %, with top-1 equal.
 TEST(XnnpackInt8, QuantizedLeNet5) {
-  const ZooResult r = ExpectZooModel("lenet5", {1, 1, 28, 28}, 8, 0.02f);
+  const ZooResult r = ExpectZooModel("lenet5", {1, 1, 28, 28}, 8, 0.03f);
   EXPECT_GT(r.qc8_share, 0.95);
   EXPECT_GT(r.f32_sums_share, 0);
   std::printf("lenet5 int8 on XNNPACK: %.1f %% of MACs qc8, %.1f %% f32 sums\n",
@@ -349,9 +365,10 @@ TEST(XnnpackInt8, QuantizedLeNet5) {
 
 // ResNet-18 on 64x64 inputs: the first conv of each block on qc8 (-> Relu
 // -> Q), the second and the downsampling convs on f32 sums (an Add reads
-// them). Twenty layers deep, a one-step difference in a block's input
-// reaches the logits through both the residual and the convs: 5 % of the
-// largest logit, with top-1 equal.
+// them), as is conv1 (its MaxPool's output is a residual too). The
+// one-step differences of the qc8 layers reach the logits through twenty
+// layers and the residuals: measured 1.0 % of the largest logit; the bound
+// is 5 %, with top-1 equal.
 TEST(XnnpackInt8, QuantizedResNet18) {
   const ZooResult r = ExpectZooModel("resnet18", {1, 3, 64, 64}, 2, 0.05f);
   EXPECT_GT(r.qc8_share, 0.3);
