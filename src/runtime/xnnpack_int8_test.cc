@@ -13,12 +13,14 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/calibrate.h"
 #include "engine/executor.h"
 #include "engine/node_kernels.h"
+#include "engine/shared_weights.h"
 #include "graph/fuse_batchnorm.h"
 #include "graph/shape_inference.h"
 #include "models/builder.h"
@@ -289,6 +291,48 @@ TEST(XnnpackInt8, F32SumsWhereTheOutputIsNotOnlyRequantized) {
     ExpectF32Sums(Finish(b, b.Linear("fc", b.Input("x", {2, 30}), 7)), "fc");
   }
   ExpectF32Sums(MatMulGraph(false), "mm");
+}
+
+// Executors given one SharedWeights (a device's interior and edge tasks on
+// the same layers) share the packed int8 and f32-sums operators: each
+// weight is held once, and both agree with the reference.
+TEST(XnnpackInt8, ExecutorsSharePackedOperators) {
+  const ZooEntry* e = Zoo::Global().Find("lenet5");
+  ASSERT_NE(e, nullptr);
+  auto g = e->build(e->input_shape);
+  ASSERT_TRUE(g.ok());
+  const Model m = Quantized(*g, 0.f, 1.f, 2);
+  auto shared = std::make_shared<SharedWeights>();
+  std::map<std::string, std::string> keys;
+  for (const auto& [name, t] : m.weights) keys[name] = "blob:" + name;
+  std::vector<std::unique_ptr<Executor>> ex;
+  for (int i = 0; i < 2; ++i) {
+    ExecutorOptions o;
+    o.backend = Backend::kXnnpack;
+    o.shared_weights = shared;
+    o.weight_keys = keys;
+    auto x = Executor::Create(m.graph, m.weights, o);
+    ASSERT_TRUE(x.ok()) << x.status().ToString();
+    ex.push_back(std::move(x).value());
+  }
+  EXPECT_GT(ex[0]->stats().xnnpack_weight_bytes, 0);
+  // All the second holds of its own: fc2's (f32 sums) 10 scales and 10
+  // biases, per-channel constants of its step.
+  EXPECT_EQ(ex[1]->stats().xnnpack_weight_bytes,
+            static_cast<int64_t>(2 * 10 * sizeof(float)));
+  // conv1-3 and fc1 (qc8), fc2 (f32 sums).
+  EXPECT_EQ(ex[1]->stats().shared_weights, 5);
+  const auto xs = UniformInputs(e->input_shape, 2, 0.f, 1.f, 9);
+  const Ran ref = RunModel(m, Backend::kReference, xs);
+  for (auto& x : ex) {
+    std::vector<Tensor> got;
+    for (const Tensor& in : xs) {
+      std::vector<Tensor> y;
+      ASSERT_TRUE(x->Run({in}, &y).ok());
+      got.push_back(y[0]);
+    }
+    int8_test::ExpectSameOutputs(got, ref.y, 0.03f);
+  }
 }
 
 // A quantized zoo model end to end, and where its MACs run.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "engine/int8_reference_step.h"
 #include "ops/window.h"
@@ -109,13 +110,24 @@ bool MatchFullyConnected(const Tensor& w, XnnInt8Layer* l) {
 }  // namespace
 
 std::string XnnInt8Layer::GeometryKey() const {
+  // The weight scales are the DQ's attributes, not the weight's data,
+  // which is all a weight key names: a qc8 operator packs them, so they
+  // are part of what it is (FNV-1a of their bits).
+  uint64_t h = 1469598103934665603ull;
+  for (float f : w.scale) {
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof(bits));
+    h = (h ^ bits) * 1099511628211ull;
+  }
   char s[256];
   std::snprintf(s, sizeof(s),
-                "%s k%ux%u s%u,%u d%u,%u p%u,%u,%u,%u g%u %zux%zu x%a,%d",
+                "%s k%ux%u s%u,%u d%u,%u p%u,%u,%u,%u g%u %zux%zu x%a,%d "
+                "w%016llx",
                 conv ? "conv" : "fc", kernel[0], kernel[1], stride[0],
                 stride[1], dilation[0], dilation[1], pad_top, pad_right,
                 pad_bottom, pad_left, groups, group_in, group_out,
-                static_cast<double>(x.scale[0]), x.zero_point[0]);
+                static_cast<double>(x.scale[0]), x.zero_point[0],
+                static_cast<unsigned long long>(h));
   return s;
 }
 
