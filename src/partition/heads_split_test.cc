@@ -73,6 +73,35 @@ TEST(HeadsStrategy, FewerHeadsThanDevices) {
             2u);
 }
 
+// Sums of fewer tokens than devices are reduce-scattered by features, so
+// LayerNorm, which reads whole tokens, runs whole on every device after an
+// all-gather; with more tokens, on each device's own tokens.
+TEST(HeadsStrategy, LayerNormOnTokensOrWholeOnEveryDevice) {
+  const std::string ln = "encoder.layers.encoder_layer_1.ln_1";
+  auto reason = [&](const Plan& p) {
+    for (const auto& d : p.decisions) {
+      if (d.layer == ln) return d.reason;
+    }
+    return std::string();
+  };
+  PlanRunResult r;
+  ASSERT_TRUE(RunPlanExact(testing::SmallVit(), "heads", EqualDevices(3), &r));
+  EXPECT_NE(reason(r.plan).find("its tokens"), std::string::npos)
+      << reason(r.plan);
+  // 16x16 images: one patch and the class token, 2 tokens on 3 devices.
+  VitConfig c = testing::SmallVitConfig();
+  c.patch = 16;
+  Model m;
+  auto g = BuildVit(c, {1, 3, 16, 16});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  m.graph = std::move(g).value();
+  m.weights = RandomWeights(m.graph, 5);
+  ASSERT_TRUE(RunPlanExact(m, "heads", EqualDevices(3), &r));
+  EXPECT_NE(reason(r.plan).find("runs whole on each of the 3 devices"),
+            std::string::npos)
+      << reason(r.plan);
+}
+
 TEST(HeadsStrategy, RefusesAModelWithoutAttention) {
   GraphBuilder b("mlp");
   std::string x = b.Input("x", {1, 8});

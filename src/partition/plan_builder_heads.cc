@@ -83,14 +83,17 @@ StatusOr<bool> PlanBuilder::PlaceAlongHeads(const Node& n) {
       req_.placement.count(n.name)) {
     return false;
   }
-  // Activation inputs all in parts; weights only scalars, read whole (the
-  // attention scale, GELU's constants).
+  // Activation inputs all in parts; weights read whole: scalars (the
+  // attention scale, GELU's constants) or a normalisation's, which lie
+  // along the axes it reduces (LayerNorm's scale and shift).
   std::vector<std::string> acts;
   for (const auto& in : n.inputs) {
     if (in.empty()) return false;
     const TensorInfo& t = g_.tensors.at(in);
     if (t.is_weight()) {
-      if (NumElements(t.shape) != 1) return false;
+      if (NumElements(t.shape) != 1 && !SplitFactsOf(n.op).non_reduced) {
+        return false;
+      }
       continue;
     }
     auto it = dist_.find(in);
@@ -145,8 +148,9 @@ StatusOr<bool> PlanBuilder::PlaceAlongHeads(const Node& n) {
   placed_.insert(n.name);
   notes_[n.name] = LayerDecision{
       n.name, "parts",
-      n.op + " runs on the heads each device holds: its parts of " +
-          acts[0] + " map whole to parts of its output"};
+      n.op + " runs on each device's part of " + acts[0] +
+          " (its heads, or its tokens), which maps whole to a part of its "
+          "output"};
   return true;
 }
 

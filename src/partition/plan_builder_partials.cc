@@ -56,7 +56,14 @@ StatusOr<bool> PlanBuilder::ScatterPartials(const std::string& tensor) {
   }
   std::vector<double> shares;
   for (int dev : devs) shares.push_back(shares_[dev] / sum);
-  auto counts = SplitCounts(s[1], shares);
+  // A transformer's [tokens, features] sums are sliced by tokens
+  // (sequence parallel): LayerNorm, which reads whole tokens, then runs on
+  // each device's own tokens where they are.
+  const int axis = req_.along_heads && s.size() == 2 &&
+                           s[0] >= static_cast<int64_t>(devs.size())
+                       ? 0
+                       : 1;
+  auto counts = SplitCounts(s[axis], shares);
   if (!counts.ok()) return false;
   for (int64_t c : counts.value()) {
     if (c < 1) return false;
@@ -65,9 +72,9 @@ StatusOr<bool> PlanBuilder::ScatterPartials(const std::string& tensor) {
   int64_t b = 0;
   for (size_t i = 0; i < devs.size(); ++i) {
     Region slice = Region::Full(s);
-    slice.begin[1] = b;
-    slice.end[1] = b + counts.value()[i];
-    b = slice.end[1];
+    slice.begin[axis] = b;
+    slice.end[axis] = b + counts.value()[i];
+    b = slice.end[axis];
     const int t = NewTask("reduce " + tensor + "@" + std::to_string(devs[i]),
                           {devs[i]}, "", Scheme::kWhole);
     plan_.tasks[t].scheme = "reduce";
