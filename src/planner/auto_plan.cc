@@ -3,6 +3,7 @@
 // the objective wins, and the Plan records why and what it beat.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 
@@ -415,13 +416,28 @@ class AutoPlanner {
     }
   }
 
-  // The best candidate; ties go to the earlier one (MILP first).
+  // The best candidate. Predictions within kTie of each other are a tie:
+  // the model prices a task's layers but not what it costs a worker to
+  // start a task (the dispatch, its inputs copied in), so of two plans it
+  // predicts alike the one with fewer tasks runs faster (on one laptop,
+  // ResNet-50 whole in one task took 39 ms, as 38 strip tasks predicted
+  // 0.001 % faster, 68). Among those, the earlier wins (MILP first).
   StatusOr<int> Best() const {
+    constexpr double kTie = 1e-3;
     int best = -1;
     for (size_t i = 0; i < cands_.size(); ++i) {
       if (!cands_[i].ok) continue;
-      if (best < 0 || ObjectiveValue(cands_[i].pred, opts_.objective) <
-                          ObjectiveValue(cands_[best].pred, opts_.objective)) {
+      if (best < 0) {
+        best = static_cast<int>(i);
+        continue;
+      }
+      const double v = ObjectiveValue(cands_[i].pred, opts_.objective);
+      const double b = ObjectiveValue(cands_[best].pred, opts_.objective);
+      const bool tie =
+          std::abs(v - b) <= kTie * std::max(std::abs(v), std::abs(b));
+      const bool fewer =
+          cands_[i].plan.tasks.size() < cands_[best].plan.tasks.size();
+      if ((!tie && v < b) || (tie && fewer)) {
         best = static_cast<int>(i);
       }
     }
