@@ -23,17 +23,9 @@ CLUSTERS=${CLUSTERS:-home}
 REQUESTS=${REQUESTS:-3}
 ROUNDS=${ROUNDS:-2}
 . "$here/lib.sh"
+. "$here/cluster_files.sh"
 bench_init mixed-home "${PORT_BASE:-7950}"
 cd "$root"
-
-# The cluster file of device NAME alone: its block of CLUSTER's devices.
-one_device_cluster() {  # CLUSTER NAME OUT
-  awk -v want="$2" '
-    /^devices:/ { print; inside = 1; next }
-    inside && /^  - name:/ { keep = ($3 == want) }
-    inside && /^[^ #]/ { inside = 0 }
-    inside && keep { print }' "$1" > "$3"
-}
 
 # bench_fresh CLUSTER PLAN -> median board-time latency in ms, or "-"
 bench_fresh() {

@@ -23,6 +23,8 @@ MIXED_MODELS=${MIXED_MODELS:-"lenet5 cifarnet alexnet resnet18 resnet50 mobilene
 work=$(mktemp -d /tmp/shoal-targets-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cd "$root"
+# one_device_cluster
+. "$here/cluster_files.sh"
 
 # cluster | model | ncnn on one board, ms (published) | speedup wanted
 targets=(
@@ -89,15 +91,6 @@ done
 echo
 echo "Reading: of ${#targets[@]} targets, $reach met in prediction, $missed within the bound but missed by \`auto\`, $out below the bound (no plan can meet them on these boards and links)."
 echo
-# The cluster file of device NAME alone: its block of CLUSTER's devices.
-one_device_cluster() {  # CLUSTER NAME OUT
-  awk -v want="$2" '
-    /^devices:/ { print; inside = 1; next }
-    inside && /^  - name:/ { keep = ($3 == want) }
-    inside && /^[^ #]/ { inside = 0 }
-    inside && keep { print }' "$1" > "$3"
-}
-
 echo "### Mixed homes: \`auto\` against the fastest device alone"
 echo
 echo "Both predicted the same way: the plan \`auto\` makes on the whole"
