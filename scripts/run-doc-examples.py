@@ -10,9 +10,9 @@ that stops at its first failing command; servers it starts in the
 background run on for the document's later blocks, as in a reader's
 terminal, and are stopped at the document's end. A block that needs
 something set up by hand (sudo, scp, systemctl, make, qemu, a Prometheus
-server: BY_HAND) is not run, and said so. A command that names a file an earlier example of
-the same document writes finds it there, as a reader who follows the
-document in order would. Paths under /tmp/ are moved into a directory of
+server: BY_HAND) is not run, and said so. A command that names a file an
+earlier example of the same document writes finds it there, as a reader
+who follows the document in order would. Paths under /tmp/ are moved into a directory of
 this run's own (removed at the end), so that runs side by side, or files a
 reader left there, do not meet.
 
@@ -34,7 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Programs that need what a reader sets up by hand (a board, a package
 # manager, a long build, a server outside shoal): a block that runs one is
-# not run whole, only its build/shoal lines, one by one.
+# not run, and the run says so.
 BY_HAND = {"sudo", "scp", "ssh", "systemctl", "apt", "apt-get", "dpkg",
            "make", "qemu-aarch64", "prometheus", "dot", "bash", "ip",
            "journalctl", "docker", "pip", "git"}
