@@ -62,7 +62,8 @@ void PrintBound(const nlohmann::json& b, int devices, std::ostream& out) {
       "a step, %.2f ms of fixed costs, each layer's arithmetic spread over "
       "every device, and %.2f ms for the one message a chain leaving its "
       "device sends). The fastest device alone (%s): %.2f ms\n",
-      devices, b["bound_ms"].get<double>(), b["median_over_bound"].get<double>(),
+      devices, b["bound_ms"].get<double>(),
+      b["median_over_bound"].get<double>(),
       b["median_minus_bound_ms"].get<double>(), b["shared_ms"].get<double>(),
       b["compute_ms"].get<double>(),
       b["input_device"].get<std::string>().c_str(),

@@ -19,18 +19,18 @@ TEST(SimulateCmd, BoundIsTheLargerOfSharedAndChainAndNoPlanBeatsIt) {
   std::string out;
   for (const char* strategy : {"lop", "pipeline"}) {
     out.clear();
-    ASSERT_EQ(RunCommand(std::string(SHOAL_BINARY) + " plan alexnet --cluster " +
-                             cluster + " --strategy " + strategy + " -o " +
-                             plan,
-                         &out),
-              0)
+    ASSERT_EQ(
+        RunCommand(std::string(SHOAL_BINARY) + " plan alexnet --cluster " +
+                       cluster + " --strategy " + strategy + " -o " + plan,
+                   &out),
+        0)
         << out;
     out.clear();
-    ASSERT_EQ(RunCommand(std::string(SHOAL_BINARY) + " simulate --plan " +
-                             plan + " --cluster " + cluster +
-                             " --requests 3 --json",
-                         &out),
-              0)
+    ASSERT_EQ(
+        RunCommand(std::string(SHOAL_BINARY) + " simulate --plan " + plan +
+                       " --cluster " + cluster + " --requests 3 --json",
+                   &out),
+        0)
         << out;
     const auto j = nlohmann::json::parse(out, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << out;

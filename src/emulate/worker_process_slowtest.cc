@@ -207,11 +207,11 @@ TEST(WorkerProcesses, EveryStrategyEqualsOneDevice) {
   std::map<std::string, int> ran;
   // A small ViT too, for the strategy that splits attention (heads), as a
   // file: workers get it from the plan like any ONNX model.
-  const std::string vit = ::testing::TempDir() + "/vit-small-" +
-                          std::to_string(getpid()) + ".onnx";
+  const std::string vit =
+      ::testing::TempDir() + "/vit-small-" + std::to_string(getpid()) + ".onnx";
   ASSERT_OK(ExportOnnx(testing::SmallVit(), vit));
-  for (const std::string& model : {std::string("lenet5"),
-                                  std::string("cifarnet"), vit}) {
+  for (const std::string& model :
+       {std::string("lenet5"), std::string("cifarnet"), vit}) {
     for (const auto& strategy : StrategyNames()) {
       ModelRef ref;
       ref.spec = model;

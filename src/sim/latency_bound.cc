@@ -46,8 +46,10 @@ void ChainBound(const LatencyModel& m, const Graph& g, LatencyBound* b) {
       whole[i][d] = t;
       least_fixed = std::min(least_fixed, f);
       const double work = std::max(0.0, t - f);
-      if (work > 0) rate += 1.0 / work;
-      else free_somewhere = true;
+      if (work > 0)
+        rate += 1.0 / work;
+      else
+        free_somewhere = true;
     }
     fixed[i] = n > 0 ? least_fixed : 0;
     shared[i] = free_somewhere || rate == 0 ? 0 : 1.0 / rate;
