@@ -103,18 +103,20 @@ StatusOr<rpc::HealthReply> CheckDeviceHealth(Coordinator::Impl& m, int d) {
     peer = PeerCommonName(ctx);
     peer_pem = PeerProperty(ctx, GRPC_X509_PEM_CERT_PROPERTY_NAME);
   }
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
-    // A channel still backing off from a worker that was down fails at
-    // once; give a restarted worker a second to be reached again.
+  // A channel still backing off from a worker that was down fails at
+  // once; give a restarted worker a second to be reached again. A worker
+  // short of memory under a flood of connections closes the ones that carry
+  // no call yet (a GOAWAY), and a fresh channel's is such a one for a
+  // moment: it is alive, so ask again on a new connection, a few times.
+  for (int retry = 0; retry < 4 && IsRetryableUnavailable(s, retry); ++retry) {
     grpc::ClientContext ctx;
     ctx.set_deadline(DeadlineIn(1500));
     ctx.set_wait_for_ready(true);
-    grpc::Status retry = m.stubs[d]->Health(&ctx, hq, &hr);
-    if (retry.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
-      s = retry;
-      peer = PeerCommonName(ctx);
-      peer_pem = PeerProperty(ctx, GRPC_X509_PEM_CERT_PROPERTY_NAME);
-    }
+    grpc::Status again = m.stubs[d]->Health(&ctx, hq, &hr);
+    if (again.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) break;
+    s = again;
+    peer = PeerCommonName(ctx);
+    peer_pem = PeerProperty(ctx, GRPC_X509_PEM_CERT_PROPERTY_NAME);
   }
   if (!s.ok()) {
     return FromGrpc(s, m.DeviceName(d) + " does not answer" +

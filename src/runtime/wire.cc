@@ -133,6 +133,11 @@ void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes) {
   ConfigureServer(b, l);
 }
 
+bool IsRetryableUnavailable(const grpc::Status& s, int retries) {
+  if (s.error_code() != grpc::StatusCode::UNAVAILABLE) return false;
+  return retries == 0 || s.error_message().find("GOAWAY") != std::string::npos;
+}
+
 Status FromGrpc(const grpc::Status& s, const std::string& context) {
   if (s.ok()) return Status::Ok();
   Code c = Code::kInternal;

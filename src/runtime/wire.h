@@ -99,6 +99,11 @@ void ConfigureServer(grpc::ServerBuilder* b, const ServerLimits& limits);
 void ConfigureServer(grpc::ServerBuilder* b, int64_t max_message_bytes);
 
 Status FromGrpc(const grpc::Status& s, const std::string& context);
+// Whether a call that ended `s` is worth asking again, `retries` asked so
+// far: any UNAVAILABLE once (a channel backing off from a restarted peer),
+// and a GOAWAY, the sign of a peer alive but shedding idle connections,
+// again after that.
+bool IsRetryableUnavailable(const grpc::Status& s, int retries);
 grpc::Status ToGrpc(const Status& s);
 
 std::chrono::system_clock::time_point DeadlineIn(int64_t ms);

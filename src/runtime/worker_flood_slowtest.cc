@@ -79,10 +79,10 @@ struct FloodedWorker {
 };
 
 // Whether the worker answers Health as the coordinator asks it
-// (CheckDeviceHealth): on a fresh channel, and once more on the same one if
-// the first call was UNAVAILABLE. Under the flood gRPC closes connections
-// that carry no call yet to win memory back (a GOAWAY), and a fresh
-// client's connection is such a one for a moment; the coordinator's retry
+// (CheckDeviceHealth): on a fresh channel, and again while the answer is
+// UNAVAILABLE as IsRetryableUnavailable says. Under the flood gRPC closes
+// connections that carry no call yet to win memory back (a GOAWAY), and a
+// fresh client's connection is such a one for a moment; the coordinator
 // reconnects.
 bool Healthy(const std::string& address, std::string* why) {
   auto stub =
@@ -91,12 +91,18 @@ bool Healthy(const std::string& address, std::string* why) {
   q.set_protocol(kProtocolVersion);
   rpc::HealthReply r;
   grpc::Status s;
-  for (int attempt = 0; attempt < 2; ++attempt) {
+  {
     grpc::ClientContext ctx;
-    ctx.set_deadline(DeadlineIn(attempt == 0 ? 5000 : 1500));
-    ctx.set_wait_for_ready(attempt > 0);
+    ctx.set_deadline(DeadlineIn(5000));
     s = stub->Health(&ctx, q, &r);
-    if (s.error_code() != grpc::StatusCode::UNAVAILABLE) break;
+  }
+  for (int retry = 0; retry < 4 && IsRetryableUnavailable(s, retry); ++retry) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(1500));
+    ctx.set_wait_for_ready(true);
+    grpc::Status again = stub->Health(&ctx, q, &r);
+    if (again.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) break;
+    s = again;
   }
   *why = s.error_message();
   return s.ok() && r.name() == "flooded";
