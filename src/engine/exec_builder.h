@@ -74,9 +74,12 @@ class Step {
   const char* kernel() const {
     return reference ? "reference" : xnnpack ? "xnnpack" : "onednn";
   }
-  // oneDNN's name for the implementation it chose ("jit:avx2", "gemm:ref",
-  // "ref:any"): on arm64 its reference loops are what must not run the
-  // MACs (docs/engine.md). Empty for the other kernels.
+  // The implementation a step took, where its kernel has more than one:
+  // oneDNN's name for what it chose ("jit:avx2", "gemm:ref", "ref:any"; on
+  // arm64 its reference loops are what must not run the MACs,
+  // docs/engine.md), or an XNNPACK quantized layer's path ("qc8", "f32-sums",
+  // "s8" for its pooling on int8 values). Empty for the reference kernel
+  // and XNNPACK's f32 steps.
   std::string impl;
   bool int8_layer = false;  // a quantized layer (int8_pattern.h)
 };

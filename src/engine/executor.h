@@ -73,7 +73,10 @@ struct ExecutorStats {
   int64_t xnnpack_weight_bytes = 0;
   int shared_weights = 0;     // weights taken from another executor's copy
   int folded_batchnorms = 0;  // BN nodes folded into their conv (oneDNN)
-  // Quantized layers oneDNN runs, and how (kAuto while there are none).
+  // Quantized layers (Q/DQ patterns run on int8 values), on either
+  // backend; each XNNPACK layer names its path in its step's impl ("qc8",
+  // "f32-sums"). int8_path is the oneDNN layers' path (kAuto while oneDNN
+  // runs none).
   int int8_layers = 0;
   Int8Path int8_path = Int8Path::kAuto;
 };
@@ -106,7 +109,8 @@ class Executor {
   const std::vector<bool>& step_is_reference() const { return reference_; }
   // Per step: the kernel that runs it ("onednn", "xnnpack", "reference").
   const std::vector<std::string>& step_kernels() const { return kernels_; }
-  // Per step: oneDNN's implementation of a oneDNN step (Step::impl), else "".
+  // Per step: the implementation it took (Step::impl: oneDNN's name, or an
+  // XNNPACK quantized layer's path), else "".
   const std::vector<std::string>& step_impls() const { return impls_; }
 
  private:
