@@ -89,7 +89,23 @@ def header(n, lo, hi, med, prof):
     lines = note.split("\n")[:-1]
     def c_string(l):
         return l.replace("\\", "\\\\").replace('"', '\\"')
-    body = "\n".join(f'    "{c_string(l)}\\n"' for l in lines)
+    # Each line of the note as C string pieces that fit 80 columns, broken
+    # after a space as clang-format would break them (so it leaves the
+    # header as written).
+    def pieces(l):
+        body = l.lstrip(" ")
+        words = body.split(" ")
+        out, cur = [], l[:len(l) - len(body)] + words[0]
+        for w in words[1:]:
+            nxt = cur + " " + w
+            if cur and len(f'    "{c_string(nxt)} \\n"') > 80:
+                out.append(cur + " ")
+                cur = w
+            else:
+                cur = nxt
+        return out + [cur + "\n"]
+    body = "\n".join(f'    "{c_string(p)}"'.replace("\n\"", "\\n\"")
+                      for l in lines for p in pieces(l))
     return f'''// What a prediction from a cluster file's specs alone is worth, for the
 // commands that print one (`plan`, `simulate`): without a profile the
 // devices' speeds are guesses, and measured latencies have been well above

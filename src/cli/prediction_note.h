@@ -16,10 +16,14 @@ namespace shoal {
 inline constexpr const char kSpecSource[] = "cluster specs";
 
 inline constexpr const char kSpecPredictionNote[] =
-    "note: predicted from the cluster's specs, not a profile: measured latencies\n"
-    "  have been 1.07 to 3.1 times such predictions (median 1.41; docs/BENCHMARKS.md,\n"
-    "  \"YOLOv2\" and \"Energy per inference\"); from a profile (shoal profile, then\n"
-    "  --profile) they were 6.0 % off, median (\"Predicted against measured on eight\n"
+    "note: predicted from the cluster's specs, not a profile: measured "
+    "latencies\n"
+    "  have been 1.07 to 3.1 times such predictions (median 1.41; "
+    "docs/BENCHMARKS.md,\n"
+    "  \"YOLOv2\" and \"Energy per inference\"); from a profile (shoal "
+    "profile, then\n"
+    "  --profile) they were 6.0 % off, median (\"Predicted against measured "
+    "on eight\n"
     "  Pi 3B+ boards\")\n";
 
 }  // namespace shoal
