@@ -5,6 +5,7 @@
 #include "onnx/convert_node.h"
 #include "onnx/einsum.h"
 #include "onnx/fold_constants.h"
+#include "onnx/fuse_layer_norm.h"
 #include "onnx/input_shapes.h"
 #include "onnx/onnx_tensor.h"
 #include "onnx/unsupported_ops.h"
@@ -52,29 +53,93 @@ Status OnnxImporter::Run(Model* m) {
   for (const auto& o : g.output()) read_.insert(o.name());
   RETURN_IF_ERROR(AddInitializers());
   RETURN_IF_ERROR(AddInputs());
+  // LayerNorm written as its arithmetic is imported whole where its last
+  // node is (onnx/fuse_layer_norm.h).
+  const std::map<int, LayerNormChain> chains = FindLayerNormChains(g);
+  std::set<int> in_chain;
+  for (const auto& [last, c] : chains)
+    for (int k : c.nodes)
+      if (k != last) in_chain.insert(k);
   for (int i = 0; i < g.node_size(); ++i) {
-    const onnx::NodeProto& n = g.node(i);
-    auto context = [&](const Status& s) {
-      std::string name = n.name().empty() ? "#" + std::to_string(i) : n.name();
-      return s.WithContext("node '" + name + "' (" + n.op_type() + ")");
-    };
-    // An Einsum is imported as the nodes that compute it (onnx/einsum.h).
-    std::vector<onnx::NodeProto> parts;
-    if (n.op_type() == "Einsum") {
-      auto p = EinsumAsMatMul(n);
-      if (!p.ok()) return context(p.status());
-      parts = std::move(*p);
-    }
-    const int count = parts.empty() ? 1 : static_cast<int>(parts.size());
-    for (int k = 0; k < count; ++k) {
-      std::optional<Node> node;
-      Status s = ImportNode(parts.empty() ? n : parts[k], i, &node);
-      if (!s.ok()) return context(s);
-      // Shape errors name the node themselves.
-      if (node) RETURN_IF_ERROR(AddShoalNode(std::move(*node)));
+    if (in_chain.count(i)) continue;
+    auto chain = chains.find(i);
+    if (chain != chains.end()) {
+      RETURN_IF_ERROR(ImportLayerNormChain(chain->second));
+    } else {
+      RETURN_IF_ERROR(ImportAt(g.node(i), i));
     }
   }
   return AddOutputs();
+}
+
+Status OnnxImporter::ImportAt(const onnx::NodeProto& n, int i) {
+  auto context = [&](const Status& s) {
+    std::string name = n.name().empty() ? "#" + std::to_string(i) : n.name();
+    return s.WithContext("node '" + name + "' (" + n.op_type() + ")");
+  };
+  // An Einsum is imported as the nodes that compute it (onnx/einsum.h).
+  std::vector<onnx::NodeProto> parts;
+  if (n.op_type() == "Einsum") {
+    auto p = EinsumAsMatMul(n);
+    if (!p.ok()) return context(p.status());
+    parts = std::move(*p);
+  }
+  const int count = parts.empty() ? 1 : static_cast<int>(parts.size());
+  for (int k = 0; k < count; ++k) {
+    std::optional<Node> node;
+    Status s = ImportNode(parts.empty() ? n : parts[k], i, &node);
+    if (!s.ok()) return context(s);
+    // Shape errors name the node themselves.
+    if (node) RETURN_IF_ERROR(AddShoalNode(std::move(*node)));
+  }
+  return Status::Ok();
+}
+
+Status OnnxImporter::ImportLayerNormChain(const LayerNormChain& c) {
+  const onnx::GraphProto& g = model_.graph();
+  LayerNormFacts f;
+  const Shape* x = ShapeOf(Resolve(c.x));
+  f.rank = x ? static_cast<int64_t>(x->size()) : 0;
+  // A scalar constant's value; nullopt for anything else.
+  auto scalar = [&](const std::string& t) -> std::optional<double> {
+    if (t.empty() || !known_.count(Resolve(t))) return std::nullopt;
+    auto v = ConstantOf(Resolve(t));
+    if (!v.ok() || *v == nullptr || (*v)->size() != 1) return std::nullopt;
+    return (*v)->AsDouble(0);
+  };
+  auto axes = [&](const std::vector<int64_t>& attr, const std::string& in) {
+    if (in.empty() || !known_.count(Resolve(in))) return attr;
+    auto v = ConstantOf(Resolve(in));
+    if (!v.ok() || *v == nullptr || (*v)->is_float) return attr;
+    return (*v)->ints;
+  };
+  auto rank = [&](const std::string& t) -> std::optional<int64_t> {
+    auto it = known_.find(Resolve(t));
+    if (it == known_.end()) return std::nullopt;
+    return static_cast<int64_t>(it->second.shape.size());
+  };
+  f.axes1 = axes(c.axes1, c.axes1_input);
+  f.axes2 = axes(c.axes2, c.axes2_input);
+  f.exponent = scalar(c.exponent);
+  f.epsilon = scalar(c.epsilon);
+  f.scale_rank = rank(c.scale);
+  if (c.shift_node >= 0) f.shift_rank = rank(c.shift);
+  std::optional<onnx::NodeProto> ln;
+  if (x != nullptr && !known_.count(Resolve(c.x))) {
+    ln = LayerNormFromChain(g, c, f, true);
+    if (!ln) ln = LayerNormFromChain(g, c, f, false);
+  }
+  if (!ln) {  // not a LayerNorm after all: its nodes as they are
+    for (int k : c.nodes) RETURN_IF_ERROR(ImportAt(g.node(k), k));
+    return Status::Ok();
+  }
+  const int at = c.scale_node;
+  RETURN_IF_ERROR(ImportAt(*ln, at));
+  // A shift that is not a constant (a residual's sum) stays an Add.
+  if (c.shift_node >= 0 && ln->output(0) != g.node(c.shift_node).output(0)) {
+    RETURN_IF_ERROR(ImportAt(g.node(c.shift_node), c.shift_node));
+  }
+  return Status::Ok();
 }
 
 Status OnnxImporter::ReadOpset() {

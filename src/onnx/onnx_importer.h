@@ -13,6 +13,7 @@
 
 #include "graph/weights.h"
 #include "onnx/const_value.h"
+#include "onnx/fuse_layer_norm.h"
 #include "onnx/onnx_import.h"
 #include "util/status.h"
 
@@ -51,6 +52,11 @@ class OnnxImporter {
   Status ImportNode(const onnx::NodeProto& n, int index,
                     std::optional<Node>* out);
   Status FoldInto(const onnx::NodeProto& n);
+  // Imports node `n` (index `i`) with its errors' context.
+  Status ImportAt(const onnx::NodeProto& n, int i);
+  // One LayerNormalization for the chain when its constants make it one
+  // (onnx/fuse_layer_norm.h), else its nodes.
+  Status ImportLayerNormChain(const LayerNormChain& c);
   Status AddOutputs();
   // The value of a known tensor (decoded on first use), or nullptr.
   StatusOr<const ConstValue*> ConstantOf(const std::string& resolved);
