@@ -29,6 +29,8 @@ std::string DescribeSplit(const SplitFacts& f) {
     parts.push_back(
         "along its batch axes where both operands are split alike (heads)");
   }
+  if (f.crops)
+    parts.push_back("the parts of its input inside its box, shifted");
   if (parts.empty()) return "kept whole";
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) {

@@ -74,8 +74,7 @@ WeightLayout WeightLayoutOf(const Node& n) {
   return s != nullptr ? s->weight_layout(n) : WeightLayout{};
 }
 
-std::optional<std::vector<int64_t>> ReducedAxesOf(const Node& n,
-                                                  int64_t rank) {
+std::optional<std::vector<int64_t>> ReducedAxesOf(const Node& n, int64_t rank) {
   const OpSchema* s = OpRegistry::Global().Find(n.op);
   if (s == nullptr || !s->split().non_reduced || !s->reduced_axes()) {
     return std::nullopt;
@@ -101,6 +100,23 @@ std::optional<std::vector<int64_t>> AxisPermutationOf(const Node& n,
     seen[a] = true;
   }
   return perm;
+}
+
+std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> CropOf(
+    const Node& n, const Shape& in) {
+  const OpSchema* s = OpRegistry::Global().Find(n.op);
+  if (s == nullptr || !s->split().crops || !s->crop()) return std::nullopt;
+  std::vector<int64_t> begin, end;
+  if (!s->crop()(n, in, &begin, &end) || begin.size() != in.size() ||
+      end.size() != in.size()) {
+    return std::nullopt;
+  }
+  for (size_t a = 0; a < in.size(); ++a) {
+    if (begin[a] < 0 || end[a] > in[a] || begin[a] >= end[a]) {
+      return std::nullopt;
+    }
+  }
+  return std::make_pair(std::move(begin), std::move(end));
 }
 
 bool Concatenates(const Node& n) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/graph.h"
@@ -82,9 +83,13 @@ struct SplitFacts {
   // (attention's MatMuls, one per head): a range of those axes in both
   // operands gives the same range of the output.
   bool batch_product = false;
+  // Its output is one box of its input (Slice with unit steps): a part of
+  // the input inside the box is the same part of the output, shifted
+  // (CropOf); a part outside it is not read.
+  bool crops = false;
   bool any() const {
     return any_axis || by_weight || per_channel || spatial_halo || relayout ||
-           non_reduced || permutes || batch_product;
+           non_reduced || permutes || batch_product || crops;
   }
 };
 
@@ -94,6 +99,11 @@ using ReducedAxesFn =
 // Output axis i is input axis perm[i] (permutes), given the rank.
 using AxisPermutationFn =
     std::function<std::vector<int64_t>(const Node&, int64_t rank)>;
+// The box [begin, end) of an input of shape `in` that is the output
+// (crops); false when the node takes no such box (steps other than 1).
+using CropFn =
+    std::function<bool(const Node&, const Shape& in,
+                       std::vector<int64_t>* begin, std::vector<int64_t>* end)>;
 
 // How a layer holds its learned weight, its input 1, against its channels:
 // what splitting by output or input channels cuts (partition/layer_split.h),
@@ -200,6 +210,11 @@ class OpSchema {
     split_.batch_product = true;
     return *this;
   }
+  OpSchema& SplitAsCrop(CropFn fn) {
+    split_.crops = true;
+    crop_ = std::move(fn);
+    return *this;
+  }
   // Output channel c reads only input channel c and entry c of each weight
   // input (BatchNormalization's scale, shift, mean and variance): the
   // channel can be removed with its entries (lcp/prune_channels.h).
@@ -264,6 +279,7 @@ class OpSchema {
   bool IsParamInput(int index) const { return !non_param_inputs_.count(index); }
   const ReducedAxesFn& reduced_axes() const { return reduced_axes_; }
   const AxisPermutationFn& permutation() const { return permutation_; }
+  const CropFn& crop() const { return crop_; }
 
   Status InferShapes(const Node& node, const InputShapes& in,
                      std::vector<Shape>* out) const;
@@ -287,6 +303,7 @@ class OpSchema {
   WeightLayoutFn weight_layout_;
   ReducedAxesFn reduced_axes_;
   AxisPermutationFn permutation_;
+  CropFn crop_;
   std::string doc_;
   InferFn infer_;
   WorkFn work_;
@@ -327,14 +344,18 @@ WeightLayout WeightLayoutOf(const Node& n);
 
 // The axes `n` reduces over (SplitFacts::non_reduced) for an input of
 // `rank`, each in [0, rank); nullopt when its op does not say which.
-std::optional<std::vector<int64_t>> ReducedAxesOf(const Node& n,
-                                                  int64_t rank);
+std::optional<std::vector<int64_t>> ReducedAxesOf(const Node& n, int64_t rank);
 
 // Output axis i of `n` is input axis perm[i] (SplitFacts::permutes), for
 // an input of `rank`; nullopt when `n` does not permute axes or its
 // permutation is not one of `rank` axes.
 std::optional<std::vector<int64_t>> AxisPermutationOf(const Node& n,
                                                       int64_t rank);
+
+// The box [begin, end) of its input of shape `in` that `n` outputs
+// (SplitFacts::crops), within `in`; nullopt when `n` does not crop so.
+std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> CropOf(
+    const Node& n, const Shape& in);
 
 // Whether `n` concatenates its inputs (OpSchema::Concatenates).
 bool Concatenates(const Node& n);

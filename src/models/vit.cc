@@ -23,10 +23,10 @@ std::string LayerNorm(GraphBuilder& b, const std::string& name,
   Attrs a;
   a.Set("axis", int64_t{-1});
   a.Set("epsilon", 1e-6f);
-  return b.Op("LayerNormalization",
-              {x, b.Weight(name + ".weight", {dim}),
-               b.Weight(name + ".bias", {dim})},
-              a, name);
+  return b.Op(
+      "LayerNormalization",
+      {x, b.Weight(name + ".weight", {dim}), b.Weight(name + ".bias", {dim})},
+      a, name);
 }
 
 // nn.Linear over [1, T, K] token rows, as imported: Reshape to [T, K],
@@ -51,9 +51,22 @@ std::string Attention(GraphBuilder& b, const std::string& name,
   const int64_t hd = c.dim / c.heads;
   const std::string rows =
       b.Op("Reshape", {x}, ShapeAttr({tokens, c.dim}), name + ".rows");
+  // The packed projection's columns: Q, then K, then V.
+  const std::string packed =
+      c.packed_qkv ? b.Linear(name + ".in_proj", rows, 3 * c.dim) : "";
   auto head_view = [&](const std::string& proj,
                        const std::vector<int64_t>& perm) {
-    std::string y = b.Linear(name + "." + proj, rows, c.dim);
+    std::string y;
+    if (c.packed_qkv) {
+      const int64_t at = proj == "q" ? 0 : proj == "k" ? 1 : 2;
+      Attrs a;
+      a.Set("starts", std::vector<int64_t>{at * c.dim});
+      a.Set("ends", std::vector<int64_t>{(at + 1) * c.dim});
+      a.Set("axes", std::vector<int64_t>{1});
+      y = b.Op("Slice", {packed}, a, name + "." + proj);
+    } else {
+      y = b.Linear(name + "." + proj, rows, c.dim);
+    }
     y = b.Op("Reshape", {y}, ShapeAttr({1, tokens, c.heads, hd}),
              name + "." + proj + ".heads");
     return b.Op("Transpose", {y}, PermAttr(perm), name + "." + proj + ".t");
@@ -115,7 +128,9 @@ StatusOr<Graph> BuildVit(const VitConfig& c, const Shape& in) {
 
 namespace {
 
-StatusOr<Graph> BuildVitB16(const Shape& in) { return BuildVit(VitConfig{}, in); }
+StatusOr<Graph> BuildVitB16(const Shape& in) {
+  return BuildVit(VitConfig{}, in);
+}
 
 SHOAL_REGISTER_MODEL("vit_b_16", "ViT-B/16, ImageNet",
                      "torchvision.models.vit_b_16", {1, 3, 224, 224}, 1000,

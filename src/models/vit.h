@@ -18,6 +18,10 @@ struct VitConfig {
   int64_t dim = 768;   // hidden features, heads x head width
   int64_t mlp = 3072;  // the MLP's inner features
   int64_t classes = 1000;
+  // Q, K and V from one projection of 3 x dim columns, cut by Slice, as
+  // torchvision's nn.MultiheadAttention exports them (the zoo's model has
+  // three projections).
+  bool packed_qkv = false;
 };
 
 // `in`: [1, 3, H, W] with H and W multiples of the patch. Its weights

@@ -1,6 +1,7 @@
 // Ops that move data without arithmetic: Concat, Flatten, Reshape, Transpose,
 // Slice, Split, Pad, SpaceToDepth (YOLOv2's reorg). Their int64 operands are
 // attributes in shoal; the ONNX importer folds ONNX's constant inputs.
+#include <algorithm>
 #include <numeric>
 
 #include "graph/op_registry.h"
@@ -194,8 +195,37 @@ Status InferSlice(const Node& node, const InputShapes& in,
   return Status::Ok();
 }
 
+// The box a Slice with unit steps takes (SplitFacts::crops).
+bool SliceBox(const Node& node, const Shape& x, std::vector<int64_t>* begin,
+              std::vector<int64_t>* end) {
+  const int64_t r = static_cast<int64_t>(x.size());
+  auto starts = node.attrs.GetInts("starts");
+  auto ends = node.attrs.GetInts("ends");
+  auto axes = node.attrs.GetInts("axes");
+  auto steps = node.attrs.GetInts("steps");
+  if (axes.empty()) {
+    axes.resize(starts.size());
+    std::iota(axes.begin(), axes.end(), 0);
+  }
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      (!steps.empty() && steps.size() != starts.size())) {
+    return false;
+  }
+  begin->assign(r, 0);
+  *end = x;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t a = NormalizeAxis(axes[i], r);
+    if (a < 0 || (!steps.empty() && steps[i] != 1)) return false;
+    int64_t b = starts[i] < 0 ? starts[i] + x[a] : starts[i];
+    (*begin)[a] = std::clamp<int64_t>(b, 0, x[a]);
+    (*end)[a] = (*begin)[a] + SliceExtent(x[a], starts[i], ends[i], 1);
+  }
+  return true;
+}
+
 SHOAL_REGISTER_OP("Slice")
     .Doc("any shape -> the constant starts/ends/axes/steps region")
+    .SplitAsCrop(SliceBox)
     .Attr("starts")
     .Attr("ends")
     .Attr("axes")

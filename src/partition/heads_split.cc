@@ -52,12 +52,19 @@ StatusOr<Plan> PlanHeads(const Graph& g, const PlanOptions& opts) {
     const std::string heads = std::to_string(a.heads) + " heads of " +
                               std::to_string(a.head_width) + " columns";
     for (const auto& p : {a.q, a.k, a.v}) {
-      LayerChoice c{Scheme::kLop,
-                    "attention projection: each device computes the columns "
-                    "of its heads (" +
-                        heads + ")",
-                    devs};
+      if (r.layers.count(p)) continue;  // packs more than one of them
+      const int64_t segments = a.SegmentsOf(p);
+      LayerChoice c{
+          Scheme::kLop,
+          "attention projection: each device computes the columns "
+          "of its heads (" +
+              heads + ")" +
+              (segments > 1 ? ", in each of the " + std::to_string(segments) +
+                                  " it packs of Q, K and V"
+                            : ""),
+          devs};
       c.unit = a.head_width;
+      c.segments = segments;
       r.layers[p] = c;
       taken.push_back(p);
     }
@@ -69,12 +76,14 @@ StatusOr<Plan> PlanHeads(const Graph& g, const PlanOptions& opts) {
     taken.push_back(a.out);
   }
   for (const auto& m : FindMlpBlocks(g, taken)) {
-    r.layers[m.up] = LayerChoice{
-        Scheme::kLop, "MLP: each device computes its columns of the first "
-                      "layer and their activation"};
-    r.layers[m.down] = LayerChoice{
-        Scheme::kLip, "MLP: each device multiplies its columns by its rows "
-                      "of the second layer, partial sums reduce-scattered"};
+    r.layers[m.up] =
+        LayerChoice{Scheme::kLop,
+                    "MLP: each device computes its columns of the first "
+                    "layer and their activation"};
+    r.layers[m.down] =
+        LayerChoice{Scheme::kLip,
+                    "MLP: each device multiplies its columns by its rows "
+                    "of the second layer, partial sums reduce-scattered"};
   }
   return BuildPlan(r);
 }

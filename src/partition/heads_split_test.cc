@@ -36,8 +36,8 @@ TEST(HeadsStrategy, SmallVitIsExactOn2To4Devices) {
     PlanRunResult r;
     ASSERT_TRUE(RunPlanExact(m, "heads", EqualDevices(n), &r)) << n;
     // 6 heads: 3+3, 2+2+2, 2+2+1+1.
-    for (const char* block : {"encoder.layers.encoder_layer_0",
-                              "encoder.layers.encoder_layer_1"}) {
+    for (const char* block :
+         {"encoder.layers.encoder_layer_0", "encoder.layers.encoder_layer_1"}) {
       const auto heads = ScoreHeadsByDevice(r.plan, block);
       ASSERT_EQ(static_cast<int>(heads.size()), n) << block;
       int64_t sum = 0;
@@ -47,6 +47,35 @@ TEST(HeadsStrategy, SmallVitIsExactOn2To4Devices) {
       }
       EXPECT_EQ(sum, 6) << block;
     }
+  }
+}
+
+// Q, K and V packed in one projection (torchvision's export): each device
+// computes its heads' columns of each of the three segments.
+TEST(HeadsStrategy, PackedProjectionIsSplitByHeads) {
+  VitConfig c = testing::SmallVitConfig();
+  c.packed_qkv = true;
+  const Model m = testing::SmallVit(c);
+  for (const auto& devices :
+       {EqualDevices(2), EqualDevices(4), Devices({2.0, 1.0, 1.0})}) {
+    PlanRunResult r;
+    ASSERT_TRUE(RunPlanExact(m, "heads", devices, &r)) << devices.size();
+    const auto heads =
+        ScoreHeadsByDevice(r.plan, "encoder.layers.encoder_layer_1");
+    EXPECT_EQ(heads.size(), devices.size());
+    int64_t sum = 0;
+    for (const auto& [dev, h] : heads) sum += h;
+    EXPECT_EQ(sum, 6);
+    // Three parts of the packed projection on each device.
+    std::map<int, int> parts;
+    for (const auto& t : r.plan.tasks) {
+      for (const auto& n : t.fragment.nodes) {
+        if (n.name == "encoder.layers.encoder_layer_1.self_attention.in_proj")
+          ++parts[t.devices[0]];
+      }
+    }
+    EXPECT_EQ(parts.size(), devices.size());
+    for (const auto& [dev, k] : parts) EXPECT_EQ(k, 3) << dev;
   }
 }
 

@@ -37,6 +37,10 @@ struct LayerChoice {
   // a head's width in attention's projections, so that a device's columns
   // are whole heads (partition/transformer_blocks.h).
   int64_t unit = 1;
+  // An output split of a layer whose outputs are this many equal segments
+  // (a projection packing Q, K and V) splits each segment alike: a device
+  // computes the same share of each, one part per segment.
+  int64_t segments = 1;
 };
 
 // A spatially split chain of window layers (conv/pool and the elementwise

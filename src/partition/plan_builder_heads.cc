@@ -33,6 +33,20 @@ std::optional<Region> PlanBuilder::PartOutput(
   if (acts.size() == 1 && f.relayout) {
     return MapBoxThroughReshape(ins[0], from, to);
   }
+  if (acts.size() == 1 && f.crops) {
+    // Inside the box (the caller drops the parts outside it).
+    auto box = CropOf(n, from);
+    if (!box) return std::nullopt;
+    Region out = ins[0];
+    for (size_t a = 0; a < from.size(); ++a) {
+      if (out.begin[a] < box->first[a] || out.end[a] > box->second[a]) {
+        return std::nullopt;
+      }
+      out.begin[a] -= box->first[a];
+      out.end[a] -= box->first[a];
+    }
+    return out;
+  }
   if (acts.size() == 1 && f.permutes) {
     auto perm = AxisPermutationOf(n, rank);
     if (!perm || to.size() != from.size()) return std::nullopt;
@@ -104,7 +118,24 @@ StatusOr<bool> PlanBuilder::PlaceAlongHeads(const Node& n) {
   const size_t parts = dist_.at(acts[0]).holders.size();
   std::vector<std::vector<Region>> ins(parts);
   std::vector<Region> outs;
+  // The parts it reads: a crop (one of q, k and v from a packed
+  // projection) reads only those inside its box.
+  std::vector<size_t> read;
   for (size_t k = 0; k < parts; ++k) {
+    if (SplitFactsOf(n.op).crops && acts.size() == 1) {
+      auto box = CropOf(n, ShapeOf(acts[0]));
+      if (!box) return false;
+      const Region& r = dist_.at(acts[0]).holders[k].region;
+      bool apart = false;
+      for (size_t a = 0; a < box->first.size(); ++a) {
+        apart |= r.end[a] <= box->first[a] || r.begin[a] >= box->second[a];
+      }
+      if (apart) continue;
+    }
+    read.push_back(k);
+  }
+  int64_t covered = 0;
+  for (size_t k : read) {
     int dev = -1;
     for (const auto& a : acts) {
       const Dist& d = dist_.at(a);
@@ -120,10 +151,17 @@ StatusOr<bool> PlanBuilder::PlaceAlongHeads(const Node& n) {
     }
     auto o = PartOutput(n, acts, ins[k]);
     if (!o) return false;
+    covered += o->elements();
     outs.push_back(*o);
   }
+  // Parts of a tensor do not overlap: they cover the output when their
+  // elements add up to it.
+  if (read.empty() || covered != NumElements(ShapeOf(n.outputs[0]))) {
+    return false;
+  }
   Dist out{Dist::kParts, {}, dist_.at(acts[0]).layer};
-  for (size_t k = 0; k < parts; ++k) {
+  for (size_t i = 0; i < read.size(); ++i) {
+    const size_t k = read[i];
     // The latest task holding an input takes the node; the others' parts
     // come to it from the earlier tasks on the same device. A task
     // receives only from earlier ones.
@@ -137,12 +175,12 @@ StatusOr<bool> PlanBuilder::PlaceAlongHeads(const Node& n) {
       t = NewTask(n.name + "/heads@" + std::to_string(dev), {dev}, "",
                   whole_scheme_);
     }
-    for (size_t i = 0; i < acts.size(); ++i) {
-      RETURN_IF_ERROR(Need(t, acts[i], ins[k][i], n.name));
+    for (size_t a = 0; a < acts.size(); ++a) {
+      RETURN_IF_ERROR(Need(t, acts[a], ins[k][a], n.name));
     }
     RETURN_IF_ERROR(AddWholeWeights(t, n));
-    RETURN_IF_ERROR(AddPartNode(t, n, outs[k]));
-    out.holders.push_back(Holder{t, outs[k]});
+    RETURN_IF_ERROR(AddPartNode(t, n, outs[i]));
+    out.holders.push_back(Holder{t, outs[i]});
   }
   dist_[n.outputs[0]] = std::move(out);
   placed_.insert(n.name);
@@ -207,8 +245,8 @@ StatusOr<bool> PlanBuilder::ReplicateOverParts(const Node& n) {
   std::vector<Dist> outs(chain.size(), Dist{Dist::kParts, {}, parts.layer});
   for (size_t k = 0; k < parts.holders.size(); ++k) {
     const int dev = DeviceOfTask(parts.holders[k].task);
-    const int t = NewTask(n.name + "/replica@" + std::to_string(dev), {dev},
-                          "", whole_scheme_);
+    const int t = NewTask(n.name + "/replica@" + std::to_string(dev), {dev}, "",
+                          whole_scheme_);
     RETURN_IF_ERROR(Need(t, in, Region::Full(ShapeOf(in)), n.name));
     for (size_t c = 0; c < chain.size(); ++c) {
       RETURN_IF_ERROR(AddWholeWeights(t, *chain[c]));

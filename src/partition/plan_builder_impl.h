@@ -212,11 +212,13 @@ class PlanBuilder {
   Status PlaceSplit(const Node& n, const LayerChoice& choice);
 
   // Each device computes its share of the layer's outputs (whole multiples
-  // of `unit` of them: LayerChoice::unit), and the ops after it that act
-  // per channel travel with it.
+  // of `unit` of them: LayerChoice::unit, in each of `segments` equal
+  // segments: LayerChoice::segments), and the ops after it that act per
+  // channel travel with it.
   Status PlaceOutputSplit(const Node& n, Scheme s,
                           const std::vector<int>& group,
-                          const std::vector<double>& gshares, int64_t unit);
+                          const std::vector<double>& gshares, int64_t unit,
+                          int64_t segments = 1);
 
   // Each device reads its share of the layer's inputs and holds a partial
   // sum of the whole output.

@@ -131,7 +131,7 @@ Status PlanBuilder::PlaceSplit(const Node& n, const LayerChoice& choice) {
   std::vector<double> gshares;
   RETURN_IF_ERROR(Group(choice.devices, "layer " + n.name, &group, &gshares));
   if (IsOutputSplit(s)) {
-    return PlaceOutputSplit(n, s, group, gshares, choice.unit);
+    return PlaceOutputSplit(n, s, group, gshares, choice.unit, choice.segments);
   }
   if (!IsInputSplit(s)) {
     return Internal("scheme " + std::string(SchemeName(s)) +
@@ -143,14 +143,17 @@ Status PlanBuilder::PlaceSplit(const Node& n, const LayerChoice& choice) {
 Status PlanBuilder::PlaceOutputSplit(const Node& n, Scheme s,
                                      const std::vector<int>& group,
                                      const std::vector<double>& gshares,
-                                     int64_t unit) {
+                                     int64_t unit, int64_t segments) {
   const std::string& in = n.inputs[0];
   const int G = static_cast<int>(group.size());
   const int64_t size = OutputSplitSize(g_, n);
-  auto counts = SplitCounts(size / unit, gshares);
-  if (counts.ok() && (unit > 1 && size % unit != 0)) {
-    counts = InvalidArgument("the outputs are not whole units of " +
-                             std::to_string(unit));
+  const int64_t seg = segments > 0 ? size / segments : 0;
+  auto counts = SplitCounts(unit > 0 ? seg / unit : 0, gshares);
+  if (counts.ok() &&
+      (segments < 1 || unit < 1 || size % segments != 0 || seg % unit != 0)) {
+    counts =
+        InvalidArgument("the outputs are not " + std::to_string(segments) +
+                        " segments of whole units of " + std::to_string(unit));
   }
   if (!counts.ok()) {
     return counts.status().WithContext(
@@ -158,34 +161,38 @@ Status PlanBuilder::PlaceOutputSplit(const Node& n, Scheme s,
         std::to_string(size) + " outputs cannot be split over " +
         std::to_string(G) + " devices");
   }
+  // Part p is device p % G's share of segment p / G.
   std::vector<LayerPart> parts;
   std::vector<Region> regions;
-  int64_t b = 0;
-  for (int d = 0; d < G; ++d) {
-    const int64_t e = b + counts.value()[d] * unit;
-    ASSIGN_OR_RETURN(LayerPart p, SplitOutput(g_, n, b, e));
-    regions.push_back(p.out_region);
-    parts.push_back(std::move(p));
-    b = e;
+  for (int64_t k = 0; k < segments; ++k) {
+    int64_t b = k * seg;
+    for (int d = 0; d < G; ++d) {
+      const int64_t e = b + counts.value()[d] * unit;
+      ASSIGN_OR_RETURN(LayerPart p, SplitOutput(g_, n, b, e));
+      regions.push_back(p.out_region);
+      parts.push_back(std::move(p));
+      b = e;
+    }
   }
   std::vector<Region> final_regions = regions;
   std::string final_tensor;
   std::vector<std::vector<Region>> follower_parts;
   auto followers = Followers(n, &final_regions, &final_tensor, &follower_parts);
   Dist out{Dist::kParts, {}, n.name};
-  for (int d = 0; d < G; ++d) {
-    const int t =
-        NewTask(n.name + "/" + SchemeName(s) + "@" + std::to_string(group[d]),
-                {group[d]}, n.name, s);
-    RETURN_IF_ERROR(Need(t, in, parts[d].in_region, n.name));
-    RETURN_IF_ERROR(AddWeights(t, parts[d].weights));
-    RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(parts[d].node));
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const int dev = group[p % G];
+    std::string name = n.name + "/" + SchemeName(s) + "@" + std::to_string(dev);
+    if (segments > 1) name += "#" + std::to_string(p / G);
+    const int t = NewTask(name, {dev}, n.name, s);
+    RETURN_IF_ERROR(Need(t, in, parts[p].in_region, n.name));
+    RETURN_IF_ERROR(AddWeights(t, parts[p].weights));
+    RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(parts[p].node));
     for (size_t k = 0; k < followers.size(); ++k) {
       const Node* f = followers[k];
       RETURN_IF_ERROR(AddWholeWeights(t, *f));
-      RETURN_IF_ERROR(AddPartNode(t, *f, follower_parts[k][d]));
+      RETURN_IF_ERROR(AddPartNode(t, *f, follower_parts[k][p]));
     }
-    out.holders.push_back(Holder{t, final_regions[d]});
+    out.holders.push_back(Holder{t, final_regions[p]});
   }
   placed_.insert(n.name);
   for (const Node* f : followers) {

@@ -133,6 +133,16 @@ Status PlanBuilder::AddPartNode(int t, const Node& n, const Region& out) {
   if (SplitFactsOf(part.op).relayout && part.attrs.Has("shape")) {
     part.attrs.Set("shape", out.extent());
   }
+  if (SplitFactsOf(part.op).crops) {
+    // A part inside the box is output whole: the box of the part.
+    const Shape extent = out.extent();
+    std::vector<int64_t> axes(extent.size());
+    for (size_t a = 0; a < axes.size(); ++a) axes[a] = static_cast<int64_t>(a);
+    part.attrs.Set("starts", std::vector<int64_t>(extent.size(), 0));
+    part.attrs.Set("ends", std::vector<int64_t>(extent.begin(), extent.end()));
+    part.attrs.Set("axes", axes);
+    part.attrs.Set("steps", std::vector<int64_t>(extent.size(), 1));
+  }
   return plan_.tasks[t].fragment.AddNode(part);
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "graph/op_registry.h"
 #include "partition/layer_split.h"
@@ -43,11 +44,62 @@ const Node* BackPast(const Graph& g, std::string tensor, bool also_reduce) {
     const int p = g.ProducerIndex(tensor);
     if (p < 0) return nullptr;
     const Node& n = g.nodes[p];
-    const bool pass = Carries(g, n) ||
-                      (also_reduce && SplitFactsOf(n.op).non_reduced &&
-                       n.inputs.size() == 1);
+    const bool pass =
+        Carries(g, n) ||
+        (also_reduce && SplitFactsOf(n.op).non_reduced && n.inputs.size() == 1);
     if (!pass) return &n;
     tensor = SoleActivation(g, n);
+  }
+}
+
+int64_t LastAxis(const Graph& g, const std::string& tensor) {
+  const TensorInfo* t = g.FindTensor(tensor);
+  return t == nullptr || t->shape.empty() ? -1 : t->shape.back();
+}
+
+// The fc layer whose output columns [*begin, *end) `tensor` carries: past
+// the nodes that carry it and at most one crop of the columns alone (one
+// of Q, K and V from a projection that packs them), then past reshapes
+// that keep the columns the last axis. Null when there is none.
+const Node* ProjectionOf(const Graph& g, const std::string& tensor,
+                         int64_t* begin, int64_t* end) {
+  const Node* n = BackPast(g, tensor, false);
+  if (n == nullptr) return nullptr;
+  if (IsFcLayer(g, *n)) {
+    *begin = 0;
+    *end = OutputSplitSize(g, *n);
+    return n;
+  }
+  if (!SplitFactsOf(n->op).crops || n->outputs.size() != 1) return nullptr;
+  const std::string in = SoleActivation(g, *n);
+  const TensorInfo* ti = in.empty() ? nullptr : g.FindTensor(in);
+  if (ti == nullptr) return nullptr;
+  auto box = CropOf(*n, ti->shape);
+  if (!box) return nullptr;
+  const size_t last = ti->shape.size() - 1;
+  for (size_t a = 0; a < last; ++a) {
+    if (box->first[a] != 0 || box->second[a] != ti->shape[a]) return nullptr;
+  }
+  const int64_t cols = ti->shape[last];
+  std::string t = in;
+  for (;;) {
+    const int p = g.ProducerIndex(t);
+    if (p < 0) return nullptr;
+    const Node& m = g.nodes[p];
+    if (IsFcLayer(g, m)) {
+      if (OutputSplitSize(g, m) != cols || LastAxis(g, t) != cols) {
+        return nullptr;
+      }
+      *begin = box->first[last];
+      *end = box->second[last];
+      return &m;
+    }
+    const std::string from = SoleActivation(g, m);
+    if (!SplitFactsOf(m.op).relayout || m.outputs.size() != 1 || from.empty() ||
+        LastAxis(g, from) != cols || LastAxis(g, t) != cols) {
+      return nullptr;
+    }
+    t = from;
   }
 }
 
@@ -83,12 +135,12 @@ std::vector<AttentionBlock> FindAttentionBlocks(const Graph& g) {
         scores->inputs.size() != 2) {
       continue;
     }
-    const Node* q = BackPast(g, scores->inputs[0], false);
-    const Node* k = BackPast(g, scores->inputs[1], false);
-    const Node* v = BackPast(g, ctx.inputs[1], false);
+    int64_t qb = 0, qe = 0, kb = 0, ke = 0, vb = 0, ve = 0;
+    const Node* q = ProjectionOf(g, scores->inputs[0], &qb, &qe);
+    const Node* k = ProjectionOf(g, scores->inputs[1], &kb, &ke);
+    const Node* v = ProjectionOf(g, ctx.inputs[1], &vb, &ve);
     const Node* o = ForwardToLayer(g, ctx.outputs[0]);
-    if (q == nullptr || k == nullptr || v == nullptr || o == nullptr ||
-        !IsFcLayer(g, *q) || !IsFcLayer(g, *k) || !IsFcLayer(g, *v)) {
+    if (q == nullptr || k == nullptr || v == nullptr || o == nullptr) {
       continue;
     }
     // The heads: the scores' batch axes.
@@ -96,13 +148,36 @@ std::vector<AttentionBlock> FindAttentionBlocks(const Graph& g) {
     if (s.size() < 3) continue;
     int64_t heads = 1;
     for (size_t a = 0; a + 2 < s.size(); ++a) heads *= s[a];
-    const int64_t cols = OutputSplitSize(g, *q);
-    if (heads < 2 || cols % heads != 0 || OutputSplitSize(g, *k) != cols ||
-        OutputSplitSize(g, *v) != cols || InputSplitSize(g, *o) != cols) {
+    const int64_t cols = qe - qb;
+    if (heads < 2 || cols % heads != 0 || ke - kb != cols || ve - vb != cols ||
+        InputSplitSize(g, *o) != cols) {
       continue;
     }
-    out.push_back(
-        AttentionBlock{q->name, k->name, v->name, o->name, heads, cols / heads});
+    AttentionBlock block{q->name, k->name, v->name,
+                         o->name, heads,   cols / heads};
+    block.q_begin = qb;
+    block.k_begin = kb;
+    block.v_begin = vb;
+    // A layer packing several of them holds each in one of its equal
+    // segments, and nothing else.
+    const std::pair<const Node*, int64_t> sources[] = {
+        {q, qb}, {k, kb}, {v, vb}};
+    bool packed_ok = true;
+    for (const auto& source : sources) {
+      const Node* p = source.first;
+      std::set<int64_t> begins;
+      int64_t m = 0;
+      for (const auto& [node, begin] : sources) {
+        if (node != p) continue;
+        ++m;
+        begins.insert(begin);
+      }
+      packed_ok &= static_cast<int64_t>(begins.size()) == m &&
+                   OutputSplitSize(g, *p) == m * cols &&
+                   *begins.rbegin() == (m - 1) * cols;
+      for (int64_t b0 : begins) packed_ok &= b0 % cols == 0;
+    }
+    if (packed_ok) out.push_back(block);
   }
   return out;
 }
@@ -133,7 +208,13 @@ std::vector<MlpBlock> FindMlpBlocks(const Graph& g,
           continue;
         }
         const OpSchema* s = OpRegistry::Global().Find(n.op);
-        if (s == nullptr || !s->elementwise() || n.outputs.size() != 1) {
+        // Elementwise ops, and reshapes that keep the features the last
+        // axis (a Linear over [1, T, K] imported as Reshape, Gemm, Reshape).
+        const bool keeps_features = SplitFactsOf(n.op).relayout &&
+                                    n.outputs.size() == 1 &&
+                                    LastAxis(g, n.outputs[0]) == LastAxis(g, t);
+        if (s == nullptr || (!s->elementwise() && !keeps_features) ||
+            n.outputs.size() != 1) {
           ok = false;
           break;
         }

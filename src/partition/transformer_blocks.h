@@ -22,6 +22,15 @@ struct AttentionBlock {
   std::string out;  // the output projection, reading the heads' columns
   int64_t heads = 0;
   int64_t head_width = 0;
+  // Where Q, K and V begin in their layers' output columns: 0 each for
+  // separate projections; 0, D and 2D for one packing them (torch's
+  // nn.MultiheadAttention: one Linear of 3D columns, cut by Slice), whose
+  // equal segments are then split alike (LayerChoice::segments).
+  int64_t q_begin = 0, k_begin = 0, v_begin = 0;
+  // How many of Q, K and V layer `name` computes.
+  int64_t SegmentsOf(const std::string& name) const {
+    return (q == name) + (k == name) + (v == name);
+  }
 };
 
 struct MlpBlock {
@@ -31,13 +40,15 @@ struct MlpBlock {
 // Every attention block of `g`, in node order. A block is recognised when
 // the scores' product (batch_product) reads a query and a key each traced
 // back to an fc layer through nodes that move or scale them (relayout,
-// permutes, elementwise with scalar constants), the context's product
+// permutes, elementwise with scalar constants) and at most one crop of its
+// columns (crops: a packed projection's segment), the context's product
 // reads the normalised scores (non_reduced) and a value traced back the
 // same way, and the context reaches one fc layer forward the same way.
 std::vector<AttentionBlock> FindAttentionBlocks(const Graph& g);
 
 // Every MLP of `g` whose layers are not in `taken` (the attention blocks'
-// projections), in node order.
+// projections), in node order: between its layers, elementwise ops and
+// reshapes that keep the features the last axis.
 std::vector<MlpBlock> FindMlpBlocks(const Graph& g,
                                     const std::vector<std::string>& taken);
 

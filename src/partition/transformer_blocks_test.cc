@@ -31,6 +31,29 @@ TEST(TransformerBlocks, AViTsAttentionAndMlpsAreFound) {
   for (const auto& b : mlp) EXPECT_NE(b.down, "heads.head");
 }
 
+// torchvision's nn.MultiheadAttention: one projection packs Q, K and V,
+// each cut from it by a Slice of its columns.
+TEST(TransformerBlocks, APackedProjectionIsFound) {
+  VitConfig c = testing::SmallVitConfig();
+  c.packed_qkv = true;
+  const Model m = testing::SmallVit(c);
+  const auto att = FindAttentionBlocks(m.graph);
+  ASSERT_EQ(att.size(), 2u);
+  const std::string p = "encoder.layers.encoder_layer_0.self_attention.in_proj";
+  EXPECT_EQ(att[0].q, p);
+  EXPECT_EQ(att[0].k, p);
+  EXPECT_EQ(att[0].v, p);
+  EXPECT_EQ(att[0].SegmentsOf(p), 3);
+  EXPECT_EQ(att[0].q_begin, 0);
+  EXPECT_EQ(att[0].k_begin, 48);
+  EXPECT_EQ(att[0].v_begin, 96);
+  EXPECT_EQ(att[0].heads, 6);
+  EXPECT_EQ(att[0].head_width, 8);
+  EXPECT_EQ(FindMlpBlocks(m.graph, {att[0].q, att[0].out, att[1].q, att[1].out})
+                .size(),
+            2u);
+}
+
 TEST(TransformerBlocks, ACnnHasNone) {
   auto m = LoadModel("alexnet", LoadOptions{});
   ASSERT_TRUE(m.ok());

@@ -178,11 +178,34 @@ class TokensNet(nn.Module):
         return a @ x
 
 
+class VitNet(nn.Module):
+    """torchvision's VisionTransformer, small: 17 tokens of 64 features, 4
+    heads of 16, two blocks. Its nn.MultiheadAttention exports Q, K and V
+    as one projection of 192 columns cut by Slice; below opset 17 its
+    LayerNorms are ReduceMean, Sub, Pow, Sqrt, Div, Mul, Add. The biases
+    torchvision zeroes are randomised, so every weight is read."""
+
+    def __init__(self):
+        super().__init__()
+        self.vit = torchvision.models.VisionTransformer(
+            image_size=32, patch_size=8, num_layers=2, num_heads=4,
+            hidden_dim=64, mlp_dim=128, num_classes=10)
+        g = torch.Generator().manual_seed(4)
+        with torch.no_grad():
+            for name, p in self.vit.named_parameters():
+                if name.endswith("bias"):
+                    p.copy_(torch.randn(p.shape, generator=g) * 0.1)
+
+    def forward(self, x):
+        return self.vit(x)
+
+
 CUSTOM = {"shapes": (ShapesNet, (1, 3, 16, 16)), "ops": (OpsNet, (1, 4, 8, 8)),
           "hard": (HardNet, (1, 3, 8, 8)), "gelu": (GeluNet, (1, 5, 16)),
           "layernorm": (LayerNormNet, (1, 5, 16)),
           "select": (SelectNet, (1, 4, 6, 8)), "resize": (ResizeNet, (1, 3, 5, 7)),
-          "dense": (DenseNet, (1, 64)), "tokens": (TokensNet, (1, 7, 16))}
+          "dense": (DenseNet, (1, 64)), "tokens": (TokensNet, (1, 7, 16)),
+          "vit": (VitNet, (1, 3, 32, 32))}
 
 SEGMENTATION = ("lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large",
                 "fcn_resnet50")
