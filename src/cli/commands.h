@@ -32,7 +32,8 @@ void AddBenchCommand(CLI::App* app);
 void AddProfileCommand(CLI::App* app);
 void AddSimulateCommand(CLI::App* app);
 void AddLcpCommand(CLI::App* app);
-void AddServeCommand(CLI::App* app);  // serve and infer-remote
+void AddDatasetCommand(CLI::App* app);  // `dataset extract`
+void AddServeCommand(CLI::App* app);    // serve and infer-remote
 void AddCertsCommand(CLI::App* app);
 // `enroll` under `parent`: `shoal certs enroll`, `shoal-worker enroll`.
 void AddEnrollCommand(CLI::App* parent);

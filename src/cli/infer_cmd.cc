@@ -15,6 +15,7 @@
 #include "graph/op_registry.h"
 #include "graph/random_input.h"
 #include "io/image.h"
+#include "io/image_metadata.h"
 #include "io/npy.h"
 #include "models/imagenet_classes.h"
 #include "models/load_model.h"
@@ -43,8 +44,11 @@ int64_t PeakRssBytes() {
   return static_cast<int64_t>(u.ru_maxrss) * 1024;
 }
 
-// The input: an .npy file, an image, or a seeded random tensor.
+// The input: an .npy file, an image, or a seeded random tensor. An image
+// is normalised as --mean/--std say, else as the model's metadata does,
+// else ImageNet's way.
 StatusOr<Tensor> InferInput(const InferArgs& a, const Model& m,
+                            const ModelMetadata& metadata,
                             const Shape& in_shape) {
   const int sources =
       !a.input.empty() + !a.image.empty() + (a.random_seed >= 0);
@@ -55,8 +59,10 @@ StatusOr<Tensor> InferInput(const InferArgs& a, const Model& m,
     return ReadNpy(a.input, in_shape, "model '" + m.graph.name + "'");
   }
   if (!a.image.empty()) {
-    ImageNormalization norm =
-        DefaultNormalization(in_shape.size() == 4 ? in_shape[1] : 3);
+    auto stated =
+        ImageNormalizationOf(metadata, in_shape.size() == 4 ? in_shape[1] : 3);
+    if (!stated.ok()) return stated.status().WithContext(a.model);
+    ImageNormalization norm = *stated;
     if (!a.mean.empty()) norm.mean = a.mean;
     if (!a.std.empty()) norm.std = a.std;
     return LoadImage(a.image, in_shape, norm);
@@ -162,30 +168,55 @@ std::string Int8PathWhy(Int8Path path) {
   return "chosen by the caller";
 }
 
-// A classifier's top five classes, with ImageNet's names for 1000
-// outputs; any other output, its range and mean.
-void PrintOutput(const InferArgs& a, const Tensor& y) {
-  const bool classifier =
-      y.shape.size() == 2 && y.shape[0] == 1 && y.shape[1] > 1;
-  if (!classifier) {
+// The names of a classifier's `n` classes: the model's own (its metadata),
+// else ImageNet's for 1000 outputs, else none.
+std::vector<std::string> ClassNames(const std::vector<std::string>& own,
+                                    size_t n) {
+  if (own.size() == n) return own;
+  if (n != kImagenetClasses) return {};
+  const auto& names = ImagenetClassNames();
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+bool IsClassifier(const Tensor& y) {
+  return y.shape.size() == 2 && y.shape[0] == 1 && y.shape[1] > 1;
+}
+
+// The indices of the k highest scores, highest first.
+std::vector<int> TopK(const Tensor& y, size_t k) {
+  std::vector<int> idx(y.data.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  k = std::min(k, idx.size());
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
+                    [&y](int p, int q) { return y.data[p] > y.data[q]; });
+  idx.resize(k);
+  return idx;
+}
+
+// A classifier's top five classes, with their names where known (the
+// model's own, or ImageNet's for 1000 outputs); any other output, its
+// range and mean.
+void PrintOutput(const InferArgs& a, const Tensor& y,
+                 const std::vector<std::string>& own_names,
+                 bool own_names_used) {
+  if (!IsClassifier(y)) {
     auto [lo_it, hi_it] = std::minmax_element(y.data.begin(), y.data.end());
     double sum = std::accumulate(y.data.begin(), y.data.end(), 0.0);
     std::cout << "output: min " << *lo_it << ", max " << *hi_it << ", mean "
               << sum / y.data.size() << "\n";
     return;
   }
-  std::vector<int> idx(y.data.size());
-  std::iota(idx.begin(), idx.end(), 0);
-  const size_t k = std::min<size_t>(5, idx.size());
-  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
-                    [&y](int p, int q) { return y.data[p] > y.data[q]; });
-  const bool imagenet = y.data.size() == kImagenetClasses;
-  std::cout << "top-" << k << " classes (index"
-            << (imagenet ? " and ImageNet name" : "") << ": score):\n";
-  for (size_t i = 0; i < k; ++i) {
-    std::cout << "  " << std::setw(5) << idx[i];
-    if (imagenet) std::cout << " " << ImagenetClassNames()[idx[i]];
-    std::cout << ": " << y.data[idx[i]] << "\n";
+  const std::vector<int> idx = TopK(y, 5);
+  const std::vector<std::string> names = ClassNames(own_names, y.data.size());
+  std::cout << "top-" << idx.size() << " classes (index"
+            << (names.empty()    ? ""
+                : own_names_used ? " and the model's name"
+                                 : " and ImageNet name")
+            << ": score):\n";
+  for (int i : idx) {
+    std::cout << "  " << std::setw(5) << i;
+    if (!names.empty()) std::cout << " " << names[i];
+    std::cout << ": " << y.data[i] << "\n";
   }
   if (Zoo::Global().Find(a.model) != nullptr) {
     std::cout << "  (" << a.model
@@ -202,7 +233,11 @@ Status RunInfer(const InferArgs& a) {
   ASSIGN_OR_RETURN(lo.input_shape, ParseInputShapeFlag(a.input_shape));
   lo.with_weights = true;
   lo.seed = a.weight_seed;
-  ASSIGN_OR_RETURN(Model m, LoadModel(a.model, lo));
+  ModelMetadata metadata;
+  ASSIGN_OR_RETURN(Model m, LoadModel(a.model, lo, &metadata));
+  auto stated_names = ClassNamesOf(metadata);
+  if (!stated_names.ok()) return stated_names.status().WithContext(a.model);
+  const std::vector<std::string> own_names = *stated_names;
   if (m.graph.inputs.size() != 1) {
     return Unsupported("shoal infer feeds models with one input; '" + a.model +
                        "' has " + std::to_string(m.graph.inputs.size()));
@@ -220,7 +255,7 @@ Status RunInfer(const InferArgs& a) {
       [](const Node& n) { return QuantRoleOf(&n) != QuantRole::kNone; });
   const std::string dtype = qdq ? "int8" : a.dtype.dtype;
   const Shape in_shape = m.graph.FindTensor(m.graph.inputs[0])->shape;
-  ASSIGN_OR_RETURN(Tensor input, InferInput(a, m, in_shape));
+  ASSIGN_OR_RETURN(Tensor input, InferInput(a, m, metadata, in_shape));
 
   ExecutorOptions eo;
   eo.backend = backend;
@@ -261,6 +296,16 @@ Status RunInfer(const InferArgs& a) {
                    {"path", int8_path},
                    {"why", Int8PathWhy(st.int8_path)}};
     }
+    if (IsClassifier(y)) {
+      const auto names = ClassNames(own_names, y.data.size());
+      nlohmann::json top = nlohmann::json::array();
+      for (int i : TopK(y, 5)) {
+        nlohmann::json c = {{"index", i}, {"score", y.data[i]}};
+        if (!names.empty()) c["name"] = names[i];
+        top.push_back(c);
+      }
+      j["top_classes"] = top;
+    }
     if (a.profile) {
       j["profile"] = ProfileJson(t.profile, a.repeat, a.top_steps);
       if (st.int8_layers > 0) j["profile"]["int8_path"] = int8_path;
@@ -282,7 +327,7 @@ Status RunInfer(const InferArgs& a) {
               << Int8PathName(ex->stats().int8_path) << " ("
               << Int8PathWhy(ex->stats().int8_path) << ")\n";
   }
-  PrintOutput(a, y);
+  PrintOutput(a, y, own_names, own_names.size() == y.data.size());
   std::cout << std::fixed << std::setprecision(3);
   if (a.repeat > 1) {
     std::cout << "latency over " << a.repeat << " runs: median " << median
@@ -329,10 +374,12 @@ void AddInferCommand(CLI::App* app) {
   cmd->add_option("--weights-seed", a->weight_seed,
                   "Seed of zoo models' random weights");
   cmd->add_option("--mean", a->mean,
-                  "Per-channel mean for --image (default ImageNet)")
+                  "Per-channel mean for --image (default: the model's "
+                  "metadata, else ImageNet's)")
       ->delimiter(',');
   cmd->add_option("--std", a->std,
-                  "Per-channel std for --image (default ImageNet)")
+                  "Per-channel std for --image (default: the model's "
+                  "metadata, else ImageNet's)")
       ->delimiter(',');
   AddDtypeFlags(cmd, &a->dtype);
   cmd->add_flag("--json", a->json, "Print one JSON object");

@@ -3,6 +3,7 @@
 // what is wrong with it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -10,7 +11,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "io/image_metadata.h"
+#include "io/image_write.h"
 #include "io/npy.h"
+#include "models/load_model.h"
+#include "onnx/onnx_metadata.h"
 #include "onnx/onnx_test_util.h"
 
 namespace shoal {
@@ -285,6 +290,74 @@ TEST(InferCmd, NamesImagenetClassesAndSaysWeightsAreRandom) {
   std::string lenet;
   ASSERT_EQ(RunCommand(Infer("--input-seed 1"), &lenet), 0) << lenet;
   EXPECT_EQ(lenet.find("ImageNet"), std::string::npos) << lenet;
+}
+
+// A model file that names its classes and states its normalization (what
+// `shoal lcp train` writes): `infer --image` prints its names and feeds
+// the image its way, as --mean/--std would; the flags still win.
+TEST(InferCmd, ImageUsesTheModelsOwnNamesAndNormalization) {
+  TempDir dir;
+  LoadOptions lo;
+  lo.with_weights = true;
+  lo.seed = 3;
+  const Model m = LoadModel("lenet5", lo).value();
+  ModelMetadata md;
+  std::vector<std::string> names;
+  for (int i = 0; i < 10; ++i) names.push_back("kind-" + std::to_string(i));
+  SetClassNames(names, &md);
+  ImageNormalization norm;
+  norm.mean = {0.25f};
+  norm.std = {2.f};
+  SetImageNormalization(norm, &md);
+  const std::string named = dir.File("named.onnx"), plain = dir.File("p.onnx");
+  ASSERT_TRUE(ExportOnnxWithMetadata(m, md, named).ok());
+  ASSERT_TRUE(ExportOnnxWithMetadata(m, {}, plain).ok());
+  std::vector<uint8_t> px(28 * 28);
+  for (size_t i = 0; i < px.size(); ++i) px[i] = (i * 29) % 256;
+  const std::string png = dir.File("x.png");
+  ASSERT_TRUE(WritePng(png, 28, 28, 1, px.data()).ok());
+
+  auto infer = [&](const std::string& model, const std::string& flags,
+                   const std::string& npy, std::string* out) {
+    return RunCommand(std::string(SHOAL_BINARY) + " infer " + model +
+                          " --image " + png + " --output " + dir.File(npy) +
+                          " " + flags,
+                      out);
+  };
+  std::string own, by_flags, plain_default, overridden;
+  ASSERT_EQ(infer(named, "", "own.npy", &own), 0) << own;
+  ASSERT_EQ(infer(plain, "--mean 0.25 --std 2", "flags.npy", &by_flags), 0)
+      << by_flags;
+  ASSERT_EQ(infer(plain, "", "plain.npy", &plain_default), 0);
+  ASSERT_EQ(infer(named, "--mean 0.5 --std 0.5", "over.npy", &overridden), 0);
+  const Tensor y_own = ReadNpy(dir.File("own.npy")).value();
+  EXPECT_EQ(y_own.data, ReadNpy(dir.File("flags.npy")).value().data);
+  // Without metadata a gray image is normalised 0.5/0.5, and the flags
+  // override the metadata.
+  const Tensor y_plain = ReadNpy(dir.File("plain.npy")).value();
+  EXPECT_NE(y_own.data, y_plain.data);
+  EXPECT_EQ(ReadNpy(dir.File("over.npy")).value().data, y_plain.data);
+
+  const size_t best = std::max_element(y_own.data.begin(), y_own.data.end()) -
+                      y_own.data.begin();
+  EXPECT_NE(own.find("the model's name"), std::string::npos) << own;
+  EXPECT_NE(own.find(" " + names[best] + ": "), std::string::npos) << own;
+  EXPECT_EQ(plain_default.find("kind-"), std::string::npos) << plain_default;
+  std::string js;
+  ASSERT_EQ(infer(named, "--json", "j.npy", &js), 0) << js;
+  const auto j = nlohmann::json::parse(js.substr(js.find('{')));
+  ASSERT_EQ(j["top_classes"].size(), 5u) << js;
+  EXPECT_EQ(j["top_classes"][0]["index"], best);
+  EXPECT_EQ(j["top_classes"][0]["name"], names[best]);
+
+  // Metadata that cannot be read is an error naming the file and the key.
+  ASSERT_TRUE(
+      ExportOnnxWithMetadata(m, {{kImageMeanKey, "0"}}, dir.File("bad.onnx"))
+          .ok());
+  std::string bad;
+  EXPECT_NE(infer(dir.File("bad.onnx"), "", "bad.npy", &bad), 0);
+  EXPECT_NE(bad.find("bad.onnx"), std::string::npos) << bad;
+  EXPECT_NE(bad.find(kImageStdKey), std::string::npos) << bad;
 }
 
 TEST(InferCmd, WrongInputShapeNamesFileAndShapes) {

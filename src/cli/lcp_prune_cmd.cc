@@ -17,7 +17,7 @@
 #include "graph/random_input.h"
 #include "lcp/prune_channels.h"
 #include "models/load_model.h"
-#include "onnx/onnx_export.h"
+#include "onnx/onnx_metadata.h"
 #include "util/stats.h"
 #include "util/units.h"
 
@@ -126,7 +126,8 @@ Status RunLcpPrune(const LcpPruneArgs& a) {
   if (a.epochs < 0) return InvalidArgument("--epochs must not be negative");
   LoadOptions lo;
   lo.with_weights = true;
-  ASSIGN_OR_RETURN(Model m, LoadModel(a.model, lo));
+  ModelMetadata metadata;  // the pruned file says what the original said
+  ASSIGN_OR_RETURN(Model m, LoadModel(a.model, lo, &metadata));
   ASSIGN_OR_RETURN(ImageDataset data, LoadFashionMnist(a.dataset));
   ASSIGN_OR_RETURN(PrunedModel p, PruneChannels(m, {a.ratio}));
   if (p.layers.empty()) {
@@ -143,7 +144,7 @@ Status RunLcpPrune(const LcpPruneArgs& a) {
   // than training from scratch. No epochs: the pruned weights as they are.
   int64_t used = 0;
   if (a.epochs == 0) {
-    RETURN_IF_ERROR(ExportOnnx(p.model, a.out));
+    RETURN_IF_ERROR(ExportOnnxWithMetadata(p.model, metadata, a.out));
   } else {
     TrainOptions o;
     o.epochs = a.epochs;
@@ -158,7 +159,7 @@ Status RunLcpPrune(const LcpPruneArgs& a) {
       ShowTrainProgress(t, tty);
     };
     ASSIGN_OR_RETURN(TrainedModel t,
-                     TrainAndCheck(p.model.graph, data, o, a.out));
+                     TrainAndCheck(p.model.graph, data, o, a.out, metadata));
     used = t.used;
   }
   LoadOptions reload;

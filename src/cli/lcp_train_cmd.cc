@@ -67,8 +67,9 @@ Status RunFattenLoop(const LcpTrainArgs& a, const Graph& original,
                      const ImageDataset& data, const TrainOptions& o) {
   const std::string scratch = a.out + ".step.onnx";
   std::cerr << "original model:\n";
-  ASSIGN_OR_RETURN(TrainedModel base,
-                   TrainAndCheck(original, data, o, scratch));
+  ASSIGN_OR_RETURN(
+      TrainedModel base,
+      TrainAndCheck(original, data, o, scratch, TrainedModelMetadata(data)));
   const double base_acc = base.e.accuracy;
   if (!a.json) {
     std::cout << "original " << original.name << ": "
@@ -82,7 +83,8 @@ Status RunFattenLoop(const LcpTrainArgs& a, const Graph& original,
   for (double f = a.fatten; f <= a.max_fatten + 1e-9; f += a.fatten_step) {
     ASSIGN_OR_RETURN(Graph g, SplitIntoBranches(original, {a.branches, f}));
     std::cerr << "split " << a.branches << ", fattened " << f << "%:\n";
-    ASSIGN_OR_RETURN(TrainedModel t, TrainAndCheck(g, data, o, scratch));
+    ASSIGN_OR_RETURN(TrainedModel t, TrainAndCheck(g, data, o, scratch,
+                                                   TrainedModelMetadata(data)));
     const double drop = 100 * (base_acc - t.e.accuracy);
     const bool ok = drop <= a.target_drop + 1e-9;
     std::cout << "fatten " << std::setw(4) << Num(f) << "%: " << g.name << ", "
@@ -171,7 +173,8 @@ Status RunLcpTrain(const LcpTrainArgs& a) {
   const bool tty = isatty(2);
   o.on_progress = [tty](const TrainProgress& p) { ShowTrainProgress(p, tty); };
   if (loop) return RunFattenLoop(a, m.graph, data, o);
-  ASSIGN_OR_RETURN(TrainedModel t, TrainAndCheck(g, data, o, a.out));
+  ASSIGN_OR_RETURN(TrainedModel t, TrainAndCheck(g, data, o, a.out,
+                                                 TrainedModelMetadata(data)));
   const GraphCost& cost = t.cost;
   const TrainResult& r = t.r;
   const EngineEval& e = t.e;

@@ -6,8 +6,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "io/image_metadata.h"
 #include "models/load_model.h"
-#include "onnx/onnx_export.h"
+#include "onnx/onnx_metadata.h"
 #include "util/units.h"
 
 namespace shoal {
@@ -56,9 +57,21 @@ double TrainSecondsLeft(const TrainProgress& p) {
   return per_batch * static_cast<double>(batches_left);
 }
 
+ModelMetadata TrainedModelMetadata(const ImageDataset& data) {
+  ModelMetadata m;
+  ImageNormalization n;
+  n.mean = {0.f};
+  n.std = {1.f};
+  SetImageNormalization(n, &m);
+  if (data.dir == kDebianFashionMnistDir)
+    SetClassNames(FashionMnistClassNames(), &m);
+  return m;
+}
+
 StatusOr<TrainedModel> TrainAndCheck(const Graph& g, const ImageDataset& data,
                                      const TrainOptions& o,
-                                     const std::string& out) {
+                                     const std::string& out,
+                                     const ModelMetadata& metadata) {
   TrainedModel t;
   ASSIGN_OR_RETURN(t.cost, ComputeGraphCost(g));
   t.used = o.limit > 0 ? std::min(o.limit, data.train.count) : data.train.count;
@@ -67,7 +80,7 @@ StatusOr<TrainedModel> TrainAndCheck(const Graph& g, const ImageDataset& data,
             << " images of " << data.dir << ", testing on " << data.test.count
             << "\n";
   ASSIGN_OR_RETURN(t.r, TrainGraph(g, data, o));
-  RETURN_IF_ERROR(ExportOnnx(Model{g, t.r.weights}, out));
+  RETURN_IF_ERROR(ExportOnnxWithMetadata(Model{g, t.r.weights}, metadata, out));
   // The engine runs the file as written, as `shoal infer` would.
   LoadOptions reload;
   reload.with_weights = true;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "graph/cost.h"
+#include "graph/model_metadata.h"
 #include "train/engine_eval.h"
 #include "train/fashion_mnist.h"
 #include "train/trainer.h"
@@ -34,11 +35,18 @@ struct TrainedModel {
   int64_t used = 0;  // training images
 };
 
-// Trains `g` with `o`, writes it to `out`, and scores the file with the
-// engine; an engine that disagrees with the trainer is an error.
+// What a model trained on `data` says about itself in its file: its input
+// is the pixels scaled to [0, 1] (mean 0, std 1: as the trainer feeds
+// them), and, trained on Debian's Fashion-MNIST, its ten class names.
+ModelMetadata TrainedModelMetadata(const ImageDataset& data);
+
+// Trains `g` with `o`, writes it to `out` with `metadata`, and scores the
+// file with the engine; an engine that disagrees with the trainer is an
+// error.
 StatusOr<TrainedModel> TrainAndCheck(const Graph& g, const ImageDataset& data,
                                      const TrainOptions& o,
-                                     const std::string& out);
+                                     const std::string& out,
+                                     const ModelMetadata& metadata = {});
 
 }  // namespace shoal
 

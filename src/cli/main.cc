@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   shoal::AddProfileCommand(&app);
   shoal::AddSimulateCommand(&app);
   shoal::AddLcpCommand(&app);
+  shoal::AddDatasetCommand(&app);
   shoal::AddServeCommand(&app);
   shoal::AddCertsCommand(&app);
   shoal::AddKernelsCommand(

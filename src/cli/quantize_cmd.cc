@@ -13,7 +13,7 @@
 #include "graph/fuse_batchnorm.h"
 #include "graph/op_registry.h"
 #include "models/load_model.h"
-#include "onnx/onnx_export.h"
+#include "onnx/onnx_metadata.h"
 
 namespace shoal {
 namespace {
@@ -60,7 +60,8 @@ Status RunQuantize(const QuantizeArgs& a) {
   lo.with_weights = true;
   lo.seed = a.seed;
   lo.fuse_batchnorm = true;
-  ASSIGN_OR_RETURN(Model m, LoadModel(a.model, lo));
+  ModelMetadata metadata;  // the int8 file says what the f32 one said
+  ASSIGN_OR_RETURN(Model m, LoadModel(a.model, lo, &metadata));
   // LoadModel fuses on ONNX import only: a zoo model's BatchNorms are folded
   // here, so that the int8 weights are the folded ones.
   RETURN_IF_ERROR(FuseBatchNorm(&m).status());
@@ -84,7 +85,7 @@ Status RunQuantize(const QuantizeArgs& a) {
                               "' has no Conv, Gemm or MatMul with a weight "
                               "to quantize");
   }
-  RETURN_IF_ERROR(ExportOnnx(m, a.out));
+  RETURN_IF_ERROR(ExportOnnxWithMetadata(m, metadata, a.out));
   const int64_t int8_bytes = StoredWeightBytes(m);
   if (a.evaluate) {
     // The file as written, as `shoal infer` would load it.

@@ -3,6 +3,7 @@
 // with --check compares the output with the model run whole on one device.
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -13,12 +14,15 @@
 #include "graph/random_input.h"
 #include "graph/tensor_diff.h"
 #include "io/image.h"
+#include "io/image_metadata.h"
 #include "io/npy.h"
+#include "models/load_model.h"
 #include "plan/plan_json.h"
 #include "plan/plan_verify.h"
 #include "runtime/coordinator.h"
 #include "runtime/local_runner.h"
 #include "runtime/random_plan_input.h"
+#include "serve/classify.h"
 #include "util/units.h"
 
 namespace shoal {
@@ -34,8 +38,10 @@ struct RunArgs {
 };
 
 // The input: an .npy file, an image, or a seeded random tensor; `pixels`
-// is set when the input is an image (sent as 8-bit pixels).
+// is set when the input is an image (sent as 8-bit pixels), normalised as
+// the model's metadata says (ImageNet's way when it says nothing).
 StatusOr<Tensor> RunInput(const RunArgs& a, const Plan& p,
+                          const ModelMetadata& metadata,
                           std::optional<ImageNormalization>* pixels) {
   if (!a.input.empty() + !a.image.empty() > 1) {
     return InvalidArgument("give one of --input and --image");
@@ -48,7 +54,9 @@ StatusOr<Tensor> RunInput(const RunArgs& a, const Plan& p,
       return InvalidArgument("--image: the plan's input " +
                              ShapeToString(p.input_shape) + " is not an image");
     }
-    *pixels = DefaultNormalization(p.input_shape[1]);
+    auto norm = ImageNormalizationOf(metadata, p.input_shape[1]);
+    if (!norm.ok()) return norm.status().WithContext(p.model.spec);
+    *pixels = *norm;
     return LoadImage(a.image, p.input_shape, **pixels);
   }
   return RandomPlanInput(p, a.random_seed, pixels);
@@ -60,7 +68,23 @@ struct RunOutcome {
   RunStats stats;
   std::vector<double> device_ms;
   DeployReport deploy;  // on a cluster
+  // Of an image's classifier output: its best class, with its name where
+  // the model's metadata (or ImageNet's 1000) names it.
+  std::optional<ClassScore> top;
 };
+
+// The best class of `out` when the input was an image and the output is a
+// classifier's.
+Status FindTopClass(const ModelMetadata& metadata, RunOutcome* r) {
+  const Tensor& y = r->out;
+  if (!(y.shape.size() == 2 && y.shape[0] == 1 && y.shape[1] > 1))
+    return Status::Ok();
+  ASSIGN_OR_RETURN(std::vector<std::string> names, ClassNamesOf(metadata));
+  if (names.size() != y.data.size()) names = KnownClassNames(y.shape[1]);
+  ASSIGN_OR_RETURN(std::vector<ClassScore> top, TopClasses(y, 1, names));
+  r->top = top[0];
+  return Status::Ok();
+}
 
 Status RunLocally(const RunArgs& a, const Plan& p, const Model& m,
                   Backend backend, const Tensor& input, RunOutcome* r) {
@@ -143,6 +167,10 @@ nlohmann::json RunJson(const RunArgs& a, const Plan& p, const RunOutcome& r,
     j["cluster"] = a.cluster;
     j["deploy_ms"] = r.deploy.ms;
   }
+  if (r.top) {
+    j["top_class"] = {{"index", r.top->index}, {"score", r.top->score}};
+    if (!r.top->name.empty()) j["top_class"]["name"] = r.top->name;
+  }
   if (c.done) {
     j["max_abs_diff"] = c.diff.max_abs;
     j["max_rel_diff"] = c.diff.max_rel;
@@ -171,6 +199,11 @@ void PrintRun(const RunArgs& a, const Plan& p, const RunOutcome& r,
             << HumanMs(r.stats.latency_ms) << "; output "
             << ShapeToString(r.out.shape) << "; "
             << HumanBytes(r.stats.bytes_total) << " between devices\n";
+  if (r.top) {
+    std::cout << "class " << r.top->index
+              << (r.top->name.empty() ? "" : " " + r.top->name) << " (score "
+              << r.top->score << ")\n";
+  }
   if (!c.done) return;
   std::cout << "check against one device: max abs diff " << c.diff.max_abs
             << ", max rel diff " << c.diff.max_rel
@@ -195,13 +228,21 @@ Status RunRun(const RunArgs& a, int* exit_code) {
   RETURN_IF_ERROR(VerifyPlanAgainstModel(p, m.graph)
                       .WithContext("plan " + a.plan + " does not fit model " +
                                    p.model.spec));
+  // What the model's file says about its input and classes (--image).
+  ModelMetadata metadata;
+  if (!a.image.empty()) {
+    ASSIGN_OR_RETURN(metadata, LoadModelMetadata(p.model.spec));
+  }
   std::optional<ImageNormalization> pixels;  // the input is an image
-  ASSIGN_OR_RETURN(const Tensor input, RunInput(a, p, &pixels));
+  ASSIGN_OR_RETURN(const Tensor input, RunInput(a, p, metadata, &pixels));
   RunOutcome r;
   r.device_ms.assign(p.devices.size(), 0.0);
   RETURN_IF_ERROR(a.local ? RunLocally(a, p, m, backend, input, &r)
                           : RunOnCluster(a, p, m, pixels, input, &r));
   if (!a.output.empty()) RETURN_IF_ERROR(WriteNpy(a.output, r.out));
+  if (pixels && !a.image.empty()) {
+    RETURN_IF_ERROR(FindTopClass(metadata, &r).WithContext(p.model.spec));
+  }
   Check c;
   c.tolerance = WireTolerance(p.wire.dtype);
   if (a.check) {

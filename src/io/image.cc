@@ -3,6 +3,7 @@
 #include <stb/stb_image.h>
 #include <stb/stb_image_resize.h>
 
+#include <algorithm>
 #include <climits>
 #include <filesystem>
 #include <fstream>
@@ -203,8 +204,12 @@ StatusOr<Tensor> DecodeImage(const std::string& bytes,
                            "': " + stbi_failure_reason());
   }
   std::vector<unsigned char> resized(static_cast<size_t>(w) * h * c);
-  if (!stbir_resize_uint8(pixels.get(), iw, ih, 0, resized.data(), w, h, 0,
-                          c)) {
+  if (iw == w && ih == h) {
+    // Already the model's size: stb's resize would still filter it (its
+    // Mitchell kernel at scale 1 blurs), so the pixels go in as they are.
+    std::copy(pixels.get(), pixels.get() + resized.size(), resized.begin());
+  } else if (!stbir_resize_uint8(pixels.get(), iw, ih, 0, resized.data(), w, h,
+                                 0, c)) {
     return Internal("resizing '" + origin + "' failed");
   }
   Tensor t(shape);

@@ -18,11 +18,20 @@ const std::string kPng(
 TEST(DecodeImage, ReadsAPng) {
   auto t = DecodeImage(kPng, "two.png", {1, 1, 1, 2}, DefaultNormalization(1));
   ASSERT_TRUE(t.ok()) << t.status().message();
-  // (p / 255 - 0.5) / 0.5, after stb's resampling filter (which mixes the
-  // two pixels a little even at the same size): dark, then light.
+  // (p / 255 - 0.5) / 0.5 of each pixel: at the model's size the pixels go
+  // in unfiltered (stb's resize would mix the two a little even at scale 1).
   ASSERT_EQ(t->data.size(), 2u);
-  EXPECT_LT(t->data[0], -0.7);
-  EXPECT_GT(t->data[1], 0.7);
+  EXPECT_EQ(t->data[0], PixelToInput(0x10, 0.5f, 0.5f));
+  EXPECT_EQ(t->data[1], PixelToInput(0xf0, 0.5f, 0.5f));
+}
+
+// Another size is resampled: the 2x1 image as 4x1, dark to light.
+TEST(DecodeImage, ResizesToTheModelsSize) {
+  auto t = DecodeImage(kPng, "two.png", {1, 1, 1, 4}, DefaultNormalization(1));
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->data.size(), 4u);
+  EXPECT_LT(t->data[0], -0.5);
+  EXPECT_GT(t->data[3], 0.5);
 }
 
 // What fuzz_image found: a 5x3 PNG whose IDAT chunk states 1.5 GB made

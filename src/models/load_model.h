@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "graph/model_metadata.h"
 #include "graph/weights.h"
 #include "util/status.h"
 
@@ -18,6 +19,15 @@ struct LoadOptions {
 };
 
 StatusOr<Model> LoadModel(const std::string& spec, const LoadOptions& opts);
+
+// The same, and what the file says about the model (an ONNX file's
+// metadata_props; a zoo model says nothing: empty).
+StatusOr<Model> LoadModel(const std::string& spec, const LoadOptions& opts,
+                          ModelMetadata* metadata);
+
+// The metadata alone, for a caller that loaded the model otherwise
+// (LoadPlanModel); empty for a zoo name.
+StatusOr<ModelMetadata> LoadModelMetadata(const std::string& spec);
 
 }  // namespace shoal
 

@@ -112,8 +112,12 @@ HttpReply Classify(const HttpApi& api, const HttpRequest& req) {
         // (io/image.h), and the server's threads together must not.
         static std::mutex decoding;
         std::lock_guard<std::mutex> lock(decoding);
+        const ImageNormalization& norm =
+            api.normalization.mean.size() == static_cast<size_t>(shape[1])
+                ? api.normalization
+                : DefaultNormalization(shape[1]);
         return DecodeImage(std::string(req.body), "the request body", shape,
-                           DefaultNormalization(shape[1]));
+                           norm);
       },
       "http " + req.remote);
   if (!out.ok()) return Error(out.status());

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "io/pixels.h"
 #include "metrics/http_server.h"
 #include "serve/inference_protocol.h"
 #include "util/status.h"
@@ -22,6 +23,9 @@ struct HttpApi {
   OipModel model;
   // The names of the output's classes (serve/classify.h); empty: none.
   std::vector<std::string> class_names;
+  // How the image route turns pixels into the input: the model's own
+  // (its metadata), else ImageNet's (io/pixels.h).
+  ImageNormalization normalization;
   bool random_weights = false;  // a zoo model: said in classify's answer
   // Whether a plan is deployed and requests are taken.
   std::function<bool()> ready;

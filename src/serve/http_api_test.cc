@@ -21,7 +21,9 @@
 #include "graph/random_input.h"
 #include "graph/tensor_diff.h"
 #include "io/image.h"
+#include "io/image_metadata.h"
 #include "models/load_model.h"
+#include "onnx/onnx_metadata.h"
 #include "runtime/runtime_test_util.h"
 #include "serve/client.h"
 #include "serve/server.h"
@@ -53,7 +55,8 @@ struct HttpServe {
   std::unique_ptr<httplib::Client> client;
 
   explicit HttpServe(const std::string& token = "",
-                     const std::string& http_listen = "127.0.0.1:0") {
+                     const std::string& http_listen = "127.0.0.1:0",
+                     const std::string& model_spec = "lenet5") {
     dir = fs::temp_directory_path() /
           ("shoal-http-api-test-" + std::to_string(getpid()));
     fs::create_directories(dir);
@@ -65,7 +68,7 @@ struct HttpServe {
     f.close();
     ServeOptions o;
     o.cluster_file = dir + "/cluster.yaml";
-    o.model.spec = "lenet5";
+    o.model.spec = model_spec;
     o.listen = "127.0.0.1:0";
     o.http_listen = http_listen;
     o.metrics_listen = "127.0.0.1:0";
@@ -84,7 +87,7 @@ struct HttpServe {
     LoadOptions lo;
     lo.with_weights = true;
     lo.fuse_batchnorm = true;
-    model = LoadModel("lenet5", lo).value();
+    model = LoadModel(model_spec, lo).value();
     client = std::make_unique<httplib::Client>("127.0.0.1", http_port());
     client->set_read_timeout(20);
   }
@@ -280,6 +283,50 @@ TEST(HttpApi, ClassifyAnImage) {
   ASSERT_TRUE(r);
   EXPECT_NE(r->body.find("id=\"classify-form\""), std::string::npos);
   EXPECT_EQ(s.server->Snapshot().answered(), 2);
+}
+
+// A model file that names its classes and states its input normalization
+// (a trained model's, docs/models.md): the image route answers with its
+// names, the image normalised its way, and no note of random weights.
+TEST(HttpApi, ClassifyWithTheModelsOwnNamesAndNormalization) {
+  const std::string dir = fs::temp_directory_path() /
+                          ("shoal-http-api-named-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  LoadOptions lo;
+  lo.with_weights = true;
+  lo.seed = 5;
+  const Model m = LoadModel("lenet5", lo).value();
+  ModelMetadata md;
+  std::vector<std::string> names;
+  for (int i = 0; i < 10; ++i) names.push_back("class " + std::to_string(i));
+  SetClassNames(names, &md);
+  ImageNormalization norm;
+  norm.mean = {0.25f};
+  norm.std = {2.f};
+  SetImageNormalization(norm, &md);
+  ASSERT_TRUE(ExportOnnxWithMetadata(m, md, dir + "/named.onnx").ok());
+  {
+    HttpServe s("", "127.0.0.1:0", dir + "/named.onnx");
+    ASSERT_TRUE(s.server);
+    const std::string png = Png(28, 28, 4);
+    auto x = DecodeImage(png, "png", s.input_shape(), norm);
+    ASSERT_TRUE(x.ok()) << x.status().message();
+    const Tensor want = testing::RunWholeOrFail(s.model, *x);
+    const size_t best = std::max_element(want.data.begin(), want.data.end()) -
+                        want.data.begin();
+    auto r =
+        s.client->Post("/v1/models/named/classify?top_k=2", png, "image/png");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    const auto j = Body(r);
+    ASSERT_EQ(j["classes"].size(), 2u) << r->body;
+    EXPECT_EQ(j["classes"][0]["index"], best);
+    EXPECT_EQ(j["classes"][0]["name"], names[best]);
+    EXPECT_NEAR(j["classes"][0]["score"].get<double>(), want.data[best],
+                1e-4 * std::max(1.f, std::abs(want.data[best])));
+    EXPECT_FALSE(j.contains("note")) << r->body;
+  }
+  fs::remove_all(dir);
 }
 
 TEST(HttpApi, WarnsOfPlainTextBeyondLoopback) {

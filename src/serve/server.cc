@@ -4,7 +4,9 @@
 #include <mutex>
 #include <thread>
 
+#include "io/image_metadata.h"
 #include "metrics/http_server.h"
+#include "models/load_model.h"
 #include "models/zoo.h"
 #include "partition/plan_model.h"
 #include "runtime/peer_auth.h"
@@ -128,6 +130,26 @@ std::shared_ptr<const HttpApi> Server::Impl::MakeHttpApi() {
   api->model.output_name = g.outputs[0];
   api->model.output_shape = g.tensors.at(g.outputs[0]).shape;
   api->class_names = KnownClassNames(NumElements(api->model.output_shape));
+  const Shape& in = api->model.input_shape;
+  api->normalization = DefaultNormalization(in.size() == 4 ? in[1] : 3);
+  // The model's own class names and normalization, where its file states
+  // them (a trained model: docs/models.md); ImageNet's otherwise.
+  Status stated = [&]() -> Status {
+    ASSIGN_OR_RETURN(ModelMetadata md, LoadModelMetadata(opts.model.spec));
+    ASSIGN_OR_RETURN(std::vector<std::string> names, ClassNamesOf(md));
+    if (static_cast<int64_t>(names.size()) ==
+        NumElements(api->model.output_shape))
+      api->class_names = std::move(names);
+    ASSIGN_OR_RETURN(api->normalization,
+                     ImageNormalizationOf(md, in.size() == 4 ? in[1] : 3));
+    return Status::Ok();
+  }();
+  if (!stated.ok()) {
+    ServeLog(LogLevel::kWarn,
+             "the image route uses ImageNet's class names and normalization: "
+             "%s",
+             stated.WithContext(opts.model.spec).message().c_str());
+  }
   api->random_weights = Zoo::Global().Find(opts.model.spec) != nullptr;
   api->ready = [this] {
     std::lock_guard<std::mutex> lock(mu);

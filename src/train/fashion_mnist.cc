@@ -33,6 +33,13 @@ StatusOr<ImageSet> LoadSplit(const std::string& dir, const std::string& stem) {
 
 }  // namespace
 
+const std::vector<std::string>& FashionMnistClassNames() {
+  static const std::vector<std::string> names = {
+      "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+      "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
+  return names;
+}
+
 StatusOr<ImageDataset> LoadFashionMnist(const std::string& spec) {
   ImageDataset d;
   d.dir = spec == "fashion-mnist" ? kDebianFashionMnistDir : spec;

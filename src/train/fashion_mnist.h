@@ -16,6 +16,10 @@ namespace shoal {
 inline constexpr char kDebianFashionMnistDir[] =
     "/usr/share/datasets/fashion-mnist";
 
+// Fashion-MNIST's ten classes, by label: "T-shirt/top", "Trouser", ...,
+// "Ankle boot" (the names of the dataset's README).
+const std::vector<std::string>& FashionMnistClassNames();
+
 struct ImageSet {
   int64_t count = 0, rows = 0, cols = 0;
   std::vector<uint8_t> pixels;  // count x rows x cols
