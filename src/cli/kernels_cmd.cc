@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/kernels_check.h"
 #include "engine/executor.h"
 #include "engine/node_kernels.h"
 #include "graph/random_input.h"
@@ -25,8 +26,9 @@ namespace {
 
 struct KernelsArgs {
   std::string model, backend = BackendName(kDefaultBackend), input_shape;
+  std::string dtype = "f32";
   uint64_t weight_seed = 0;
-  int threads = 0, repeat = 0;
+  int threads = 0, repeat = 0, check = 0;
   bool json = false;
 };
 
@@ -54,10 +56,14 @@ Status Run(const KernelsArgs& a, const KernelsModelLoader& load) {
   ASSIGN_OR_RETURN(Backend backend, ParseBackend(a.backend));
   if (a.threads < 0) return InvalidArgument("--threads must be >= 0");
   if (a.repeat < 0) return InvalidArgument("--repeat must be >= 0");
+  if (a.check < 0) return InvalidArgument("--check must be >= 0");
   ASSIGN_OR_RETURN(std::optional<Shape> shape,
                    ParseInputShapeFlag(a.input_shape));
   ASSIGN_OR_RETURN(Model m, load ? load(a.model, shape, a.weight_seed)
                                  : LoadZooModel(a.model, shape, a.weight_seed));
+  if (a.dtype == "int8") RETURN_IF_ERROR(QuantizeOnUniformInputs(&m, 2));
+  // --check runs the model again, on this backend and the reference.
+  const Model checked = a.check > 0 ? m : Model{};
   const Graph g = m.graph;
   ExecutorOptions eo;
   eo.backend = backend;
@@ -67,6 +73,12 @@ Status Run(const KernelsArgs& a, const KernelsModelLoader& load) {
   const auto by_kernel = MacsByKernel(nodes);
   int64_t total = 0;
   for (const auto& [k, macs] : by_kernel) total += macs;
+
+  BackendCheck check;
+  if (a.check > 0) {
+    ASSIGN_OR_RETURN(check, CheckAgainstReference(checked, nodes, backend,
+                                                  a.threads, a.check, 5));
+  }
 
   std::vector<double> ms;
   if (a.repeat > 0) {
@@ -97,6 +109,21 @@ Status Run(const KernelsArgs& a, const KernelsModelLoader& load) {
         {"machine", Machine()}, {"threads", KernelThreads()},
         {"macs", total},        {"macs_by_kernel", by_kernel},
         {"nodes", jn}};
+    j["dtype"] = a.dtype;
+    if (a.check > 0) {
+      nlohmann::json layers = nlohmann::json::array();
+      for (const auto& l : check.layers) {
+        layers.push_back({{"node", l.node},
+                          {"impl", l.impl},
+                          {"max_diff", l.max_diff},
+                          {"off_fraction", l.off_fraction},
+                          {"values", l.values}});
+      }
+      j["check"] = {{"samples", check.samples},
+                    {"top1_equal", check.top1_equal},
+                    {"max_diff", check.max_diff},
+                    {"layers", layers}};
+    }
     if (!ms.empty()) {
       j["latency_ms"] = {{"median", Median(ms)},
                          {"min", *std::min_element(ms.begin(), ms.end())},
@@ -131,6 +158,22 @@ Status Run(const KernelsArgs& a, const KernelsModelLoader& load) {
                 << (n.impl.empty() ? "" : " " + n.impl) << "\n";
     }
   }
+  if (a.check > 0) {
+    std::printf(
+        "against the reference kernels on %d inputs: top-1 equal on %d, "
+        "outputs within %.3g of the largest\n",
+        check.samples, check.top1_equal, check.max_diff);
+    for (const auto& l : check.layers) {
+      if (l.impl == "qc8") {
+        std::printf(
+            "  %s alone (qc8): int8 values within %g steps, %.2f %% off\n",
+            l.node.c_str(), l.max_diff, 100 * l.off_fraction);
+      } else {
+        std::printf("  %s alone (%s): within %.3g of its largest output\n",
+                    l.node.c_str(), l.impl.c_str(), l.max_diff);
+      }
+    }
+  }
   if (!ms.empty()) {
     std::printf("latency: median %.2f ms, min %.2f ms over %d runs\n",
                 Median(ms), *std::min_element(ms.begin(), ms.end()), a.repeat);
@@ -160,6 +203,14 @@ void AddKernelsCommand(CLI::App* app, KernelsModelLoader load) {
   cmd->add_option("--repeat", a->repeat,
                   "Also time this many runs on a random input (after one "
                   "warm-up run)");
+  cmd->add_option("--dtype", a->dtype,
+                  "f32 (the default) or int8: quantize the model first, "
+                  "calibrated on 16 seeded random inputs in [0, 1]")
+      ->check(CLI::IsMember({"f32", "int8"}));
+  cmd->add_option("--check", a->check,
+                  "Also run this many seeded random inputs on the backend and "
+                  "on the reference kernels and compare: the outputs, and "
+                  "each XNNPACK int8 layer alone on the reference's input");
   cmd->add_flag("--json", a->json, "Print one JSON object");
   cmd->callback([a, load] { throw CommandExit(ReportStatus(Run(*a, load))); });
 }
