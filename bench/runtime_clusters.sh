@@ -296,6 +296,18 @@ for n in $SIZES; do
       [ -n "$f" ] && [ -n "$q" ] && tile_rows+="$m ${s%+2d} $(python3 -c "print('%.2fx' % ($q / $f))"), "
     done
   done
+  hub_rows=""
+  for m in $MODELS; do
+    for s in $STRATEGIES; do
+      [[ $s == *+hub ]] || continue
+      f=${lat[$m|${s%+hub}]:-}; q=${lat[$m|$s]:-}
+      [ -n "$f" ] && [ -n "$q" ] && hub_rows+="$m ${s%+hub} $(python3 -c "print('%.2fx' % ($q / $f))"), "
+    done
+  done
+  if [ -n "$hub_rows" ]; then
+    echo "Partial sums reduced among the devices (\`shoal plan --reduce peers\`, the default: each device that holds them sums one slice, and a next layer split by input features reads its slice where it is) against all sent to the input device (\`+hub\`, \`--reduce hub\`, as the papers do); latency with the hub over latency with peers, above 1: the hub slower: ${hub_rows%, }."
+    echo
+  fi
   if [ -n "$tile_rows" ]; then
     echo "2-D tiles against strips, the same strategy (latency on tiles over latency on strips; above 1: tiles slower): ${tile_rows%, }."
     echo
@@ -303,7 +315,7 @@ for n in $SIZES; do
   if [ -n "$int8_rows" ]; then
     echo "int8 against f32, the same strategy (f32 latency over int8): ${int8_rows%, }."
     echo
-    echo "The +int8 rows plan the model quantized (\`shoal plan --dtype int8\`, calibrated on 16 random inputs in the range of normalised images): exact against the int8 model on one device, not the f32 one, so they are not in the fastest exact plan below; their weights travel and are held as int8, their quantized activations as one byte a value. An emulated Pi 3 is a share of this host's CPU, whose int8 instructions (AVX-512 VNNI) make int8 layers about 4x faster than f32 here; a Pi 3's Cortex-A53 has no int8 dot product, so on real boards the gain is mostly the wire's and the memory's."
+    echo "The +int8 rows plan the model quantized (\`shoal plan --dtype int8\`, calibrated on 16 random inputs in the range of normalised images): exact against the int8 model on one device, not the f32 one, so they are not in the fastest exact plan below; their weights travel and are held as int8, their quantized activations as one byte a value. An emulated board prices an int8 layer's arithmetic at its class's f32 rates (the classes have no int8 rates: ncnn publishes int8 times for ResNet-18, ResNet-50 and VGG16 only, in ../shared/reference/ncnn-boards.md), and its weights at a byte each, so here int8 gains from the wire and from memory-bound layers alone; ncnn's int8 kernels run ResNet-18 1.7x faster than f32 on a Pi 3B+."
     echo
   fi
   reading=$(for m in $MODELS; do [ -n "${best[$m]}" ] && printf '%s %s (%s over one emulated board, %s over one running ncnn), ' "$m" "${best_name[$m]}" "${best_sp[$m]%% (*}" "${best_ncnn[$m]}"; done | sed 's/, $//')
