@@ -151,9 +151,10 @@ Status PlanBuilder::PlaceOutputSplit(const Node& n, Scheme s,
   auto counts = SplitCounts(unit > 0 ? seg / unit : 0, gshares);
   if (counts.ok() &&
       (segments < 1 || unit < 1 || size % segments != 0 || seg % unit != 0)) {
-    counts =
-        InvalidArgument("the outputs are not " + std::to_string(segments) +
-                        " segments of whole units of " + std::to_string(unit));
+    counts = InvalidArgument(
+        "the outputs are not whole units of " + std::to_string(unit) +
+        (segments > 1 ? " in " + std::to_string(segments) + " equal segments"
+                      : ""));
   }
   if (!counts.ok()) {
     return counts.status().WithContext(
