@@ -245,9 +245,10 @@ class Arm64Kernels : public Arm64Worker {
 
   // `shoal-worker kernels MODEL --json` on the emulated `cpu`.
   nlohmann::json Kernels(const std::string& cpu, const std::string& model,
-                         const std::string& extra = "") {
-    std::string cmd = "timeout 300 /usr/bin/qemu-aarch64 -L " + sysroot_ +
-                      " -cpu " + cpu + " " + worker_ + " kernels " + model +
+                         const std::string& extra = "", int timeout_s = 300) {
+    std::string cmd = "timeout " + std::to_string(timeout_s) +
+                      " /usr/bin/qemu-aarch64 -L " + sysroot_ + " -cpu " + cpu +
+                      " " + worker_ + " kernels " + model +
                       " --threads 1 --json " + extra;
     const std::string file = dir_ + "/" + model + "." + cpu + ".json";
     std::string out;
@@ -322,6 +323,87 @@ TEST_F(Arm64Kernels, OneDnnOnTheBoardCoresIsReference) {
       ref = ref || n.value("impl", "").find("ref") != std::string::npos;
   }
   EXPECT_TRUE(ref) << j.dump(1);
+}
+
+// The quantized (QDQ) path on the board's cores. A zoo model quantized on
+// the arm64 worker as XnnpackInt8's tests quantize it (`kernels --dtype
+// int8`: calibrated on 16 seeded inputs uniform in [0, 1]) runs under qemu
+// as a Cortex-A72 on XNNPACK's NEON int8 kernels and on the reference
+// kernels (`--check N`), held to the native tests' bounds: each quantized
+// layer alone, on the reference's int8 input, within one quantization step
+// and under 1 % of its values off where it is qc8, exact to float rounding
+// (1e-5 of its largest output) where it sums on f32; the model's output
+// within `tol` of the largest with top-1 equal; every MAC in XNNPACK's
+// qc8 or f32-sums layers (so none in oneDNN's gemm:ref). ctest runs these
+// as Arm64KernelsInt8.
+void ExpectInt8MatchesReference(const nlohmann::json& j, int samples,
+                                double tol, double min_qc8, double min_sums) {
+  ASSERT_TRUE(j.is_object());
+  const std::string model = j.value("model", "");
+  EXPECT_EQ(j.value("backend", ""), "xnnpack");
+  EXPECT_EQ(j.value("machine", ""), "aarch64");
+  EXPECT_EQ(j.value("dtype", ""), "int8");
+  std::map<std::string, std::string> impl;
+  int64_t qc8 = 0, sums = 0;
+  for (const auto& n : j["nodes"]) {
+    const int64_t macs = n.value("macs", int64_t{0});
+    if (macs == 0) continue;
+    const std::string node = n.value("node", ""), path = n.value("impl", "");
+    EXPECT_EQ(n.value("kernel", ""), "xnnpack") << node << ": " << path;
+    EXPECT_TRUE(path == "qc8" || path == "f32-sums") << node << ": " << path;
+    impl[node] = path;
+    (path == "qc8" ? qc8 : sums) += macs;
+  }
+  const int64_t total = j.value("macs", int64_t{0});
+  ASSERT_GT(total, 0);
+  EXPECT_EQ(qc8 + sums, total) << j.dump(1);
+  EXPECT_GT(static_cast<double>(qc8) / total, min_qc8) << model;
+  EXPECT_GT(static_cast<double>(sums) / total, min_sums) << model;
+  const auto& c = j["check"];
+  ASSERT_TRUE(c.is_object()) << j.dump(1);
+  EXPECT_EQ(c.value("samples", 0), samples);
+  EXPECT_EQ(c.value("top1_equal", 0), samples) << c.dump(1);
+  EXPECT_LE(c.value("max_diff", 1.0), tol) << c.dump(1);
+  EXPECT_EQ(c["layers"].size(), impl.size()) << c.dump(1);
+  for (const auto& l : c["layers"]) {
+    const std::string node = l.value("node", ""), path = l.value("impl", "");
+    EXPECT_EQ(path, impl[node]) << node << " alone took another path";
+    EXPECT_GT(l.value("values", int64_t{0}), 0) << node;
+    if (path == "qc8") {
+      EXPECT_LE(l.value("max_diff", 9.0), 1.0) << node;
+      EXPECT_LT(l.value("off_fraction", 1.0), 0.01) << node;
+    } else {
+      EXPECT_LE(l.value("max_diff", 1.0), 1e-5) << node;
+    }
+  }
+  std::cout << model << " int8 on cortex-a72: " << 100.0 * qc8 / total
+            << " % of MACs qc8, " << 100.0 * sums / total
+            << " % f32 sums; output within " << c.value("max_diff", -1.0)
+            << " of the largest, top-1 equal on " << c.value("top1_equal", 0)
+            << " of " << samples << "; " << c["layers"].size()
+            << " layers alone within bounds\n";
+}
+
+// conv1-3 and fc1 on qc8, fc2 (the output) on f32 sums; the native
+// bounds of XnnpackInt8.QuantizedLeNet5 (3 %). About 1 s of CPU.
+TEST_F(Arm64Kernels, QuantizedLeNet5OnNeonMatchesTheReference) {
+  const auto j = Kernels("cortex-a72", "lenet5", "--dtype int8 --check 4");
+  ExpectInt8MatchesReference(j, 4, 0.03, 0.95, 0);
+  if (j.is_object()) {
+    EXPECT_EQ(j["check"]["layers"].size(), 5u);
+  }
+}
+
+// At 64x64: each block's first conv on qc8, the rest on f32 sums (an Add
+// reads them); XnnpackInt8.QuantizedResNet18's bounds (5 %). About 35 s
+// of CPU, most of it the reference kernels under emulation.
+TEST_F(Arm64Kernels, QuantizedResNet18OnNeonMatchesTheReference) {
+  const auto j = Kernels("cortex-a72", "resnet18",
+                         "--input-shape 1,3,64,64 --dtype int8 --check 2",
+                         // 35 s of CPU; 3.5 to 4.3 minutes measured on a host
+                         // shared with two cross builds.
+                         600);
+  ExpectInt8MatchesReference(j, 2, 0.05, 0.3, 0.3);
 }
 
 }  // namespace
