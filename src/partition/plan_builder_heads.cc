@@ -154,9 +154,10 @@ StatusOr<bool> PlanBuilder::PlaceAlongHeads(const Node& n) {
     covered += o->elements();
     outs.push_back(*o);
   }
-  // Parts of a tensor do not overlap: they cover the output when their
-  // elements add up to it.
-  if (read.empty() || covered != NumElements(ShapeOf(n.outputs[0]))) {
+  // A crop's parts must make its whole output. Parts of a tensor do not
+  // overlap: they cover it when their elements add up to it.
+  if (read.empty() || (SplitFactsOf(n.op).crops &&
+                       covered != NumElements(ShapeOf(n.outputs[0])))) {
     return false;
   }
   Dist out{Dist::kParts, {}, dist_.at(acts[0]).layer};
