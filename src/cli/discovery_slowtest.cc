@@ -269,6 +269,49 @@ TEST_F(Discovery, ScanFindsAnnouncingWorkersAndWritesAClusterFile) {
   EXPECT_NE(out.find("pi-b"), std::string::npos) << out;
 }
 
+// `serve --discover` with no cluster file: it plans on the board that
+// announces itself, plans again on two when a second appears, and on one
+// when the first stops.
+TEST_F(Discovery, ServePlansAgainWhenABoardAppearsOrGoes) {
+  StartAvahi(0);
+  StartAvahi(1);
+  const pid_t a =
+      StartWorker(0, "pi-a", "--listen " + Ip(0) + ":7000 --threads 1");
+  ASSERT_TRUE(
+      WaitForLog(dir_ + "/pi-a.log", "announcing pi-a on the network as", 10))
+      << ReadFile(dir_ + "/pi-a.log");
+  const std::string log = dir_ + "/serve.log";
+  Spawn(1, "serve",
+        ShoalBinary() +
+            " serve --discover 1 --model lenet5 --strategy lop --listen "
+            "127.0.0.1:0 --monitor-interval 0.5 --cooldown 0");
+  ASSERT_TRUE(WaitForLog(log, "plan: generation 1 (lop on 1 device", 40))
+      << ReadFile(log);
+  EXPECT_NE(ReadFile(log).find("DNS-SD: 1 worker announces itself"),
+            std::string::npos)
+      << ReadFile(log);
+
+  StartWorker(1, "pi-b", "--listen 0.0.0.0:7000 --threads 1");
+  EXPECT_TRUE(WaitForLog(log, "on 2 devices", 40)) << ReadFile(log);
+  EXPECT_NE(
+      ReadFile(log).find("DNS-SD lists a new device pi-b (" + Ip(1) + ":7000)"),
+      std::string::npos)
+      << ReadFile(log);
+
+  // The first board goes: a plan without it (DNS-SD drops it from the
+  // members too: Membership.ApplyAddsRemovesAndListsAgain).
+  const size_t before = ReadFile(log).size();
+  Stop(a);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        const std::string after = ReadFile(log).substr(before);
+        return after.find("(lop on 1 device)") != std::string::npos &&
+               after.find("pi-a 1.00 -> gone") != std::string::npos;
+      },
+      40))
+      << ReadFile(log);
+}
+
 TEST_F(Discovery, WithoutAvahiScanFailsSayingHowToStartItAndWorkersServe) {
   // Host 1 has its D-Bus but no avahi-daemon yet.
   std::string out;

@@ -33,18 +33,25 @@ namespace {
 struct ServeArgs {
   ServeOptions o;
   std::string input_shape, max_message = "256MiB", objective = "latency",
-                           http_max_body = "16MiB", log_format = "text",
-                           config;
+                           http_max_body = "16MiB", log_format = "text", config;
   bool no_rebalance = false;
 };
 
 Status RunServe(ServeArgs a) {
   // Required, but from either place: the command line or --config.
-  if (a.o.cluster_file.empty() || a.o.model.spec.empty()) {
+  if ((a.o.cluster_file.empty() && a.o.discover_s <= 0) ||
+      a.o.model.spec.empty()) {
     return InvalidArgument(
-        "serve needs --cluster and --model, on the command line or as "
-        "'cluster:' and 'model:' in --config");
+        "serve needs --model, and --cluster or --discover (or both), on the "
+        "command line or as 'model:', 'cluster:' and 'discover:' in "
+        "--config");
   }
+  if (a.o.discover_s < 0 || a.o.discover_s > 3600) {
+    return InvalidArgument(
+        "--discover " + std::to_string(a.o.discover_s) +
+        ": give the seconds between browses, from 1 to 3600 (0: none)");
+  }
+  if (a.o.discover_s > 0 && a.o.discover_s < 1) a.o.discover_s = 1;
   ASSIGN_OR_RETURN(LogFormat log_format, ParseLogFormat(a.log_format));
   SetServeLogFormat(log_format);
   ASSIGN_OR_RETURN(auto shape, ParseInputShapeFlag(a.input_shape));
@@ -337,6 +344,12 @@ void AddMonitorFlags(CLI::App* cmd, ServeArgs* a) {
   cmd->add_option("--watch", a->o.watch_s,
                   "Re-read the cluster file every this many seconds (default "
                   "0: only on SIGHUP)");
+  cmd->add_option("--discover", a->o.discover_s,
+                  "Browse DNS-SD (_shoal._tcp) every this many seconds for "
+                  "workers that announce themselves: each that answers "
+                  "joins beside the cluster file's devices, and leaves when "
+                  "it stops announcing; --cluster is then optional (default "
+                  "0: never)");
 }
 
 // The settings of --config FILE that no flag on the command line gave,
@@ -367,7 +380,8 @@ void AddServeSubcommand(CLI::App* app) {
       "Serve a model on a cluster: answer inference requests over gRPC, "
       "monitor the devices and re-plan when one slows, leaves or joins");
   cmd->add_option("--cluster", a->o.cluster_file,
-                  "Cluster file (YAML; required, here or in --config)");
+                  "Cluster file (YAML; required, here or in --config, unless "
+                  "--discover finds the devices)");
   cmd->add_option("--model", a->o.model.spec,
                   "Zoo name or .onnx file (required, here or in --config)");
   cmd->add_option("--input-shape", a->input_shape, "Override the input shape");

@@ -225,10 +225,14 @@ TEST(ServeConfig, BinaryTakesTheFileAndFlagsOverrideIt) {
   EXPECT_NE(out.find(unknown + ": unknown key 'listen-on'"), std::string::npos)
       << out;
 
-  // Without the file, cluster and model are still required.
+  // Without the file, the model and the devices (a cluster file, DNS-SD or
+  // both) are still required.
   EXPECT_NE(serve("--model lenet5"), 0);
-  EXPECT_NE(out.find("serve needs --cluster and --model"), std::string::npos)
+  EXPECT_NE(out.find("serve needs --model, and --cluster or --discover"),
+            std::string::npos)
       << out;
+  EXPECT_NE(serve("--model lenet5 --discover 5000"), 0);
+  EXPECT_NE(out.find("--discover 5000"), std::string::npos) << out;
 }
 
 }  // namespace

@@ -50,31 +50,24 @@ StatusOr<rpc::HealthReply> MemberHealth(Member& m) {
   return rep;
 }
 
-void ReloadMembers(const std::string& cluster_file,
-                   std::shared_ptr<const TlsIdentity> tls,
-                   std::vector<Member>* members, std::mutex& state_mu,
-                   std::vector<std::string>* events,
-                   std::vector<std::string>* log) {
-  auto c = LoadCluster(cluster_file);
-  if (!c.ok()) {
-    log->push_back(
-        "cannot re-read " + cluster_file +
-        ", keeping the devices as they are: " + c.status().message());
-    return;
-  }
+void ApplyMembers(const std::vector<DeviceSpec>& devices,
+                  const std::string& source,
+                  std::shared_ptr<const TlsIdentity> tls,
+                  std::vector<Member>* members, std::mutex& state_mu,
+                  std::vector<std::string>* events,
+                  std::vector<std::string>* log) {
   for (auto& m : *members) {
     bool listed = false;
-    for (const auto& d : c->devices) {
+    for (const auto& d : devices) {
       listed |= d.name == m.spec.name && d.address == m.spec.address;
     }
     if (!listed && m.state != Member::kRemoved) {
-      events->push_back("device " + m.spec.name + " is no longer in " +
-                        cluster_file);
+      events->push_back("device " + m.spec.name + " is no longer in " + source);
       std::lock_guard<std::mutex> lock(state_mu);
       m.state = Member::kRemoved;
     }
   }
-  for (const auto& d : c->devices) {
+  for (const auto& d : devices) {
     bool known = false;
     for (auto& m : *members) {
       if (m.spec.name == d.name && m.spec.address == d.address) {
@@ -86,13 +79,39 @@ void ReloadMembers(const std::string& cluster_file,
       }
     }
     if (!known) {
-      log->push_back(cluster_file + " lists a new device " + d.name + " (" +
+      log->push_back(source + " lists a new device " + d.name + " (" +
                      d.address + ")");
       Member m = MakeMember(d, tls);
       std::lock_guard<std::mutex> lock(state_mu);
       members->push_back(std::move(m));
     }
   }
+}
+
+void ReloadMembers(const std::string& cluster_file,
+                   const std::vector<DeviceSpec>* found,
+                   std::shared_ptr<const TlsIdentity> tls,
+                   std::vector<Member>* members, std::mutex& state_mu,
+                   std::vector<std::string>* events,
+                   std::vector<std::string>* log) {
+  auto c = LoadCluster(cluster_file);
+  if (!c.ok()) {
+    log->push_back(
+        "cannot re-read " + cluster_file +
+        ", keeping the devices as they are: " + c.status().message());
+    return;
+  }
+  std::vector<DeviceSpec> devices = c->devices;
+  std::string source = cluster_file;
+  if (found != nullptr) {
+    source += " or DNS-SD";
+    for (const auto& d : *found) {
+      bool listed = false;
+      for (const auto& f : c->devices) listed |= f.name == d.name;
+      if (!listed) devices.push_back(d);  // the file's own entry wins
+    }
+  }
+  ApplyMembers(devices, source, std::move(tls), members, state_mu, events, log);
 }
 
 bool CheckMembers(std::vector<Member>* members, std::mutex& state_mu,

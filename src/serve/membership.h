@@ -41,12 +41,24 @@ Member MakeMember(const DeviceSpec& d, std::shared_ptr<const TlsIdentity> tls);
 // One Health call (1 s deadline): the device's reply, or why not.
 StatusOr<rpc::HealthReply> MemberHealth(Member& m);
 
-// Re-reads `cluster_file`: devices no longer listed are removed (events say
-// so), listed again they are down until they answer, new ones are added
-// (down until the next check; `log` says so). An unreadable file keeps the
-// members as they are and `log` says why.
-// New members dial with `tls` (the identity serve started with).
+// Makes `devices` the members: those no longer among them are removed
+// (events say so, naming `source`, where the list came from), listed again
+// they are down until they answer, new ones are added (down until the next
+// check; `log` says so). New members dial with `tls` (the identity serve
+// started with).
+void ApplyMembers(const std::vector<DeviceSpec>& devices,
+                  const std::string& source,
+                  std::shared_ptr<const TlsIdentity> tls,
+                  std::vector<Member>* members, std::mutex& state_mu,
+                  std::vector<std::string>* events,
+                  std::vector<std::string>* log);
+
+// Re-reads `cluster_file` and applies its devices, and beside them the
+// workers DNS-SD found (`found`; null without --discover), as ApplyMembers
+// does. An unreadable file keeps the members as they are and `log` says
+// why.
 void ReloadMembers(const std::string& cluster_file,
+                   const std::vector<DeviceSpec>* found,
                    std::shared_ptr<const TlsIdentity> tls,
                    std::vector<Member>* members, std::mutex& state_mu,
                    std::vector<std::string>* events,

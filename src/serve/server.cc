@@ -28,7 +28,12 @@ Status Server::Impl::Configure(const ServeOptions& o) {
   if (opts.max_message_bytes > 0) max_msg = opts.max_message_bytes;
   window = LoadWindow(std::max(1, opts.window_ticks));
   strategy = opts.strategy.empty() ? DefaultServeStrategy() : opts.strategy;
-  ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(opts.cluster_file));
+  Cluster cluster;
+  if (!opts.cluster_file.empty()) {
+    ASSIGN_OR_RETURN(cluster, LoadCluster(opts.cluster_file));
+  } else if (opts.discover_s <= 0) {
+    return InvalidArgument("serve needs --cluster, --discover or both");
+  }
   if (cluster.tls.any()) {
     auto identity = LoadTlsIdentity(cluster.tls);
     if (!identity.ok()) {
@@ -37,8 +42,32 @@ Status Server::Impl::Configure(const ServeOptions& o) {
     }
     tls = std::move(identity).value();
   }
+  if (opts.discover_s > 0) {
+    // The first plan waits for one browse: the boards already announcing.
+    auto devices = ScanForWorkers();
+    if (!devices.ok()) {
+      return devices.status().WithContext("--discover");
+    }
+    ServeLog(LogLevel::kInfo, "DNS-SD: %zu %s", devices->size(),
+             devices->size() == 1 ? "worker announces itself"
+                                  : "workers announce themselves");
+    if (opts.cluster_file.empty()) {
+      cluster.devices = devices.value();
+    } else {
+      for (const auto& d : *devices) {
+        bool listed = false;
+        for (const auto& f : cluster.devices) listed |= f.name == d.name;
+        if (!listed) cluster.devices.push_back(d);
+      }
+    }
+    found = std::move(devices).value();
+  }
   if (cluster.devices.empty()) {
-    return InvalidArgument("cluster " + opts.cluster_file + " has no devices");
+    return InvalidArgument(
+        opts.cluster_file.empty()
+            ? "no worker announced itself on DNS-SD (_shoal._tcp): start "
+              "workers with announcements on (the default), or give --cluster"
+            : "cluster " + opts.cluster_file + " has no devices");
   }
   for (const auto& d : cluster.devices) {
     if (d.address.empty()) {
@@ -59,11 +88,11 @@ Status Server::Impl::Configure(const ServeOptions& o) {
   WarnPlainText();
   ServeLogWith(LogLevel::kInfo,
                {{"model", opts.model.spec},
-                {"cluster", opts.cluster_file},
+                {"cluster", DeviceSource()},
                 {"devices", cluster.devices.size()},
                 {"strategy", strategy}},
                "model %s, cluster %s (%zu devices), strategy %s",
-               opts.model.spec.c_str(), opts.cluster_file.c_str(),
+               opts.model.spec.c_str(), DeviceSource().c_str(),
                cluster.devices.size(), strategy.c_str());
   return Status::Ok();
 }
@@ -101,17 +130,16 @@ void Server::Impl::WarnPlainText() {
   for (const auto& [flag, listen] : open) {
     list += std::string(list.empty() ? "" : ", ") + flag + " " + listen;
   }
-  ServeLog(
-      LogLevel::kWarn,
-      "%s listen%s beyond this machine in plain text (the cluster "
-      "file has no tls block): anyone on the network reads the requests "
-      "and answers%s; give the cluster file a tls block, or listen on "
-      "127.0.0.1 (docs/security.md)",
-      list.c_str(), open.size() == 1 ? "s" : "",
-      http_token.empty()
-          ? ", the cluster's state and device addresses, and may send "
-            "requests"
-          : ", and the bearer token itself");
+  ServeLog(LogLevel::kWarn,
+           "%s listen%s beyond this machine in plain text (the cluster "
+           "file has no tls block): anyone on the network reads the requests "
+           "and answers%s; give the cluster file a tls block, or listen on "
+           "127.0.0.1 (docs/security.md)",
+           list.c_str(), open.size() == 1 ? "s" : "",
+           http_token.empty()
+               ? ", the cluster's state and device addresses, and may send "
+                 "requests"
+               : ", and the bearer token itself");
 }
 
 HttpServerOptions Server::Impl::HttpOptions() const {
@@ -234,15 +262,14 @@ Status Server::Impl::StartHttpServers() {
       return http.status();
     }
     api_http = std::move(http).value();
-    ServeLogWith(
-        LogLevel::kInfo,
-        {{"url", UrlOf(*api_http, opts.http_listen)},
-         {"port", api_http->port()},
-         {"model", ModelName()}},
-        "HTTP inference API on %s (port %d): model %s, POST "
-        "/v2/models/%s/infer, POST /v1/models/%s/classify",
-        UrlOf(*api_http, opts.http_listen).c_str(), api_http->port(),
-        ModelName().c_str(), ModelName().c_str(), ModelName().c_str());
+    ServeLogWith(LogLevel::kInfo,
+                 {{"url", UrlOf(*api_http, opts.http_listen)},
+                  {"port", api_http->port()},
+                  {"model", ModelName()}},
+                 "HTTP inference API on %s (port %d): model %s, POST "
+                 "/v2/models/%s/infer, POST /v1/models/%s/classify",
+                 UrlOf(*api_http, opts.http_listen).c_str(), api_http->port(),
+                 ModelName().c_str(), ModelName().c_str(), ModelName().c_str());
   }
   return Status::Ok();
 }
@@ -256,7 +283,7 @@ Status Server::Impl::DeployFirstPlan() {
     if (mem.state == Member::kDown) down += "; " + mem.why;
   }
   if (Candidates().empty()) {
-    return Unavailable("no device of " + opts.cluster_file + " answers" + down);
+    return Unavailable("no device of " + DeviceSource() + " answers" + down);
   }
   if (!down.empty()) {
     ServeLog(LogLevel::kWarn,
@@ -296,6 +323,7 @@ void Server::Impl::Stop() {
     stop_cv.notify_all();
   }
   if (monitor.joinable()) monitor.join();
+  if (discoverer.joinable()) discoverer.join();
   std::shared_ptr<Generation> cur;
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -391,6 +419,8 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts) {
                opts.listen.c_str(), m.port, opts.monitor_interval_s);
   Impl* p = impl.get();
   m.monitor = std::thread([p] { p->MonitorLoop(); });
+  if (opts.discover_s > 0)
+    m.discoverer = std::thread([p] { p->DiscoverLoop(); });
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 

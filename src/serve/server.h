@@ -41,6 +41,10 @@ struct ServeOptions {
   double min_gain = 0.10;   // a new plan must predict this much better
   double cooldown_s = 5;    // at least this long between re-plans for speed
   double watch_s = 0;       // re-read the cluster file this often (0: SIGHUP)
+  // Browse DNS-SD this often for workers that announce themselves (0:
+  // never); those found are members beside the cluster file's devices, and
+  // `cluster_file` may then be "" (every device found).
+  double discover_s = 0;
   int64_t timeout_ms = 30000;  // per request, unless the client's is sooner
   // Requests in flight at most (Infer calls and HTTP ones together): past
   // it a request is refused at once, RESOURCE_EXHAUSTED naming the limit,

@@ -156,6 +156,29 @@ struct Server::Impl final : public rpc::Inference::Service {
 
   rpc::ServeStatusReply Snapshot();
 
+  // --- Discovery (--discover; server_discover.cc) ---------------------------
+
+  // Where the devices come from, for messages: the cluster file, or DNS-SD
+  // without one.
+  std::string DeviceSource() const {
+    return opts.cluster_file.empty() ? "DNS-SD" : opts.cluster_file;
+  }
+
+  // The usable workers of the latest DNS-SD scan, and whether the monitor
+  // has yet to apply them.
+  std::mutex found_mu;
+  std::vector<DeviceSpec> found;  // guarded by found_mu
+  bool found_fresh = false;       // guarded by found_mu
+  std::thread discoverer;
+
+  // One browse of DNS-SD: the workers that answered, as devices. Fails
+  // where browsing cannot be done (avahi-daemon not running).
+  StatusOr<std::vector<DeviceSpec>> ScanForWorkers();
+  // Scans every --discover seconds until the server stops.
+  void DiscoverLoop();
+  // The latest scan's workers; `fresh`: they changed since the last call.
+  std::vector<DeviceSpec> FoundWorkers(bool* fresh);
+
   // --- Membership (serve/membership.h) -----------------------------------
 
   // The devices the next plan should use, in cluster-file order: speeds the

@@ -45,12 +45,11 @@ void Server::Impl::TickLocked() {
   if (RedeployLostLocked(cur)) return;
   auto stats = cur->coord().Stats(/*reset=*/true);
   if (!stats.ok()) {
-    ServeLogWith(LogLevel::kWarn,
-                 {{"generation", cur->id()},
-                  {"error", stats.status().message()}},
-                 "statistics of generation %lld: %s",
-                 static_cast<long long>(cur->id()),
-                 stats.status().message().c_str());
+    ServeLogWith(
+        LogLevel::kWarn,
+        {{"generation", cur->id()}, {"error", stats.status().message()}},
+        "statistics of generation %lld: %s", static_cast<long long>(cur->id()),
+        stats.status().message().c_str());
     return;
   }
   window.Add(*stats);
@@ -71,16 +70,26 @@ std::vector<std::string> Server::Impl::WatchMembersLocked(bool* broken) {
   std::vector<std::string> events;
   const bool watch_due =
       opts.watch_s > 0 && MsSince(last_reload) >= opts.watch_s * 1e3;
-  if (reload_requested.exchange(false) || watch_due) {
+  bool found_fresh = false;
+  const std::vector<DeviceSpec> found_now = opts.discover_s > 0
+                                                ? FoundWorkers(&found_fresh)
+                                                : std::vector<DeviceSpec>{};
+  if (reload_requested.exchange(false) || watch_due || found_fresh) {
     last_reload = Clock::now();
     std::vector<std::string> log;
-    ReloadMembers(opts.cluster_file, tls, &members, mu, &events, &log);
+    if (opts.cluster_file.empty()) {
+      ApplyMembers(found_now, "DNS-SD", tls, &members, mu, &events, &log);
+    } else {
+      ReloadMembers(opts.cluster_file,
+                    opts.discover_s > 0 ? &found_now : nullptr, tls, &members,
+                    mu, &events, &log);
+    }
     // A file that cannot be read keeps the devices as they are: a person
     // should fix it; a device listed anew is news.
     for (const auto& line : log) {
-      ServeLog(line.rfind("cannot ", 0) == 0 ? LogLevel::kWarn
-                                             : LogLevel::kInfo,
-               "%s", line.c_str());
+      ServeLog(
+          line.rfind("cannot ", 0) == 0 ? LogLevel::kWarn : LogLevel::kInfo,
+          "%s", line.c_str());
     }
   }
   *broken = CheckMembers(&members, mu, &events);
@@ -139,12 +148,11 @@ void Server::Impl::RebalanceLocked(const std::shared_ptr<Generation>& cur,
       MsSince(last->second.second) < 4 * opts.cooldown_s * 1e3) {
     if (MsSince(last_reversal_note) > opts.log_every_s * 1e3) {
       last_reversal_note = Clock::now();
-      ServeLog(
-          LogLevel::kInfo,
-          "not re-planning yet (%s): it would undo the re-plan for %s of "
-          "%.1f s ago; waiting %.0f s in all",
-          imb.why.c_str(), who.c_str(), MsSince(last->second.second) / 1e3,
-          4 * opts.cooldown_s);
+      ServeLog(LogLevel::kInfo,
+               "not re-planning yet (%s): it would undo the re-plan for %s of "
+               "%.1f s ago; waiting %.0f s in all",
+               imb.why.c_str(), who.c_str(), MsSince(last->second.second) / 1e3,
+               4 * opts.cooldown_s);
     }
     return;
   }

@@ -44,7 +44,7 @@ Status Server::Impl::ReplanOnceLocked(const std::string& kind,
     loads_before = last_loads;
   }
   if (devs.empty()) {
-    return Unavailable("no device of " + opts.cluster_file +
+    return Unavailable("no device of " + DeviceSource() +
                        " answers; the server keeps trying");
   }
   PlanOptions base;

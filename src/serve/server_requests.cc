@@ -34,7 +34,7 @@ std::shared_ptr<Generation> Server::Impl::Acquire(Clock::time_point expiry,
   }
   if (!current) {
     *why = Unavailable("no plan is deployed (no device of " +
-                       opts.cluster_file + " answers)");
+                       DeviceSource() + " answers)");
     return nullptr;
   }
   current->Enter();
