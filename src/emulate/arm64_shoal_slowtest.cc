@@ -13,11 +13,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -203,6 +206,74 @@ TEST_F(Arm64Shoal, PlansAndRunsLikeTheAmd64Build) {
               << "arm64 and on amd64, outputs differ by " << diff
               << " (relative)\n";
   }
+}
+
+// A quantized model on the board: `shoal quantize` (amd64) writes a QDQ
+// LeNet-5, and the arm64 shoal under qemu as a Cortex-A72 runs it on its
+// default backend, XNNPACK's NEON int8 kernels: `infer --profile --json`
+// names each layer's path (the convs and fc1 on qc8, fc2, the output, on
+// f32 sums), no layer on oneDNN (so none on its gemm:ref), and only the
+// input's QuantizeLinear on the reference kernels; the logits are within
+// 3 % of the largest of the amd64 reference kernels' with top-1 equal
+// (XnnpackInt8.QuantizedLeNet5's bounds).
+TEST_F(Arm64Shoal, RunsAQuantizedModelOnXnnpackInt8) {
+  Tensor samples({4, 1, 28, 28});
+  for (size_t i = 0; i < samples.data.size(); ++i)
+    samples.data[i] = static_cast<float>(i % 79) / 78.f;
+  const std::string cal = dir_ + "/cal.npy", q = dir_ + "/lenet5.int8.onnx";
+  ASSERT_TRUE(WriteNpy(cal, samples).ok());
+  std::string out;
+  ASSERT_EQ(
+      Shell(Amd("quantize lenet5 --calibration " + cal + " -o " + q), &out), 0)
+      << out;
+  ASSERT_EQ(Shell(Arm("infer " + q + " --input-seed 1 --profile --json " +
+                      "--output " + dir_ + "/arm.npy"),
+                  &out),
+            0)
+      << out;
+  const auto j = LastJson(out);
+  ASSERT_TRUE(j.is_object()) << out;
+  EXPECT_EQ(j.value("backend", ""), "xnnpack") << out;
+  EXPECT_EQ(j.value("dtype", ""), "int8") << out;
+  ASSERT_TRUE(j.contains("int8")) << out;
+  EXPECT_EQ(j["int8"].value("layers", 0), 5) << out;
+  EXPECT_EQ(j["int8"].value("qc8", 0), 4) << out;
+  EXPECT_EQ(j["int8"].value("f32_sums", 0), 1) << out;
+  EXPECT_EQ(j["int8"].value("path", ""), "xnnpack qc8 + f32 sums") << out;
+  std::map<std::string, std::string> kernel;
+  for (const auto& r : j["profile"]["ops"]) {
+    const std::string op = r.value("op", ""), k = r.value("kernel", "");
+    kernel[op] = k;
+    // oneDNN at most reorders (no MACs): its gemm:ref never runs a layer.
+    if (k.rfind("onednn", 0) == 0) {
+      EXPECT_EQ(op, "reorder") << out;
+    }
+    if (k == "reference") {
+      EXPECT_EQ(op, "QuantizeLinear") << out;
+    }
+  }
+  EXPECT_EQ(kernel["Conv+Relu"], "xnnpack qc8") << out;
+  EXPECT_EQ(kernel["Gemm"], "xnnpack f32-sums") << out;
+  ASSERT_EQ(Shell(Amd("infer " + q + " --backend reference --input-seed 1 " +
+                      "--output " + dir_ + "/ref.npy"),
+                  &out),
+            0)
+      << out;
+  auto arm = ReadNpy(dir_ + "/arm.npy");
+  auto ref = ReadNpy(dir_ + "/ref.npy");
+  ASSERT_TRUE(arm.ok() && ref.ok());
+  ASSERT_EQ(arm->data.size(), ref->data.size());
+  float scale = 0, diff = 0;
+  for (size_t i = 0; i < ref->data.size(); ++i) {
+    scale = std::max(scale, std::fabs(ref->data[i]));
+    diff = std::max(diff, std::fabs(arm->data[i] - ref->data[i]));
+  }
+  EXPECT_LE(diff, 0.03f * scale);
+  EXPECT_EQ(
+      std::max_element(arm->data.begin(), arm->data.end()) - arm->data.begin(),
+      std::max_element(ref->data.begin(), ref->data.end()) - ref->data.begin());
+  std::cout << "lenet5 int8 on arm64's XNNPACK: logits within " << diff / scale
+            << " of the largest of amd64's reference\n";
 }
 
 // The board as the coordinator of a cluster: the arm64 shoal deploys to
