@@ -62,8 +62,14 @@ cluster_file() {
 }
 
 # ncnn_ms MODEL -> ncnn's published time on one board of the cluster's
-# class (shoal boards), or "-" where it publishes none.
+# class (shoal boards), or "-" where it publishes none. NCNN_MS
+# ("model=ms ...") gives figures ncnn publishes for a model the board
+# classes are not fitted to (its ViT-B on a Pi 4B).
 ncnn_ms() {
+  local kv
+  for kv in ${NCNN_MS:-}; do
+    [ "${kv%%=*}" = "$1" ] && { echo "${kv#*=}"; return; }
+  done
   "$shoal" boards --json | python3 -c '
 import json, sys
 board, model = sys.argv[1], sys.argv[2]
