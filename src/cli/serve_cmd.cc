@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -47,8 +48,10 @@ Status RunServe(ServeArgs a) {
         "--config");
   }
   if (a.o.discover_s < 0 || a.o.discover_s > 3600) {
+    char given[32];
+    std::snprintf(given, sizeof(given), "%g", a.o.discover_s);
     return InvalidArgument(
-        "--discover " + std::to_string(a.o.discover_s) +
+        "--discover " + std::string(given) +
         ": give the seconds between browses, from 1 to 3600 (0: none)");
   }
   if (a.o.discover_s > 0 && a.o.discover_s < 1) a.o.discover_s = 1;
