@@ -160,12 +160,13 @@ def run_all(a, binary, tmp):
                 print(f"{doc}:{line_no}: not run, needs {', '.join(needs)}: {what}",
                       flush=True)
                 continue
-            # build/shoal as the binary, /tmp/ as this run's own directory;
+            # /tmp/ as this run's own directory, then build/shoal as the
+            # binary (in that order: the binary may lie under /tmp/ itself);
             # a whole block runs as one script that stops at its first
             # failing command.
+            body = re.sub(r"(?<![\w.])/tmp/", tmp + "/", text)
             body = re.sub(r"(^|[\s$(|;&])build/shoal\b",
-                          lambda m: m.group(1) + binary, text)
-            body = re.sub(r"(?<![\w.])/tmp/", tmp + "/", body)
+                          lambda m: m.group(1) + binary, body)
             # `kill %1` stops what the reader started in this block or an
             # earlier one (one terminal); here every block is a shell of its
             # own, and the document's end stops them all.
