@@ -8,6 +8,7 @@
 
 #include "engine/calibrate.h"
 #include "graph/fuse_batchnorm.h"
+#include "graph/op_registry.h"
 #include "graph/shape_inference.h"
 
 namespace shoal {
@@ -49,18 +50,18 @@ struct Cut {
   bool qc8 = false;
 };
 
-// The Q that a qc8 layer's output reaches through ops that keep values in
-// place or pick among them, or "" if there is none.
+// The Q whose output a qc8 layer computes: the engine chose qc8 because
+// its output reaches a QuantizeLinear through sole readers that keep
+// values in place (an activation, a MaxPool, a reshape: at most three,
+// qc8_layer.cc), so the first Q along that chain; "" if there is none.
 std::string QuantizeAfter(const Graph& g, const Node& layer) {
-  static const std::set<std::string> kPassThrough = {"Relu", "Clip", "MaxPool",
-                                                     "Flatten", "Reshape"};
   std::string t = layer.outputs[0];
-  for (int hops = 0; hops < 8; ++hops) {
+  for (int hops = 0; hops < 4; ++hops) {
     const std::vector<int> c = g.ConsumerIndices(t);
     if (c.size() != 1) return "";
     const Node& n = g.nodes[c[0]];
-    if (n.op == "QuantizeLinear") return n.outputs[0];
-    if (!kPassThrough.count(n.op)) return "";
+    if (QuantRoleOf(&n) == QuantRole::kQuantize) return n.outputs[0];
+    if (n.outputs.empty()) return "";
     t = n.outputs[0];
   }
   return "";
@@ -144,7 +145,9 @@ StatusOr<BackendCheck> CheckAgainstReference(
     const Node* layer = g.FindNode(k.node);
     if (layer == nullptr || layer->inputs.empty()) continue;
     const int dq = g.ProducerIndex(layer->inputs[0]);
-    if (dq < 0 || g.nodes[dq].op != "DequantizeLinear") continue;
+    if (dq < 0 || QuantRoleOf(&g.nodes[dq]) != QuantRole::kDequantize) {
+      continue;
+    }
     Cut c{k.node, g.nodes[dq].inputs[0],
           k.impl == "qc8" ? QuantizeAfter(g, *layer) : layer->outputs[0],
           k.impl == "qc8"};

@@ -109,13 +109,12 @@ Status Server::Impl::ReplanOnceLocked(const std::string& kind,
 void Server::Impl::KeepCurrentLocked(const std::shared_ptr<Generation>& cur,
                                      const ReplanVerdict& v, double best_new_ms,
                                      const std::string& reason) {
-  ServeLogWith(
-      LogLevel::kInfo, {{"reason", reason}, {"why", v.why}},
-      "no new plan (%s): %s; the current plan's busiest device is "
-      "predicted at %.1f ms per request at the measured speeds, the "
-      "best new one at %.1f ms; adopting the measured speeds (%s)",
-      reason.c_str(), v.why.c_str(), MaxOf(v.current_ms), best_new_ms,
-      SharesLine(cur->devices(), v.current_devices).c_str());
+  ServeLogWith(LogLevel::kInfo, {{"reason", reason}, {"why", v.why}},
+               "no new plan (%s): %s; the current plan's busiest device is "
+               "predicted at %.1f ms per request at the measured speeds, the "
+               "best new one at %.1f ms; adopting the measured speeds (%s)",
+               reason.c_str(), v.why.c_str(), MaxOf(v.current_ms), best_new_ms,
+               SharesLine(cur->devices(), v.current_devices).c_str());
   std::lock_guard<std::mutex> lock(mu);
   cur->devices() = v.current_devices;
   cur->predicted_ms() = v.current_ms;

@@ -33,8 +33,8 @@ std::shared_ptr<Generation> Server::Impl::Acquire(Clock::time_point expiry,
     return nullptr;
   }
   if (!current) {
-    *why = Unavailable("no plan is deployed (no device of " +
-                       DeviceSource() + " answers)");
+    *why = Unavailable("no plan is deployed (no device of " + DeviceSource() +
+                       " answers)");
     return nullptr;
   }
   current->Enter();
