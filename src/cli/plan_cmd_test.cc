@@ -227,8 +227,8 @@ TEST(PlanCmd, BroadcastAutoIsTheDefault) {
 }
 
 // --spatial-fc lip: spatial's fc layers split by inputs, each device
-// flattening the channels it gathered from the strips; exact. An unknown
-// placement is refused, naming the option.
+// pooling and flattening the channels it gathered from the strips; exact. An
+// unknown placement is refused, naming the option.
 TEST(PlanCmd, SpatialFcByInputs) {
   const std::string shoal = SHOAL_BINARY;
   const std::string plan = ::testing::TempDir() + "/spatial-lip-plan.json";
@@ -241,7 +241,8 @@ TEST(PlanCmd, SpatialFcByInputs) {
       << out;
   EXPECT_NE(out.find("classifier.1: lip - input splitting"), std::string::npos)
       << out;
-  EXPECT_NE(out.find("Flatten runs on each device of classifier.1's input "
+  // The last pool reads the strips and flattens on each device.
+  EXPECT_NE(out.find("MaxPool runs on each device of classifier.1's input "
                      "split"),
             std::string::npos)
       << out;

@@ -69,6 +69,10 @@ bool PlanBuilder::ChannelLocal(const Node& n) {
   return s->elementwise() || ActsPerChannel(n) || SplitFactsOf(n.op).relayout;
 }
 
+bool PlanBuilder::PoolsPerChannel(const Node& n) {
+  return SplitFactsOf(n.op).per_channel && n.outputs.size() == 1;
+}
+
 StatusOr<bool> PlanBuilder::PlaceAlongSlices(const Node& n) {
   std::string in;
   for (const auto& i : n.inputs) {
@@ -130,16 +134,30 @@ StatusOr<bool> PlanBuilder::PlaceAlongSlices(const Node& n) {
 
 StatusOr<bool> PlanBuilder::PlaceRelayoutForInputSplit(const Node& n) {
   // A planner that placed the flatten itself (the MILP) priced that.
-  if (!SplitFactsOf(n.op).relayout || n.inputs.empty() ||
+  const bool relayout = SplitFactsOf(n.op).relayout;
+  if (!(relayout || PoolsPerChannel(n)) || n.inputs.empty() ||
       n.outputs.size() != 1 || req_.placement.count(n.name)) {
     return false;
   }
   const std::string& in = n.inputs[0];
   auto it = dist_.find(in);
   if (it == dist_.end() || it->second.kind != Dist::kParts) return false;
+  // A pool goes with the flatten that alone reads it.
+  std::string flat = n.outputs[0];
+  if (!relayout) {
+    const auto cons = g_.ConsumerIndices(flat);
+    if (cons.size() != 1 || flat == plan_.output_name) return false;
+    const Node& f = g_.nodes[cons[0]];
+    if (!SplitFactsOf(f.op).relayout || f.outputs.size() != 1 ||
+        f.inputs.empty() || f.inputs[0] != flat || req_.layers.count(f.name) ||
+        req_.placement.count(f.name)) {
+      return false;
+    }
+    flat = f.outputs[0];
+  }
   // The reader, past elementwise ops (a dropout) that run on the slices.
   const Node* c = nullptr;
-  for (std::string cur = n.outputs[0]; c == nullptr;) {
+  for (std::string cur = flat; c == nullptr;) {
     const auto cons = g_.ConsumerIndices(cur);
     if (cons.size() != 1 || cur == plan_.output_name) return false;
     const Node& next = g_.nodes[cons[0]];
@@ -164,24 +182,38 @@ StatusOr<bool> PlanBuilder::PlaceRelayoutForInputSplit(const Node& n) {
   RETURN_IF_ERROR(
       Group(lc->second.devices, "layer " + c->name, &group, &gshares));
   const Shape& from = ShapeOf(in);
-  const Shape& to = ShapeOf(n.outputs[0]);
+  const Shape& to = ShapeOf(flat);
   if (to.size() != 2 || InputSplitSize(g_, *c) != to[1]) return false;
   const int64_t units = InputUnits(g_, *c);
   auto counts = SplitCounts(units, gshares);
   if (!counts.ok() || units <= 0 || to[1] % units != 0) return false;
   const int64_t per = to[1] / units;
+  // The pool's output, whose channels are the units.
+  const Shape& pooled = ShapeOf(n.outputs[0]);
+  if (!relayout && (pooled.size() < 3 || pooled[1] != units ||
+                    from.size() != pooled.size() || from[1] != units)) {
+    return false;
+  }
   std::vector<Region> outs, ins;
   int64_t b = 0;
   for (int64_t k : counts.value()) {
     if (k < 1) return false;
-    Region o = Region::Full(to);
-    o.begin[1] = b * per;
-    o.end[1] = (b + k) * per;
+    if (relayout) {
+      Region o = Region::Full(to);
+      o.begin[1] = b * per;
+      o.end[1] = (b + k) * per;
+      auto m = MapThroughReshape(o, to, from);
+      if (!m) return false;
+      outs.push_back(o);
+      ins.push_back(*m);
+    } else {
+      Region o = Region::Full(pooled), i = Region::Full(from);
+      o.begin[1] = i.begin[1] = b;
+      o.end[1] = i.end[1] = b + k;
+      outs.push_back(o);
+      ins.push_back(i);
+    }
     b += k;
-    auto m = MapThroughReshape(o, to, from);
-    if (!m) return false;
-    outs.push_back(o);
-    ins.push_back(*m);
   }
   const std::string layer = it->second.layer;
   Dist out{Dist::kParts, {}, layer};
@@ -198,7 +230,8 @@ StatusOr<bool> PlanBuilder::PlaceRelayoutForInputSplit(const Node& n) {
       n.name, "parts",
       n.op + " runs on each device of " + c->name +
           "'s input split, on the channels of " + in +
-          " its slice reads, gathered from the devices that hold them"};
+          " its slice reads, gathered from the devices that hold them" +
+          (relayout ? "" : "; the flatten after it rides along")};
   return true;
 }
 

@@ -164,7 +164,15 @@ class PlanBuilder {
   // every other (each uplink carries about its own strip once) and in one
   // step, where gathering it whole on the input device and handing out
   // the slices is two steps through that device's link.
+  //
+  // The same for a pool whose output only that flatten reads (AlexNet's
+  // last pool, of 6 rows, after strips of 13 over eight devices): each
+  // device gathers its channels of the pool's input, all rows, and pools
+  // them itself. That is one message between each pair of devices, where
+  // pooling on strips of rows first would cost a halo exchange before it.
   StatusOr<bool> PlaceRelayoutForInputSplit(const Node& n);
+  // A pool, or any op that acts on each channel alone and windows it.
+  static bool PoolsPerChannel(const Node& n);
 
   // An elementwise node whose input is split into parts (the strips or
   // channel parts of a residual block's branches) runs on each part where

@@ -449,6 +449,55 @@ TEST(Strategies, SpatialFcByInputsGathersItsChannelsFromEveryStrip) {
   for (const auto& t : p.tasks) EXPECT_NE(t.scheme, "merge") << t.name;
 }
 
+// A last pool with fewer rows than devices (AlexNet's, 6 rows on eight)
+// before fc layers split by inputs: each device gathers its channels of
+// the pool's input from every strip and pools them itself, so no strip of
+// the pool exchanges a halo first.
+TEST(Strategies, SpatialFcByInputsPoolsItsChannelsWhereItFlattensThem) {
+  GraphBuilder b("strips-pool-fc");
+  std::string x = b.Relu(b.Conv("c", b.Input("x", {1, 3, 16, 16}), 8, 3, 1, 1));
+  x = b.MaxPool(x, {3, 3}, {2, 2});  // 7 rows
+  x = b.Relu(b.Linear("fc1", b.Flatten(x), 12));
+  x = b.Linear("fc2", x, 5);
+  const Model m = Built(b, x, 8);
+  PlanOptions po;
+  po.strategy = "spatial";
+  po.devices = EqualDevices(8);
+  po.model.spec = m.graph.name;
+  po.spatial_fc = SpatialFc::kLip;
+  testing::PlanRunResult r;
+  ASSERT_TRUE(RunPlanExact(m, po, &r));
+  const Plan& p = r.plan;
+  int pools = 0;
+  for (const auto& t : p.tasks) {
+    bool pool = false, flatten = false;
+    for (const auto& n : t.fragment.nodes) {
+      pool |= n.op == "MaxPool";
+      flatten |= n.op == "Flatten";
+    }
+    if (!pool) continue;
+    ++pools;
+    EXPECT_TRUE(flatten) << t.name << " pools but does not flatten";
+    // Its inputs come from the conv's strips, none from another pool.
+    for (const auto& tr : p.transfers) {
+      if (tr.dst.task != t.id || tr.src.task < 0) continue;
+      for (const auto& n : p.tasks[tr.src.task].fragment.nodes)
+        EXPECT_NE(n.op, "MaxPool") << t.name;
+    }
+  }
+  EXPECT_EQ(pools, 8);  // one per device of fc1's input split
+  // Without the fc split by inputs, the pool is a chain of strips.
+  po.spatial_fc = SpatialFc::kWhole;
+  ASSERT_TRUE(RunPlanExact(m, po, &r));
+  bool strip_pool = false;
+  for (const auto& t : r.plan.tasks) {
+    for (const auto& n : t.fragment.nodes) {
+      strip_pool |= n.op == "MaxPool" && t.scheme == "spatial";
+    }
+  }
+  EXPECT_TRUE(strip_pool);
+}
+
 TEST(Strategies, UnknownStrategyListsTheValidOnes) {
   const Model m = Load("lenet5");
   PlanOptions po;
@@ -548,11 +597,11 @@ namespace {
 // Every strategy registers itself, planner/'s included, in the order the
 // CLI lists them; a name that is none is refused naming them all.
 TEST(StrategyRegistry, ListsEveryStrategyInOrderAndRefusesOthers) {
-  EXPECT_EQ(StrategyNames(), (std::vector<std::string>{
-                                 "auto", "procedure1", "pipeline", "data",
-                                 "lop", "lip", "channel", "filter", "spatial",
-                                 "fuse", "fuse-ilp", "lcp", "random",
-                                 "heads"}));
+  EXPECT_EQ(
+      StrategyNames(),
+      (std::vector<std::string>{"auto", "procedure1", "pipeline", "data", "lop",
+                                "lip", "channel", "filter", "spatial", "fuse",
+                                "fuse-ilp", "lcp", "random", "heads"}));
   for (const auto& n : StrategyNames()) {
     EXPECT_NE(StrategyRegistry::Global().Find(n), nullptr) << n;
   }
