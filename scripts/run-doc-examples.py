@@ -16,8 +16,21 @@ who follows the document in order would. Paths under /tmp/ are moved into a dire
 this run's own (removed at the end), so that runs side by side, or files a
 reader left there, do not meet.
 
+An output a document shows is checked too. A fenced block right after a
+comment `<!-- output: COMMAND -->` is what COMMAND prints, run at that
+point of the document (after the examples above it, so a server or a file
+they made is there; a pipe such as `| head -n 12` keeps part of it);
+`<!-- output: above -->` is what the example just above printed. Each
+line of the block must come, in order, among the lines printed, compared
+with every number and hash masked and runs of blanks made one (a line
+`...` stands for lines left out). `--write-outputs` writes what was
+printed into those blocks instead. `<!-- output by hand: WHY -->` marks
+an output that only a board or a by-hand setup prints; it is listed, not
+run. scripts/doc_outputs_test.py holds every shown output to one of these.
+
   python3 scripts/run-doc-examples.py --binary build/shoal README.md
   python3 scripts/run-doc-examples.py --binary build/shoal --list docs/cli.md
+  python3 scripts/run-doc-examples.py --binary build/shoal --write-outputs docs/cli.md
 """
 import argparse
 import os
@@ -52,6 +65,53 @@ def joined(lines):
         out.append((start, line))
         i += 1
     return out
+
+
+OUTPUT = re.compile(
+    r"^<!-- output(?P<hand> by hand)?:[ \t]*(?P<what>.*?)[ \t]*-->[ \t]*\n"
+    r"```[a-z]*\n(?P<body>.*?)^```", re.S | re.M)
+
+
+def outputs(path):
+    """The document's shown outputs, as dicts: line (of the marker), what
+    (the command, `above`, or why it is by hand), hand, the block's lines,
+    and start/end (the block's text span in the document)."""
+    text = open(path, encoding="utf-8").read()
+    out = []
+    for m in OUTPUT.finditer(text):
+        out.append({"line": text[: m.start()].count("\n") + 1,
+                    "what": m.group("what"), "hand": bool(m.group("hand")),
+                    "lines": m.group("body").split("\n")[:-1],
+                    "start": m.start("body"), "end": m.end("body")})
+    return out
+
+
+NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*(?:[eE][-+]?\d+)?")
+HASH = re.compile(r"\b[0-9a-f]*\d[0-9a-f]*[a-f][0-9a-f]*\b|\b[0-9a-f]*[a-f][0-9a-f]*\d[0-9a-f]*\b")
+
+
+def masked(line):
+    """A line as compared: hashes and numbers masked, blanks made one."""
+    line = HASH.sub("#", line)
+    line = NUMBER.sub("#", line)
+    return " ".join(line.split())
+
+
+def missing_line(shown, printed):
+    """The first line of `shown` not found, in order, among `printed`
+    (both masked; `...` skips), or None when every one is."""
+    got = [masked(l) for l in printed]
+    at = 0
+    for line in shown:
+        want = masked(line)
+        if not want or want == "...":
+            continue
+        while at < len(got) and got[at] != want:
+            at += 1
+        if at == len(got):
+            return line
+        at += 1
+    return None
 
 
 def examples(path):
@@ -131,6 +191,9 @@ def main():
                     help="seconds a command may take (default 600)")
     ap.add_argument("--list", action="store_true",
                     help="print the commands, run nothing")
+    ap.add_argument("--write-outputs", action="store_true",
+                    help="write what each marked output's command printed "
+                         "into its block, instead of comparing")
     ap.add_argument("docs", nargs="+")
     a = ap.parse_args()
     binary = os.path.abspath(a.binary)
@@ -141,9 +204,45 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def substituted(text, binary, tmp):
+    """A block or command as run: /tmp/ as this run's own directory, then
+    build/shoal as the binary (in that order: the binary may lie under
+    /tmp/ itself)."""
+    body = re.sub(r"(?<![\w.])/tmp/", tmp + "/", text)
+    return re.sub(r"(^|[\s$(|;&])build/shoal\b",
+                  lambda m: m.group(1) + binary, body)
+
+
+def as_shown(printed, binary, tmp):
+    """What a command printed, as a reader's run would show it."""
+    return printed.replace(binary, "build/shoal").replace(tmp + "/", "/tmp/")
+
+
+def run_script(body, timeout, sessions):
+    """Runs `body` with bash from the repository root in a session of its
+    own; returns (exit code or "timeout", what it printed)."""
+    # Output to a file, not a pipe: a server the block starts in the
+    # background keeps running for the document's later blocks (as in a
+    # reader's terminal) and would hold a pipe open.
+    with tempfile.TemporaryFile() as log:
+        try:
+            p = subprocess.Popen(["bash", "-c", body], cwd=ROOT,
+                                 stdout=log, stderr=subprocess.STDOUT,
+                                 stdin=subprocess.DEVNULL,
+                                 start_new_session=True)
+            sessions.append(p.pid)
+            rc = p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            rc = "timeout"
+            stop([p.pid])
+            p.wait()
+        log.seek(0)
+        return rc, log.read().decode(errors="replace")
+
+
 def run_all(a, binary, tmp):
-    failed, skipped = [], []
-    ran = total = 0
+    failed, skipped, by_hand = [], [], []
+    ran = total = checked = 0
     for doc in a.docs:
         path = doc if os.path.isabs(doc) else os.path.join(ROOT, doc)
         if a.list:
@@ -151,22 +250,60 @@ def run_all(a, binary, tmp):
                 print(f"{doc}:{line_no}: {cmd}")
             continue
         exs = examples(path)
-        total += len(exs)
-        sessions = []
-        for line_no, text, needs in exs:
+        outs = outputs(path)
+        total += len(exs) + len(outs)
+        items = sorted([(n, "example", (n, t, nd)) for n, t, nd in exs] +
+                       [(o["line"], "output", o) for o in outs],
+                       key=lambda i: i[0])
+        sessions, writes = [], []
+        last = None  # what the example above printed; None: it did not run
+        for line_no, kind, item in items:
+            if kind == "output":
+                o = item
+                if o["hand"]:
+                    by_hand.append((doc, line_no, o["what"]))
+                    print(f"{doc}:{line_no}: output by hand: {o['what']}",
+                          flush=True)
+                    continue
+                if o["what"] == "above":
+                    printed, what = last, "the example above"
+                    if printed is None:
+                        skipped.append((doc, line_no, ["the example above"]))
+                        print(f"{doc}:{line_no}: output not checked: the "
+                              "example above did not run", flush=True)
+                        continue
+                else:
+                    what = o["what"]
+                    _, printed = run_script(
+                        substituted(o["what"], binary, tmp), a.timeout,
+                        sessions)
+                    printed = as_shown(printed, binary, tmp)
+                checked += 1
+                if a.write_outputs:
+                    writes.append((o["start"], o["end"], printed))
+                    print(f"{doc}:{line_no}: output written: {what}",
+                          flush=True)
+                    continue
+                miss = missing_line(o["lines"], printed.split("\n"))
+                status = "ok" if miss is None else "DIFFERS"
+                print(f"{doc}:{line_no}: output {status}: {what}", flush=True)
+                if miss is not None:
+                    failed.append((doc, line_no, "output of " + what,
+                                   f"the document shows\n  {miss}\nwhich "
+                                   f"is not among the lines printed:\n"
+                                   + printed[-1500:]))
+                continue
+            _, text, needs = item
             what = text.strip().split("\n")[0] + (" ..." if "\n" in text.strip() else "")
+            last = None
             if needs:
                 skipped.append((doc, line_no, needs))
                 print(f"{doc}:{line_no}: not run, needs {', '.join(needs)}: {what}",
                       flush=True)
                 continue
-            # /tmp/ as this run's own directory, then build/shoal as the
-            # binary (in that order: the binary may lie under /tmp/ itself);
-            # a whole block runs as one script that stops at its first
+            # A whole block runs as one script that stops at its first
             # failing command.
-            body = re.sub(r"(?<![\w.])/tmp/", tmp + "/", text)
-            body = re.sub(r"(^|[\s$(|;&])build/shoal\b",
-                          lambda m: m.group(1) + binary, body)
+            body = substituted(text, binary, tmp)
             # `kill %1` stops what the reader started in this block or an
             # earlier one (one terminal); here every block is a shell of its
             # own, and the document's end stops them all.
@@ -174,23 +311,8 @@ def run_all(a, binary, tmp):
                           flags=re.M)
             body = "set -eo pipefail\n" + body
             t0 = time.monotonic()
-            # Output to a file, not a pipe: a server the block starts in the
-            # background keeps running for the document's later blocks (as
-            # in a reader's terminal) and would hold a pipe open.
-            with tempfile.TemporaryFile() as log:
-                try:
-                    p = subprocess.Popen(["bash", "-c", body], cwd=ROOT,
-                                         stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL,
-                                         start_new_session=True)
-                    sessions.append(p.pid)
-                    rc = p.wait(timeout=a.timeout)
-                except subprocess.TimeoutExpired:
-                    rc = "timeout"
-                    stop([p.pid])
-                    p.wait()
-                log.seek(0)
-                output = log.read().decode(errors="replace")
+            rc, output = run_script(body, a.timeout, sessions)
+            last = as_shown(output, binary, tmp)
             ran += 1
             took = time.monotonic() - t0
             status = "ok" if rc == 0 else f"FAILED ({rc})"
@@ -199,16 +321,28 @@ def run_all(a, binary, tmp):
             if rc != 0:
                 failed.append((doc, line_no, what, output[-1500:]))
         stop(sessions)
+        if writes:
+            text = open(path, encoding="utf-8").read()
+            for start, end, printed in sorted(writes, reverse=True):
+                body = printed if printed.endswith("\n") or not printed \
+                    else printed + "\n"
+                text = text[:start] + body + text[end:]
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
     if a.list:
         return 0
     if total == 0:
-        print("no build/shoal examples in " + " ".join(a.docs), file=sys.stderr)
+        print("no build/shoal examples or outputs in " + " ".join(a.docs),
+              file=sys.stderr)
         return 1
     for doc, line_no, cmd, output in failed:
         print(f"\n{doc}:{line_no}: {cmd}\n{output}", file=sys.stderr)
-    print(f"{ran - len(failed)} of {ran} examples ran"
+    print(f"{ran + checked - len(failed)} of {ran + checked} examples and "
+          f"shown outputs passed"
           + (f"; {len(skipped)} not run, needing what a reader sets up by hand"
-             if skipped else ""), file=sys.stderr)
+             if skipped else "")
+          + (f"; {len(by_hand)} outputs shown from boards or by-hand setups"
+             if by_hand else ""), file=sys.stderr)
     return 1 if failed else 0
 
 
