@@ -101,5 +101,21 @@ class Comparison(unittest.TestCase):
                          "largest value 3")
 
 
+    def test_elisions_inside_a_line(self):
+        printed = ["revoked pi1's certificate (serial 4a1f): crl.pem lists 1",
+                   "good until 2026-11-29 11:00:00 UTC"]
+        self.assertIsNone(rde.missing_line(
+            ["revoked pi1's certificate (serial ...): crl.pem lists 1",
+             "good until <now + 30 min> UTC"], printed))
+        self.assertEqual(rde.missing_line(["revoked pi1's key ..."], printed),
+                         "revoked pi1's key ...")
+
+    def test_comments_after_a_command_are_its_output(self):
+        block = ("build/shoal plan x \\\n    --y\n# chose lop\n#   why\n\n"
+                 "# a note before a command\nbuild/shoal run\n# ran\n")
+        self.assertEqual(rde.shown_in_block(block),
+                         ["chose lop", "  why", "ran"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -10,11 +10,13 @@ that stops at its first failing command; servers it starts in the
 background run on for the document's later blocks, as in a reader's
 terminal, and are stopped at the document's end. A block that needs
 something set up by hand (sudo, scp, systemctl, make, qemu, a Prometheus
-server: BY_HAND) is not run, and said so. A command that names a file an
+server: BY_HAND), or marked `<!-- by hand: WHY -->` just before it, is
+not run, and said so. A command that names a file an
 earlier example of the same document writes finds it there, as a reader
-who follows the document in order would. Paths under /tmp/ are moved into a directory of
-this run's own (removed at the end), so that runs side by side, or files a
-reader left there, do not meet.
+who follows the document in order would. Paths under /tmp/ are moved into a
+directory of the document's own in this run (removed at the end), so that
+runs side by side, other documents, or files a reader left there, do not
+meet.
 
 An output a document shows is checked too. A fenced block right after a
 comment `<!-- output: COMMAND -->` is what COMMAND prints, run at that
@@ -24,7 +26,9 @@ they made is there; a pipe such as `| head -n 12` keeps part of it);
 line of the block must come, in order, among the lines printed, compared
 with every number and hash masked and runs of blanks made one (a line
 `...` stands for lines left out). `--write-outputs` writes what was
-printed into those blocks instead. `<!-- output by hand: WHY -->` marks
+printed into those blocks instead. The `# ` comment lines right after a
+command inside an example are output it shows, and are held to what the
+example printed the same way. `<!-- output by hand: WHY -->` marks
 an output that only a board or a by-hand setup prints; it is listed, not
 run. scripts/doc_outputs_test.py holds every shown output to one of these.
 
@@ -87,7 +91,9 @@ def outputs(path):
 
 
 NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*(?:[eE][-+]?\d+)?")
-HASH = re.compile(r"\b[0-9a-f]*\d[0-9a-f]*[a-f][0-9a-f]*\b|\b[0-9a-f]*[a-f][0-9a-f]*\d[0-9a-f]*\b")
+# Hashes, certificate serials and the like: 8 or more hex digits, some
+# of them letters (not a number's exponent, as in 2.38419e-07).
+HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b")
 
 
 def masked(line):
@@ -97,21 +103,49 @@ def masked(line):
     return " ".join(line.split())
 
 
+ELIDED = re.compile(r"\.\.\.|<[^<>]*>")
+
+
+def line_pattern(line):
+    """A shown line as a regular expression over masked printed lines:
+    `...` and `<placeholder>` inside it stand for anything."""
+    parts = ELIDED.split(line)
+    return re.compile(".*".join(re.escape(masked(p)) if p.strip() else ""
+                                for p in parts).strip())
+
+
 def missing_line(shown, printed):
     """The first line of `shown` not found, in order, among `printed`
-    (both masked; `...` skips), or None when every one is."""
+    (both masked; a line `...` skips, `...` inside a line stands for
+    anything), or None when every one is."""
     got = [masked(l) for l in printed]
     at = 0
     for line in shown:
-        want = masked(line)
-        if not want or want == "...":
+        if not masked(line) or masked(line) == "...":
             continue
-        while at < len(got) and got[at] != want:
+        want = line_pattern(line)
+        while at < len(got) and not want.fullmatch(got[at]):
             at += 1
         if at == len(got):
             return line
         at += 1
     return None
+
+
+def shown_in_block(text):
+    """The output an example shows in its comments: the `# ` lines right
+    after a command (or after such lines), without the `# `."""
+    shown, after_command = [], False
+    for line in text.split("\n"):
+        if line.startswith("#"):
+            if after_command:
+                shown.append(line[2:] if line.startswith("# ") else "")
+            continue
+        stripped = line.strip()
+        after_command = bool(stripped) and not stripped.endswith("\\")
+        if not stripped:
+            after_command = False
+    return shown
 
 
 def examples(path):
@@ -142,6 +176,11 @@ def examples(path):
             if c and not c.startswith("#"):
                 words.add(c.split()[0])
         needs = sorted(words & BY_HAND)
+        # An example marked `<!-- by hand: WHY -->` needs what WHY says.
+        hand = re.search(r"<!-- by hand: (.*?) -->[ \t]*\n$",
+                         text[: m.start()])
+        if hand:
+            needs.append(hand.group(1))
         out.append((first, body, needs))
     return out
 
@@ -243,8 +282,12 @@ def run_script(body, timeout, sessions):
 def run_all(a, binary, tmp):
     failed, skipped, by_hand = [], [], []
     ran = total = checked = 0
+    top = tmp
     for doc in a.docs:
         path = doc if os.path.isabs(doc) else os.path.join(ROOT, doc)
+        # Each document's /tmp/ of its own: two documents may make the
+        # same file (a CA in /tmp/shoal-certs) as a reader of each would.
+        tmp = tempfile.mkdtemp(prefix="doc-", dir=top)
         if a.list:
             for line_no, cmd in commands(path):
                 print(f"{doc}:{line_no}: {cmd}")
@@ -320,6 +363,16 @@ def run_all(a, binary, tmp):
                   flush=True)
             if rc != 0:
                 failed.append((doc, line_no, what, output[-1500:]))
+                continue
+            shown = shown_in_block(text)
+            miss = missing_line(shown, last.split("\n")) if shown else None
+            if miss is not None:
+                print(f"{doc}:{line_no}: its comments show a line it did "
+                      f"not print: {miss}", flush=True)
+                failed.append((doc, line_no, what,
+                               f"the example's comments show\n  {miss}\n"
+                               "which is not among the lines printed:\n"
+                               + last[-1500:]))
         stop(sessions)
         if writes:
             text = open(path, encoding="utf-8").read()
