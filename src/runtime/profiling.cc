@@ -107,9 +107,13 @@ StatusOr<Timing> TimeGraph(const Graph& g, const TimingOptions& o) {
     const double used = CpuSeconds(o.threads > 1) - cpu0;
     cpu += used;
     each_cpu.push_back(used);
-    PaceCompute(o.cpu_fraction, a, used);
+    if (o.hold_seconds >= 0) {
+      PaceTo(a, o.hold_seconds);
+    } else {
+      PaceCompute(o.cpu_fraction, a, used);
+    }
     const auto b = Clock::now();
-    each.push_back(std::chrono::duration<double>(b - a).count());
+    each.push_back(std::chrono::duration<double>(b - a).count() / o.dilation);
     elapsed = std::chrono::duration<double>(b - t0).count();
     const bool enough =
         static_cast<int>(each.size()) >= o.min_runs && elapsed >= o.min_seconds;
@@ -117,7 +121,7 @@ StatusOr<Timing> TimeGraph(const Graph& g, const TimingOptions& o) {
   }
   Timing t;
   t.runs = static_cast<int64_t>(each.size());
-  t.seconds_mean = elapsed / t.runs;
+  t.seconds_mean = elapsed / t.runs / o.dilation;
   t.cpu_seconds_mean = cpu / t.runs;
   std::sort(each.begin(), each.end());
   t.seconds_median = each[each.size() / 2];

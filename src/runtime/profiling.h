@@ -24,6 +24,13 @@ struct TimingOptions {
   // The worker's pacing (WorkerOptions::cpu_fraction): each run is held to
   // its CPU time / fraction, as the worker holds each task.
   double cpu_fraction = 0;
+  // An emulated board (WorkerOptions::board): each run is held to this
+  // many seconds of host time, the class's time for the graph stretched
+  // by the cluster's dilation, as the worker holds each task, instead of
+  // being paced by cpu_fraction. Negative: no board.
+  double hold_seconds = -1;
+  // Times are reported divided by this: board time on a dilated cluster.
+  double dilation = 1;
   // Also time each step of the runs and attribute it to the graph's nodes
   // (Timing::node_seconds).
   bool per_node = false;

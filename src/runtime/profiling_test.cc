@@ -67,5 +67,22 @@ TEST(Profiling, MedianRunIsOneOfTheRuns) {
   EXPECT_LE(t->seconds_median, t->seconds_mean * t->runs);
 }
 
+// An emulated board's run is held to the class's time for the graph and
+// reported in board time: on a cluster dilated 2x, a 40 ms hold of host
+// time reads at least 20 ms, however fast the host ran the graph.
+TEST(Profiling, ABoardsRunTakesItsHeldTimeInBoardTime) {
+  const Graph g = ConvReluPool();
+  TimingOptions o;
+  o.min_runs = 3;
+  o.min_seconds = 0;
+  o.hold_seconds = 0.04;
+  o.dilation = 2;
+  auto t = TimeGraph(g, o);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_GE(t->seconds_min, 0.02);
+  EXPECT_GE(t->seconds_median, 0.02);
+  EXPECT_GE(t->seconds_mean, 0.02 * 0.999);
+}
+
 }  // namespace
 }  // namespace shoal

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "cluster/board.h"
 #include "graph/cost.h"
 #include "metrics/exposition.h"
 #include "metrics/http_server.h"
@@ -95,8 +96,28 @@ grpc::Status Worker::Impl::Profile(grpc::ServerContext* ctx,
     o.backend = opts.backend;
     o.cpu_fraction = opts.cpu_fraction;
     o.per_node = req->per_node();
+    // An emulated board takes its class's time for the graph, as for a
+    // task (deployment.cc): timing the host's run instead profiled boards
+    // at the host's speed.
+    std::vector<NodeTime> board_nodes;
+    if (opts.board != nullptr) {
+      const BoardRates rates = ScaleRates(opts.board->rates, opts.board_speed);
+      double s = 0;
+      for (const auto& n : g->nodes) {
+        auto c = ComputeNodeCost(*g, n);
+        if (!c.ok()) {
+          return ToGrpc(c.status().WithContext(Who() + " profiling"));
+        }
+        board_nodes.push_back({n.name, BoardNodeSeconds(rates, *c)});
+        s += board_nodes.back().seconds;
+      }
+      o.hold_seconds = s * opts.dilation;
+      o.dilation = opts.dilation;
+    }
     auto t = TimeGraph(*g, o);
     if (!t.ok()) return ToGrpc(t.status().WithContext(Who() + " profiling"));
+    // A board's steps take the class's time each, whatever the host did.
+    if (opts.board != nullptr && o.per_node) t->node_seconds = board_nodes;
     const CpuQuota q = OwnCpuQuota();
     rep->set_runs(t->runs);
     rep->set_seconds_mean(t->seconds_mean);
