@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs the shoal commands of a document's shell examples, in order, and
-fails naming every one that exits non-zero: the docs promise that every
-example really runs (README's tour: test DocExamplesReadme; the rest:
+fails naming every one that exits non-zero or prints other than the
+document shows: the docs promise that every example really runs (README's tour: test DocExamplesReadme; the rest:
 `make docs-check`).
 
 Every ```sh block that runs `build/shoal` is run from the repository root
