@@ -5,7 +5,7 @@
 //
 // Written by scripts/prediction-note.py from docs/BENCHMARKS.md (its
 // YOLOv2 and energy tables put spec-only predictions beside `shoal bench`:
-// 42 pairs; its "Predicted against measured" section gives the error from
+// 47 pairs; its "Predicted against measured" section gives the error from
 // a profile); the test PredictionNote fails when they differ.
 #ifndef SHOAL_CLI_PREDICTION_NOTE_H_
 #define SHOAL_CLI_PREDICTION_NOTE_H_
@@ -18,7 +18,7 @@ inline constexpr const char kSpecSource[] = "cluster specs";
 inline constexpr const char kSpecPredictionNote[] =
     "note: predicted from the cluster's specs, not a profile: measured "
     "latencies\n"
-    "  have been 1.07 to 3.1 times such predictions (median 1.41; "
+    "  have been 1.02 to 2.9 times such predictions (median 1.29; "
     "docs/BENCHMARKS.md,\n"
     "  \"YOLOv2\" and \"Energy per inference\"); from a profile (shoal "
     "profile, then\n"
