@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "graph/op_registry.h"
 #include "graph/shape_inference.h"
 #include "models/builder.h"
 #include "models/load_model.h"
@@ -35,6 +36,27 @@ Model Built(GraphBuilder& b, const std::string& x, uint64_t seed) {
   m.graph = b.Finish({x}).value();
   m.weights = RandomWeights(m.graph, seed);
   return m;
+}
+
+// Whether task t runs a node whose op has the split fact `fact` (in the
+// op registry: per_channel for a pool, relayout for a flatten).
+bool Runs(const Task& t, bool SplitFacts::*fact) {
+  for (const auto& n : t.fragment.nodes) {
+    if (SplitFactsOf(n.op).*fact) return true;
+  }
+  return false;
+}
+
+// m planned by spatial on `devices` equal devices with its fc layers placed
+// by `fc`, run and checked against one device.
+bool SpatialPlanExact(const Model& m, int devices, SpatialFc fc,
+                      testing::PlanRunResult* r) {
+  PlanOptions po;
+  po.strategy = "spatial";
+  po.devices = EqualDevices(devices);
+  po.model.spec = m.graph.name;
+  po.spatial_fc = fc;
+  return RunPlanExact(m, po, r);
 }
 
 // The fully-distributed paper's running example (Fig. 1): fc 4-8-16-4-4,
@@ -412,13 +434,8 @@ TEST(Strategies, SpatialFcByInputsGathersItsChannelsFromEveryStrip) {
   x = b.Relu(b.Linear("fc1", b.Flatten(x), 12));
   x = b.Linear("fc2", x, 5);
   const Model m = Built(b, x, 4);
-  PlanOptions po;
-  po.strategy = "spatial";
-  po.devices = EqualDevices(4);
-  po.model.spec = m.graph.name;
-  po.spatial_fc = SpatialFc::kLip;
   testing::PlanRunResult r;
-  ASSERT_TRUE(RunPlanExact(m, po, &r));
+  ASSERT_TRUE(SpatialPlanExact(m, 4, SpatialFc::kLip, &r));
   const Plan& p = r.plan;
   std::map<int, std::set<int>> flatten_sources;  // device -> from devices
   int fc1_parts = 0;
@@ -427,9 +444,7 @@ TEST(Strategies, SpatialFcByInputsGathersItsChannelsFromEveryStrip) {
       ++fc1_parts;
       EXPECT_EQ(t.scheme, "lip") << t.name;
     }
-    bool flattens = false;
-    for (const auto& n : t.fragment.nodes) flattens |= n.op == "Flatten";
-    if (!flattens) continue;
+    if (!Runs(t, &SplitFacts::relayout)) continue;
     const int dev = p.DeviceOf(t.id, 0);
     for (const auto& tr : p.transfers) {
       if (tr.dst.task != t.id) continue;
@@ -460,40 +475,28 @@ TEST(Strategies, SpatialFcByInputsPoolsItsChannelsWhereItFlattensThem) {
   x = b.Relu(b.Linear("fc1", b.Flatten(x), 12));
   x = b.Linear("fc2", x, 5);
   const Model m = Built(b, x, 8);
-  PlanOptions po;
-  po.strategy = "spatial";
-  po.devices = EqualDevices(8);
-  po.model.spec = m.graph.name;
-  po.spatial_fc = SpatialFc::kLip;
   testing::PlanRunResult r;
-  ASSERT_TRUE(RunPlanExact(m, po, &r));
+  ASSERT_TRUE(SpatialPlanExact(m, 8, SpatialFc::kLip, &r));
   const Plan& p = r.plan;
   int pools = 0;
   for (const auto& t : p.tasks) {
-    bool pool = false, flatten = false;
-    for (const auto& n : t.fragment.nodes) {
-      pool |= n.op == "MaxPool";
-      flatten |= n.op == "Flatten";
-    }
-    if (!pool) continue;
+    if (!Runs(t, &SplitFacts::per_channel)) continue;
     ++pools;
-    EXPECT_TRUE(flatten) << t.name << " pools but does not flatten";
+    EXPECT_TRUE(Runs(t, &SplitFacts::relayout))
+        << t.name << " pools but does not flatten";
     // Its inputs come from the conv's strips, none from another pool.
     for (const auto& tr : p.transfers) {
       if (tr.dst.task != t.id || tr.src.task < 0) continue;
-      for (const auto& n : p.tasks[tr.src.task].fragment.nodes)
-        EXPECT_NE(n.op, "MaxPool") << t.name;
+      EXPECT_FALSE(Runs(p.tasks[tr.src.task], &SplitFacts::per_channel))
+          << t.name;
     }
   }
   EXPECT_EQ(pools, 8);  // one per device of fc1's input split
   // Without the fc split by inputs, the pool is a chain of strips.
-  po.spatial_fc = SpatialFc::kWhole;
-  ASSERT_TRUE(RunPlanExact(m, po, &r));
+  ASSERT_TRUE(SpatialPlanExact(m, 8, SpatialFc::kWhole, &r));
   bool strip_pool = false;
   for (const auto& t : r.plan.tasks) {
-    for (const auto& n : t.fragment.nodes) {
-      strip_pool |= n.op == "MaxPool" && t.scheme == "spatial";
-    }
+    strip_pool |= t.scheme == "spatial" && Runs(t, &SplitFacts::per_channel);
   }
   EXPECT_TRUE(strip_pool);
 }
