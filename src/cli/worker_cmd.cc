@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/worker_config.h"
 #include "cluster/cluster_writer.h"
+#include "cluster/swap.h"
 #include "discovery/dns_sd.h"
 #include "discovery/worker_txt.h"
 #include "runtime/peer_auth.h"
@@ -29,7 +30,7 @@ struct WorkerArgs {
   std::string listen = "127.0.0.1:7000", name, memory = "0", bandwidth, latency,
               max_message = "256MiB", backend = BackendName(kDefaultBackend),
               cache_dir, cache_size = "4GiB", metrics, config, medium,
-              medium_bandwidth, board;
+              medium_bandwidth, board, swap_as;
   int threads = 0;                             // 0: the machine's cores
   bool announce = false, no_announce = false;  // neither: unless loopback
   double cpu_fraction = 0;
@@ -120,6 +121,17 @@ Status ParseBoardFlags(const WorkerArgs& a, WorkerOptions* o) {
   }
   o->dilation = a.dilation;
   o->board_speed = a.board_speed;
+  if (!a.swap_as.empty()) {
+    o->swap = FrameworkMemoryOf(FindBoard(a.swap_as));
+    if (o->swap == nullptr) {
+      return InvalidArgument("--swap-as '" + a.swap_as +
+                             "' is not a board class that swaps (pi3-collab)");
+    }
+    if (o->memory_bytes <= 0) {
+      return InvalidArgument(
+          "--swap-as needs --memory: what does not fit it is paged");
+    }
+  }
   if (a.board.empty()) return Status::Ok();
   o->board = FindBoard(a.board);
   if (o->board == nullptr) {
@@ -221,6 +233,8 @@ void PrintStarted(const WorkerOptions& o, const Worker& w) {
                                : std::string()) +
                           ", "
                     : std::string())
+            << (o.swap != nullptr ? std::string("paging what does not fit, ")
+                                  : std::string())
             << (o.dilation != 1
                     ? "time dilated x " + std::to_string(o.dilation) + ", "
                     : std::string())
@@ -336,6 +350,11 @@ void AddWorkerCommand(CLI::App* app) {
   cmd->add_option("--board-speed", a->board_speed,
                   "With --board: the board's speed as a multiple of its "
                   "class (default 1)");
+  cmd->add_option("--swap-as", a->swap_as,
+                  "Page what does not fit --memory as this board class's "
+                  "framework would (pi3-collab: the collaborative-execution "
+                  "paper's Pi 3), adding its swap time to each request "
+                  "(default: none)");
   cmd->add_option("--dilation", a->dilation,
                   "Stretch every emulated time (board compute, link, medium) "
                   "by this factor, for a host that cannot run its boards in "

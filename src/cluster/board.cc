@@ -148,6 +148,30 @@ std::vector<BoardClass> MakeClasses() {
     b.lcp_paper = true;
     v.push_back(b);
   }
+  {
+    // The collaborative-execution paper's Pi 3 (its Table 4 and §6): the
+    // same board and framework family as the LCP paper's, so the same
+    // rate, on its wired LAN; its memory is accounted as Keras held it,
+    // and what does not fit is paged (cluster/swap.h).
+    BoardClass b;
+    b.name = "pi3-collab";
+    b.title =
+        "Raspberry Pi 3 as the collaborative-execution paper ran it (Keras "
+        "2.1, TensorFlow 1.5, swapping)";
+    b.cpu = "Cortex-A53 1.2 GHz x 4";
+    b.cores = 4;
+    b.memory_bytes = kGiB;
+    b.link_bandwidth_bps = 94.1e6;
+    b.link_latency_s = 0.4e-3;
+    b.link_title = "its LAN (94.1 Mbit/s, 0.4 ms: the paper's)";
+    b.power = Pi3Power();
+    b.rates = Rates(kLcpPi3MacsPerSecond, kLcpPi3MacsPerSecond,
+                    kLcpPi3MacsPerSecond, 1.2e9, 0);
+    b.basis =
+        "TensorFlow on a Pi 3 as the LCP paper measured it (VGG16 in 9.4 s)";
+    b.lcp_paper = true;
+    v.push_back(b);
+  }
   return v;
 }
 

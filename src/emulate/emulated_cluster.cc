@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "cluster/cpu_quota.h"
+#include "cluster/swap.h"
 #include "emulate/calibrate.h"
 #include "emulate/device_limits.h"
 #include "emulate/netns.h"
@@ -321,6 +322,10 @@ std::vector<std::string> WorkerArgs(const UpContext& u, const DeviceSpec& d,
   } else if (d.cpu > 0) {  // pacing makes short tasks as slow as long ones
     args.push_back("--cpu-fraction");
     args.push_back(std::to_string(d.cpu));
+  }
+  if (FrameworkMemoryOf(d.board) != nullptr) {  // pages what does not fit
+    args.push_back("--swap-as");
+    args.push_back(d.board->name);
   }
   if (u.dilation != 1) {
     args.push_back("--dilation");

@@ -100,23 +100,43 @@ StatusOr<Plan> Procedure1Plan(const Graph& g, const PlanOptions& opts,
 }
 
 Assignment RandomAssignment(const std::vector<PlanUnit>& units, int devices,
-                            uint64_t seed) {
+                            uint64_t seed,
+                            const std::vector<Placement>& fixed) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> pick(0, devices - 1);
   Assignment a;
-  for (size_t u = 0; u < units.size(); ++u)
-    a.push_back(Placement{Form::kWhole, {pick(rng)}});
+  for (size_t u = 0; u < units.size(); ++u) {
+    const Placement drawn{Form::kWhole, {pick(rng)}};
+    const bool split = u < fixed.size() && fixed[u].form != Form::kWhole;
+    a.push_back(split ? fixed[u] : drawn);
+  }
   return a;
 }
 
-static StatusOr<Plan> PlanRandom(const Graph& g, const PlanOptions& opts) {
+static StatusOr<Plan> PlanRandom(const Graph& g, const PlanOptions& in) {
   ASSIGN_OR_RETURN(std::vector<PlanUnit> units, MakeUnits(g));
+  ASSIGN_OR_RETURN(PlanOptions opts, AutoOptions(in));
+  UnitPricer pr(g, units, *opts.latency, opts.hub);
+  pr.SetWire(opts.wire, opts.input_pixels);
+  // Where no group of devices can hold such a layer (one device), it
+  // stays whole and is priced as it fits or pages.
+  auto splits = Procedure1Splits(pr);
+  const std::vector<Placement> fixed =
+      splits.ok() ? splits.value() : std::vector<Placement>{};
   const Assignment a = RandomAssignment(
-      units, static_cast<int>(opts.devices.size()), opts.random_seed);
+      units, static_cast<int>(opts.devices.size()), opts.random_seed, fixed);
   std::vector<std::string> reasons(
       units.size(), "random assignment (seed " +
                         std::to_string(opts.random_seed) +
                         "): the collaborative-execution paper's baseline");
+  for (size_t u = 0; u < units.size(); ++u) {
+    if (a[u].form != Form::kWhole) {
+      reasons[u] =
+          "split as Procedure 1's step 1 splits it (its weights fit "
+          "no device), then the rest at random (seed " +
+          std::to_string(opts.random_seed) + ")";
+    }
+  }
   ASSIGN_OR_RETURN(Plan p, PlanAssignment(g, opts, units, a, reasons));
   p.strategy = "random";
   return p;

@@ -29,9 +29,13 @@ StatusOr<Plan> PlanAssignment(const Graph& g, const PlanOptions& opts,
                               const std::vector<std::string>& reasons);
 
 // Every unit whole on a device drawn at random (the collaborative-execution
-// paper's baseline); deterministic for a seed.
+// paper's baseline); deterministic for a seed. Units `fixed` places (split:
+// Procedure1Splits) keep their placement: the paper's distributions all
+// split a layer that does not fit, and its random one "ensures
+// correctness".
 Assignment RandomAssignment(const std::vector<PlanUnit>& units, int devices,
-                            uint64_t seed);
+                            uint64_t seed,
+                            const std::vector<Placement>& fixed = {});
 
 // The options auto and procedure1 plan with: the latency model (given or
 // from the devices) and shares that follow the speed it predicts with

@@ -455,8 +455,11 @@ class AutoPlanner {
     PlanAlternative a;
     a.name = "random";
     int n = 0;
+    auto splits = Procedure1Splits(pr_);
+    const std::vector<Placement> fixed =
+        splits.ok() ? splits.value() : std::vector<Placement>{};
     for (uint64_t seed = 1; seed <= 5; ++seed) {
-      const Assignment ra = RandomAssignment(units_, n_, seed);
+      const Assignment ra = RandomAssignment(units_, n_, seed, fixed);
       auto p = PlanAssignment(g_, opts_, units_, ra,
                               std::vector<std::string>(units_.size(), ""));
       if (!p.ok()) continue;

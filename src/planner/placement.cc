@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cluster/swap.h"
 #include "graph/op_registry.h"
 #include "graph/sparsity.h"
 #include "partition/spatial_split.h"
@@ -126,8 +127,14 @@ int64_t UnitPricer::OutputWireBytes(const PlanUnit& u, int64_t bytes) const {
 }
 
 int64_t UnitPricer::Capacity(int d) const {
-  const int64_t mem = m_.cluster().devices[d].memory_bytes;
+  const DeviceSpec& dev = m_.cluster().devices[d];
+  const int64_t mem = dev.memory_bytes;
   if (mem <= 0) return 0;
+  // A board that swaps (cluster/swap.h): the weights its framework holds
+  // without paging; the simulator prices what goes beyond.
+  if (const FrameworkMemory* fm = FrameworkMemoryOf(dev.board)) {
+    return std::max<int64_t>(1, WeightBudget(*fm, mem) - reserved_[d]);
+  }
   return std::max<int64_t>(1, WeightCapacity(mem - reserved_[d]));
 }
 
@@ -298,6 +305,18 @@ Load UnitPricer::Price(int ui, const Placement& p) const {
   if (!priced) return l;
   const auto& devs = m_.cluster().devices;
   for (const auto& [d, w] : l.weights) {
+    if (const FrameworkMemory* fm = FrameworkMemoryOf(devs[d].board)) {
+      // The paper's rule on a board that swaps: its Procedure 1 splits a
+      // layer that alone would page.
+      if (LayerMustSplit(*fm, devs[d].memory_bytes, w)) {
+        Refuse(&l, u.nodes[0] + " needs " + MiB(w) + " of weights on " +
+                       devs[d].name + ", whose framework can hold " +
+                       MiB(WeightBudget(*fm, devs[d].memory_bytes)) +
+                       " of one layer without swapping");
+        return l;
+      }
+      continue;
+    }
     // The plan's own check (CheckPlanMemory) also counts the largest weight
     // once more while it is reordered: a unit alone needs up to 2x its
     // weights, so a 640 MiB fc is not placed whole on a 1 GiB device.

@@ -4,6 +4,7 @@
 #include <map>
 #include <numeric>
 
+#include "cluster/swap.h"
 #include "graph/cost.h"
 #include "sim/simulator.h"
 
@@ -36,6 +37,9 @@ class Predictor {
       outgoing_[x.src.task < 0 ? p_.tasks.size() : x.src.task].push_back(i);
       if (x.dst.task >= 0) incoming_[x.dst.task].push_back(i);
     }
+    std::vector<const DeviceSpec*> specs;
+    for (const auto& d : m_.cluster().devices) specs.push_back(&d);
+    swap_ = SwapTable(p_, specs);
     secs_.resize(p_.tasks.size());
     for (const auto& t : p_.tasks) {
       // A task's node costs do not depend on the device; price them once.
@@ -107,6 +111,8 @@ class Predictor {
             Limited(d) ? m_.Quota(d).fraction() / m_.QuotaLeft(d).fraction()
                        : 1.0;
         pr.compute_s[d] += secs_[t.id].at(d) * slow / k;
+        // Paging (cluster/swap.h) keeps the device as busy as compute.
+        if (!swap_.empty()) pr.compute_s[d] += swap_[size_t(t.id) * nd + d] / k;
       }
       period = Lcm(period, static_cast<int64_t>(t.devices.size()), 1 << 20);
     }
@@ -163,6 +169,7 @@ class Predictor {
   std::vector<std::vector<size_t>> outgoing_;  // by source task (+ input)
   std::vector<std::vector<size_t>> incoming_;
   std::vector<std::map<int, double>> secs_;  // task -> device -> seconds
+  std::vector<double> swap_;  // task * devices + device (cluster/swap.h)
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "cluster/swap.h"
 #include "plan/plan_cost.h"
 #include "planner/joint_milp.h"
 #include "util/units.h"
@@ -21,12 +22,34 @@ std::string Ms(double s) {
   return buf;
 }
 
-// Step 1: a layer whose weights no single device can hold.
+// Step 1: a layer whose weights no single device can hold: by the paper's
+// rule on a board that swaps (its framework's memory, cluster/swap.h), by
+// the worker's own (FitsWhole) on the others.
 bool FitsNoDevice(const LatencyModel& m, int64_t bytes) {
   for (const auto& d : m.cluster().devices) {
-    if (FitsWhole(bytes, d.memory_bytes)) return false;
+    const FrameworkMemory* fm = FrameworkMemoryOf(d.board);
+    if (fm != nullptr ? !LayerMustSplit(*fm, d.memory_bytes, bytes)
+                      : FitsWhole(bytes, d.memory_bytes)) {
+      return false;
+    }
   }
   return true;
+}
+
+}  // namespace
+
+namespace {
+
+// Step 2's split versions: the paper groups layers "using latency of layers
+// and their splitted version", so a stage may also be one layer split over
+// several consecutive devices of the order. Up to this many devices per
+// split, on clusters up to kMostSplitDevices (beyond, whole stages only: the
+// DP's cost grows with both).
+constexpr int kLargestSplit = 8;
+constexpr int kMostSplitDevices = 64;
+
+bool Fixed(const Placement& p) {
+  return p.form != Form::kWhole || p.devices[0] >= 0;
 }
 
 }  // namespace
@@ -36,14 +59,16 @@ Assignment BalancedStages(const UnitPricer& pr, const std::vector<int>& devices,
   const auto& units = pr.units();
   const int n = static_cast<int>(units.size());
   const int k = static_cast<int>(devices.size());
-  if (k == 0 || k > n) return {};
+  if (k == 0) return {};
+  const int largest_split =
+      pr.model().num_devices() <= kMostSplitDevices ? kLargestSplit : 1;
   // Prefix sums per stage device of time and weights (fixed units count
   // their split time and hold nothing of the stage's memory).
   std::vector<std::vector<double>> t(k, std::vector<double>(n + 1, 0));
   std::vector<std::vector<int64_t>> w(k, std::vector<int64_t>(n + 1, 0));
   for (int j = 0; j < k; ++j) {
     for (int u = 0; u < n; ++u) {
-      const bool fx = fixed[u].form != Form::kWhole || fixed[u].devices[0] >= 0;
+      const bool fx = Fixed(fixed[u]);
       const Load l = fx ? pr.Price(u, fixed[u])
                         : pr.Price(u, Placement{Form::kWhole, {devices[j]}});
       t[j][u + 1] = t[j][u] + (l.ok ? l.seconds : 1e30);
@@ -56,30 +81,72 @@ Assignment BalancedStages(const UnitPricer& pr, const std::vector<int>& devices,
     return pr.model().TransferSeconds(devices[j - 1], devices[j],
                                       units[u - 1].output_bytes);
   };
-  const double inf = std::numeric_limits<double>::infinity();
-  std::vector<std::vector<double>> best(k + 1, std::vector<double>(n + 1, inf));
-  std::vector<std::vector<int>> from(k + 1, std::vector<int>(n + 1, 0));
-  best[0][0] = 0;
   // Memory the fixed (split) units already take on each device.
   std::map<int, int64_t> taken;
   for (int u = 0; u < n; ++u) {
-    const bool fx = fixed[u].form != Form::kWhole || fixed[u].devices[0] >= 0;
-    if (!fx) continue;
+    if (!Fixed(fixed[u])) continue;
     for (const auto& [d, wb] : pr.Price(u, fixed[u]).weights) taken[d] += wb;
   }
+  std::vector<int64_t> mem(k, 0);  // 0: unlimited
+  for (int j = 0; j < k; ++j) {
+    const int64_t total = pr.Capacity(devices[j]);
+    mem[j] = total == 0 ? 0 : std::max<int64_t>(1, total - taken[devices[j]]);
+  }
+  // The split version of unit u over devices [j, j + g): the cheaper of
+  // its output split and its strips, if its slices fit.
+  struct Split {
+    Placement p;
+    double seconds = 1e30;
+  };
+  auto split_of = [&](int u, int j, int g) {
+    Split best;
+    std::vector<int> grp(devices.begin() + j, devices.begin() + j + g);
+    for (Form f : {Form::kLop, Form::kSpatial}) {
+      const Placement p{f, grp};
+      const Load l = pr.Price(u, p);
+      if (!l.ok || l.seconds >= best.seconds) continue;
+      bool fits = true;
+      for (const auto& [d, wb] : l.weights) {
+        const auto at = std::find(grp.begin(), grp.end(), d) - grp.begin();
+        fits &= at < g && (mem[j + at] == 0 || wb <= mem[j + at]);
+      }
+      if (fits) best = Split{p, l.seconds};
+    }
+    return best;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  // best[j][i]: the slowest stage when devices [0, j) hold units [0, i).
+  std::vector<std::vector<double>> best(k + 1, std::vector<double>(n + 1, inf));
+  std::vector<std::vector<int>> from(k + 1, std::vector<int>(n + 1, 0));
+  std::vector<std::vector<Placement>> split(k + 1,
+                                            std::vector<Placement>(n + 1));
+  best[0][0] = 0;
   for (int j = 1; j <= k; ++j) {
-    const int64_t total = pr.Capacity(devices[j - 1]);
-    const int64_t mem =
-        total == 0 ? 0 : std::max<int64_t>(1, total - taken[devices[j - 1]]);
-    for (int i = j; i <= n - (k - j); ++i) {
-      for (int s = j - 1; s < i; ++s) {
+    for (int i = 1; i <= n; ++i) {
+      // Units [s, i) whole on device j - 1.
+      for (int s = 0; s < i; ++s) {
         if (best[j - 1][s] == inf) continue;
-        if (mem > 0 && w[j - 1][i] - w[j - 1][s] > mem) continue;
+        if (mem[j - 1] > 0 && w[j - 1][i] - w[j - 1][s] > mem[j - 1]) continue;
         const double stage = t[j - 1][i] - t[j - 1][s] + in_secs(j - 1, s);
         const double v = std::max(best[j - 1][s], stage);
         if (v < best[j][i]) {
           best[j][i] = v;
           from[j][i] = s;
+          split[j][i] = Placement{};
+        }
+      }
+      // Unit i - 1 alone, split over devices [j - g, j).
+      if (Fixed(fixed[i - 1])) continue;
+      for (int g = 2; g <= std::min(j, largest_split); ++g) {
+        if (best[j - g][i - 1] == inf) continue;
+        const Split sp = split_of(i - 1, j - g, g);
+        if (sp.seconds >= 1e30) continue;
+        const double stage = sp.seconds + in_secs(j - g, i - 1);
+        const double v = std::max(best[j - g][i - 1], stage);
+        if (v < best[j][i]) {
+          best[j][i] = v;
+          from[j][i] = i - 1;
+          split[j][i] = sp.p;
         }
       }
     }
@@ -87,11 +154,17 @@ Assignment BalancedStages(const UnitPricer& pr, const std::vector<int>& devices,
   if (best[k][n] == inf) return {};
   Assignment a(n);
   int end = n;
-  for (int j = k; j > 0; --j) {
+  for (int j = k; j > 0;) {
     const int b = from[j][end];
-    for (int u = b; u < end; ++u) {
-      const bool fx = fixed[u].form != Form::kWhole || fixed[u].devices[0] >= 0;
-      a[u] = fx ? fixed[u] : Placement{Form::kWhole, {devices[j - 1]}};
+    if (!split[j][end].devices.empty()) {
+      a[end - 1] = split[j][end];
+      j -= static_cast<int>(split[j][end].devices.size());
+    } else {
+      for (int u = b; u < end; ++u) {
+        a[u] = Fixed(fixed[u]) ? fixed[u]
+                               : Placement{Form::kWhole, {devices[j - 1]}};
+      }
+      --j;
     }
     end = b;
   }
@@ -173,7 +246,10 @@ StatusOr<SplitLayers> SplitOversizedLayers(const UnitPricer& pr,
 // two beyond, and always the most stages there can be.
 std::vector<int> StageCounts(int num_devices, int num_units) {
   std::vector<int> counts;
-  const int most = std::min(num_devices, num_units);
+  // Split stages let more devices than units take part (small clusters).
+  const int most = num_devices <= kMostSplitDevices
+                       ? num_devices
+                       : std::min(num_devices, num_units);
   for (int k = 1; k <= most; k = (most <= 16 ? k + 1 : k * 2))
     counts.push_back(k);
   if (counts.back() != most) counts.push_back(most);
@@ -284,13 +360,22 @@ void ExplainStages(const UnitPricer& pr, const std::vector<Placement>& fixed,
         "Procedure 1 step 2: stage " + std::to_string(stage_of[p.devices]) +
         " of " + std::to_string(num_stages) + " on " +
         GroupName(m.cluster().PlanDevices(), p.devices) +
-        (p.form == Form::kReplicate ? " (data-parallel replicas)" : "") +
+        (p.form == Form::kReplicate ? " (data-parallel replicas)"
+         : p.form != Form::kWhole
+             ? std::string(" (its split version, ") + FormName(p.form) + ")"
+             : std::string()) +
         ", predicted " + Ms(stage_s) +
         " per request; stages balanced by predicted latency";
   }
 }
 
 }  // namespace
+
+StatusOr<std::vector<Placement>> Procedure1Splits(const UnitPricer& pr) {
+  ASSIGN_OR_RETURN(SplitLayers split,
+                   SplitOversizedLayers(pr, SpeedOrder(pr.model(), pr.hub())));
+  return split.fixed;
+}
 
 StatusOr<HeuristicResult> Procedure1(const UnitPricer& pr,
                                      PlanObjective objective) {

@@ -26,7 +26,13 @@ struct HeuristicResult {
 StatusOr<HeuristicResult> Procedure1(const UnitPricer& pr,
                                      PlanObjective objective);
 
-// Stages over `devices` in order (each a non-empty run of units; units in
+// Step 1 alone, as Procedure1 takes it: per unit, its split placement when
+// its weights fit no device, else whole on device -1. The random baseline
+// keeps these splits (the paper's distributions all split such a layer).
+StatusOr<std::vector<Placement>> Procedure1Splits(const UnitPricer& pr);
+
+// Stages over `devices` in order (each a run of units whole on one device,
+// or one unit's split version over up to 8 consecutive devices; units in
 // `fixed` keep their placement), balanced so the slowest stage is as fast
 // as it can be; empty when no balance fits the devices' memory.
 Assignment BalancedStages(const UnitPricer& pr, const std::vector<int>& devices,

@@ -251,6 +251,13 @@ StatusOr<std::shared_ptr<Deployment>> BuildDeployment(
   ResolveMetrics(ctx.metrics, d.get());
   RETURN_IF_ERROR(CheckBudget(*d, largest_weight, held, ctx.memory_bytes, rep));
   RETURN_IF_ERROR(MakeExecutors(tw, ctx, d.get()));
+  if (ctx.swap != nullptr) {
+    d->swap_seconds =
+        SwapSecondsPerTask(d->plan, d->device, *ctx.swap, ctx.memory_bytes);
+    bool any = false;
+    for (double s : d->swap_seconds) any |= s > 0;
+    if (!any) d->swap_seconds.clear();
+  }
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   for (const auto& addr : d->peers) {
     channels.push_back(ctx.dial(addr));

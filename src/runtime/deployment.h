@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cluster/board.h"
+#include "cluster/swap.h"
 #include "engine/executor.h"
 #include "metrics/worker_metrics.h"
 #include "plan/plan.h"
@@ -33,6 +34,9 @@ struct Deployment {
   // Per task, the emulated board's time for it (DeploymentContext::board;
   // cluster/board.h); empty without a board.
   std::vector<double> board_seconds;
+  // Per task, the seconds it pages back in on a board that swaps
+  // (DeploymentContext::swap; cluster/swap.h); empty when nothing does.
+  std::vector<double> swap_seconds;
   std::vector<int> incoming;               // transfers into each task
   std::vector<std::vector<int>> outgoing;  // transfers out of each task
   std::vector<std::unique_ptr<rpc::Worker::Stub>> stubs;  // per device
@@ -57,6 +61,9 @@ struct DeploymentContext {
   // it is worked out at deploy.
   bool board = false;
   BoardRates board_rates;
+  // A board that swaps what does not fit `memory_bytes` (WorkerOptions::
+  // swap): each task's share of the paging is worked out at deploy.
+  const FrameworkMemory* swap = nullptr;
   // A channel to a peer's address.
   std::function<std::shared_ptr<grpc::Channel>(const std::string&)> dial;
   // Connect to the devices it sends to before the first request

@@ -1,5 +1,7 @@
 #include "runtime/task_scheduler.h"
 
+#include <chrono>
+#include <thread>
 #include <utility>
 
 #include "engine/executor.h"
@@ -142,6 +144,11 @@ bool TaskScheduler::ComputeTask(Queued& rd, std::vector<Tensor>* outs) {
     }
   } else {
     PaceCompute(opts.cpu_fraction, t0, CpuSeconds(opts.threads > 1) - cpu0);
+  }
+  if (!d.swap_seconds.empty() && d.swap_seconds[rd.t.task] > 0) {
+    // Paging from the SD card: I/O wait on top of the compute.
+    std::this_thread::sleep_for(std::chrono::duration<double>(
+        d.swap_seconds[rd.t.task] * opts.dilation));
   }
   const double ms = MsSince(t0);
   if (d.task_seconds[rd.t.task] != nullptr) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cluster/cluster.h"
+#include "cluster/swap.h"
 #include "engine/executor.h"
 #include "runtime/link_shaper.h"
 #include "runtime/wire.h"
@@ -41,6 +42,11 @@ struct WorkerOptions {
   // runs K times slower, every part of it alike (docs/cluster-format.md).
   const BoardClass* board = nullptr;
   double board_speed = 1;
+  // A board that swaps (`--swap-as`, cluster/swap.h): a deployment larger
+  // than memory_bytes as that board's framework holds it runs, and each
+  // task is held its share of the paging longer (times `dilation`); null:
+  // a deployment is held as this worker holds it, and refused if too big.
+  const FrameworkMemory* swap = nullptr;
   double dilation = 1;
   int64_t max_message_bytes = 0;  // 0: kDefaultMaxMessageBytes
   // How long a connection may carry no call, and live (then its calls get

@@ -109,6 +109,7 @@ StatusOr<std::shared_ptr<Deployment>> Worker::Impl::Build(
     ctx.board = true;
     ctx.board_rates = ScaleRates(opts.board->rates, opts.board_speed);
   }
+  ctx.swap = opts.swap;
   ctx.dial = [this](const std::string& addr) {
     return Dial(addr, TlsRole::kDevice);
   };

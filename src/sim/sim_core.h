@@ -118,6 +118,9 @@ class Sim {
   // Per-task and per-transfer indexes of the plan: bytes, inputs counted,
   // transfers out, tasks on one device.
   void IndexPlan();
+  // Per task and device, the seconds it pages back in per run on a board
+  // that swaps (cluster/swap.h); empty when nothing swaps.
+  void IndexSwap();
   // Each device's senders, name, histogram and quota clock (its phase in
   // the quota period drawn from the seed).
   void InitDevices();
@@ -172,6 +175,7 @@ class Sim {
   // Per task: (device, compute ms) of each run, for the per-device medians.
   std::vector<std::vector<std::pair<int, float>>> runs_;
   std::vector<int> one_dev_;  // per task: its device, -1 with replicas
+  std::vector<double> swap_s_;  // task * devices + device; empty: no swap
   bool replicas_ = false;
   std::vector<int64_t> sent_once_, received_once_;  // without replicas
   int64_t total_once_ = -1;

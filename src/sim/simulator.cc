@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "cluster/cpu_quota.h"
+#include "cluster/swap.h"
 #include "graph/cost.h"
 #include "plan/broadcast.h"
 #include "plan/dataflow.h"
@@ -75,6 +76,8 @@ Status Sim::StartNext(int d) {
   if (o_.cpu_quota && q.limited()) {
     end = std::max(end, ds.clock.Run(now_, s * q.fraction()));
   }
+  // Paging from the SD card waits on I/O, not on the CPU quota.
+  if (!swap_s_.empty()) end += swap_s_[size_t(rd.task) * dev_.size() + d];
   ds.busy = true;
   ds.busy_since = now_;
   ds.ready_since = rd.at;
@@ -121,6 +124,13 @@ void Sim::IndexPlan() {
   for (size_t i = 0; i < p_.transfers.size(); ++i) {
     bytes_[i] = p_.WireBytes(p_.transfers[i]);
   }
+  IndexSwap();
+}
+
+void Sim::IndexSwap() {
+  std::vector<const DeviceSpec*> specs;
+  for (int m : map_) specs.push_back(&m_.cluster().devices[m]);
+  swap_s_ = SwapTable(p_, specs);
 }
 
 void Sim::InitDevices() {
