@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "cluster/swap.h"
 #include "security/device_name.h"
 #include "util/read_file.h"
 
@@ -287,7 +288,10 @@ StatusOr<double> ParseDuration(const std::string& text) {
 std::vector<PlanDevice> Cluster::PlanDevices() const {
   std::vector<PlanDevice> out;
   for (const auto& d : devices) {
-    out.push_back(PlanDevice{d.name, d.speed, d.memory_bytes});
+    // A board that swaps (cluster/swap.h) is not refused a plan larger
+    // than its memory: the plan pays for the paging instead.
+    const bool pages = FrameworkMemoryOf(d.board) != nullptr;
+    out.push_back(PlanDevice{d.name, d.speed, pages ? 0 : d.memory_bytes});
   }
   return out;
 }

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "cluster/cpu_quota.h"
+#include "cluster/swap.h"
 #include "runtime/wire.h"
 #include "util/units.h"
 
@@ -124,7 +125,13 @@ std::vector<std::string> LimitDevice(const std::string& file,
     rep->cpu_note +=
         ", compute paced by the worker to " + Percent(d.cpu) + " of a core";
   }
-  if (d.memory_bytes > 0) {
+  if (d.memory_bytes > 0 && FrameworkMemoryOf(d.board) != nullptr) {
+    // A board that swaps holds more than its memory and pays for it in
+    // time (cluster/swap.h, the worker's --swap-as), not by being killed.
+    rep->memory_note = "modelled: what does not fit " +
+                       std::to_string(d.memory_bytes >> 20) +
+                       " MiB is paged (--swap-as)";
+  } else if (d.memory_bytes > 0) {
     std::string why;
     std::string dir =
         MakeCgroup("memory", cg,

@@ -247,6 +247,30 @@ TEST(Procedure1, EqualDevicesGetBalancedStages) {
   EXPECT_EQ(used.size(), 4u);
 }
 
+// Step 2 groups whole layers and their split versions: a conv heavier
+// than everything else together gets devices of its own, split, rather than
+// one stage that every other stage waits for.
+TEST(Procedure1, Step2UsesASplitVersionOfALayerTooHeavyForOneStage) {
+  const Model m = HeavyConv();
+  const Cluster c = MakeCluster({1, 1, 1, 1}, 0, 1e9, 1e-4);
+  auto units = MakeUnits(m.graph).value();
+  const LatencyModel lm = LatencyModel::FromCluster(c);
+  UnitPricer pr(m.graph, units, lm, 0);
+  const int heavy = UnitOf(units, "heavy");
+  const std::vector<Placement> none(units.size(), {Form::kWhole, {-1}});
+  const Assignment a = BalancedStages(pr, {0, 1, 2, 3}, none);
+  ASSERT_EQ(a.size(), units.size());
+  EXPECT_NE(a[heavy].form, Form::kWhole);
+  EXPECT_GE(a[heavy].devices.size(), 2u);
+  // Its stage is faster than the layer whole.
+  EXPECT_LT(pr.Price(heavy, a[heavy]).seconds,
+            pr.Price(heavy, Placement{Form::kWhole, {1}}).seconds);
+  // On one device there is nothing to split over.
+  const Assignment one = BalancedStages(pr, {0}, none);
+  ASSERT_EQ(one.size(), units.size());
+  for (const auto& p : one) EXPECT_EQ(p.form, Form::kWhole);
+}
+
 TEST(JointMilp, PicksTheFasterDeviceForTheHeavyLayer) {
   const Model m = HeavyConv();
   // Device 0 (the hub, holding the input) is slow; device 1 is 4x faster.

@@ -63,18 +63,30 @@ Assignment BalancedStages(const UnitPricer& pr, const std::vector<int>& devices,
   const int largest_split =
       pr.model().num_devices() <= kMostSplitDevices ? kLargestSplit : 1;
   // Prefix sums per stage device of time and weights (fixed units count
-  // their split time and hold nothing of the stage's memory).
+  // nothing here: their parts keep their own devices busy, below).
   std::vector<std::vector<double>> t(k, std::vector<double>(n + 1, 0));
   std::vector<std::vector<int64_t>> w(k, std::vector<int64_t>(n + 1, 0));
   for (int j = 0; j < k; ++j) {
     for (int u = 0; u < n; ++u) {
       const bool fx = Fixed(fixed[u]);
-      const Load l = fx ? pr.Price(u, fixed[u])
-                        : pr.Price(u, Placement{Form::kWhole, {devices[j]}});
-      t[j][u + 1] = t[j][u] + (l.ok ? l.seconds : 1e30);
+      double s = 0;
+      if (!fx) {
+        const Load l = pr.Price(u, Placement{Form::kWhole, {devices[j]}});
+        s = l.ok ? l.seconds : 1e30;
+      }
+      t[j][u + 1] = t[j][u] + s;
       w[j][u + 1] = w[j][u] + (fx ? 0 : units[u].weight_bytes);
     }
   }
+  // What step 1's splits already keep each stage device busy with per
+  // request: a stage there is that much slower.
+  std::map<int, double> fixed_busy;
+  for (int u = 0; u < n; ++u) {
+    if (!Fixed(fixed[u])) continue;
+    for (const auto& [d, s] : pr.Price(u, fixed[u]).busy) fixed_busy[d] += s;
+  }
+  std::vector<double> extra(k, 0);
+  for (int j = 0; j < k; ++j) extra[j] = fixed_busy[devices[j]];
   auto in_secs = [&](int j, int u) {
     // The stage's input arrives from the previous stage's device.
     if (j == 0 || u == 0) return 0.0;
@@ -127,7 +139,8 @@ Assignment BalancedStages(const UnitPricer& pr, const std::vector<int>& devices,
       for (int s = 0; s < i; ++s) {
         if (best[j - 1][s] == inf) continue;
         if (mem[j - 1] > 0 && w[j - 1][i] - w[j - 1][s] > mem[j - 1]) continue;
-        const double stage = t[j - 1][i] - t[j - 1][s] + in_secs(j - 1, s);
+        const double stage =
+            t[j - 1][i] - t[j - 1][s] + in_secs(j - 1, s) + extra[j - 1];
         const double v = std::max(best[j - 1][s], stage);
         if (v < best[j][i]) {
           best[j][i] = v;
@@ -141,7 +154,9 @@ Assignment BalancedStages(const UnitPricer& pr, const std::vector<int>& devices,
         if (best[j - g][i - 1] == inf) continue;
         const Split sp = split_of(i - 1, j - g, g);
         if (sp.seconds >= 1e30) continue;
-        const double stage = sp.seconds + in_secs(j - g, i - 1);
+        const double stage =
+            sp.seconds + in_secs(j - g, i - 1) +
+            *std::max_element(extra.begin() + (j - g), extra.begin() + j);
         const double v = std::max(best[j - g][i - 1], stage);
         if (v < best[j][i]) {
           best[j][i] = v;
@@ -350,12 +365,21 @@ void ExplainStages(const UnitPricer& pr, const std::vector<Placement>& fixed,
   const int n = static_cast<int>(assignment.size());
   const LatencyModel& m = pr.model();
   std::map<std::vector<int>, int> stage_of;
+  // What step 1's parts add to the stage's devices (as BalancedStages
+  // counts them).
+  std::map<int, double> fixed_busy;
+  for (int u = 0; u < n; ++u) {
+    if (!Fixed(fixed[u])) continue;
+    for (const auto& [d, s] : pr.Price(u, fixed[u]).busy) fixed_busy[d] += s;
+  }
   for (int u = 0; u < n; ++u) {
     const Placement& p = assignment[u];
     if (fixed[u].devices[0] >= 0 || fixed[u].form != Form::kWhole) continue;
     if (!stage_of.count(p.devices))
       stage_of[p.devices] = static_cast<int>(stage_of.size());
-    const double stage_s = StageSeconds(pr, assignment, p);
+    double split_s = 0;
+    for (int d : p.devices) split_s = std::max(split_s, fixed_busy[d]);
+    const double stage_s = StageSeconds(pr, assignment, p) + split_s;
     (*reasons)[u] =
         "Procedure 1 step 2: stage " + std::to_string(stage_of[p.devices]) +
         " of " + std::to_string(num_stages) + " on " +
@@ -364,8 +388,11 @@ void ExplainStages(const UnitPricer& pr, const std::vector<Placement>& fixed,
          : p.form != Form::kWhole
              ? std::string(" (its split version, ") + FormName(p.form) + ")"
              : std::string()) +
-        ", predicted " + Ms(stage_s) +
-        " per request; stages balanced by predicted latency";
+        ", predicted " + Ms(stage_s) + " per request" +
+        (split_s > 0
+             ? " (" + Ms(split_s) + " of it its part of step 1's splits)"
+             : std::string()) +
+        "; stages balanced by predicted latency";
   }
 }
 

@@ -7,6 +7,7 @@
 #include "cluster/swap.h"
 #include "models/zoo.h"
 #include "partition/strategy.h"
+#include "plan/plan_cost.h"
 #include "planner/placement.h"
 #include "planner/procedure1.h"
 #include "planner/units.h"
@@ -105,6 +106,34 @@ TEST(SwapPlan, OnePiRunningVgg16SwapsAndEightAreSuperLinear) {
   ASSERT_TRUE(eight.ok()) << eight.status().message();
   EXPECT_GT(*one / *eight, 8);
   EXPECT_LT(*roomy / *eight, 8);
+}
+
+// A board that swaps is not refused a deployment larger than its memory:
+// VGG16's 528 MiB of weights on a 512 MiB board plan, and pay for it.
+TEST(SwapPlan, ADeploymentLargerThanTheBoardIsPricedNotRefused) {
+  const Cluster small = Boards("pi3-collab", 1, int64_t{512} << 20);
+  PlanOptions po;
+  po.strategy = "random";
+  po.devices = small.PlanDevices();
+  po.model.spec = "vgg16";
+  auto lm = std::make_shared<LatencyModel>(LatencyModel::FromCluster(small));
+  po.latency = lm;
+  const Graph g = Zoo("vgg16");
+  auto p = MakePlan(g, po);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_TRUE(CheckPlanMemory(*p, g).ok());
+  auto big = Latency("vgg16", Boards("pi3-collab", 1), "random");
+  auto tight = Latency("vgg16", small, "random");
+  ASSERT_TRUE(big.ok() && tight.ok());
+  // Half a GiB less memory: half a GiB more paged, at 4 MiB/s.
+  EXPECT_NEAR(*tight - *big, 512.0 / 4, 1);
+  // The same board as shoal's worker holds it is refused.
+  const Cluster own = Boards("pi3b+", 1, int64_t{512} << 20);
+  po.devices = own.PlanDevices();
+  po.latency = std::make_shared<LatencyModel>(LatencyModel::FromCluster(own));
+  auto q = MakePlan(g, po);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_FALSE(CheckPlanMemory(*q, g).ok());
 }
 
 }  // namespace

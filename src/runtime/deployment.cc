@@ -249,7 +249,9 @@ StatusOr<std::shared_ptr<Deployment>> BuildDeployment(
   ASSIGN_OR_RETURN(const int64_t largest_weight,
                    SizeTasks(tw, ctx.cache, d.get()));
   ResolveMetrics(ctx.metrics, d.get());
-  RETURN_IF_ERROR(CheckBudget(*d, largest_weight, held, ctx.memory_bytes, rep));
+  // A board that swaps takes what does not fit, paying for it in time.
+  RETURN_IF_ERROR(CheckBudget(*d, largest_weight, held,
+                              ctx.swap != nullptr ? 0 : ctx.memory_bytes, rep));
   RETURN_IF_ERROR(MakeExecutors(tw, ctx, d.get()));
   if (ctx.swap != nullptr) {
     d->swap_seconds =

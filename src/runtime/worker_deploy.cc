@@ -32,7 +32,8 @@ grpc::Status Worker::Impl::Health(grpc::ServerContext* ctx,
     // Health answers any version, so a coordinator can say what mismatched.
     rep->set_protocol(kProtocolVersion);
     rep->set_name(opts.name);
-    rep->set_memory_budget(opts.memory_bytes);
+    // A board that swaps takes any deployment, paying for it in time.
+    rep->set_memory_budget(opts.swap != nullptr ? 0 : opts.memory_bytes);
     rep->set_threads(opts.threads);
     rep->set_link_bandwidth_bps(opts.link.bandwidth_bps);
     rep->set_link_latency_s(opts.link.latency_s);
