@@ -11,14 +11,18 @@
 #   collab_cluster 4 "$work/c4.yaml"
 #   read -r ms rps <<< "$(predict alexnet "$work/c4.yaml" procedure1 4 --objective throughput)"
 
-# The paper's swap constants as src/cluster/swap.cc sets them (estimates
-# chosen to agree with the paper's statements, not measurements): the
-# scripts print them, and use them only for the memory a layer takes
-# under the framework, which no command prints.
-COLLAB_USABLE_MIB=864    # 1 GiB less 160 MiB for the GPU's share and the OS
-COLLAB_RESIDENT_MIB=400  # Python, TensorFlow, Keras and the RPC server
-COLLAB_LAYER_COPIES=4    # the framework holds the layer it loads 4 times
-COLLAB_SWAP_MIB_S=4      # paging from the SD card
+# The paper's swap constants as `shoal boards --json` gives them
+# (src/cluster/swap.cc: estimates chosen to agree with the paper's
+# statements, not measurements): the scripts print them, and use them only
+# for the memory a layer takes under the framework, which no command
+# prints.
+read -r COLLAB_USABLE_MIB COLLAB_RESIDENT_MIB COLLAB_LAYER_COPIES COLLAB_SWAP_MIB_S <<< "$(
+  "$SHOAL" boards --json | python3 -c '
+import json, sys
+b = next(b for b in json.load(sys.stdin) if b["name"] == "pi3-collab")
+s, m = b["swap"], 1 << 20
+print((b["memory_bytes"] - s["system_bytes"]) // m, s["resident_bytes"] // m,
+      int(s["layer_copies"]), "%g" % (s["swap_bytes_per_s"] / m))')"
 
 # collab_cluster N OUT [MEMORY]: N pi3-collab boards (MEMORY in place of
 # the board's 1 GiB if given: a board that never pages, for the time of

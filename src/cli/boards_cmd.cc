@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cluster/board.h"
+#include "cluster/swap.h"
 #include "sim/board_fit.h"
 #include "util/units.h"
 
@@ -48,6 +49,23 @@ Status Run(bool fit, bool json) {
                   b.link_title.c_str());
       std::printf("  rates: %s\n", b.basis.c_str());
       PrintRates("table", b.rates);
+    }
+    if (const FrameworkMemory* fm = FrameworkMemoryOf(&b)) {
+      jb["swap"] = {{"system_bytes", fm->system_bytes},
+                    {"resident_bytes", fm->resident_bytes},
+                    {"layer_copies", fm->layer_copies},
+                    {"swap_bytes_per_s", fm->swap_bytes_per_s},
+                    {"source", fm->source}};
+      if (!json) {
+        std::printf(
+            "  memory as its framework holds it: %s kept by the system, "
+            "%s for the framework, the largest layer's weights %g times, "
+            "paging at %s/s beyond (%s)\n",
+            HumanBytes(fm->system_bytes).c_str(),
+            HumanBytes(fm->resident_bytes).c_str(), fm->layer_copies,
+            HumanBytes(static_cast<int64_t>(fm->swap_bytes_per_s)).c_str(),
+            fm->source.c_str());
+      }
     }
     if (fit && b.fitted) {
       ASSIGN_OR_RETURN(BoardRates f, FitBoardRates(b.name));
