@@ -7,25 +7,38 @@
 # kept, every other layer on a random device; the mean of SEEDS) and whole
 # on one device (which pays the paging its memory cannot hold). Throughput
 # with one request in flight per device and latency with one, both from
-# `shoal simulate` on emulated pi3-collab boards. Predictions, not
-# measurements. Prints markdown (bash bench/run_all.sh collab-fig17 writes
+# `shoal simulate` on emulated pi3-collab boards (MEASURE=1: also measured
+# on them). Prints markdown (bash bench/run_all.sh collab-fig17 writes
 # it into docs/BENCHMARKS.md).
 #
 #   bash bench/collaborative_fig17.sh                 # under a minute
+#   MEASURE=1 bash bench/collaborative_fig17.sh       # about 15 minutes
 #   CASES="vgg16:11" SEEDS="1 2" bash bench/collaborative_fig17.sh
 #
 # Env: SHOAL (default $BUILD_DIR/shoal, BUILD_DIR default build), CASES
 # (model:devices, default the paper's "alexnet:4 alexnet:6 vgg16:8
-# vgg16:11"), SEEDS (random's --assignment-seed values, default "1 2 3 4 5").
+# vgg16:11"), SEEDS (random's --assignment-seed values, default "1 2 3 4 5"),
+# MEASURE (1: also bring each cluster up, `shoal cluster up`, and measure
+# Procedure 1, random with the first seed and, for models whose one device
+# takes under MEASURE_ONE_S seconds per request (default 120), the one
+# device with `shoal bench`: about 15 minutes; default 0).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 SHOAL=${SHOAL:-${BUILD_DIR:-$root/build}/shoal}
 CASES=${CASES:-"alexnet:4 alexnet:6 vgg16:8 vgg16:11"}
 SEEDS=${SEEDS:-"1 2 3 4 5"}
+MEASURE=${MEASURE:-0}
+MEASURE_ONE_S=${MEASURE_ONE_S:-120}
 [ -x "$SHOAL" ] || { echo "no shoal binary at $SHOAL (make build)" >&2; exit 1; }
 work=$(mktemp -d /tmp/shoal-bench-collab17-XXXXXX)
-trap 'rm -rf "$work"' EXIT
+up=()  # clusters brought up, taken down on exit
+cleanup() {
+  local f
+  for f in "${up[@]}"; do "$SHOAL" cluster down "$f" > /dev/null 2>&1 || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
 . "$here/collaborative_lib.sh"
 
 nseeds=$(wc -w <<< "$SEEDS")
@@ -70,8 +83,9 @@ PY
 
 echo "The collaborative-execution paper's Fig. 17 (inferences per second and"
 echo "latency of AlexNet and VGG16 on its Raspberry Pi 3 cluster) as"
-echo "\`shoal simulate\` predicts it on emulated \`pi3-collab\` boards: PREDICTIONS"
-echo "for boards modelled on the paper's, not measurements. The board's rate"
+echo "\`shoal simulate\` predicts it on emulated \`pi3-collab\` boards: the tables"
+echo "below are PREDICTIONS for boards modelled on the paper's (the plans"
+echo "measured on emulated clusters follow, when run with MEASURE=1). The board's rate"
 echo "(1.65 GMAC/s: TensorFlow on a Pi 3 as the LCP paper measured it) and its"
 echo "swap model are estimates: a framework of ${COLLAB_RESIDENT_MIB} MiB, each weight once and the"
 echo "largest layer $((COLLAB_LAYER_COPIES - 1)) times more, ${COLLAB_USABLE_MIB} MiB usable of 1 GiB, paging at ${COLLAB_SWAP_MIB_S} MiB/s"
@@ -180,3 +194,92 @@ echo
   done
   echo
 } | sed 's/ $//'
+
+[ "$MEASURE" = 1 ] || exit 0
+
+# Measured: the same plans on emulated clusters (`shoal cluster up`: each
+# board a worker paced to the board's rate, its link shaped, paging held
+# by the worker, `--swap-as`), beside simulate's prediction of each.
+# measure CLUSTER N LABEL MODEL STRATEGY [PLAN FLAGS...]: one table row.
+measure() {
+  local cluster=$1 n=$2 label=$3 model=$4 strategy=$5
+  shift 5
+  local pl pt ml mt
+  read -r pl _ <<< "$(predict "$model" "$cluster" "$strategy" 1 "$@")"
+  read -r _ pt <<< "$(predict "$model" "$cluster" "$strategy" "$n" "$@")"
+  [ "$pl" = - ] && return 0
+  ml=$("$SHOAL" bench --plan "$work/plan.json" --cluster "$cluster" --requests 3 \
+         --timeout-ms 600000 --json 2> /dev/null | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["latency_ms"]["median"])' || echo -)
+  if [ "$n" -gt 1 ]; then
+    mt=$("$SHOAL" bench --plan "$work/plan.json" --cluster "$cluster" \
+           --requests $((3 * n)) --concurrency "$n" --timeout-ms 600000 --json \
+           2> /dev/null | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["throughput_rps"])' || echo -)
+  else
+    mt=$(awk -v l="$ml" 'BEGIN { if (l == "-") print "-"; else print 1000 / l }')
+  fi
+  awk -v m="$model" -v n="$n" -v s="$label" -v pl="$pl" -v pt="$pt" -v ml="$ml" -v mt="$mt" 'BEGIN {
+    if (ml == "-") { printf "| %s | %d | %s | %.2f | failed | %.3f | failed |\n", m, n, s, pl / 1000, pt; exit }
+    printf "| %s | %d | %s | %.2f | %.2f (%+.0f %%) | %.3f | %.3f (%+.0f %%) |\n",
+      m, n, s, pl / 1000, ml / 1000, 100 * (ml / pl - 1), pt, mt, 100 * (mt / pt - 1) }'
+}
+
+first_seed=${SEEDS%% *}
+echo
+echo "### Measured on emulated clusters"
+echo
+echo "The plans above run on clusters of emulated \`pi3-collab\` boards"
+echo "(\`shoal cluster up\`: each board a worker paced to the board's rate, its"
+echo "link shaped to the paper's LAN, the paging its deployment needs held by"
+echo "the worker), measured with \`shoal bench\` beside \`shoal simulate\`'s"
+echo "prediction of the same plan: latency, the median of 3 requests one at a"
+echo "time; throughput with one request in flight per device. Random with"
+echo "seed $first_seed; one device only where simulate predicts it under"
+echo "${MEASURE_ONE_S} s a request."
+echo
+echo "| model | devices | plan | predicted latency s | measured s | predicted req/s | measured req/s |"
+echo "|---|---:|---|---:|---:|---:|---:|"
+errs=()
+for m in "${models[@]}"; do
+  l=${one_lat[$m]}
+  awk -v l="$l" -v t="$MEASURE_ONE_S" 'BEGIN { exit !(l != "-" && l < 1000 * t) }' || continue
+  "$SHOAL" cluster up "$work/c1.yaml" > /dev/null
+  up+=("$work/c1.yaml")
+  row=$(measure "$work/c1.yaml" 1 "one device" "$m" random)
+  echo "$row"
+  errs+=("$row")
+  "$SHOAL" cluster down "$work/c1.yaml" > /dev/null
+done
+for c in $CASES; do
+  m=${c%%:*} n=${c##*:}
+  "$SHOAL" cluster up "$work/c$n.yaml" > /dev/null
+  up+=("$work/c$n.yaml")
+  for row in "$(measure "$work/c$n.yaml" "$n" "Procedure 1" "$m" procedure1 --objective throughput)" \
+             "$(measure "$work/c$n.yaml" "$n" "random (seed $first_seed)" "$m" random --assignment-seed "$first_seed")"; do
+    echo "$row"
+    errs+=("$row")
+  done
+  "$SHOAL" cluster down "$work/c$n.yaml" > /dev/null
+done
+echo
+printf '%s\n' "${errs[@]}" | python3 -c '
+import re, statistics, sys
+lines = sys.stdin.read().splitlines()
+errs = [abs(int(e)) for line in lines for e in re.findall(r"\(([-+0-9]+) %\)", line)]
+if not errs:
+    print("Reading: nothing was measured.")
+    sys.exit()
+# Measured throughput of Procedure 1 over random, per cluster.
+rps = {}
+for line in lines:
+    c = [x.strip() for x in line.strip("|").split("|")]
+    if len(c) == 7 and c[6] != "failed":
+        rps[(c[0], c[1], c[2].split(" (")[0])] = float(c[6].split()[0])
+over = ["%s on %s %.2fx" % (m, n, rps[(m, n, "Procedure 1")] / rps[(m, n, "random")])
+        for (m, n, s) in rps if s == "Procedure 1" and (m, n, "random") in rps]
+print("Reading: measured against predicted, %d figures: median error %d %%, largest %d %%."
+      % (len(errs), statistics.median_low(errs), max(errs))
+      + (" Measured throughput of Procedure 1 over random: %s." % ", ".join(over) if over else ""))'

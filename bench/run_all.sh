@@ -48,7 +48,7 @@ sections=(
   "runtime-netns|Over real network stacks: each device in a network namespace|MODE=netns PIXELS=1 MODELS='alexnet resnet18' SIZES=8 STRATEGIES='auto spatial' LCP=lcp8 REQUESTS=3 bash bench/runtime_clusters.sh"
   "transport|Transport overhead|bash bench/transport.sh"
   "yolov2|YOLOv2: LOP against layer fusion (the fully-distributed paper's Table 1)|bash bench/yolov2_table1.sh"
-  "collab-fig17|The collaborative-execution paper's Fig. 17, predicted: Procedure 1 against random and one device on emulated Pi 3s|bash bench/collaborative_fig17.sh"
+  "collab-fig17|The collaborative-execution paper's Fig. 17: Procedure 1 against random and one device on emulated Pi 3s, predicted and measured|MEASURE=1 bash bench/collaborative_fig17.sh"
   "collab-splits|The collaborative-execution paper's Figs. 11 and 14, predicted: one layer split over two and three emulated Pi 3s|bash bench/collaborative_splits.sh"
   "collab-layers|The collaborative-execution paper's layer-wise figures (15, 16, 18, 19), predicted on emulated Pi 3s|bash bench/collaborative_layers.sh"
   "energy|Energy per inference: one Pi 3 against plans and LCP on 4 and 8|MEASURE=1 REQUESTS=3 bash bench/energy.sh"
