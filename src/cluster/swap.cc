@@ -13,10 +13,10 @@ constexpr int64_t kMiB = int64_t{1} << 20;
 
 // The collaborative-execution paper states which layers swapped on its
 // 1 GB Pi 3 under Keras 2.1 / TensorFlow 1.5 but not the figures behind
-// it; these are chosen to agree with every such statement (docs/planner.md
-// "Procedure 1" lists them): the first dense layers of AlexNet (144 MiB of
-// weights), VGG16 (392 MiB) and C3D (128 MiB) must be split, every other
-// layer of those models runs on one Pi, and VGG16's first dense layer
+// it; these are chosen to agree with every such statement (docs/planner.md,
+// "When a layer must be split", lists them): the first dense layers of AlexNet
+// (144 MiB of weights), VGG16 (392 MiB) and C3D (128 MiB) must be split, every
+// other layer of those models runs on one Pi, and VGG16's first dense layer
 // alone takes minutes.
 FrameworkMemory CollabPi3() {
   FrameworkMemory fm;

@@ -36,10 +36,6 @@ bool FitsNoDevice(const LatencyModel& m, int64_t bytes) {
   return true;
 }
 
-}  // namespace
-
-namespace {
-
 // Step 2's split versions: the paper groups layers "using latency of layers
 // and their splitted version", so a stage may also be one layer split over
 // several consecutive devices of the order. Up to this many devices per
