@@ -174,7 +174,7 @@ class Sim {
   int next_ = 0;
   // Per task: (device, compute ms) of each run, for the per-device medians.
   std::vector<std::vector<std::pair<int, float>>> runs_;
-  std::vector<int> one_dev_;  // per task: its device, -1 with replicas
+  std::vector<int> one_dev_;    // per task: its device, -1 with replicas
   std::vector<double> swap_s_;  // task * devices + device; empty: no swap
   bool replicas_ = false;
   std::vector<int64_t> sent_once_, received_once_;  // without replicas
