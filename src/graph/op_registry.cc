@@ -119,6 +119,35 @@ std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> CropOf(
   return std::make_pair(std::move(begin), std::move(end));
 }
 
+std::optional<StridedCrop> StridedCropOf(const Node& n, const Shape& in) {
+  const OpSchema* s = OpRegistry::Global().Find(n.op);
+  if (s == nullptr || !s->split().strided_crops || !s->strided_crop()) {
+    return std::nullopt;
+  }
+  StridedCrop c;
+  if (!s->strided_crop()(n, in, &c) || c.begin.size() != in.size() ||
+      c.step.size() != in.size() || c.count.size() != in.size()) {
+    return std::nullopt;
+  }
+  for (size_t a = 0; a < in.size(); ++a) {
+    if (c.step[a] < 1 || c.count[a] < 1 || c.begin[a] < 0 ||
+        c.begin[a] + (c.count[a] - 1) * c.step[a] >= in[a]) {
+      return std::nullopt;
+    }
+  }
+  return c;
+}
+
+std::optional<int64_t> SelectedAxisOf(const Node& n, int64_t rank) {
+  const OpSchema* s = OpRegistry::Global().Find(n.op);
+  if (s == nullptr || !s->split().selects || !s->selected_axis()) {
+    return std::nullopt;
+  }
+  const int64_t a = s->selected_axis()(n, rank);
+  if (a < 0 || a >= rank) return std::nullopt;
+  return a;
+}
+
 bool Concatenates(const Node& n) {
   const OpSchema* s = OpRegistry::Global().Find(n.op);
   return s != nullptr && s->concatenates();

@@ -87,9 +87,19 @@ struct SplitFacts {
   // the input inside the box is the same part of the output, shifted
   // (CropOf); a part outside it is not read.
   bool crops = false;
+  // Its output is every step-th element of a box of its input along each
+  // axis (Slice with positive steps; StridedCropOf): a box of the output
+  // reads one box of the input, and a box of the input gives one of the
+  // output (a Swin patch merging's x[0::2, 1::2]).
+  bool strided_crops = false;
+  // Picks indices along one axis by constant indices (Gather): a part that
+  // holds that axis whole gives the same part of the other axes
+  // (SelectedAxisOf).
+  bool selects = false;
   bool any() const {
     return any_axis || by_weight || per_channel || spatial_halo || relayout ||
-           non_reduced || permutes || batch_product || crops;
+           non_reduced || permutes || batch_product || crops ||
+           strided_crops || selects;
   }
 };
 
@@ -104,6 +114,16 @@ using AxisPermutationFn =
 using CropFn =
     std::function<bool(const Node&, const Shape& in,
                        std::vector<int64_t>* begin, std::vector<int64_t>* end)>;
+// Per axis of an input of shape `in`: the first index taken, the step
+// (positive) and how many (strided_crops); false when the node takes no
+// such elements (a negative step).
+struct StridedCrop {
+  std::vector<int64_t> begin, step, count;
+};
+using StridedCropFn =
+    std::function<bool(const Node&, const Shape& in, StridedCrop* crop)>;
+// The axis a node picks along (selects), given its input's rank.
+using SelectedAxisFn = std::function<int64_t(const Node&, int64_t rank)>;
 
 // How a layer holds its learned weight, its input 1, against its channels:
 // what splitting by output or input channels cuts (partition/layer_split.h),
@@ -215,6 +235,16 @@ class OpSchema {
     crop_ = std::move(fn);
     return *this;
   }
+  OpSchema& SplitAsStridedCrop(StridedCropFn fn) {
+    split_.strided_crops = true;
+    strided_crop_ = std::move(fn);
+    return *this;
+  }
+  OpSchema& SplitAsSelection(SelectedAxisFn fn) {
+    split_.selects = true;
+    selected_axis_ = std::move(fn);
+    return *this;
+  }
   // Output channel c reads only input channel c and entry c of each weight
   // input (BatchNormalization's scale, shift, mean and variance): the
   // channel can be removed with its entries (lcp/prune_channels.h).
@@ -280,6 +310,8 @@ class OpSchema {
   const ReducedAxesFn& reduced_axes() const { return reduced_axes_; }
   const AxisPermutationFn& permutation() const { return permutation_; }
   const CropFn& crop() const { return crop_; }
+  const StridedCropFn& strided_crop() const { return strided_crop_; }
+  const SelectedAxisFn& selected_axis() const { return selected_axis_; }
 
   Status InferShapes(const Node& node, const InputShapes& in,
                      std::vector<Shape>* out) const;
@@ -304,6 +336,8 @@ class OpSchema {
   ReducedAxesFn reduced_axes_;
   AxisPermutationFn permutation_;
   CropFn crop_;
+  StridedCropFn strided_crop_;
+  SelectedAxisFn selected_axis_;
   std::string doc_;
   InferFn infer_;
   WorkFn work_;
@@ -356,6 +390,15 @@ std::optional<std::vector<int64_t>> AxisPermutationOf(const Node& n,
 // (SplitFacts::crops), within `in`; nullopt when `n` does not crop so.
 std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> CropOf(
     const Node& n, const Shape& in);
+
+// The elements of its input of shape `in` that `n` outputs
+// (SplitFacts::strided_crops), each axis's count at least 1 and within
+// `in`; nullopt when `n` does not take them so.
+std::optional<StridedCrop> StridedCropOf(const Node& n, const Shape& in);
+
+// The axis of an input of `rank` that `n` picks along (SplitFacts::selects);
+// nullopt when it does not, or names no axis of that rank.
+std::optional<int64_t> SelectedAxisOf(const Node& n, int64_t rank);
 
 // Whether `n` concatenates its inputs (OpSchema::Concatenates).
 bool Concatenates(const Node& n);

@@ -44,6 +44,9 @@ SHOAL_REGISTER_OP("Gather")
     .Attr("axis")
     .Attr("indices")
     .Attr("indices_shape")
+    .SplitAsSelection([](const Node& n, int64_t rank) {
+      return NormalizeAxis(n.attrs.GetInt("axis", 0), rank);
+    })
     .Infer(InferGather);
 
 // numpy broadcast of the input's shape with `shape`.

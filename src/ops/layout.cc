@@ -223,9 +223,40 @@ bool SliceBox(const Node& node, const Shape& x, std::vector<int64_t>* begin,
   return true;
 }
 
+// The elements a Slice with positive steps takes (SplitFacts::strided_crops).
+bool SliceStrides(const Node& node, const Shape& x, StridedCrop* c) {
+  const int64_t r = static_cast<int64_t>(x.size());
+  auto starts = node.attrs.GetInts("starts");
+  auto ends = node.attrs.GetInts("ends");
+  auto axes = node.attrs.GetInts("axes");
+  auto steps = node.attrs.GetInts("steps");
+  if (axes.empty()) {
+    axes.resize(starts.size());
+    std::iota(axes.begin(), axes.end(), 0);
+  }
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size()) {
+    return false;
+  }
+  c->begin.assign(r, 0);
+  c->step.assign(r, 1);
+  c->count = x;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t a = NormalizeAxis(axes[i], r);
+    if (a < 0 || steps[i] < 1) return false;
+    int64_t b = starts[i] < 0 ? starts[i] + x[a] : starts[i];
+    c->begin[a] = std::clamp<int64_t>(b, 0, x[a]);
+    c->step[a] = steps[i];
+    c->count[a] = SliceExtent(x[a], starts[i], ends[i], steps[i]);
+  }
+  return true;
+}
+
 SHOAL_REGISTER_OP("Slice")
     .Doc("any shape -> the constant starts/ends/axes/steps region")
     .SplitAsCrop(SliceBox)
+    .SplitAsStridedCrop(SliceStrides)
     .Attr("starts")
     .Attr("ends")
     .Attr("axes")

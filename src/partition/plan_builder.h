@@ -60,6 +60,17 @@ struct SpatialChain {
   std::vector<std::pair<int64_t, int64_t>> rows, owned;
 };
 
+// A grid of attention windows (a Swin stage, partition/window_grids.h): its
+// maps [1, height, width, C] are split into bands of whole window rows,
+// rows[k] on devices[k]. Within a window nothing is read across its edge,
+// so a band computes its windows' attention, MLPs and norms alone; only a
+// shift of the windows moves a few rows between neighbours.
+struct WindowGrid {
+  int64_t height = 0, width = 0, window = 0;
+  std::vector<int> devices;
+  std::vector<std::pair<int64_t, int64_t>> rows;  // [begin, end) per device
+};
+
 struct BuildRequest {
   const Graph* graph = nullptr;  // shaped, one input, one output
   ModelRef model;
@@ -102,6 +113,11 @@ struct BuildRequest {
   // strategy). Off, such nodes gather their input, as the plans of the
   // other strategies were built and measured.
   bool along_heads = false;
+  // The windows strategy: every tensor shaped as a grid's map is split
+  // into its bands, and the nodes between such maps run on each band where
+  // it is, a node whose band reads rows another device holds (a shift)
+  // receiving just those rows (plan_builder_windows.cc). Empty: off.
+  std::vector<WindowGrid> windows;
 };
 
 // The most devices one reduce-scatter spans. Every holder sends every other

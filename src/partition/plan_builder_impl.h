@@ -199,6 +199,35 @@ class PlanBuilder {
   // its output ride along.
   StatusOr<bool> ReplicateOverParts(const Node& n);
 
+  // With BuildRequest::windows: a node whose output is a map of a window
+  // grid runs on each band of it, receiving the boxes of its inputs the
+  // band reads (WindowNeeds) from wherever they are; a node between such
+  // maps runs on each device's part of its inputs where they are, when its
+  // op maps that part to one box of its output (WindowPartOutput)
+  // (plan_builder_windows.cc).
+  StatusOr<bool> PlaceInWindows(const Node& n);
+  // The grid whose maps have shape `s`, if any.
+  const WindowGrid* GridOf(const Shape& s) const;
+  // PartOutput, and also a strided crop (the part's elements it takes,
+  // possibly none), a selection along an axis the part holds whole, a
+  // dense layer's rows, elementwise ops with constants broadcast.
+  std::optional<Region> WindowPartOutput(const Node& n,
+                                         const std::vector<std::string>& acts,
+                                         const std::vector<Region>& ins) const;
+  // The boxes of its activation inputs `ins` that the box `out` of `n`'s
+  // output reads (an empty box: a concat's input it does not read), when
+  // its op's facts say so.
+  std::optional<std::vector<Region>> WindowNeeds(
+      const Node& n, const std::vector<std::string>& ins,
+      const Region& out) const;
+  // The box of `tensor` that task t holds under its name, if known.
+  std::optional<Region> LocalRegion(int t, const std::string& tensor) const;
+  // Adds node `n` to task t for the box `out` of its output, reading the
+  // boxes `need` of its activation inputs `ins` (cut out of what t holds
+  // when that is more), its attributes and weights cut to match.
+  Status AddWindowNode(int t, const Node& n, const std::vector<std::string>& ins,
+                       const std::vector<Region>& need, const Region& out);
+
   // The part of `n`'s output that the parts `ins` of its activation inputs
   // `acts` give, when its op's facts say it maps them so.
   std::optional<Region> PartOutput(const Node& n,
@@ -270,6 +299,9 @@ class PlanBuilder {
   std::set<std::string> placed_;
   std::map<std::vector<int>, int> open_;
   std::map<std::string, LayerDecision> notes_;  // followers and whole nodes
+  // The box of a tensor a task received for the windows' nodes, by (task,
+  // tensor).
+  std::map<std::pair<int, std::string>, Region> window_local_;
   // What each device received of a tensor, by (tensor, device).
   std::map<std::pair<std::string, int>, std::vector<Holder>> received_;
 };

@@ -32,6 +32,8 @@ Status PlanBuilder::PlaceWhole(const Node& n, const std::vector<int>& devices) {
         RETURN_IF_ERROR(ScatterPartials(in).status());
     }
   }
+  ASSIGN_OR_RETURN(bool windowed, PlaceInWindows(n));
+  if (windowed) return Status::Ok();
   ASSIGN_OR_RETURN(bool along, PlaceAlongParts(n));
   if (along) return Status::Ok();
   ASSIGN_OR_RETURN(bool sliced, PlaceAlongSlices(n));
