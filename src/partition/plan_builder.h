@@ -61,14 +61,20 @@ struct SpatialChain {
 };
 
 // A grid of attention windows (a Swin stage, partition/window_grids.h): its
-// maps [1, height, width, C] are split into bands of whole window rows,
-// rows[k] on devices[k]. Within a window nothing is read across its edge,
-// so a band computes its windows' attention, MLPs and norms alone; only a
-// shift of the windows moves a few rows between neighbours.
+// maps [1, height, width, C] are split into boxes of whole windows, box k
+// on devices[k]: bands of whole window rows, or, with more devices than
+// window rows, runs of windows within one window row (so that a box's
+// windows are a run of the stage's windows in order). Within a window
+// nothing is read across its edge, so a box computes its windows'
+// attention, MLPs and norms alone; only a shift of the windows moves a few
+// rows and columns between neighbours.
+struct WindowBox {
+  int64_t row_begin = 0, row_end = 0, col_begin = 0, col_end = 0;
+};
 struct WindowGrid {
   int64_t height = 0, width = 0, window = 0;
   std::vector<int> devices;
-  std::vector<std::pair<int64_t, int64_t>> rows;  // [begin, end) per device
+  std::vector<WindowBox> boxes;
 };
 
 struct BuildRequest {

@@ -206,6 +206,10 @@ class PlanBuilder {
   // op maps that part to one box of its output (WindowPartOutput)
   // (plan_builder_windows.cc).
   StatusOr<bool> PlaceInWindows(const Node& n);
+  // A map's box of windows that is not whole rows of it (a run of windows
+  // within one window row) made rows for a dense layer and the rows made a
+  // map again: the three nodes run on each box as its own rows.
+  StatusOr<bool> PlaceRowsOfBoxes(const Node& n);
   // The grid whose maps have shape `s`, if any.
   const WindowGrid* GridOf(const Shape& s) const;
   // PartOutput, and also a strided crop (the part's elements it takes,

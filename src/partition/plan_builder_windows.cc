@@ -285,6 +285,92 @@ Status PlanBuilder::AddWindowNode(int t, const Node& n,
   return task.fragment.AddNode(part);
 }
 
+StatusOr<bool> PlanBuilder::PlaceRowsOfBoxes(const Node& n) {
+  // n: a map [1, H, W, C] to rows [H * W, C]; then a dense layer on the
+  // rows; then its output [H * W, N] back to a map [1, H, W, N].
+  if (!SplitFactsOf(n.op).relayout || n.outputs.size() != 1 ||
+      n.inputs.empty()) {
+    return false;
+  }
+  const std::string& in = n.inputs[0];
+  const Shape& from = ShapeOf(in);
+  const Shape& rows = ShapeOf(n.outputs[0]);
+  auto it = dist_.find(in);
+  if (GridOf(from) == nullptr || it == dist_.end() ||
+      it->second.kind != Dist::kParts || rows.size() != 2 ||
+      rows[0] != from[1] * from[2] || rows[1] != from[3]) {
+    return false;
+  }
+  auto only_reader = [&](const std::string& t) -> const Node* {
+    const auto cons = g_.ConsumerIndices(t);
+    if (cons.size() != 1 || t == plan_.output_name) return nullptr;
+    const Node& c = g_.nodes[cons[0]];
+    if (placed_.count(c.name) || req_.layers.count(c.name) ||
+        req_.placement.count(c.name) || c.outputs.size() != 1 ||
+        c.inputs.empty() || c.inputs[0] != t) {
+      return nullptr;
+    }
+    return &c;
+  };
+  const Node* fc = only_reader(n.outputs[0]);
+  if (fc == nullptr) return false;
+  const WeightLayout l = WeightLayoutOf(*fc);
+  if (!l.plain() || l.feature_map || fc->inputs.size() < 2 ||
+      !g_.tensors.at(fc->inputs[1]).is_weight()) {
+    return false;
+  }
+  const Shape& cols = ShapeOf(fc->outputs[0]);
+  const Node* back = only_reader(fc->outputs[0]);
+  if (back == nullptr || !SplitFactsOf(back->op).relayout) return false;
+  const Shape& to = ShapeOf(back->outputs[0]);
+  if (cols.size() != 2 || cols[0] != rows[0] || to.size() != 4 ||
+      to[0] != 1 || to[1] != from[1] || to[2] != from[2] || to[3] != cols[1]) {
+    return false;
+  }
+  const Dist parts = it->second;
+  Dist out{Dist::kParts, {}, ""};
+  for (const auto& h : parts.holders) {
+    if (h.task < 0 || plan_.tasks[h.task].devices.size() != 1 ||
+        !(h.owned == h.region)) {
+      return false;
+    }
+  }
+  for (const auto& h : parts.holders) {
+    // The box's own rows, in its own order: a box of windows that is not
+    // whole rows of the map is no run of the map's rows, but the dense
+    // layer reads each row alone and the map comes back box for box.
+    int t = h.task;
+    if (!(LocalRegion(t, in) == std::optional<Region>(h.region))) {
+      const int dev = DeviceOfTask(h.task);
+      t = NewTask(n.name + "/windows@" + std::to_string(dev), {dev}, "",
+                  whole_scheme_);
+      RETURN_IF_ERROR(Need(t, in, h.region, n.name));
+      window_local_[{t, in}] = h.region;
+    }
+    const Shape box = h.region.extent();
+    Node flat = n;
+    flat.attrs.Set("shape", Shape{box[1] * box[2], box[3]});
+    RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(flat));
+    RETURN_IF_ERROR(AddWholeWeights(t, *fc));
+    RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(*fc));
+    Node map = *back;
+    map.attrs.Set("shape", Shape{1, box[1], box[2], to[3]});
+    RETURN_IF_ERROR(AddWholeWeights(t, map));
+    RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(map));
+    Region r = h.region;
+    r.end[3] = to[3];
+    out.holders.push_back(Holder{t, r});
+  }
+  dist_[back->outputs[0]] = std::move(out);
+  for (const Node* x : {&n, fc, back}) {
+    placed_.insert(x->name);
+    notes_[x->name] = LayerDecision{
+        x->name, "windows",
+        x->op + " runs on the rows of each device's box of whole windows"};
+  }
+  return true;
+}
+
 StatusOr<bool> PlanBuilder::PlaceInWindows(const Node& n) {
   if (req_.windows.empty() || n.outputs.size() != 1 ||
       req_.placement.count(n.name) || req_.layers.count(n.name)) {
@@ -309,8 +395,10 @@ StatusOr<bool> PlanBuilder::PlaceInWindows(const Node& n) {
   if (const WindowGrid* grid = GridOf(to)) {
     // A map of the grid: each device its band, reading what that needs.
     for (size_t k = 0; k < grid->devices.size(); ++k) {
-      const Region out = Region::Slice(to, 1, grid->rows[k].first,
-                                       grid->rows[k].second);
+      const WindowBox& b = grid->boxes[k];
+      Region out = Region::Slice(to, 1, b.row_begin, b.row_end);
+      out.begin[2] = b.col_begin;
+      out.end[2] = b.col_end;
       auto need = WindowNeeds(n, ins, out);
       if (!need) return false;
       parts.push_back(Part{grid->devices[k], out, *need});
@@ -345,7 +433,7 @@ StatusOr<bool> PlanBuilder::PlaceInWindows(const Node& n) {
         held.push_back(mine->region);
       }
       auto out = WindowPartOutput(n, acts, held);
-      if (!out) return false;
+      if (!out) return PlaceRowsOfBoxes(n);
       if (out->empty()) continue;
       auto need = WindowNeeds(n, ins, *out);
       Part p{dev, *out, {}};

@@ -21,48 +21,79 @@ namespace shoal {
 
 namespace {
 
-// The devices of a grid of `bands` window rows: the input device, then the
-// others fastest first, as many as there are bands; each gets a run of
-// bands in proportion to its share (largest remainder, at least one).
-WindowGrid BandsOf(const WindowShape& s, const std::vector<PlanDevice>& devices,
+// Splits `total` units over `shares` in proportion (largest remainder),
+// at least one each.
+std::vector<int64_t> Apportion(int64_t total, const std::vector<double>& shares) {
+  double sum = 0;
+  for (double x : shares) sum += x;
+  std::vector<int64_t> count(shares.size(), 1);
+  for (int64_t left = total - static_cast<int64_t>(shares.size()); left > 0;
+       --left) {
+    size_t best = 0;
+    double best_gap = -1e300;
+    for (size_t k = 0; k < shares.size(); ++k) {
+      const double gap = static_cast<double>(total) * shares[k] / sum -
+                         static_cast<double>(count[k]);
+      if (gap > best_gap) {
+        best = k;
+        best_gap = gap;
+      }
+    }
+    ++count[best];
+  }
+  return count;
+}
+
+// The boxes of a grid: the input device, then the others fastest first,
+// as many as there are windows. Up to one device per window row, bands of
+// rows in proportion to the devices' shares; beyond, as many devices in
+// each window row, each a run of its windows.
+WindowGrid BoxesOf(const WindowShape& s, const std::vector<PlanDevice>& devices,
                    int hub) {
   WindowGrid g;
   g.height = s.height;
   g.width = s.width;
   g.window = s.window;
   const int64_t bands = s.bands();
+  const int64_t across = s.width / s.window;
   std::vector<int> order(devices.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     if ((a == hub) != (b == hub)) return a == hub;
     return devices[a].share > devices[b].share;
   });
-  order.resize(std::min<size_t>(order.size(), static_cast<size_t>(bands)));
+  const int64_t n = std::min<int64_t>(static_cast<int64_t>(order.size()),
+                                      bands * across);
+  const int64_t per_band = std::max<int64_t>(1, n / bands);
+  order.resize(static_cast<size_t>(per_band > 1 ? per_band * bands : n));
   std::sort(order.begin(), order.end());
-  double total = 0;
-  for (int d : order) total += devices[d].share;
-  std::vector<int64_t> count(order.size(), 1);
-  int64_t left = bands - static_cast<int64_t>(order.size());
-  std::vector<double> want(order.size());
-  for (size_t k = 0; k < order.size(); ++k) {
-    want[k] = static_cast<double>(bands) * devices[order[k]].share / total - 1;
-  }
-  while (left > 0) {
-    size_t best = 0;
-    for (size_t k = 1; k < order.size(); ++k) {
-      if (want[k] - static_cast<double>(count[k] - 1) >
-          want[best] - static_cast<double>(count[best] - 1)) {
-        best = k;
-      }
+  const int64_t w = s.window;
+  if (per_band == 1) {
+    std::vector<double> shares;
+    for (int d : order) shares.push_back(devices[d].share);
+    const auto count = Apportion(bands, shares);
+    int64_t row = 0;
+    for (size_t k = 0; k < order.size(); ++k) {
+      g.devices.push_back(order[k]);
+      g.boxes.push_back(
+          WindowBox{row * w, (row + count[k]) * w, 0, s.width});
+      row += count[k];
     }
-    ++count[best];
-    --left;
+    return g;
   }
-  int64_t row = 0;
-  for (size_t k = 0; k < order.size(); ++k) {
-    g.devices.push_back(order[k]);
-    g.rows.emplace_back(row * s.window, (row + count[k]) * s.window);
-    row += count[k];
+  for (int64_t b = 0; b < bands; ++b) {
+    std::vector<double> shares;
+    for (int64_t k = 0; k < per_band; ++k) {
+      shares.push_back(devices[order[b * per_band + k]].share);
+    }
+    const auto count = Apportion(across, shares);
+    int64_t col = 0;
+    for (int64_t k = 0; k < per_band; ++k) {
+      g.devices.push_back(order[b * per_band + k]);
+      g.boxes.push_back(
+          WindowBox{b * w, (b + 1) * w, col * w, (col + count[k]) * w});
+      col += count[k];
+    }
   }
   return g;
 }
@@ -77,7 +108,7 @@ StatusOr<Plan> PlanWindows(const Graph& g, const PlanOptions& opts) {
   }
   BuildRequest r = BaseRequest(g, opts);
   for (const auto& s : grids) {
-    r.windows.push_back(BandsOf(s, opts.devices, r.hub));
+    r.windows.push_back(BoxesOf(s, opts.devices, r.hub));
   }
   return BuildPlan(r);
 }

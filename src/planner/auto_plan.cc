@@ -12,6 +12,7 @@
 #include "partition/plan_builder.h"
 #include "partition/strategy.h"
 #include "partition/transformer_blocks.h"
+#include "partition/window_grids.h"
 #include "plan/broadcast.h"
 #include "plan/int8_transfers.h"
 #include "plan/plan_cost.h"
@@ -291,6 +292,7 @@ class AutoPlanner {
       // Only a transformer lists its scheme: a CNN's plan, alternatives
       // and all, stays what it was before transformers were split.
       if (s == "heads" && FindAttentionBlocks(g_).empty()) continue;
+      if (s == "windows" && FindWindowGrids(g_).empty()) continue;
       Candidate skip;
       skip.name = s;
       if (s == "lcp") {

@@ -200,12 +200,34 @@ class VitNet(nn.Module):
         return self.vit(x)
 
 
+class SwinNet(nn.Module):
+    """torchvision's SwinTransformer, small: a 64x64 image in patches of 4
+    makes a 16x16 map of 16 features; windows of 4x4 tokens, shifted by 2
+    in every second block; three stages of two blocks (maps 16x16, 8x8 and
+    4x4: 16, 4 and 1 windows; the last is one window, so its blocks do not
+    shift). Biases are randomised, as in VitNet."""
+
+    def __init__(self):
+        super().__init__()
+        self.swin = torchvision.models.swin_transformer.SwinTransformer(
+            patch_size=[4, 4], embed_dim=16, depths=[2, 2, 2],
+            num_heads=[2, 2, 4], window_size=[4, 4], num_classes=10)
+        g = torch.Generator().manual_seed(5)
+        with torch.no_grad():
+            for name, p in self.swin.named_parameters():
+                if name.endswith("bias"):
+                    p.copy_(torch.randn(p.shape, generator=g) * 0.1)
+
+    def forward(self, x):
+        return self.swin(x)
+
+
 CUSTOM = {"shapes": (ShapesNet, (1, 3, 16, 16)), "ops": (OpsNet, (1, 4, 8, 8)),
           "hard": (HardNet, (1, 3, 8, 8)), "gelu": (GeluNet, (1, 5, 16)),
           "layernorm": (LayerNormNet, (1, 5, 16)),
           "select": (SelectNet, (1, 4, 6, 8)), "resize": (ResizeNet, (1, 3, 5, 7)),
           "dense": (DenseNet, (1, 64)), "tokens": (TokensNet, (1, 7, 16)),
-          "vit": (VitNet, (1, 3, 32, 32))}
+          "vit": (VitNet, (1, 3, 32, 32)), "swin": (SwinNet, (1, 3, 64, 64))}
 
 SEGMENTATION = ("lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large",
                 "fcn_resnet50")
