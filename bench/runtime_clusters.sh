@@ -48,6 +48,8 @@ MEDIUM_RATE=${MEDIUM_RATE:-62Mbit}
 ROUNDS=${ROUNDS:-1}
 BOARD=${BOARD:-pi3}
 [ -x "$shoal" ] || { echo "no $shoal: build first (make build)" >&2; exit 1; }
+# A model given as an .onnx path is named in the tables by its file name.
+name() { local b=${1##*/}; echo "${b%.onnx}"; }
 
 . "$here/lib.sh"
 bench_init rt "$PORT_BASE"
@@ -237,12 +239,12 @@ for m in $MODELS; do
   if [[ ${base[$m]} == *-* ]]; then base_ms[$m]=-; else base_ms[$m]=$(median ${base[$m]}); fi
 done
 declare -A ncnn
-for m in $MODELS; do ncnn[$m]=$(ncnn_ms "$m"); done
+for m in $MODELS; do ncnn[$m]=$(ncnn_ms "$(name "$m")"); done
 echo "One board: emulated, running shoal (2 GiB, so that VGG16 whole fits beside the process), and a real one running ncnn (its published time; \`-\`: none published):"
 echo
 echo "| model | one emulated $BOARD_CLASS, shoal, ms | one $BOARD_CLASS, ncnn (published), ms |"
 echo "|---|---:|---:|"
-for m in $MODELS; do echo "| $m | ${base_ms[$m]} | ${ncnn[$m]} |"; done
+for m in $MODELS; do echo "| $(name "$m") | ${base_ms[$m]} | ${ncnn[$m]} |"; done
 echo
 
 for n in $SIZES; do
@@ -265,9 +267,9 @@ for n in $SIZES; do
       esac
       r=${res[$n|$medium|$m|$s]}
       if [[ $r == -* ]]; then
-        echo "| $m | $label | failed: ${r#- } | | | | |"; continue; fi
+        echo "| $(name "$m") | $label | failed: ${r#- } | | | | |"; continue; fi
       if [ "${base_ms[$m]}" = - ]; then
-        echo "| $m | $label | failed: the one device failed | | | | |"; continue; fi
+        echo "| $(name "$m") | $label | failed: the one device failed | | | | |"; continue; fi
       # Rounds' "ms bytes weights", '|'-separated: bytes and weights are the
       # plan's, the same each round; the latency is the median.
       mss=$(tr '|' '\n' <<< "${r#|}" | awk '{print $1}' | tr '\n' ' ')
@@ -277,7 +279,7 @@ for n in $SIZES; do
       sp=$(speedup "${base[$m]}" "$mss")
       vs_ncnn=-
       [ "${ncnn[$m]}" != - ] && vs_ncnn=$(python3 -c "print('%.2fx' % (${ncnn[$m]} / $ms))")
-      echo "| $m | $label | $ms | $sp | $vs_ncnn | $(python3 -c "print('%.1f' % ($bytes / 1024))") | $(fmt_mib "$w") |"
+      echo "| $(name "$m") | $label | $ms | $sp | $vs_ncnn | $(python3 -c "print('%.1f' % ($bytes / 1024))") | $(fmt_mib "$w") |"
       lat[$m|$s]=$ms
       # int8 plans are exact against the int8 model only: not "exact" here.
       if [[ $s != lcp* && $s != pipeline && $s != *+int8 ]] && { [ -z "${best[$m]}" ] || [ "$ms" -lt "${best[$m]}" ]; }; then
@@ -324,7 +326,7 @@ for n in $SIZES; do
     echo "The +int8 rows plan the model quantized (\`shoal plan --dtype int8\`, calibrated on 16 random inputs in the range of normalised images): exact against the int8 model on one device, not the f32 one, so they are not in the fastest exact plan below; their weights travel and are held as int8, their quantized activations as one byte a value. An emulated board prices an int8 layer's arithmetic at its class's f32 rates (the classes have no int8 rates: ncnn publishes int8 times for ResNet-18, ResNet-50 and VGG16 only, in ../shared/reference/ncnn-boards.md), and its weights at a byte each, so here int8 gains from the wire and from memory-bound layers alone; ncnn's int8 kernels run ResNet-18 1.7x faster than f32 on a Pi 3B+."
     echo
   fi
-  reading=$(for m in $MODELS; do [ -n "${best[$m]}" ] && printf '%s %s (%s over one emulated board, %s over one running ncnn), ' "$m" "${best_name[$m]}" "${best_sp[$m]%% (*}" "${best_ncnn[$m]}"; done | sed 's/, $//')
+  reading=$(for m in $MODELS; do [ -n "${best[$m]}" ] && printf '%s %s (%s over one emulated board, %s over one running ncnn), ' "$(name "$m")" "${best_name[$m]}" "${best_sp[$m]%% (*}" "${best_ncnn[$m]}"; done | sed 's/, $//')
   if [ -n "$reading" ]; then
     echo "Reading ($n devices, $medium): the fastest exact plan is $reading."
     echo

@@ -31,6 +31,14 @@ std::string DescribeSplit(const SplitFacts& f) {
   }
   if (f.crops)
     parts.push_back("the parts of its input inside its box, shifted");
+  if (f.strided_crops) {
+    parts.push_back(
+        "any part of its input, giving the elements it takes from there "
+        "(windows)");
+  }
+  if (f.selects) {
+    parts.push_back("along any axis but the one it picks along (windows)");
+  }
   if (parts.empty()) return "kept whole";
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) {

@@ -27,6 +27,7 @@
 #include "graph/tensor_diff.h"
 #include "io/image.h"
 #include "onnx/onnx_export.h"
+#include "onnx/onnx_test_util.h"
 #include "partition/plan_model.h"
 #include "partition/plan_test_util.h"
 #include "partition/strategy.h"
@@ -300,6 +301,48 @@ TEST(WorkerProcesses, ScatteredBroadcastsEqualOneDevice) {
       Status s = c.value()->Run(x, &got, nullptr, seq);
       ASSERT_TRUE(s.ok()) << strategy << ": " << s.message();
       EXPECT_LE(MaxRelDiff(got, RunWholeOrFail(m, x)), 1e-4) << strategy;
+    }
+  }
+  for (auto& w : pc.workers) EXPECT_TRUE(w->Alive()) << w->log();
+}
+
+// windows on torchvision's small Swin (test/py/export_torchvision.py,
+// `swin`), as a file the workers load from the plan: the shifted blocks'
+// rows and the patch mergings' bands travel between worker processes.
+TEST(WorkerProcesses, WindowsOnASmallSwinEqualsOneDevice) {
+  onnx_test::TempDir dir;
+  std::string out;
+  const int rc = onnx_test::RunCommand(
+      onnx_test::PyScript("export_torchvision.py") + " " + dir.path() +
+          " swin:17",
+      &out);
+  if (rc == onnx_test::kPythonSkip) GTEST_SKIP() << "torch missing: " << out;
+  ASSERT_EQ(rc, 0) << out;
+  ProcessCluster pc(4);
+  ASSERT_TRUE(pc.ok(4));
+  ModelRef ref;
+  ref.spec = dir.File("swin_17.onnx");
+  const Model m = LoadRef(ref);
+  const Tensor x =
+      RandomInput(m.graph.FindTensor(m.graph.inputs[0])->shape, kInputSeed);
+  const Tensor want = RunWholeOrFail(m, x);
+  for (int n : {3, 4}) {
+    PlanOptions po;
+    po.strategy = "windows";
+    po.devices = testing::EqualDevices(n);
+    po.model = ref;
+    auto p = MakePlan(m.graph, po);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    Cluster cluster = pc.cluster;
+    cluster.devices.resize(n);
+    auto c = Coordinator::Create(p.value(), cluster, {});
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    ASSERT_OK(c.value()->Deploy(m.weights, nullptr));
+    for (int64_t seq = 0; seq < 2; ++seq) {
+      Tensor got;
+      Status s = c.value()->Run(x, &got, nullptr, seq);
+      ASSERT_TRUE(s.ok()) << n << " devices: " << s.message();
+      EXPECT_LE(MaxRelDiff(got, want), 1e-4) << n << " devices";
     }
   }
   for (auto& w : pc.workers) EXPECT_TRUE(w->Alive()) << w->log();

@@ -65,7 +65,8 @@ WindowGrid BoxesOf(const WindowShape& s, const std::vector<PlanDevice>& devices,
   const int64_t n = std::min<int64_t>(static_cast<int64_t>(order.size()),
                                       bands * across);
   const int64_t per_band = std::max<int64_t>(1, n / bands);
-  order.resize(static_cast<size_t>(per_band > 1 ? per_band * bands : n));
+  order.resize(static_cast<size_t>(per_band > 1 ? per_band * bands
+                                                : std::min(n, bands)));
   std::sort(order.begin(), order.end());
   const int64_t w = s.window;
   if (per_band == 1) {
