@@ -42,6 +42,9 @@ Plan MakeSmallVitPlan(const std::string& strategy) {
 
 TEST(PlanJson, RoundTripsEveryStrategy) {
   for (const auto& s : StrategyNames()) {
+    // windows plans a Swin, which only PyTorch's export gives here: its
+    // plans round-trip in WindowsTorchvision (testing::RunPlanExact).
+    if (s == "windows") continue;
     Plan p = s == "heads" ? MakeSmallVitPlan(s) : MakeLenetPlan(s);
     auto back = PlanFromJson(PlanToJson(p));
     ASSERT_TRUE(back.ok()) << s << ": " << back.status().message();

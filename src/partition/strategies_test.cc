@@ -604,7 +604,8 @@ TEST(StrategyRegistry, ListsEveryStrategyInOrderAndRefusesOthers) {
       StrategyNames(),
       (std::vector<std::string>{"auto", "procedure1", "pipeline", "data", "lop",
                                 "lip", "channel", "filter", "spatial", "fuse",
-                                "fuse-ilp", "lcp", "random", "heads"}));
+                                "fuse-ilp", "lcp", "random", "heads",
+                                "windows"}));
   for (const auto& n : StrategyNames()) {
     EXPECT_NE(StrategyRegistry::Global().Find(n), nullptr) << n;
   }
