@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/op_registry.h"
 #include "partition/plan_builder.h"
 #include "partition/strategy.h"
 #include "partition/window_grids.h"
@@ -110,6 +111,33 @@ StatusOr<Plan> PlanWindows(const Graph& g, const PlanOptions& opts) {
   BuildRequest r = BaseRequest(g, opts);
   for (const auto& s : grids) {
     r.windows.push_back(BoxesOf(s, opts.devices, r.hub));
+  }
+  // The patch embedding (a convolution of the model input, permuted into
+  // the first grid's map) runs in the first grid's bands of rows, each
+  // device reading its rows of the image: the input device sends those
+  // rows of pixels, not the embedding's larger map.
+  const WindowGrid& first = r.windows.front();
+  if (first.boxes.front().col_end == first.width) {
+    for (const auto& n : g.nodes) {
+      if (n.inputs.empty() || n.inputs[0] != g.inputs[0] ||
+          !SplitFactsOf(n.op).spatial_halo || n.outputs.size() != 1) {
+        continue;
+      }
+      const Shape& y = g.FindTensor(n.outputs[0])->shape;
+      if (y.size() != 4 || y[2] != first.height || y[3] != first.width) break;
+      SpatialChain ch;
+      ch.nodes = {n.name};
+      ch.reason =
+          "the patch embedding in the first stage's bands of rows, each "
+          "device reading its rows of the image";
+      ch.devices = first.devices;
+      for (const auto& b : first.boxes) {
+        ch.rows.emplace_back(b.row_begin, b.row_end);
+      }
+      ch.owned = ch.rows;
+      r.spatial.push_back(ch);
+      break;
+    }
   }
   return BuildPlan(r);
 }
