@@ -23,7 +23,8 @@ using onnx_test::TempDir;
 // BatchNormalization nodes torch would otherwise fold, so the engine's own
 // BN folding is checked against PyTorch too.
 // "plan" (ignored by the script) also plans the model with `auto` on 4
-// devices and runs the plan locally against the single-device run.
+// devices and runs the plan locally against the single-device run;
+// "windows" the same with `--strategy windows` (swin_t split by windows).
 const std::vector<std::string> kSpecs = {
     "resnet18:13:run",
     "resnet18:13:bn:run",
@@ -43,7 +44,7 @@ const std::vector<std::string> kSpecs = {
     "vit_b_16:17:run:plan",
     "convnext_tiny:17:run:plan",
     // Its shifted-window mask is built by Mod and ScatterND on constants.
-    "swin_t:17:run:plan",
+    "swin_t:17:run:plan:windows",
     // Its attention's Einsums are read as MatMuls (onnx/einsum.h).
     "maxvit_t:17:run:plan",
     // Detection backbones (FPNs with nearest upsampling, SSD's extra layers
@@ -98,11 +99,16 @@ TEST_P(InferTorch, CliMatchesPyTorch) {
   ASSERT_TRUE(want.ok()) << want.status().ToString();
   EXPECT_EQ(got->shape, want->shape);
   EXPECT_LE(MaxRelDiff(*got, *want), 1e-4) << spec;
-  if (spec.find(":plan") != std::string::npos) {
-    const std::string plan = dir_->File(tag + ".plan.json");
+  for (const std::string strategy : {"auto", "windows"}) {
+    if (spec.find(":" + std::string(strategy == "auto" ? "plan" : strategy)) ==
+        std::string::npos) {
+      continue;
+    }
+    const std::string plan = dir_->File(tag + "." + strategy + ".json");
     out.clear();
     ASSERT_EQ(RunCommand(std::string(SHOAL_BINARY) + " plan " + model +
-                             " --strategy auto --devices 4 -o " + plan,
+                             " --strategy " + strategy + " --devices 4 -o " +
+                             plan,
                          &out),
               0)
         << out;
@@ -111,7 +117,7 @@ TEST_P(InferTorch, CliMatchesPyTorch) {
                              " --local --check",
                          &out),
               0)
-        << out;
+        << strategy << ": " << out;
     EXPECT_NE(out.find("(ok)"), std::string::npos) << out;
     std::filesystem::remove(plan);
   }

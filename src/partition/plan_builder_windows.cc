@@ -490,6 +490,19 @@ StatusOr<bool> PlanBuilder::PlaceInWindows(const Node& n) {
     }
     for (size_t i = 0; i < ins.size(); ++i) {
       if (p.need[i].empty() || LocalRegion(t, ins[i])) continue;
+      // A scalar made of constants alone (attention's scale, a Pow of two
+      // constants) is computed here: received from the input device, it
+      // would put that device's task on every other device's path.
+      const int made = g_.ProducerIndex(ins[i]);
+      if (made >= 0 && NumElements(ShapeOf(ins[i])) == 1 &&
+          g_.WeightInputs(g_.nodes[made]).size() ==
+              g_.nodes[made].inputs.size() &&
+          !plan_.tasks[t].fragment.FindTensor(ins[i])) {
+        RETURN_IF_ERROR(AddWholeWeights(t, g_.nodes[made]));
+        RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(g_.nodes[made]));
+        window_local_[{t, ins[i]}] = Region::Full(ShapeOf(ins[i]));
+        continue;
+      }
       if (plan_.tasks[t].fragment.FindTensor(ins[i])) {
         return Internal("task " + plan_.tasks[t].name + " holds " + ins[i] +
                         " in a box it did not record");
