@@ -60,7 +60,10 @@ class Mailboxes {
 
   // Puts transfer `xi` of `mp`'s plan (whose reader runs on mp.device)
   // region `part` into its task's mailbox; the task, when that was its last
-  // input. Requests past their expiry are dropped first.
+  // input. Requests past their expiry are dropped first. A transfer that
+  // arrives again for the same request (a send retried after its
+  // connection dropped, whose first try got here: wire.h's SendTensor) is
+  // dropped: counted once, summed once.
   StatusOr<std::optional<ReadyTask>> Deliver(const MailboxPlan& mp,
                                              const RequestMeta& meta, int xi,
                                              const Tensor& part,
@@ -77,6 +80,7 @@ class Mailboxes {
   struct Mailbox {
     std::map<std::string, Tensor> inputs;
     int pending = 0;  // transfers still to arrive
+    std::set<int> arrived;  // the transfers that did
     Clock::time_point first;
     int64_t bytes = 0;  // of `inputs`
   };

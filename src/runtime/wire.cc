@@ -216,6 +216,8 @@ grpc::Status SendTensor(rpc::Worker::Stub* stub, const rpc::TensorMessage& m,
     s = stub->Send(&ctx, m, &ack);
   }
   if (s.error_code() != grpc::StatusCode::UNAVAILABLE) return s;
+  // The first try may have arrived before its connection dropped: the
+  // receiver drops a transfer it already has (runtime/mailboxes.h).
   grpc::ClientContext ctx;
   ctx.set_deadline(std::min(end, DeadlineIn(1000)));
   ctx.set_wait_for_ready(true);
