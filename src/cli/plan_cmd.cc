@@ -47,6 +47,7 @@ struct PlanArgs {
   std::string halo_overlap = "on";
   std::string tiles = "strips";
   std::string reduce = "peers";
+  std::string reduce_overlap = "off";
   std::string fuse_objective = "link";
   DeviceFlags devices;
   DtypeFlags dtype;
@@ -110,6 +111,7 @@ StatusOr<PlanOptions> PlanOptionsFromFlags(const PlanArgs& a,
   po.overlap_halos = a.halo_overlap == "on";
   ASSIGN_OR_RETURN(po.tiles, ParseTileShape(a.tiles));
   po.reduce_on_peers = a.reduce == "peers";
+  po.overlap_reductions = a.reduce_overlap == "on";
   po.fuse_objective = a.fuse_objective == "bytes" ? FuseObjective::kBytes
                                                   : FuseObjective::kLinkTime;
   po.link_rates = cluster.UplinkRates();
@@ -365,6 +367,13 @@ void AddSchemeFlags(CLI::App* cmd, PlanArgs* a) {
                   "input split reads its slice where it is; hub sends them "
                   "all to the input device, as the papers' formulas count")
       ->check(CLI::IsMember({"peers", "hub"}));
+  cmd->add_option("--reduce-overlap", a->reduce_overlap,
+                  "heads: on computes each layer split by inputs in chunks "
+                  "of tokens, those whose sums other devices reduce first, "
+                  "so each chunk's partial sums travel while the next "
+                  "computes; off (the default) sends them after the whole "
+                  "layer (auto tries both)")
+      ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--fuse-objective", a->fuse_objective,
                   "fuse-ilp (and auto's fuse-ilp candidate): link (the "
                   "default) minimises the time of the busiest device uplink "

@@ -131,6 +131,50 @@ TEST(HeadsStrategy, LayerNormOnTokensOrWholeOnEveryDevice) {
       << reason(r.plan);
 }
 
+// With overlap_reductions each layer split by its inputs computes its
+// partial sums in chunks of tokens, its own tokens last, and each chunk's
+// sums go to the devices that reduce them: exact, equal and unequal.
+TEST(HeadsStrategy, ReductionsInChunksOfTokensAreExactOwnTokensLast) {
+  const Model m = testing::SmallVit();
+  for (const auto& devices :
+       {EqualDevices(2), EqualDevices(3), Devices({2.0, 1.0, 1.0, 1.0})}) {
+    PlanOptions po;
+    po.strategy = "heads";
+    po.devices = devices;
+    po.overlap_reductions = true;
+    PlanRunResult r;
+    ASSERT_TRUE(RunPlanExact(m, po, &r)) << devices.size();
+    // The out projection of block 0: per device, its chunks in order.
+    const std::string out =
+        "encoder.layers.encoder_layer_0.self_attention.out_proj";
+    std::map<int, std::vector<const Task*>> chunks;
+    for (const auto& t : r.plan.tasks) {
+      if (t.layer == out) chunks[t.devices[0]].push_back(&t);
+    }
+    ASSERT_EQ(chunks.size(), devices.size());
+    // Each device's chunks hold 17 tokens between them; the first is
+    // another device's tokens, whose sums leave before the device's own.
+    for (const auto& [dev, ts] : chunks) {
+      ASSERT_GE(ts.size(), 2u) << dev;
+      int64_t tokens = 0;
+      for (const Task* t : ts) {
+        tokens += t->fragment.FindTensor(t->fragment.nodes[0].outputs[0])
+                      ->shape[0];
+      }
+      EXPECT_EQ(tokens, 17) << dev;
+      bool first_leaves = false, last_leaves = false;
+      for (const auto& x : r.plan.transfers) {
+        if (x.src.task < 0 || x.dst.task < 0) continue;
+        const int to = r.plan.tasks[x.dst.task].devices[0];
+        if (x.src.task == ts.front()->id && to != dev) first_leaves = true;
+        if (x.src.task == ts.back()->id && to != dev) last_leaves = true;
+      }
+      EXPECT_TRUE(first_leaves) << dev;
+      EXPECT_FALSE(last_leaves) << dev << ": its own tokens stay";
+    }
+  }
+}
+
 TEST(HeadsStrategy, RefusesAModelWithoutAttention) {
   GraphBuilder b("mlp");
   std::string x = b.Input("x", {1, 8});

@@ -225,7 +225,7 @@ StatusOr<Plan> PlanBuilder::Finish() {
     if (h.owned.empty()) continue;
     plan_.transfers.push_back(Transfer{
         Endpoint{h.task, NameIn(h, plan_.output_name),
-                 d.kind == Dist::kPartials ? Region::Full(plan_.output_shape)
+                 d.kind == Dist::kPartials ? h.region.RelativeTo(h.region)
                                            : h.owned.RelativeTo(h.region)},
         Endpoint{kModelOutput, plan_.output_name, h.owned},
         d.kind == Dist::kPartials ? Merge::kSum : Merge::kCopy,

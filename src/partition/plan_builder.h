@@ -119,6 +119,14 @@ struct BuildRequest {
   // strategy). Off, such nodes gather their input, as the plans of the
   // other strategies were built and measured.
   bool along_heads = false;
+  // With along_heads and reduce_on_peers: a layer split by its inputs whose
+  // output is [tokens, features] computes its partial sums in chunks of
+  // tokens, one task each: first the tokens whose sums other devices
+  // reduce, then its own. Each chunk's partial sums leave while the next
+  // chunk computes, where the whole layer's left after it: the block's
+  // reduction overlaps its compute (auto tries both; each chunk pays a
+  // board's step).
+  bool overlap_reductions = false;
   // The windows strategy: every tensor shaped as a grid's map is split
   // into its bands, and the nodes between such maps run on each band where
   // it is, a node whose band reads rows another device holds (a shift)

@@ -259,17 +259,56 @@ Status PlanBuilder::PlaceInputSplit(const Node& n, Scheme s,
       b += c * per;
     }
   }
+  // The token slices the partial sums will be reduce-scattered by
+  // (ScatterPartials), when the layer computes them in chunks.
+  const Shape& y = ShapeOf(n.outputs[0]);
+  const WeightLayout layout = WeightLayoutOf(n);
+  std::vector<std::pair<int64_t, int64_t>> slices;
+  if (req_.overlap_reductions && req_.reduce_on_peers && req_.along_heads &&
+      layout.plain() && !layout.feature_map && y.size() == 2 &&
+      ShapeOf(in).size() == 2 && G >= 2 &&
+      G <= static_cast<int>(kMaxReduceScatterDevices) && y[0] >= G) {
+    auto counts = SplitCounts(y[0], gshares);
+    int64_t b = 0;
+    for (int64_t c : counts.ok() ? counts.value() : std::vector<int64_t>{}) {
+      slices.push_back({b, b + c});
+      b += c;
+    }
+    for (const auto& [sb, se] : slices) {
+      if (se <= sb) slices.clear();
+    }
+    if (static_cast<int>(slices.size()) != G) slices.clear();
+  }
   Dist out{Dist::kPartials, {}, n.name};
   for (int d = 0; d < G; ++d) {
     ASSIGN_OR_RETURN(LayerPart p, SplitInput(g_, n, ranges[d].first,
                                              ranges[d].second, d == 0));
-    const int t =
-        NewTask(n.name + "/" + SchemeName(s) + "@" + std::to_string(group[d]),
-                {group[d]}, n.name, s);
-    RETURN_IF_ERROR(Need(t, in, p.in_region, n.name));
-    RETURN_IF_ERROR(AddWeights(t, p.weights));
-    RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(p.node));
-    out.holders.push_back(Holder{t, p.out_region});
+    // Whole, or in chunks of tokens: the ones after its own slice, the
+    // ones before it, its own last (its own need not travel).
+    std::vector<std::pair<int64_t, int64_t>> rows;
+    if (!slices.empty()) {
+      const auto [own_b, own_e] = slices[d];
+      if (own_e < y[0]) rows.push_back({own_e, y[0]});
+      if (own_b > 0) rows.push_back({0, own_b});
+      rows.push_back({own_b, own_e});
+    } else {
+      rows.push_back({0, -1});
+    }
+    for (const auto& [r0, r1] : rows) {
+      std::string name =
+          n.name + "/" + SchemeName(s) + "@" + std::to_string(group[d]);
+      Region in_r = p.in_region, out_r = p.out_region;
+      if (r1 >= 0) {
+        name += " tokens " + std::to_string(r0) + "-" + std::to_string(r1);
+        in_r.begin[0] = out_r.begin[0] = r0;
+        in_r.end[0] = out_r.end[0] = r1;
+      }
+      const int t = NewTask(name, {group[d]}, n.name, s);
+      RETURN_IF_ERROR(Need(t, in, in_r, n.name));
+      RETURN_IF_ERROR(AddWeights(t, p.weights));
+      RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(p.node));
+      out.holders.push_back(Holder{t, out_r});
+    }
   }
   placed_.insert(n.name);
   dist_[n.outputs[0]] = out;

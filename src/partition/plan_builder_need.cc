@@ -48,8 +48,8 @@ Status PlanBuilder::Need(int task, const std::string& tensor,
     }
     for (const auto& h : d.holders) {
       plan_.transfers.push_back(
-          Transfer{Endpoint{h.task, NameIn(h, tensor), h.region},
-                   Endpoint{task, tensor, want}, Merge::kSum, layer});
+          Transfer{Endpoint{h.task, NameIn(h, tensor), h.region.RelativeTo(h.region)},
+                   Endpoint{task, tensor, h.region}, Merge::kSum, layer});
     }
     RETURN_IF_ERROR(plan_.tasks[task].fragment.AddInput(tensor, want.extent()));
     d = Dist{Dist::kWhole, {Holder{task, want}}, ""};

@@ -26,7 +26,7 @@ Status PlanBuilder::MergePartials(const std::string& tensor, int device) {
   Dist& d = dist_.at(tensor);
   for (const auto& h : d.holders) {
     plan_.transfers.push_back(
-        Transfer{Endpoint{h.task, NameIn(h, tensor), h.region},
+        Transfer{Endpoint{h.task, NameIn(h, tensor), h.region.RelativeTo(h.region)},
                  Endpoint{t, tensor, h.region}, Merge::kSum, d.layer});
   }
   RETURN_IF_ERROR(plan_.tasks[t].fragment.AddInput(tensor, ShapeOf(tensor)));
@@ -39,17 +39,23 @@ StatusOr<bool> PlanBuilder::ScatterPartials(const std::string& tensor) {
   const Dist partials = dist_.at(tensor);
   const Shape& s = ShapeOf(tensor);
   if (partials.kind != Dist::kPartials || s.size() < 2) return false;
+  // One holder per device, or (overlap_reductions) chunks of rows that
+  // together make the whole on each device.
   std::vector<int> devs;
+  std::map<int, int64_t> held;
   double sum = 0;
+  bool chunked = false;
   for (const auto& h : partials.holders) {
-    if (h.task < 0 || plan_.tasks[h.task].devices.size() != 1 ||
-        !(h.region == Region::Full(s))) {
-      return false;
-    }
+    if (h.task < 0 || plan_.tasks[h.task].devices.size() != 1) return false;
     const int dev = DeviceOfTask(h.task);
-    if (std::find(devs.begin(), devs.end(), dev) != devs.end()) return false;
+    chunked |= !(h.region == Region::Full(s));
+    held[dev] += h.region.elements();
+    if (std::find(devs.begin(), devs.end(), dev) != devs.end()) continue;
     devs.push_back(dev);
     sum += shares_[dev];
+  }
+  for (const auto& [dev, n] : held) {
+    if (n != NumElements(s)) return false;
   }
   if (devs.size() < 2 || devs.size() > kMaxReduceScatterDevices) {
     return false;
@@ -63,6 +69,7 @@ StatusOr<bool> PlanBuilder::ScatterPartials(const std::string& tensor) {
                            s[0] >= static_cast<int64_t>(devs.size())
                        ? 0
                        : 1;
+  if (chunked && axis != 0) return false;
   auto counts = SplitCounts(s[axis], shares);
   if (!counts.ok()) return false;
   for (int64_t c : counts.value()) {
@@ -79,9 +86,11 @@ StatusOr<bool> PlanBuilder::ScatterPartials(const std::string& tensor) {
                           {devs[i]}, "", Scheme::kWhole);
     plan_.tasks[t].scheme = "reduce";
     for (const auto& h : partials.holders) {
+      auto cut = Intersect(h.region, slice);
+      if (!cut) continue;
       plan_.transfers.push_back(Transfer{
-          Endpoint{h.task, NameIn(h, tensor), slice.RelativeTo(h.region)},
-          Endpoint{t, tensor, Region::Full(slice.extent())}, Merge::kSum,
+          Endpoint{h.task, NameIn(h, tensor), cut->RelativeTo(h.region)},
+          Endpoint{t, tensor, cut->RelativeTo(slice)}, Merge::kSum,
           partials.layer});
     }
     RETURN_IF_ERROR(plan_.tasks[t].fragment.AddInput(tensor, slice.extent()));

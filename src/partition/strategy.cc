@@ -72,6 +72,7 @@ BuildRequest BaseRequest(const Graph& g, const PlanOptions& opts) {
   r.overlap_halos = opts.overlap_halos;
   r.max_overlap_recompute = opts.max_overlap_recompute;
   r.reduce_on_peers = opts.reduce_on_peers;
+  r.overlap_reductions = opts.overlap_reductions;
   return r;
 }
 

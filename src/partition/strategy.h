@@ -66,6 +66,10 @@ struct PlanOptions {
   double max_overlap_recompute = kDefaultOverlapRecompute;
   // Partial sums reduced among the devices (BuildRequest::reduce_on_peers).
   bool reduce_on_peers = true;
+  // heads: a layer split by its inputs computes its partial sums in chunks
+  // of tokens, each reduced while the next computes
+  // (BuildRequest::overlap_reductions).
+  bool overlap_reductions = false;
   SpatialFc spatial_fc = SpatialFc::kWhereNeeded;
   // The model input is an image, sent as 8-bit pixels (Plan::input_pixels).
   bool input_pixels = false;

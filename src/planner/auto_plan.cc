@@ -312,6 +312,12 @@ class AutoPlanner {
       so.strategy = s;
       Consider(s, MakePlan(g_, so));
       if (s == "spatial") AddSpatialDepths(so);
+      if (s == "heads") {
+        // Each reduction in chunks of tokens, sent while the next chunk
+        // computes: more tasks, each paying a board's step.
+        so.overlap_reductions = true;
+        Consider("heads-overlap", MakePlan(g_, so));
+      }
     }
   }
 
