@@ -80,6 +80,9 @@ StatusOr<Plan> PlanHeads(const Graph& g, const PlanOptions& opts) {
         LayerChoice{Scheme::kLop,
                     "MLP: each device computes its columns of the first "
                     "layer and their activation"};
+    // With overlapped reductions, also on each device's tokens as they
+    // arrive from the all-gather, its own first.
+    r.layers[m.up].rows_as_held = true;
     r.layers[m.down] =
         LayerChoice{Scheme::kLip,
                     "MLP: each device multiplies its columns by its rows "

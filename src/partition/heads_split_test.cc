@@ -133,7 +133,9 @@ TEST(HeadsStrategy, LayerNormOnTokensOrWholeOnEveryDevice) {
 
 // With overlap_reductions each layer split by its inputs computes its
 // partial sums in chunks of tokens, its own tokens last, and each chunk's
-// sums go to the devices that reduce them: exact, equal and unequal.
+// sums go to the devices that reduce them; an MLP's first layer computes
+// each device's tokens as they arrive, its own first: exact, equal and
+// unequal.
 TEST(HeadsStrategy, ReductionsInChunksOfTokensAreExactOwnTokensLast) {
   const Model m = testing::SmallVit();
   for (const auto& devices :
@@ -171,6 +173,23 @@ TEST(HeadsStrategy, ReductionsInChunksOfTokensAreExactOwnTokensLast) {
       }
       EXPECT_TRUE(first_leaves) << dev;
       EXPECT_FALSE(last_leaves) << dev << ": its own tokens stay";
+    }
+    // The MLP's first layer: per device, a task per device's tokens as the
+    // all-gather brings them, its own first (nothing from another device).
+    const std::string up = "encoder.layers.encoder_layer_0.mlp.0";
+    std::map<int, std::vector<const Task*>> parts;
+    for (const auto& t : r.plan.tasks) {
+      if (t.layer == up) parts[t.devices[0]].push_back(&t);
+    }
+    ASSERT_EQ(parts.size(), devices.size());
+    for (const auto& [dev, ts] : parts) {
+      EXPECT_EQ(ts.size(), devices.size()) << dev;
+      for (const auto& x : r.plan.transfers) {
+        if (x.dst.task == ts.front()->id && x.src.task >= 0) {
+          EXPECT_EQ(r.plan.tasks[x.src.task].devices[0], dev)
+              << "device " << dev << "'s first part reads its own tokens";
+        }
+      }
     }
   }
 }

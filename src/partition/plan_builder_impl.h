@@ -261,6 +261,13 @@ class PlanBuilder {
                           const std::vector<double>& gshares, int64_t unit,
                           int64_t segments = 1);
 
+  // LayerChoice::rows_as_held: each device's columns in one task per part
+  // of the input's rows, its own first. False, nothing placed, when the
+  // input is not held so.
+  StatusOr<bool> PlaceOutputSplitByRows(const Node& n, Scheme s,
+                                        const std::vector<int>& group,
+                                        const std::vector<double>& gshares);
+
   // Each device reads its share of the layer's inputs and holds a partial
   // sum of the whole output.
   Status PlaceInputSplit(const Node& n, Scheme s, const std::vector<int>& group,

@@ -133,6 +133,11 @@ Status PlanBuilder::PlaceSplit(const Node& n, const LayerChoice& choice) {
   std::vector<double> gshares;
   RETURN_IF_ERROR(Group(choice.devices, "layer " + n.name, &group, &gshares));
   if (IsOutputSplit(s)) {
+    if (choice.rows_as_held && req_.overlap_reductions) {
+      ASSIGN_OR_RETURN(bool chunked,
+                       PlaceOutputSplitByRows(n, s, group, gshares));
+      if (chunked) return Status::Ok();
+    }
     return PlaceOutputSplit(n, s, group, gshares, choice.unit, choice.segments);
   }
   if (!IsInputSplit(s)) {
@@ -208,6 +213,65 @@ Status PlanBuilder::PlaceOutputSplit(const Node& n, Scheme s,
   }
   dist_[final_tensor] = out;
   return Status::Ok();
+}
+
+StatusOr<bool> PlanBuilder::PlaceOutputSplitByRows(
+    const Node& n, Scheme s, const std::vector<int>& group,
+    const std::vector<double>& gshares) {
+  const std::string& in = n.inputs[0];
+  const Shape& x = ShapeOf(in);
+  const Dist di = dist_.at(in);
+  const WeightLayout layout = WeightLayoutOf(n);
+  if (di.kind != Dist::kParts || x.size() != 2 || !layout.plain() ||
+      layout.feature_map) {
+    return false;
+  }
+  int64_t rows = 0;
+  for (const auto& h : di.holders) {
+    if (h.task < 0 || plan_.tasks[h.task].devices.size() != 1 ||
+        !(h.owned == h.region) || h.region.begin[1] != 0 ||
+        h.region.end[1] != x[1]) {
+      return false;
+    }
+    rows += h.region.end[0] - h.region.begin[0];
+  }
+  if (rows != x[0]) return false;  // parts of rows that make the whole
+  const int G = static_cast<int>(group.size());
+  auto counts = SplitCounts(OutputSplitSize(g_, n), gshares);
+  if (!counts.ok()) return false;
+  Dist out{Dist::kParts, {}, n.name};
+  int64_t b = 0;
+  for (int d = 0; d < G; ++d) {
+    const int64_t e = b + counts.value()[d];
+    ASSIGN_OR_RETURN(LayerPart p, SplitOutput(g_, n, b, e));
+    b = e;
+    const int dev = group[d];
+    // Its own device's rows first, then the others' in turn after it.
+    std::vector<const Holder*> order;
+    for (int k = 0; k < N(); ++k) {
+      const int from = (dev + k) % N();
+      for (const auto& h : di.holders) {
+        if (DeviceOfTask(h.task) == from) order.push_back(&h);
+      }
+    }
+    for (const Holder* h : order) {
+      Region in_r = p.in_region, out_r = p.out_region;
+      in_r.begin[0] = out_r.begin[0] = h->region.begin[0];
+      in_r.end[0] = out_r.end[0] = h->region.end[0];
+      const int t = NewTask(n.name + "/" + SchemeName(s) + "@" +
+                                std::to_string(dev) + " tokens " +
+                                std::to_string(in_r.begin[0]) + "-" +
+                                std::to_string(in_r.end[0]),
+                            {dev}, n.name, s);
+      RETURN_IF_ERROR(Need(t, in, in_r, n.name));
+      RETURN_IF_ERROR(AddWeights(t, p.weights));
+      RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(p.node));
+      out.holders.push_back(Holder{t, out_r});
+    }
+  }
+  placed_.insert(n.name);
+  dist_[n.outputs[0]] = std::move(out);
+  return true;
 }
 
 Status PlanBuilder::PlaceInputSplit(const Node& n, Scheme s,
