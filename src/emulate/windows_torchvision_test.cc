@@ -176,6 +176,40 @@ TEST_P(WindowsTorchvision, WindowsIsExactAndSplitsTheWindows) {
   }
 }
 
+// torchvision's swin_t itself (224x224, windows of 7x7), as a user plans
+// and runs it on four Pi 4B: every stage's windows spread, the output the
+// one-device run's (`run --local --check`).
+TEST(WindowsSwinT, OnFourPi4IsExactThroughRunLocal) {
+  onnx_test::TempDir dir;
+  std::string out;
+  const int rc = onnx_test::RunCommand(
+      onnx_test::PyScript("export_torchvision.py") + " " + dir.path() +
+          " swin_t:17",
+      &out);
+  if (rc == onnx_test::kPythonSkip) GTEST_SKIP() << "torch missing: " << out;
+  ASSERT_EQ(rc, 0) << out;
+  const std::string shoal = SHOAL_BINARY;
+  const std::string plan = dir.File("plan.json");
+  out.clear();
+  ASSERT_EQ(onnx_test::RunCommand(
+                shoal + " plan " + dir.File("swin_t_17.onnx") + " --cluster " +
+                    SHOAL_SOURCE_DIR + "/examples/pi4-4.yaml" +
+                    " --strategy windows --verbose -o " + plan,
+                &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("windows - MatMul runs on each device's box of whole "
+                     "windows"),
+            std::string::npos)
+      << out;
+  out.clear();
+  ASSERT_EQ(onnx_test::RunCommand(
+                shoal + " run --plan " + plan + " --local --check", &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("(ok)"), std::string::npos) << out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Opsets, WindowsTorchvision, ::testing::Values(13, 17),
                          [](const auto& info) {
                            return "opset" + std::to_string(info.param);

@@ -42,10 +42,11 @@ struct LayerChoice {
   // computes the same share of each, one part per segment.
   int64_t segments = 1;
   // An output split whose input is held in parts by rows (a transformer's
-  // tokens, reduce-scattered) computes its columns in one task per part,
-  // its own device's rows first: each part computes as soon as it arrives,
-  // the all-gather of the rest overlapping it (BuildRequest::
-  // overlap_reductions; heads sets it on an MLP's first layer).
+  // tokens, reduce-scattered) computes its columns on its own device's
+  // rows first, then on the rest (after them, then before them) as they
+  // arrive: the all-gather of the rest overlaps the first
+  // (BuildRequest::overlap_reductions; heads sets it on an MLP's first
+  // layer).
   bool rows_as_held = false;
 };
 

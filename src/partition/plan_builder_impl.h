@@ -261,9 +261,9 @@ class PlanBuilder {
                           const std::vector<double>& gshares, int64_t unit,
                           int64_t segments = 1);
 
-  // LayerChoice::rows_as_held: each device's columns in one task per part
-  // of the input's rows, its own first. False, nothing placed, when the
-  // input is not held so.
+  // LayerChoice::rows_as_held: each device's columns on its own rows of the
+  // input first, then on the rows after and before them. False, nothing
+  // placed, when the input is not held in parts by rows.
   StatusOr<bool> PlaceOutputSplitByRows(const Node& n, Scheme s,
                                         const std::vector<int>& group,
                                         const std::vector<double>& gshares);

@@ -246,18 +246,25 @@ StatusOr<bool> PlanBuilder::PlaceOutputSplitByRows(
     ASSIGN_OR_RETURN(LayerPart p, SplitOutput(g_, n, b, e));
     b = e;
     const int dev = group[d];
-    // Its own device's rows first, then the others' in turn after it.
-    std::vector<const Holder*> order;
-    for (int k = 0; k < N(); ++k) {
-      const int from = (dev + k) % N();
-      for (const auto& h : di.holders) {
-        if (DeviceOfTask(h.task) == from) order.push_back(&h);
-      }
+    // Its own device's rows first, then the rows after them, then those
+    // before: at most three tasks, each a run of rows (a task per part
+    // would add a task's overhead per device and layer for little more
+    // overlap).
+    std::vector<std::pair<int64_t, int64_t>> runs;
+    int64_t own_b = x[0], own_e = 0;
+    for (const auto& h : di.holders) {
+      if (DeviceOfTask(h.task) != dev) continue;
+      own_b = std::min(own_b, h.region.begin[0]);
+      own_e = std::max(own_e, h.region.end[0]);
     }
-    for (const Holder* h : order) {
+    if (own_e > own_b) runs.push_back({own_b, own_e});
+    if (own_e > own_b && own_e < x[0]) runs.push_back({own_e, x[0]});
+    if (own_e > own_b && own_b > 0) runs.push_back({0, own_b});
+    if (runs.empty()) runs.push_back({0, x[0]});
+    for (const auto& [r0, r1] : runs) {
       Region in_r = p.in_region, out_r = p.out_region;
-      in_r.begin[0] = out_r.begin[0] = h->region.begin[0];
-      in_r.end[0] = out_r.end[0] = h->region.end[0];
+      in_r.begin[0] = out_r.begin[0] = r0;
+      in_r.end[0] = out_r.end[0] = r1;
       const int t = NewTask(n.name + "/" + SchemeName(s) + "@" +
                                 std::to_string(dev) + " tokens " +
                                 std::to_string(in_r.begin[0]) + "-" +

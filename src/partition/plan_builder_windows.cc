@@ -517,8 +517,8 @@ StatusOr<bool> PlanBuilder::PlaceInWindows(const Node& n) {
   placed_.insert(n.name);
   notes_[n.name] = LayerDecision{
       n.name, "windows",
-      n.op + " runs on each device's band of whole windows, receiving only "
-             "the rows its band reads from another's"};
+      n.op + " runs on each device's box of whole windows, receiving only "
+             "the rows and columns it reads from another's"};
   return true;
 }
 
