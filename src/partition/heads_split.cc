@@ -65,6 +65,11 @@ StatusOr<Plan> PlanHeads(const Graph& g, const PlanOptions& opts) {
           devs};
       c.unit = a.head_width;
       c.segments = segments;
+      // With overlapped reductions, on the device's own tokens first
+      // while the all-gather brings the rest, then put together for the
+      // heads' products.
+      c.rows_as_held = true;
+      c.rows_merged = true;
       r.layers[p] = c;
       taken.push_back(p);
     }

@@ -133,9 +133,9 @@ TEST(HeadsStrategy, LayerNormOnTokensOrWholeOnEveryDevice) {
 
 // With overlap_reductions each layer split by its inputs computes its
 // partial sums in chunks of tokens, its own tokens last, and each chunk's
-// sums go to the devices that reduce them; an MLP's first layer computes
-// each device's tokens as they arrive, its own first: exact, equal and
-// unequal.
+// sums go to the devices that reduce them; an MLP's first layer and the
+// Q, K and V projections compute a device's own tokens first and the rest
+// as they arrive: exact, equal and unequal.
 TEST(HeadsStrategy, ReductionsInChunksOfTokensAreExactOwnTokensLast) {
   const Model m = testing::SmallVit();
   for (const auto& devices :
@@ -192,6 +192,21 @@ TEST(HeadsStrategy, ReductionsInChunksOfTokensAreExactOwnTokensLast) {
         }
       }
     }
+    // Q the same, its runs then put together on each device for the
+    // heads' products: each device's scores still cover whole heads.
+    const std::string q = "encoder.layers.encoder_layer_0.self_attention.q";
+    std::map<int, int> q_runs;
+    for (const auto& t : r.plan.tasks) {
+      if (t.layer == q) ++q_runs[t.devices[0]];
+    }
+    ASSERT_EQ(q_runs.size(), devices.size());
+    for (const auto& [dev, k] : q_runs) EXPECT_GE(k, 2) << dev;
+    int64_t heads = 0;
+    for (const auto& [dev, h] :
+         ScoreHeadsByDevice(r.plan, "encoder.layers.encoder_layer_0")) {
+      heads += h;
+    }
+    EXPECT_EQ(heads, 6);
   }
 }
 

@@ -48,6 +48,10 @@ struct LayerChoice {
   // (BuildRequest::overlap_reductions; heads sets it on an MLP's first
   // layer).
   bool rows_as_held = false;
+  // With rows_as_held: each device's runs are then put together in one
+  // part before anything reads them (attention's projections: each head's
+  // products read every token's keys and values).
+  bool rows_merged = false;
 };
 
 // A spatially split chain of window layers (conv/pool and the elementwise

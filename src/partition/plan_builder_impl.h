@@ -264,9 +264,12 @@ class PlanBuilder {
   // LayerChoice::rows_as_held: each device's columns on its own rows of the
   // input first, then on the rows after and before them. False, nothing
   // placed, when the input is not held in parts by rows.
+  // Each device's columns are whole multiples of `unit`; `merged`:
+  // LayerChoice::rows_merged.
   StatusOr<bool> PlaceOutputSplitByRows(const Node& n, Scheme s,
                                         const std::vector<int>& group,
-                                        const std::vector<double>& gshares);
+                                        const std::vector<double>& gshares,
+                                        int64_t unit, bool merged);
 
   // Each device reads its share of the layer's inputs and holds a partial
   // sum of the whole output.

@@ -133,9 +133,11 @@ Status PlanBuilder::PlaceSplit(const Node& n, const LayerChoice& choice) {
   std::vector<double> gshares;
   RETURN_IF_ERROR(Group(choice.devices, "layer " + n.name, &group, &gshares));
   if (IsOutputSplit(s)) {
-    if (choice.rows_as_held && req_.overlap_reductions) {
+    if (choice.rows_as_held && req_.overlap_reductions &&
+        choice.segments == 1) {
       ASSIGN_OR_RETURN(bool chunked,
-                       PlaceOutputSplitByRows(n, s, group, gshares));
+                       PlaceOutputSplitByRows(n, s, group, gshares, choice.unit,
+                                              choice.rows_merged));
       if (chunked) return Status::Ok();
     }
     return PlaceOutputSplit(n, s, group, gshares, choice.unit, choice.segments);
@@ -217,7 +219,7 @@ Status PlanBuilder::PlaceOutputSplit(const Node& n, Scheme s,
 
 StatusOr<bool> PlanBuilder::PlaceOutputSplitByRows(
     const Node& n, Scheme s, const std::vector<int>& group,
-    const std::vector<double>& gshares) {
+    const std::vector<double>& gshares, int64_t unit, bool merged) {
   const std::string& in = n.inputs[0];
   const Shape& x = ShapeOf(in);
   const Dist di = dist_.at(in);
@@ -237,14 +239,18 @@ StatusOr<bool> PlanBuilder::PlaceOutputSplitByRows(
   }
   if (rows != x[0]) return false;  // parts of rows that make the whole
   const int G = static_cast<int>(group.size());
-  auto counts = SplitCounts(OutputSplitSize(g_, n), gshares);
+  const int64_t size = OutputSplitSize(g_, n);
+  if (unit < 1 || size % unit != 0) return false;
+  auto counts = SplitCounts(size / unit, gshares);
   if (!counts.ok()) return false;
   Dist out{Dist::kParts, {}, n.name};
+  std::vector<Region> whole;  // each device's part, all rows
   int64_t b = 0;
   for (int d = 0; d < G; ++d) {
-    const int64_t e = b + counts.value()[d];
+    const int64_t e = b + counts.value()[d] * unit;
     ASSIGN_OR_RETURN(LayerPart p, SplitOutput(g_, n, b, e));
     b = e;
+    whole.push_back(p.out_region);
     const int dev = group[d];
     // Its own device's rows first, then the rows after them, then those
     // before: at most three tasks, each a run of rows (a task per part
@@ -278,6 +284,17 @@ StatusOr<bool> PlanBuilder::PlaceOutputSplitByRows(
   }
   placed_.insert(n.name);
   dist_[n.outputs[0]] = std::move(out);
+  if (merged) {
+    // Each device's runs into one part, where they already are.
+    Dist parts{Dist::kParts, {}, n.name};
+    for (int d = 0; d < G; ++d) {
+      const int t = NewTask(n.name + "/rows@" + std::to_string(group[d]),
+                            {group[d]}, "", whole_scheme_);
+      RETURN_IF_ERROR(Need(t, n.outputs[0], whole[d], n.name));
+      parts.holders.push_back(Holder{t, whole[d]});
+    }
+    dist_[n.outputs[0]] = std::move(parts);
+  }
   return true;
 }
 
