@@ -192,9 +192,11 @@ TEST(HeadsStrategy, ReductionsInChunksOfTokensAreExactOwnTokensLast) {
         }
       }
     }
-    // Q the same, its runs then put together on each device for the
-    // heads' products: each device's scores still cover whole heads.
-    const std::string q = "encoder.layers.encoder_layer_0.self_attention.q";
+    // Q the same (in the second block: the first reads the patches, not
+    // reduce-scattered tokens), its runs then put together on each device
+    // for the heads' products: each device's scores still cover whole
+    // heads.
+    const std::string q = "encoder.layers.encoder_layer_1.self_attention.q";
     std::map<int, int> q_runs;
     for (const auto& t : r.plan.tasks) {
       if (t.layer == q) ++q_runs[t.devices[0]];
@@ -203,7 +205,7 @@ TEST(HeadsStrategy, ReductionsInChunksOfTokensAreExactOwnTokensLast) {
     for (const auto& [dev, k] : q_runs) EXPECT_GE(k, 2) << dev;
     int64_t heads = 0;
     for (const auto& [dev, h] :
-         ScoreHeadsByDevice(r.plan, "encoder.layers.encoder_layer_0")) {
+         ScoreHeadsByDevice(r.plan, "encoder.layers.encoder_layer_1")) {
       heads += h;
     }
     EXPECT_EQ(heads, 6);
