@@ -106,11 +106,11 @@ TEST_P(InferTorch, CliMatchesPyTorch) {
     }
     const std::string plan = dir_->File(tag + "." + strategy + ".json");
     out.clear();
-    ASSERT_EQ(RunCommand(std::string(SHOAL_BINARY) + " plan " + model +
-                             " --strategy " + strategy + " --devices 4 -o " +
-                             plan,
-                         &out),
-              0)
+    ASSERT_EQ(
+        RunCommand(std::string(SHOAL_BINARY) + " plan " + model +
+                       " --strategy " + strategy + " --devices 4 -o " + plan,
+                   &out),
+        0)
         << out;
     out.clear();
     EXPECT_EQ(RunCommand(std::string(SHOAL_BINARY) + " run --plan " + plan +

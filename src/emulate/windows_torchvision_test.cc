@@ -80,8 +80,7 @@ TEST(WindowsStrategy, RefusesAModelWithoutWindows) {
   po.devices = testing::EqualDevices(2);
   auto p = MakePlan(m->graph, po);
   ASSERT_FALSE(p.ok());
-  EXPECT_NE(p.status().message().find("no window attention"),
-            std::string::npos)
+  EXPECT_NE(p.status().message().find("no window attention"), std::string::npos)
       << p.status().message();
 }
 
@@ -153,7 +152,8 @@ TEST_P(WindowsTorchvision, WindowsIsExactAndSplitsTheWindows) {
     // and patch mergings move parts of them.
     for (const auto& t : r.plan.transfers) {
       if (t.src.task < 0 || t.dst.task < 0 ||
-          r.plan.tasks[t.src.task].devices == r.plan.tasks[t.dst.task].devices) {
+          r.plan.tasks[t.src.task].devices ==
+              r.plan.tasks[t.dst.task].devices) {
         continue;
       }
       const Shape e = t.src.region.extent();
@@ -182,10 +182,10 @@ TEST_P(WindowsTorchvision, WindowsIsExactAndSplitsTheWindows) {
 TEST(WindowsSwinT, OnFourPi4IsExactThroughRunLocal) {
   onnx_test::TempDir dir;
   std::string out;
-  const int rc = onnx_test::RunCommand(
-      onnx_test::PyScript("export_torchvision.py") + " " + dir.path() +
-          " swin_t:17",
-      &out);
+  const int rc =
+      onnx_test::RunCommand(onnx_test::PyScript("export_torchvision.py") + " " +
+                                dir.path() + " swin_t:17",
+                            &out);
   if (rc == onnx_test::kPythonSkip) GTEST_SKIP() << "torch missing: " << out;
   ASSERT_EQ(rc, 0) << out;
   const std::string shoal = SHOAL_BINARY;

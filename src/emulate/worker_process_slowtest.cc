@@ -248,8 +248,8 @@ TEST(WorkerProcesses, EveryStrategyEqualsOneDevice) {
       ModelRef ref;
       ref.spec = model;
       const Model m = LoadRef(ref);
-      const Tensor x = RandomInput(m.graph.FindTensor(m.graph.inputs[0])->shape,
-                                   kInputSeed);
+      const Tensor x =
+          RandomInput(m.graph.FindTensor(m.graph.inputs[0])->shape, kInputSeed);
       PlanOptions po;
       po.strategy = "heads";
       po.devices = testing::EqualDevices(3);
@@ -337,10 +337,10 @@ TEST(WorkerProcesses, ScatteredBroadcastsEqualOneDevice) {
 TEST(WorkerProcesses, WindowsOnASmallSwinEqualsOneDevice) {
   onnx_test::TempDir dir;
   std::string out;
-  const int rc = onnx_test::RunCommand(
-      onnx_test::PyScript("export_torchvision.py") + " " + dir.path() +
-          " swin:17",
-      &out);
+  const int rc =
+      onnx_test::RunCommand(onnx_test::PyScript("export_torchvision.py") + " " +
+                                dir.path() + " swin:17",
+                            &out);
   if (rc == onnx_test::kPythonSkip) GTEST_SKIP() << "torch missing: " << out;
   ASSERT_EQ(rc, 0) << out;
   ProcessCluster pc(4);

@@ -98,8 +98,8 @@ struct SplitFacts {
   bool selects = false;
   bool any() const {
     return any_axis || by_weight || per_channel || spatial_halo || relayout ||
-           non_reduced || permutes || batch_product || crops ||
-           strided_crops || selects;
+           non_reduced || permutes || batch_product || crops || strided_crops ||
+           selects;
   }
 };
 

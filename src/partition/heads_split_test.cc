@@ -160,8 +160,8 @@ TEST(HeadsStrategy, ReductionsInChunksOfTokensAreExactOwnTokensLast) {
       ASSERT_GE(ts.size(), 2u) << dev;
       int64_t tokens = 0;
       for (const Task* t : ts) {
-        tokens += t->fragment.FindTensor(t->fragment.nodes[0].outputs[0])
-                      ->shape[0];
+        tokens +=
+            t->fragment.FindTensor(t->fragment.nodes[0].outputs[0])->shape[0];
       }
       EXPECT_EQ(tokens, 17) << dev;
       bool first_leaves = false, last_leaves = false;

@@ -229,7 +229,8 @@ class PlanBuilder {
   // Adds node `n` to task t for the box `out` of its output, reading the
   // boxes `need` of its activation inputs `ins` (cut out of what t holds
   // when that is more), its attributes and weights cut to match.
-  Status AddWindowNode(int t, const Node& n, const std::vector<std::string>& ins,
+  Status AddWindowNode(int t, const Node& n,
+                       const std::vector<std::string>& ins,
                        const std::vector<Region>& need, const Region& out);
 
   // The part of `n`'s output that the parts `ins` of its activation inputs

@@ -271,11 +271,11 @@ StatusOr<bool> PlanBuilder::PlaceOutputSplitByRows(
       Region in_r = p.in_region, out_r = p.out_region;
       in_r.begin[0] = out_r.begin[0] = r0;
       in_r.end[0] = out_r.end[0] = r1;
-      const int t = NewTask(n.name + "/" + SchemeName(s) + "@" +
-                                std::to_string(dev) + " tokens " +
-                                std::to_string(in_r.begin[0]) + "-" +
-                                std::to_string(in_r.end[0]),
-                            {dev}, n.name, s);
+      const int t =
+          NewTask(n.name + "/" + SchemeName(s) + "@" + std::to_string(dev) +
+                      " tokens " + std::to_string(in_r.begin[0]) + "-" +
+                      std::to_string(in_r.end[0]),
+                  {dev}, n.name, s);
       RETURN_IF_ERROR(Need(t, in, in_r, n.name));
       RETURN_IF_ERROR(AddWeights(t, p.weights));
       RETURN_IF_ERROR(plan_.tasks[t].fragment.AddNode(p.node));

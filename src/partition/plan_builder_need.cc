@@ -47,9 +47,9 @@ Status PlanBuilder::Need(int task, const std::string& tensor,
       return Internal("partial sums of " + tensor + " read in part");
     }
     for (const auto& h : d.holders) {
-      plan_.transfers.push_back(
-          Transfer{Endpoint{h.task, NameIn(h, tensor), h.region.RelativeTo(h.region)},
-                   Endpoint{task, tensor, h.region}, Merge::kSum, layer});
+      plan_.transfers.push_back(Transfer{
+          Endpoint{h.task, NameIn(h, tensor), h.region.RelativeTo(h.region)},
+          Endpoint{task, tensor, h.region}, Merge::kSum, layer});
     }
     RETURN_IF_ERROR(plan_.tasks[task].fragment.AddInput(tensor, want.extent()));
     d = Dist{Dist::kWhole, {Holder{task, want}}, ""};

@@ -25,9 +25,9 @@ Status PlanBuilder::MergePartials(const std::string& tensor, int device) {
   }
   Dist& d = dist_.at(tensor);
   for (const auto& h : d.holders) {
-    plan_.transfers.push_back(
-        Transfer{Endpoint{h.task, NameIn(h, tensor), h.region.RelativeTo(h.region)},
-                 Endpoint{t, tensor, h.region}, Merge::kSum, d.layer});
+    plan_.transfers.push_back(Transfer{
+        Endpoint{h.task, NameIn(h, tensor), h.region.RelativeTo(h.region)},
+        Endpoint{t, tensor, h.region}, Merge::kSum, d.layer});
   }
   RETURN_IF_ERROR(plan_.tasks[t].fragment.AddInput(tensor, ShapeOf(tensor)));
   d = Dist{Dist::kWhole, {Holder{t, Region::Full(ShapeOf(tensor))}}, ""};

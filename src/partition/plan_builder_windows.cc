@@ -1,9 +1,9 @@
-// Nodes of a window-attention model on bands of whole windows
-// (BuildRequest::windows): each device computes its band of every map of a
-// grid and whatever its band maps to in between (the windows' tokens, their
-// heads' products, the MLP's rows); a band that reads rows it does not hold
-// (a shift of the windows, a patch merging across two bands) receives only
-// those rows (PlanBuilder).
+// Nodes of a window-attention model on boxes of whole windows
+// (BuildRequest::windows): each device computes its box of every map of a
+// grid and whatever its box maps to in between (the windows' tokens, their
+// heads' products, the MLP's rows); a box that reads rows or columns it
+// does not hold (a shift of the windows, a patch merging across two boxes)
+// receives only those (PlanBuilder).
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -75,8 +75,10 @@ std::optional<Region> PlanBuilder::WindowPartOutput(
     if (!c) return std::nullopt;
     Region out = Region::Full(to);
     for (size_t a = 0; a < from.size(); ++a) {
-      const int64_t lo = CeilDiv(std::max<int64_t>(0, ins[0].begin[a] - c->begin[a]), c->step[a]);
-      const int64_t hi = CeilDiv(std::max<int64_t>(0, ins[0].end[a] - c->begin[a]), c->step[a]);
+      const int64_t lo = CeilDiv(
+          std::max<int64_t>(0, ins[0].begin[a] - c->begin[a]), c->step[a]);
+      const int64_t hi = CeilDiv(
+          std::max<int64_t>(0, ins[0].end[a] - c->begin[a]), c->step[a]);
       out.begin[a] = std::min(lo, c->count[a]);
       out.end[a] = std::min(hi, c->count[a]);
       if (out.end[a] <= out.begin[a]) return Empty(to);
@@ -190,8 +192,8 @@ std::optional<std::vector<Region>> PlanBuilder::WindowNeeds(
   return std::nullopt;
 }
 
-std::optional<Region> PlanBuilder::LocalRegion(int t,
-                                               const std::string& tensor) const {
+std::optional<Region> PlanBuilder::LocalRegion(
+    int t, const std::string& tensor) const {
   if (!plan_.tasks[t].fragment.FindTensor(tensor)) return std::nullopt;
   auto r = window_local_.find({t, tensor});
   if (r != window_local_.end()) return r->second;
@@ -323,8 +325,8 @@ StatusOr<bool> PlanBuilder::PlaceRowsOfBoxes(const Node& n) {
   const Node* back = only_reader(fc->outputs[0]);
   if (back == nullptr || !SplitFactsOf(back->op).relayout) return false;
   const Shape& to = ShapeOf(back->outputs[0]);
-  if (cols.size() != 2 || cols[0] != rows[0] || to.size() != 4 ||
-      to[0] != 1 || to[1] != from[1] || to[2] != from[2] || to[3] != cols[1]) {
+  if (cols.size() != 2 || cols[0] != rows[0] || to.size() != 4 || to[0] != 1 ||
+      to[1] != from[1] || to[2] != from[2] || to[3] != cols[1]) {
     return false;
   }
   const Dist parts = it->second;
@@ -517,8 +519,9 @@ StatusOr<bool> PlanBuilder::PlaceInWindows(const Node& n) {
   placed_.insert(n.name);
   notes_[n.name] = LayerDecision{
       n.name, "windows",
-      n.op + " runs on each device's box of whole windows, receiving only "
-             "the rows and columns it reads from another's"};
+      n.op +
+          " runs on each device's box of whole windows, receiving only "
+          "the rows and columns it reads from another's"};
   return true;
 }
 

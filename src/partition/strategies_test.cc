@@ -600,12 +600,11 @@ namespace {
 // Every strategy registers itself, planner/'s included, in the order the
 // CLI lists them; a name that is none is refused naming them all.
 TEST(StrategyRegistry, ListsEveryStrategyInOrderAndRefusesOthers) {
-  EXPECT_EQ(
-      StrategyNames(),
-      (std::vector<std::string>{"auto", "procedure1", "pipeline", "data", "lop",
-                                "lip", "channel", "filter", "spatial", "fuse",
-                                "fuse-ilp", "lcp", "random", "heads",
-                                "windows"}));
+  EXPECT_EQ(StrategyNames(),
+            (std::vector<std::string>{"auto", "procedure1", "pipeline", "data",
+                                      "lop", "lip", "channel", "filter",
+                                      "spatial", "fuse", "fuse-ilp", "lcp",
+                                      "random", "heads", "windows"}));
   for (const auto& n : StrategyNames()) {
     EXPECT_NE(StrategyRegistry::Global().Find(n), nullptr) << n;
   }

@@ -24,7 +24,8 @@ namespace {
 
 // Splits `total` units over `shares` in proportion (largest remainder),
 // at least one each.
-std::vector<int64_t> Apportion(int64_t total, const std::vector<double>& shares) {
+std::vector<int64_t> Apportion(int64_t total,
+                               const std::vector<double>& shares) {
   double sum = 0;
   for (double x : shares) sum += x;
   std::vector<int64_t> count(shares.size(), 1);
@@ -63,8 +64,8 @@ WindowGrid BoxesOf(const WindowShape& s, const std::vector<PlanDevice>& devices,
     if ((a == hub) != (b == hub)) return a == hub;
     return devices[a].share > devices[b].share;
   });
-  const int64_t n = std::min<int64_t>(static_cast<int64_t>(order.size()),
-                                      bands * across);
+  const int64_t n =
+      std::min<int64_t>(static_cast<int64_t>(order.size()), bands * across);
   const int64_t per_band = std::max<int64_t>(1, n / bands);
   order.resize(static_cast<size_t>(per_band > 1 ? per_band * bands
                                                 : std::min(n, bands)));
@@ -77,8 +78,7 @@ WindowGrid BoxesOf(const WindowShape& s, const std::vector<PlanDevice>& devices,
     int64_t row = 0;
     for (size_t k = 0; k < order.size(); ++k) {
       g.devices.push_back(order[k]);
-      g.boxes.push_back(
-          WindowBox{row * w, (row + count[k]) * w, 0, s.width});
+      g.boxes.push_back(WindowBox{row * w, (row + count[k]) * w, 0, s.width});
       row += count[k];
     }
     return g;

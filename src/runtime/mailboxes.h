@@ -79,7 +79,7 @@ class Mailboxes {
  private:
   struct Mailbox {
     std::map<std::string, Tensor> inputs;
-    int pending = 0;  // transfers still to arrive
+    int pending = 0;        // transfers still to arrive
     std::set<int> arrived;  // the transfers that did
     Clock::time_point first;
     int64_t bytes = 0;  // of `inputs`

@@ -76,15 +76,19 @@ TEST(Mailboxes, DropsATransferThatArrivesAgain) {
   d->incoming.push_back(0);
   Mailboxes boxes("d0", 0);
   const auto now = Clock::now();
-  auto first = boxes.Deliver(View(*d), Meta("r"), 0, Tensor({1, 2}, {1, 2}), now);
+  auto first =
+      boxes.Deliver(View(*d), Meta("r"), 0, Tensor({1, 2}, {1, 2}), now);
   ASSERT_TRUE(first.ok() && !first->has_value());
-  auto copy = boxes.Deliver(View(*d), Meta("r"), 0, Tensor({1, 2}, {1, 2}), now);
+  auto copy =
+      boxes.Deliver(View(*d), Meta("r"), 0, Tensor({1, 2}, {1, 2}), now);
   ASSERT_TRUE(copy.ok()) << copy.status().message();
   EXPECT_FALSE(copy->has_value()) << "the copy is not the task's other input";
-  auto last = boxes.Deliver(View(*d), Meta("r"), 1, Tensor({1, 2}, {3, 4}), now);
+  auto last =
+      boxes.Deliver(View(*d), Meta("r"), 1, Tensor({1, 2}, {3, 4}), now);
   ASSERT_TRUE(last.ok() && last->has_value());
   EXPECT_EQ((**last).inputs[0].data, (std::vector<float>{1, 2, 3, 4}));
-  auto again = boxes.Deliver(View(*d), Meta("r"), 1, Tensor({1, 2}, {3, 4}), now);
+  auto again =
+      boxes.Deliver(View(*d), Meta("r"), 1, Tensor({1, 2}, {3, 4}), now);
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_FALSE(again->has_value());
 }
