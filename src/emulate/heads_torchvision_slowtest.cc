@@ -97,27 +97,6 @@ TEST_F(HeadsTorchvision, OpsetsImportAlike) {
   EXPECT_EQ(ops.at("LayerNormalization"), 5);
 }
 
-// Per device, the heads of each product of two activations it computes.
-std::map<std::string, std::map<int, int64_t>> HeadsByDevice(const Graph& g,
-                                                            const Plan& p) {
-  std::set<std::string> products;
-  for (const auto& n : g.nodes) {
-    if (SplitFactsOf(n.op).batch_product && n.inputs.size() == 2 &&
-        !g.tensors.at(n.inputs[1]).is_weight()) {
-      products.insert(n.name);
-    }
-  }
-  std::map<std::string, std::map<int, int64_t>> out;
-  for (const auto& t : p.tasks) {
-    for (const auto& n : t.fragment.nodes) {
-      if (!products.count(n.name)) continue;
-      out[n.name][t.devices[0]] +=
-          t.fragment.FindTensor(n.outputs[0])->shape[0];
-    }
-  }
-  return out;
-}
-
 TEST_P(HeadsTorchvision, HeadsIsExactAndSplitsAttention) {
   const int opset = GetParam();
   auto m = Load(opset);
@@ -133,7 +112,7 @@ TEST_P(HeadsTorchvision, HeadsIsExactAndSplitsAttention) {
         testing::RunPlanExact(*m, "heads", testing::EqualDevices(devices), &r));
     // Each of the 4 products per block (scores and context of 2 blocks)
     // runs on every device, on its own heads: 4 heads on 2 or 4 devices.
-    const auto heads = HeadsByDevice(m->graph, r.plan);
+    const auto heads = testing::ProductRowsByDevice(m->graph, r.plan);
     ASSERT_EQ(heads.size(), 4u);
     for (const auto& [node, by_device] : heads) {
       EXPECT_EQ(static_cast<int>(by_device.size()), devices) << node;

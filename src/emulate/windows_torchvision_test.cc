@@ -84,28 +84,6 @@ TEST(WindowsStrategy, RefusesAModelWithoutWindows) {
       << p.status().message();
 }
 
-// Per device, the windows of each product of two activations it computes
-// (its output's first axis: windows, or windows x heads).
-std::map<std::string, std::map<int, int64_t>> RowsByDevice(const Graph& g,
-                                                           const Plan& p) {
-  std::set<std::string> products;
-  for (const auto& n : g.nodes) {
-    if (SplitFactsOf(n.op).batch_product && n.inputs.size() == 2 &&
-        !g.tensors.at(n.inputs[1]).is_weight()) {
-      products.insert(n.name);
-    }
-  }
-  std::map<std::string, std::map<int, int64_t>> out;
-  for (const auto& t : p.tasks) {
-    for (const auto& n : t.fragment.nodes) {
-      if (!products.count(n.name)) continue;
-      out[n.name][t.devices[0]] +=
-          t.fragment.FindTensor(n.outputs[0])->shape[0];
-    }
-  }
-  return out;
-}
-
 TEST_P(WindowsTorchvision, WindowsIsExactAndSplitsTheWindows) {
   const int opset = GetParam();
   auto m = Load(opset);
@@ -126,7 +104,7 @@ TEST_P(WindowsTorchvision, WindowsIsExactAndSplitsTheWindows) {
     // The products of the first stage (16 windows) run on every device,
     // as many windows on each where they divide evenly; the last stage's
     // one window on one.
-    const auto rows = RowsByDevice(m->graph, r.plan);
+    const auto rows = testing::ProductRowsByDevice(m->graph, r.plan);
     ASSERT_EQ(rows.size(), 12u);  // 2 per block, 6 blocks
     int first_stage = 0;
     for (const auto& [node, by_device] : rows) {

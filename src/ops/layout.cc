@@ -195,34 +195,6 @@ Status InferSlice(const Node& node, const InputShapes& in,
   return Status::Ok();
 }
 
-// The box a Slice with unit steps takes (SplitFacts::crops).
-bool SliceBox(const Node& node, const Shape& x, std::vector<int64_t>* begin,
-              std::vector<int64_t>* end) {
-  const int64_t r = static_cast<int64_t>(x.size());
-  auto starts = node.attrs.GetInts("starts");
-  auto ends = node.attrs.GetInts("ends");
-  auto axes = node.attrs.GetInts("axes");
-  auto steps = node.attrs.GetInts("steps");
-  if (axes.empty()) {
-    axes.resize(starts.size());
-    std::iota(axes.begin(), axes.end(), 0);
-  }
-  if (ends.size() != starts.size() || axes.size() != starts.size() ||
-      (!steps.empty() && steps.size() != starts.size())) {
-    return false;
-  }
-  begin->assign(r, 0);
-  *end = x;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    const int64_t a = NormalizeAxis(axes[i], r);
-    if (a < 0 || (!steps.empty() && steps[i] != 1)) return false;
-    int64_t b = starts[i] < 0 ? starts[i] + x[a] : starts[i];
-    (*begin)[a] = std::clamp<int64_t>(b, 0, x[a]);
-    (*end)[a] = (*begin)[a] + SliceExtent(x[a], starts[i], ends[i], 1);
-  }
-  return true;
-}
-
 // The elements a Slice with positive steps takes (SplitFacts::strided_crops).
 bool SliceStrides(const Node& node, const Shape& x, StridedCrop* c) {
   const int64_t r = static_cast<int64_t>(x.size());
@@ -250,6 +222,20 @@ bool SliceStrides(const Node& node, const Shape& x, StridedCrop* c) {
     c->step[a] = steps[i];
     c->count[a] = SliceExtent(x[a], starts[i], ends[i], steps[i]);
   }
+  return true;
+}
+
+// The box a Slice with unit steps takes (SplitFacts::crops).
+bool SliceBox(const Node& node, const Shape& x, std::vector<int64_t>* begin,
+              std::vector<int64_t>* end) {
+  StridedCrop c;
+  if (!SliceStrides(node, x, &c)) return false;
+  for (int64_t step : c.step) {
+    if (step != 1) return false;
+  }
+  *begin = c.begin;
+  end->resize(x.size());
+  for (size_t a = 0; a < x.size(); ++a) (*end)[a] = c.begin[a] + c.count[a];
   return true;
 }
 

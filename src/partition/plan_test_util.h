@@ -8,6 +8,11 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+#include <string>
+
+#include "graph/op_registry.h"
 #include "graph/random_input.h"
 #include "graph/tensor_diff.h"
 #include "partition/plan_formula.h"
@@ -167,6 +172,29 @@ inline void ExpectEveryStrategyExact(
       }
     }
   }
+}
+
+// Per product of two activations in `g` (attention's MatMuls), per device
+// of `p`, the extent of its output's first axis the device computes: its
+// heads, or its windows (times heads) where the heads are the second axis.
+inline std::map<std::string, std::map<int, int64_t>> ProductRowsByDevice(
+    const Graph& g, const Plan& p) {
+  std::set<std::string> products;
+  for (const auto& n : g.nodes) {
+    if (SplitFactsOf(n.op).batch_product && n.inputs.size() == 2 &&
+        !g.tensors.at(n.inputs[1]).is_weight()) {
+      products.insert(n.name);
+    }
+  }
+  std::map<std::string, std::map<int, int64_t>> out;
+  for (const auto& t : p.tasks) {
+    for (const auto& n : t.fragment.nodes) {
+      if (!products.count(n.name)) continue;
+      out[n.name][t.devices[0]] +=
+          t.fragment.FindTensor(n.outputs[0])->shape[0];
+    }
+  }
+  return out;
 }
 
 }  // namespace shoal::testing
