@@ -90,6 +90,8 @@ StatusOr<PlanOptions> PlanOptionsFromFlags(const PlanArgs& a,
   if (a.spatial_fc == "whole") po.spatial_fc = SpatialFc::kWhole;
   if (a.spatial_fc == "lop") po.spatial_fc = SpatialFc::kLop;
   if (a.spatial_fc == "lip") po.spatial_fc = SpatialFc::kLip;
+  if (a.spatial_fc == "lip-last-whole")
+    po.spatial_fc = SpatialFc::kLipLastWhole;
   if (!(a.read_factor >= 1.0)) {
     return InvalidArgument(
         "--halo-read-factor must be at least 1 (strips read at least "
@@ -330,10 +332,12 @@ void AddSchemeFlags(CLI::App* cmd, PlanArgs* a) {
                   "spatial: where fc layers run: whole on the input device, "
                   "lop (split by outputs over every device), lip (split by "
                   "inputs: each device gathers its channels of the strips "
-                  "and the partial sums are reduced on the devices), or auto "
-                  "(whole unless the input device cannot hold the weights; "
-                  "the default)")
-      ->check(CLI::IsMember({"auto", "whole", "lop", "lip"}));
+                  "and the partial sums are reduced on the devices), "
+                  "lip-last-whole (lip but the last fc layer, whole on the "
+                  "input device, where the sums before it are added), or "
+                  "auto (whole unless the input device cannot hold the "
+                  "weights; the default)")
+      ->check(CLI::IsMember({"auto", "whole", "lop", "lip", "lip-last-whole"}));
   cmd->add_option("--halo-read-factor", a->read_factor,
                   "spatial: fuse conv and pooling layers into one strip "
                   "chain while the strips together read at most this many "

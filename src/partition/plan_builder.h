@@ -69,6 +69,9 @@ struct SpatialChain {
   // serves to other devices (disjoint; begin == end: none). Empty: the
   // strips or tiles of the layout, each serving what it computes.
   std::vector<std::pair<int64_t, int64_t>> rows, owned;
+  // Strips' shares of the chain's output rows, per device of the group
+  // (auto's balancing, PlanOptions::spatial_rows); empty: the devices'.
+  std::vector<double> shares;
 };
 
 // A grid of attention windows (a Swin stage, partition/window_grids.h): its

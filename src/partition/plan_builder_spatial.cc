@@ -12,6 +12,7 @@
 #include "graph/cost.h"
 #include "partition/plan_builder_impl.h"
 #include "partition/spatial_split.h"
+#include "partition/split_counts.h"
 
 namespace shoal {
 namespace plan_build {
@@ -108,6 +109,15 @@ Status PlanBuilder::PlaceSpatial(const SpatialChain& ch) {
   std::vector<double> gshares;
   RETURN_IF_ERROR(Group(ch.devices, "spatial chain from " + ch.nodes.front(),
                         &group, &gshares));
+  if (!ch.shares.empty()) {
+    if (ch.shares.size() != group.size())
+      return InvalidArgument("spatial chain from " + ch.nodes.front() +
+                             ": shares for " +
+                             std::to_string(ch.shares.size()) + " strips on " +
+                             std::to_string(group.size()) + " devices");
+    RETURN_IF_ERROR(ValidateShares(ch.shares));
+    gshares = ch.shares;
+  }
   std::vector<Tile> tiles;
   if (ch.rows.empty()) {
     ASSIGN_OR_RETURN(tiles, TileChain(g_, nodes, gshares, ch.tiles_per_band));

@@ -228,7 +228,8 @@ Status AddFusedSegments(const Graph& g, const PlanOptions& opts,
 bool SplitFc(const Graph& g, const PlanOptions& opts) {
   if (opts.spatial_fc != SpatialFc::kWhereNeeded) {
     return opts.spatial_fc == SpatialFc::kLop ||
-           opts.spatial_fc == SpatialFc::kLip;
+           opts.spatial_fc == SpatialFc::kLip ||
+           opts.spatial_fc == SpatialFc::kLipLastWhole;
   }
   const int64_t mem = opts.devices[opts.hub].memory_bytes;
   int64_t weights = 0, largest = 0;
@@ -247,12 +248,35 @@ bool SplitFc(const Graph& g, const PlanOptions& opts) {
 // Output splitting (lop) for the fc layers no chain took.
 void SplitFcLayers(const Graph& g, const PlanOptions& opts,
                    const std::set<std::string>& used, BuildRequest* r) {
+  std::string last;
+  if (opts.spatial_fc == SpatialFc::kLipLastWhole) {
+    int fcs = 0;
+    for (const auto& n : g.nodes) {
+      if (used.count(n.name) || !IsFcLayer(g, n)) continue;
+      last = n.name;
+      ++fcs;
+    }
+    if (fcs < 2) last.clear();  // a lone fc layer stays split
+  }
   for (const auto& n : g.nodes) {
     if (used.count(n.name) || !IsFcLayer(g, n)) {
       continue;
     }
     LayerChoice lc;
-    if (opts.spatial_fc == SpatialFc::kLip) {
+    if (n.name == last) {
+      // Whole on the input device, and so are the elementwise ops between
+      // it and the split layer before it, where its partial sums are
+      // added (not reduce-scattered to be gathered again).
+      for (int p = g.ProducerIndex(n.inputs[0]); p >= 0;) {
+        const Node& e = g.nodes[p];
+        if (IsFcLayer(g, e) || e.inputs.empty()) break;
+        r->placement[e.name] = {opts.hub};
+        p = g.ProducerIndex(e.inputs[0]);
+      }
+      continue;
+    }
+    if (opts.spatial_fc == SpatialFc::kLip ||
+        opts.spatial_fc == SpatialFc::kLipLastWhole) {
       lc.scheme = Scheme::kLip;
       lc.reason =
           "input splitting: strips of rows cannot split an fc layer, so each "
@@ -284,8 +308,10 @@ void SplitFcLayers(const Graph& g, const PlanOptions& opts,
 bool PoolsForInputSplitFc(const Graph& g, const Node& n,
                           const PlanOptions& opts,
                           const std::set<std::string>& chained) {
-  if (opts.spatial_fc != SpatialFc::kLip || !SplitFactsOf(n.op).per_channel ||
-      n.outputs.size() != 1 || n.inputs.empty()) {
+  if ((opts.spatial_fc != SpatialFc::kLip &&
+       opts.spatial_fc != SpatialFc::kLipLastWhole) ||
+      !SplitFactsOf(n.op).per_channel || n.outputs.size() != 1 ||
+      n.inputs.empty()) {
     return false;
   }
   // Its input on strips: made by a chain (an LRN before it runs whole).
@@ -314,7 +340,9 @@ bool PoolsForInputSplitFc(const Graph& g, const Node& n,
 
 }  // namespace
 
-static StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
+// The plan builder's request for the spatial strategy's plan.
+static StatusOr<BuildRequest> SpatialRequest(const Graph& g,
+                                             const PlanOptions& opts) {
   BuildRequest r = BaseRequest(g, opts);
   std::set<std::string> used;
   if (opts.segment_work_factor > 0 && opts.tiles == TileShape::kStrips)
@@ -333,6 +361,21 @@ static StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
     r.spatial.push_back(*sc);
   }
   if (SplitFc(g, opts)) SplitFcLayers(g, opts, used, &r);
+  for (SpatialChain& c : r.spatial) {
+    auto it = opts.spatial_rows.find(c.nodes.front());
+    if (it == opts.spatial_rows.end() || !c.rows.empty() ||
+        c.tiles_per_band != 1)
+      continue;
+    int64_t total = 0;
+    for (int64_t k : it->second) {
+      if (k < 1)
+        return InvalidArgument("spatial chain from " + c.nodes.front() +
+                               ": a strip of " + std::to_string(k) + " rows");
+      total += k;
+    }
+    c.shares.clear();
+    for (int64_t k : it->second) c.shares.push_back(double(k) / double(total));
+  }
   if (r.spatial.empty()) {
     return InvalidArgument(
         "strategy spatial does not apply to model " + g.name +
@@ -340,7 +383,37 @@ static StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
         "into rows" +
         (last_why.ok() ? "" : " (" + last_why.message() + ")"));
   }
+  return r;
+}
+
+static StatusOr<Plan> PlanSpatial(const Graph& g, const PlanOptions& opts) {
+  ASSIGN_OR_RETURN(BuildRequest r, SpatialRequest(g, opts));
   return BuildPlan(r);
+}
+
+StatusOr<std::vector<StripRows>> SpatialStripRows(const Graph& g,
+                                                  const PlanOptions& opts) {
+  ASSIGN_OR_RETURN(BuildRequest r, SpatialRequest(g, opts));
+  const std::vector<double> all = NormalizedShares(opts.devices);
+  std::vector<StripRows> out;
+  for (const SpatialChain& c : r.spatial) {
+    if (!c.rows.empty() || c.tiles_per_band != 1) continue;
+    std::vector<double> shares = c.shares;
+    if (shares.empty()) {
+      double sum = 0;
+      for (size_t k = 0; k < c.devices.size(); ++k) sum += all[c.devices[k]];
+      for (size_t k = 0; k < c.devices.size(); ++k)
+        shares.push_back(all[c.devices[k]] / sum);
+      if (c.devices.empty()) shares = all;
+    }
+    const Node* last = g.FindNode(c.nodes.back());
+    if (last == nullptr) continue;
+    const Shape& o = g.tensors.at(last->outputs[0]).shape;
+    if (o.size() != 4) continue;
+    ASSIGN_OR_RETURN(std::vector<int64_t> rows, SplitCounts(o[2], shares));
+    out.push_back(StripRows{c.nodes.front(), std::move(rows)});
+  }
+  return out;
 }
 
 SHOAL_REGISTER_STRATEGY("spatial", 8, PlanSpatial);

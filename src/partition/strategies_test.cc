@@ -464,6 +464,46 @@ TEST(Strategies, SpatialFcByInputsGathersItsChannelsFromEveryStrip) {
   for (const auto& t : p.tasks) EXPECT_NE(t.scheme, "merge") << t.name;
 }
 
+// Three fc layers after strips, all but the last split by inputs
+// (--spatial-fc lip-last-whole): the last runs whole on the input device,
+// where the second's partial sums are added as they arrive (no reduce
+// among the devices to be gathered again), and the ReLU between them runs
+// there too.
+TEST(Strategies, SpatialFcLastWholeAddsTheSumsBeforeItOnTheInputDevice) {
+  GraphBuilder b("strips-then-three-fc");
+  std::string x = b.Relu(b.Conv("c", b.Input("x", {1, 3, 16, 16}), 8, 3, 1, 1));
+  x = b.MaxPool(x, {2, 2}, {2, 2});
+  x = b.Relu(b.Linear("fc1", b.Flatten(x), 12));
+  x = b.Relu(b.Linear("fc2", x, 10));
+  x = b.Linear("fc3", x, 5);
+  const Model m = Built(b, x, 4);
+  testing::PlanRunResult r;
+  ASSERT_TRUE(SpatialPlanExact(m, 4, SpatialFc::kLipLastWhole, &r));
+  const Plan& p = r.plan;
+  int fc1 = 0, fc2 = 0, fc3 = 0, reduces = 0;
+  for (const auto& t : p.tasks) {
+    if (t.layer == "fc1") ++fc1;
+    if (t.layer == "fc2") ++fc2;
+    if (t.scheme == "reduce") ++reduces;
+    for (const auto& n : t.fragment.nodes) {
+      if (n.name != "fc3") continue;
+      ++fc3;
+      EXPECT_EQ(p.DeviceOf(t.id, 0), 0) << t.name;
+      // fc2's partial sums arrive here, one message from each device.
+      int sums = 0;
+      for (const auto& tr : p.transfers)
+        sums += tr.dst.task == t.id && tr.merge == Merge::kSum;
+      EXPECT_EQ(sums, 4) << t.name;
+    }
+  }
+  EXPECT_EQ(fc1, 4);
+  EXPECT_EQ(fc2, 4);
+  EXPECT_EQ(fc3, 1);
+  // fc1's sums are reduce-scattered (fc2 reads its slices where they are
+  // summed), fc2's are not.
+  EXPECT_EQ(reduces, 4);
+}
+
 // A last pool with fewer rows than devices (AlexNet's, 6 rows on eight)
 // before fc layers split by inputs: each device gathers its channels of
 // the pool's input from every strip and pools them itself, so no strip of

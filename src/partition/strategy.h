@@ -35,6 +35,11 @@ enum class SpatialFc {
   // sums are reduced on peers (reduce-scatter), each device's slice then
   // the next fc layer's input slice.
   kLip,
+  // kLip but for the last fc layer, which runs whole on the input device,
+  // the partial sums before it added there: one message where splitting
+  // it costs two (its input reduce-scattered, its partial sums gathered),
+  // for a layer too small to pay for them (AlexNet's and VGG16's last).
+  kLipLastWhole,
 };
 
 struct PlanOptions {
@@ -104,6 +109,11 @@ struct PlanOptions {
   // latency plan can serve more.
   int concurrency = 0;
   uint64_t random_seed = 1;  // random: which assignment
+  // spatial: the output rows each strip computes, top to bottom, of the
+  // chain of strips that starts at the named node (auto's balancing of the
+  // strips' finish times, planner/strip_balance.h); a chain not named, or
+  // cut into 2-D tiles, follows the devices' shares.
+  std::map<std::string, std::vector<int64_t>> spatial_rows;
 };
 
 // `g`: shaped, BN folded. Errors name the layer and the numbers.
@@ -139,6 +149,17 @@ class StrategyRegistry {
 #define SHOAL_REGISTER_STRATEGY(name, rank, fn)                            \
   static int SHOAL_CONCAT(shoal_strategy_, __COUNTER__) [[maybe_unused]] = \
       ::shoal::StrategyRegistry::Global().Register(name, rank, fn)
+
+// The strips of rows a spatial plan with these options cuts (its fused
+// segments and 2-D tiles aside): per chain, its first node and the output
+// rows of each strip, top to bottom, as PlanOptions::spatial_rows names
+// them.
+struct StripRows {
+  std::string chain;
+  std::vector<int64_t> rows;
+};
+StatusOr<std::vector<StripRows>> SpatialStripRows(const Graph& g,
+                                                  const PlanOptions& opts);
 
 // The devices' shares scaled to sum to 1.
 std::vector<double> NormalizedShares(const std::vector<PlanDevice>& devices);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <optional>
 
 #include "graph/op_registry.h"
 #include "partition/layer_split.h"
@@ -23,6 +24,7 @@
 #include "planner/predict.h"
 #include "planner/procedure1.h"
 #include "planner/reorder_room.h"
+#include "planner/strip_balance.h"
 #include "sim/simulator.h"
 
 namespace shoal {
@@ -51,6 +53,8 @@ struct Candidate {
   bool ok = false;
   std::string note;
   std::string memo;  // how it was made, when that needs saying
+  // A single strategy's options (its strips can be balanced).
+  std::optional<PlanOptions> made_with;
 };
 
 // Requests per second with k in flight once the pipeline is full, by the
@@ -81,6 +85,15 @@ constexpr double kSegmentWorkFactors[] = {1.1, 1.25, 1.5, 2.0, 3.0};
 // only up to this many devices.
 constexpr int kMaxCompareDevices = 64;
 
+// Strips balanced on the best spatial candidates: how many, and how many
+// plans each may predict on the way, fewer for plans of more tasks, whose
+// predictions take longer (AlexNet on eight Pi 3B+, 64 tasks, settles
+// after 85 plans; ResNet-50 on four Pi 4B, 224 tasks, gets 71, about a
+// second).
+constexpr size_t kBalancedCandidates = 1;
+constexpr int kBalanceTaskEvaluations = 16000;
+constexpr int kMaxBalanceEvaluations = 400;
+
 // How a spatial candidate's name says where its fc layers run.
 const char* FcSuffix(SpatialFc fc) {
   switch (fc) {
@@ -88,6 +101,8 @@ const char* FcSuffix(SpatialFc fc) {
       return "-lop";
     case SpatialFc::kLip:
       return "-lip";
+    case SpatialFc::kLipLastWhole:
+      return "-lip-lastwhole";
     default:
       return "";
   }
@@ -129,6 +144,7 @@ class AutoPlanner {
       AddProcedure1("procedure1-latency", PlanObjective::kLatency);
     }
     AddStrategies();
+    AddBalancedStrips();
     if (simulate_) SimulateThroughputs();
     ASSIGN_OR_RETURN(const int best, Best());
     return Chosen(best);
@@ -310,7 +326,7 @@ class AutoPlanner {
       }
       PlanOptions so = opts_;
       so.strategy = s;
-      Consider(s, MakePlan(g_, so));
+      ConsiderStrategy(s, so);
       if (s == "spatial") AddSpatialDepths(so);
       if (s == "heads") {
         // Each reduction in chunks of tokens, sent while the next chunk
@@ -335,12 +351,15 @@ class AutoPlanner {
   // Ethernet: 126 ms predicted with the interiors cut off, 114 without).
   void AddSpatialDepths(PlanOptions so) {
     // Without an fc layer to split, every fc placement is the same plan.
-    bool has_fc = false;
-    for (const auto& n : g_.nodes) has_fc |= IsFcLayer(g_, n);
+    int fc_layers = 0;
+    for (const auto& n : g_.nodes) fc_layers += IsFcLayer(g_, n);
+    const bool has_fc = fc_layers > 0;
     for (double f : {1.0, 1.2, 1.5, 2.0, 4.0, 6.0}) {
-      for (SpatialFc fc :
-           {SpatialFc::kWhole, SpatialFc::kLop, SpatialFc::kLip}) {
+      for (SpatialFc fc : {SpatialFc::kWhole, SpatialFc::kLop, SpatialFc::kLip,
+                           SpatialFc::kLipLastWhole}) {
         if (!has_fc && fc != SpatialFc::kWhole) continue;
+        // With one fc layer, the last whole is lip's plan.
+        if (fc == SpatialFc::kLipLastWhole && fc_layers < 2) continue;
         for (double in : {-1.0, kShallowInputReadFactor}) {
           if (in >= 0 && in >= f) continue;  // the same chains as -1
           // 0: strips wait for their halo whole (--halo-overlap off).
@@ -362,12 +381,12 @@ class AutoPlanner {
                           ov == 0                          ? "-wait"
                           : ov == kDefaultOverlapRecompute ? ""
                                                            : "-overlap2");
-            Consider(name, MakePlan(g_, so));
+            ConsiderStrategy(name, so);
           }
         }
       }
     }
-    AddFusedSegments(so, has_fc);
+    AddFusedSegments(so, fc_layers);
     // And on 2-D tiles: fewer bytes than thin strips, more messages.
     if (opts_.tiles == TileShape::kStrips) {
       so.max_read_factor = opts_.max_read_factor;
@@ -376,7 +395,7 @@ class AutoPlanner {
       so.max_overlap_recompute = opts_.max_overlap_recompute;
       so.overlap_halos = opts_.overlap_halos;
       so.tiles = TileShape::k2D;
-      Consider("spatial-2d", MakePlan(g_, so));
+      ConsiderStrategy("spatial-2d", so);
     }
   }
 
@@ -389,7 +408,7 @@ class AutoPlanner {
   // are too thin, and per-block strips with overlap stay best (199 ms,
   // segments 208). The first segment, which reads the model input over
   // one uplink, may stay shallower.
-  void AddFusedSegments(PlanOptions so, bool has_fc) {
+  void AddFusedSegments(PlanOptions so, int fc_layers) {
     if (opts_.tiles != TileShape::kStrips) return;
     so.max_read_factor = opts_.max_read_factor;
     so.max_overlap_recompute = opts_.max_overlap_recompute;
@@ -397,17 +416,66 @@ class AutoPlanner {
     for (double f : kSegmentWorkFactors) {
       for (double in : {-1.0, kShallowInputReadFactor}) {
         if (in >= f) continue;  // the same segments as -1
-        for (SpatialFc fc : {SpatialFc::kWhole, SpatialFc::kLip}) {
-          if (!has_fc && fc != SpatialFc::kWhole) continue;
+        for (SpatialFc fc :
+             {SpatialFc::kWhole, SpatialFc::kLip, SpatialFc::kLipLastWhole}) {
+          if (fc_layers == 0 && fc != SpatialFc::kWhole) continue;
+          if (fc == SpatialFc::kLipLastWhole && fc_layers < 2) continue;
           so.segment_work_factor = f;
           so.input_read_factor = in;
           so.spatial_fc = fc;
           char name[80];
           std::snprintf(name, sizeof(name), "segments-%.2f%s%s", f,
                         in >= 0 ? "-input1.5" : "", FcSuffix(fc));
-          Consider(name, MakePlan(g_, so));
+          ConsiderStrategy(name, so);
         }
       }
+    }
+  }
+
+  void ConsiderStrategy(const std::string& name, const PlanOptions& so) {
+    Consider(name, MakePlan(g_, so));
+    cands_.back().made_with = so;
+  }
+
+  // The best spatial candidates again, each strip's rows moved to where
+  // the plan finishes soonest (planner/strip_balance.h): cut by the
+  // devices' shares, a middle strip of a deep chain recomputes more halo
+  // than an edge one, and the strips whose input leaves the input device
+  // last start last.
+  void AddBalancedStrips() {
+    if (opts_.objective != PlanObjective::kLatency) return;
+    std::vector<int> spatial;
+    for (size_t i = 0; i < cands_.size(); ++i) {
+      const Candidate& c = cands_[i];
+      if (c.ok && c.made_with && c.made_with->strategy == "spatial")
+        spatial.push_back(static_cast<int>(i));
+    }
+    std::stable_sort(spatial.begin(), spatial.end(), [&](int a, int b) {
+      return cands_[a].pred.latency_s < cands_[b].pred.latency_s;
+    });
+    for (size_t k = 0; k < spatial.size() && k < kBalancedCandidates; ++k) {
+      const int i = spatial[k];
+      const Candidate c = cands_[i];
+      auto value = [&](const Plan& made) -> StatusOr<double> {
+        Plan p = made;
+        p.broadcast = c.plan.broadcast;
+        RETURN_IF_ERROR(SendInt8(&p).status());
+        ASSIGN_OR_RETURN(Prediction pr, PredictPlan(p, *model_));
+        return pr.latency_s;
+      };
+      const int tasks = std::max<int>(1, c.plan.tasks.size());
+      auto b = BalanceStrips(
+          g_, *c.made_with, c.pred.latency_s, value,
+          std::min(kMaxBalanceEvaluations, kBalanceTaskEvaluations / tasks));
+      if (!b.ok() || b->moves == 0) continue;
+      char memo[160];
+      std::snprintf(memo, sizeof(memo),
+                    "%s with %d row%s moved between strips (%d plans "
+                    "predicted)",
+                    c.name.c_str(), b->moves, b->moves == 1 ? "" : "s",
+                    b->evaluations);
+      Consider(c.name + "-balanced", MakePlan(g_, b->options), memo);
+      cands_.back().made_with = b->options;
     }
   }
 

@@ -3,36 +3,14 @@
 // residual blocks beats one per block.
 #include <gtest/gtest.h>
 
-#include "cluster/cluster.h"
 #include "models/load_model.h"
 #include "partition/strategy.h"
-#include "sim/latency_model.h"
+#include "planner/pi_threes_test_util.h"
 
 namespace shoal {
 namespace {
 
-// `n` Pi 3B+ boards on their Wi-Fi (62 Mbit/s, 9 ms a message), planned as
-// `shoal plan` plans for them: images as 8-bit pixels, ReLU outputs lz4'd.
-PlanOptions PiThrees(int n, const std::string& model) {
-  std::string yaml = "devices:\n";
-  for (int i = 0; i < n; ++i) {
-    yaml += "  - name: pi" + std::to_string(i) +
-            "\n    address: 127.0.0.1:" + std::to_string(7201 + i) +
-            "\n    board: pi3b+\n";
-  }
-  auto c = ParseCluster(yaml, "test");
-  EXPECT_TRUE(c.ok()) << c.status().message();
-  PlanOptions po;
-  po.strategy = "auto";
-  po.devices = c->PlanDevices();
-  po.latency = std::make_shared<LatencyModel>(LatencyModel::FromCluster(*c));
-  po.model.spec = model;
-  po.input_pixels = true;
-  po.wire.lz4 = true;
-  po.link_rates = c->UplinkRates();
-  po.link_latency_s = c->MaxLinkLatency();
-  return po;
-}
+using testing::PiThrees;
 
 // ResNet-18 on six Pi 3B+: segments of two to three residual blocks, the
 // first (which reads the image over one uplink) shallower, are predicted
