@@ -245,7 +245,8 @@ bool SplitFc(const Graph& g, const PlanOptions& opts) {
   return mem > 0 && DeviceWeightMemory(weights, largest) > mem;
 }
 
-// Output splitting (lop) for the fc layers no chain took.
+// The fc layers no chain took: split by outputs (lop) or by inputs (lip),
+// the last perhaps whole on the input device (SpatialFc::kLipLastWhole).
 void SplitFcLayers(const Graph& g, const PlanOptions& opts,
                    const std::set<std::string>& used, BuildRequest* r) {
   std::string last;
@@ -264,12 +265,16 @@ void SplitFcLayers(const Graph& g, const PlanOptions& opts,
     }
     LayerChoice lc;
     if (n.name == last) {
-      // Whole on the input device, and so are the elementwise ops between
-      // it and the split layer before it, where its partial sums are
-      // added (not reduce-scattered to be gathered again).
+      // Whole on the input device, and so are the elementwise ops and
+      // reshapes between it and the split layer before it, so that its
+      // partial sums are added there (not reduce-scattered among the
+      // devices, to be gathered again).
       for (int p = g.ProducerIndex(n.inputs[0]); p >= 0;) {
         const Node& e = g.nodes[p];
-        if (IsFcLayer(g, e) || e.inputs.empty()) break;
+        const OpSchema* sc = OpRegistry::Global().Find(e.op);
+        if (e.inputs.size() != 1 || sc == nullptr ||
+            !(sc->elementwise() || SplitFactsOf(e.op).relayout))
+          break;
         r->placement[e.name] = {opts.hub};
         p = g.ProducerIndex(e.inputs[0]);
       }
@@ -398,20 +403,25 @@ StatusOr<std::vector<StripRows>> SpatialStripRows(const Graph& g,
   std::vector<StripRows> out;
   for (const SpatialChain& c : r.spatial) {
     if (!c.rows.empty() || c.tiles_per_band != 1) continue;
+    // As PlanBuilder::Group shares the chain's devices (none named: all).
     std::vector<double> shares = c.shares;
+    if (shares.empty() && c.devices.empty()) shares = all;
     if (shares.empty()) {
       double sum = 0;
-      for (size_t k = 0; k < c.devices.size(); ++k) sum += all[c.devices[k]];
-      for (size_t k = 0; k < c.devices.size(); ++k)
-        shares.push_back(all[c.devices[k]] / sum);
-      if (c.devices.empty()) shares = all;
+      for (int d : c.devices) sum += all[d];
+      for (int d : c.devices) shares.push_back(all[d] / sum);
     }
     const Node* last = g.FindNode(c.nodes.back());
     if (last == nullptr) continue;
     const Shape& o = g.tensors.at(last->outputs[0]).shape;
     if (o.size() != 4) continue;
     ASSIGN_OR_RETURN(std::vector<int64_t> rows, SplitCounts(o[2], shares));
-    out.push_back(StripRows{c.nodes.front(), std::move(rows)});
+    std::vector<int> devices = c.devices;
+    if (devices.empty())
+      for (int d = 0; d < static_cast<int>(all.size()); ++d)
+        devices.push_back(d);
+    out.push_back(
+        StripRows{c.nodes.front(), std::move(devices), std::move(rows)});
   }
   return out;
 }

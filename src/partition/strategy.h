@@ -156,6 +156,7 @@ class StrategyRegistry {
 // them.
 struct StripRows {
   std::string chain;
+  std::vector<int> devices;  // the strips' devices, top to bottom
   std::vector<int64_t> rows;
 };
 StatusOr<std::vector<StripRows>> SpatialStripRows(const Graph& g,

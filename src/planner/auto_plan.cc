@@ -87,11 +87,11 @@ constexpr int kMaxCompareDevices = 64;
 
 // Strips balanced on the best spatial candidates: how many, and how many
 // plans each may predict on the way, fewer for plans of more tasks, whose
-// predictions take longer (AlexNet on eight Pi 3B+, 64 tasks, settles
-// after 85 plans; ResNet-50 on four Pi 4B, 224 tasks, gets 71, about a
-// second).
+// predictions take longer (AlexNet on eight Pi 3B+, 64 tasks, gets 375 and
+// settles sooner; ResNet-50 on four Pi 4B, 224 tasks, gets 107, about
+// two seconds).
 constexpr size_t kBalancedCandidates = 1;
-constexpr int kBalanceTaskEvaluations = 16000;
+constexpr int kBalanceTaskEvaluations = 24000;
 constexpr int kMaxBalanceEvaluations = 400;
 
 // How a spatial candidate's name says where its fc layers run.
@@ -470,7 +470,7 @@ class AutoPlanner {
       if (!b.ok() || b->moves == 0) continue;
       char memo[160];
       std::snprintf(memo, sizeof(memo),
-                    "%s with %d row%s moved between strips (%d plans "
+                    "%s with its strips' rows moved in %d step%s (%d plans "
                     "predicted)",
                     c.name.c_str(), b->moves, b->moves == 1 ? "" : "s",
                     b->evaluations);

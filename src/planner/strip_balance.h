@@ -4,7 +4,7 @@
 // it on one, and a strip whose input leaves the input device's uplink last
 // starts last. On eight Pi 3B+ over Wi-Fi, AlexNet's strips of equal rows
 // finished 15 ms apart. BalanceStrips moves rows between neighbouring
-// strips, one at a time, while the prediction improves.
+// strips while the prediction improves.
 #ifndef SHOAL_PLANNER_STRIP_BALANCE_H_
 #define SHOAL_PLANNER_STRIP_BALANCE_H_
 
@@ -19,15 +19,16 @@ namespace shoal {
 struct StripBalance {
   PlanOptions options;  // with spatial_rows set where a move paid
   double value = 0;     // the objective of the plan they make
-  int moves = 0;        // rows moved
+  int moves = 0;        // moves that paid
   int evaluations = 0;  // plans predicted
 };
 
-// Steepest descent over moves of one row across one boundary between
-// neighbouring strips of a chain (each strip keeps a row at least), each
-// move's plan priced by `value` (lower is better; an error skips the move),
-// from the plan `opts` makes, whose value is `start`, for at most
-// `max_evaluations` plans.
+// Two descents, each move's plan priced by `value` (lower is better; an
+// error skips the move), from the plan `opts` makes, whose value is
+// `start`, for at most `max_evaluations` plans: first a share moved between
+// neighbouring devices, every chain's strips cut anew from the shares;
+// then one row moved across one boundary between neighbouring strips of
+// one chain. Every strip keeps a row at least.
 StatusOr<StripBalance> BalanceStrips(
     const Graph& g, const PlanOptions& opts, double start,
     const std::function<StatusOr<double>(const Plan&)>& value,
