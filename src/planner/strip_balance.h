@@ -3,7 +3,7 @@
 // a deep chain recomputes a halo on both sides where one at the edge does
 // it on one, and a strip whose input leaves the input device's uplink last
 // starts last. On eight Pi 3B+ over Wi-Fi, AlexNet's strips of equal rows
-// finished 15 ms apart. BalanceStrips moves rows between neighbouring
+// finished 17 ms apart. BalanceStrips moves rows between neighbouring
 // strips while the prediction improves.
 #ifndef SHOAL_PLANNER_STRIP_BALANCE_H_
 #define SHOAL_PLANNER_STRIP_BALANCE_H_
