@@ -35,7 +35,7 @@ sections=(
   "board-dilation|Board time on any host: idle, beside busy loops, and dilated|bash bench/board_dilation.sh"
   "runtime-pi3-8|Eight emulated Raspberry Pi 3B+ against one, and against ncnn on one|PIXELS=1 MODELS='alexnet resnet18 vgg16' SIZES=8 STRATEGIES='auto spatial lop fuse-ilp' LCP=lcp8 REQUESTS=3 ROUNDS=2 bash bench/runtime_clusters.sh"
   "runtime-pi3-4|Four emulated Raspberry Pi 3B+ against one, and against ncnn on one|PIXELS=1 MODELS='alexnet resnet18 vgg16' SIZES=4 STRATEGIES='auto spatial lop' LCP=lcp4 REQUESTS=3 ROUNDS=3 bash bench/runtime_clusters.sh"
-  "runtime-pi4-4|Four emulated Raspberry Pi 4B on Gigabit Ethernet against one, and against ncnn on one|BOARD=pi4 PIXELS=1 MODELS='vgg16 resnet50 resnet18' SIZES=4 STRATEGIES='auto spatial lop' LCP=' ' REQUESTS=3 ROUNDS=3 bash bench/runtime_clusters.sh"
+  "runtime-pi4-4|Four emulated Raspberry Pi 4B on Gigabit Ethernet against one, and against ncnn on one|BOARD=pi4 DILATION=2 PIXELS=1 MODELS='vgg16 resnet50 resnet18' SIZES=4 STRATEGIES='auto spatial lop' LCP=' ' REQUESTS=3 ROUNDS=3 bash bench/runtime_clusters.sh"
   "runtime-vit-pi4-4|ViT-B/16 on four emulated Raspberry Pi 4B, split by heads, against one, and against ncnn's ViT-B on one|BOARD=pi4 PIXELS=1 MODELS=vit_b_16 SIZES=4 STRATEGIES='auto heads' LCP=' ' REQUESTS=3 ROUNDS=2 NCNN_MS='vit_b_16=1909' bash bench/runtime_clusters.sh"
   "runtime-vit-pi3-8|ViT-B/16 on eight emulated Raspberry Pi 3B+ over Wi-Fi, split by heads, against one|BOARD=pi3 PIXELS=1 MODELS=vit_b_16 SIZES=8 STRATEGIES='auto heads' LCP=' ' REQUESTS=2 ROUNDS=1 bash bench/runtime_clusters.sh"
   "runtime-swin-pi4-4|Swin-T on four emulated Raspberry Pi 4B, split by its windows, against one|BOARD=pi4 SIZES=4 bash bench/windows_swin.sh"
