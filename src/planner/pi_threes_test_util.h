@@ -1,5 +1,5 @@
-// Test helper: auto's request for `n` Pi 3B+ boards on their Wi-Fi
-// (62 Mbit/s, 9 ms a message), as `shoal plan` makes it for them: images
+// Test helper: auto's request for `n` boards of a class (Pi 3B+ on their Wi-Fi
+// (62 Mbit/s, 9 ms a message), say), as `shoal plan` makes it: images
 // as 8-bit pixels, ReLU outputs lz4'd.
 #ifndef SHOAL_PLANNER_PI_THREES_TEST_UTIL_H_
 #define SHOAL_PLANNER_PI_THREES_TEST_UTIL_H_
@@ -15,12 +15,14 @@
 
 namespace shoal::testing {
 
-inline PlanOptions PiThrees(int n, const std::string& model) {
+// `n` boards of class `board` on their class's links.
+inline PlanOptions Boards(int n, const std::string& board,
+                          const std::string& model) {
   std::string yaml = "devices:\n";
   for (int i = 0; i < n; ++i) {
     yaml += "  - name: pi" + std::to_string(i) +
             "\n    address: 127.0.0.1:" + std::to_string(7201 + i) +
-            "\n    board: pi3b+\n";
+            "\n    board: " + board + "\n";
   }
   auto c = ParseCluster(yaml, "test");
   EXPECT_TRUE(c.ok()) << c.status().message();
@@ -34,6 +36,10 @@ inline PlanOptions PiThrees(int n, const std::string& model) {
   po.link_rates = c->UplinkRates();
   po.link_latency_s = c->MaxLinkLatency();
   return po;
+}
+
+inline PlanOptions PiThrees(int n, const std::string& model) {
+  return Boards(n, "pi3b+", model);
 }
 
 }  // namespace shoal::testing

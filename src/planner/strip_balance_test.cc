@@ -5,12 +5,12 @@
 
 #include <gtest/gtest.h>
 
-#include "cluster/cluster.h"
+#include <functional>
+
 #include "models/load_model.h"
 #include "partition/plan_test_util.h"
 #include "planner/pi_threes_test_util.h"
 #include "planner/predict.h"
-#include "sim/latency_model.h"
 
 namespace shoal {
 namespace {
@@ -27,6 +27,14 @@ Model Load(const std::string& name, bool weights) {
 PlanOptions Spatial(PlanOptions po) {
   po.strategy = "spatial";
   return po;
+}
+
+// What auto balances by: the plan's predicted latency.
+std::function<StatusOr<double>(const Plan&)> Latency(const PlanOptions& po) {
+  return [model = po.latency](const Plan& p) -> StatusOr<double> {
+    ASSIGN_OR_RETURN(Prediction pr, PredictPlan(p, *model));
+    return pr.latency_s;
+  };
 }
 
 // Strips of uneven rows, as named, and the plan still equals the model
@@ -84,10 +92,7 @@ TEST(StripBalance, AlexNetOnEightPiThreesFinishesSooner) {
   po.input_read_factor = 1.5;
   po.spatial_fc = SpatialFc::kLip;
   po.overlap_halos = false;
-  auto value = [&](const Plan& p) -> StatusOr<double> {
-    ASSIGN_OR_RETURN(Prediction pr, PredictPlan(p, *po.latency));
-    return pr.latency_s;
-  };
+  const auto value = Latency(po);
   auto start_plan = MakePlan(m.graph, po);
   ASSERT_TRUE(start_plan.ok()) << start_plan.status().message();
   auto start = value(*start_plan);
@@ -131,25 +136,11 @@ TEST(StripBalance, AlexNetOnEightPiThreesFinishesSooner) {
 // predicted, 109.5 balanced, when written).
 TEST(StripBalance, ResNet50OnFourPiFoursMovesEveryChainAtOnce) {
   const Model m = Load("resnet50", false);
-  std::string yaml = "devices:\n";
-  for (int i = 0; i < 4; ++i)
-    yaml += "  - {name: pi" + std::to_string(i) + ", board: pi4b}\n";
-  auto c = ParseCluster(yaml, "test");
-  ASSERT_TRUE(c.ok()) << c.status().message();
-  PlanOptions po;
-  po.strategy = "spatial";
-  po.devices = c->PlanDevices();
-  po.latency = std::make_shared<LatencyModel>(LatencyModel::FromCluster(*c));
-  po.model.spec = "resnet50";
-  po.input_pixels = true;
-  po.wire.lz4 = true;
+  PlanOptions po = Spatial(testing::Boards(4, "pi4b", "resnet50"));
   po.max_read_factor = 1.0;
   po.spatial_fc = SpatialFc::kLip;
   po.overlap_halos = false;
-  auto value = [&](const Plan& p) -> StatusOr<double> {
-    ASSIGN_OR_RETURN(Prediction pr, PredictPlan(p, *po.latency));
-    return pr.latency_s;
-  };
+  const auto value = Latency(po);
   auto start_plan = MakePlan(m.graph, po);
   ASSERT_TRUE(start_plan.ok()) << start_plan.status().message();
   auto start = value(*start_plan);
