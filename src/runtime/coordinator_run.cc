@@ -7,6 +7,7 @@
 
 #include "plan/broadcast.h"
 #include "plan/dataflow.h"
+#include "runtime/board_clock.h"
 #include "runtime/coordinator_impl.h"
 #include "runtime/link_shaper.h"
 #include "runtime/pixel_codec.h"
@@ -23,16 +24,23 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kInputSenders = 8;
 
 // Sends request `seq`'s input messages, (device, message) in order: those
-// to the input device itself first, one by one (they cross no link), then
-// the others through the input device's link from several threads, so
+// to the input device itself one by one (they cross no link), and beside
+// them the others through the input device's link from several threads, so
 // that each waits out the link's latency beside the others, as a worker's
-// senders do; the chunks of a broadcast follow each other closely.
+// senders do; the chunks of a broadcast follow each other closely. Each is
+// stamped with when the link was through with it, on this host's clock: an
+// emulated board there counts its CPU for the message from then
+// (worker_tensors.cc), not from when gRPC got it there.
 Status Coordinator::Impl::SendInputs(
     const Plan& p, std::vector<std::pair<int, rpc::TensorMessage>>* sends,
     std::chrono::steady_clock::time_point expiry, int64_t seq) {
   auto send_one = [&](std::pair<int, rpc::TensorMessage>& s) -> Status {
     const int d = s.first;
-    if (d != p.input_device) input_link->Transmit(s.second.data().size());
+    const auto through =
+        d != p.input_device
+            ? input_link->Transmit(s.second.data().size(), Clock::now())
+            : Clock::now();
+    StampBoardReady(through, &s.second);
     const int64_t left = std::max<int64_t>(
         1, std::chrono::duration_cast<std::chrono::milliseconds>(
                expiry - std::chrono::steady_clock::now())
@@ -44,15 +52,18 @@ Status Coordinator::Impl::SendInputs(
                            " did not take the input");
   };
   size_t first_remote = 0;
-  for (; first_remote < sends->size() &&
-         (*sends)[first_remote].first == p.input_device;
-       ++first_remote) {
-    RETURN_IF_ERROR(send_one((*sends)[first_remote]));
+  while (first_remote < sends->size() &&
+         (*sends)[first_remote].first == p.input_device) {
+    ++first_remote;
   }
   const size_t n = sends->size() - first_remote;
-  if (n <= 1) {
-    return n == 1 ? send_one(sends->back()) : Status::Ok();
-  }
+  auto send_local = [&]() -> Status {
+    for (size_t i = 0; i < first_remote; ++i) {
+      RETURN_IF_ERROR(send_one((*sends)[i]));
+    }
+    return Status::Ok();
+  };
+  if (n == 0) return send_local();
   std::atomic<size_t> next{first_remote};
   std::mutex err_mu;
   Status first_error;
@@ -73,8 +84,9 @@ Status Coordinator::Impl::SendInputs(
   for (size_t t = 0; t < std::min<size_t>(n, kInputSenders); ++t) {
     threads.emplace_back(loop);
   }
+  const Status local = send_local();
   for (auto& t : threads) t.join();
-  return first_error;
+  return local.ok() ? first_error : local;
 }
 
 namespace {

@@ -77,13 +77,13 @@ Clock::time_point SharedMedium::Hold(Clock::time_point earliest,
   return Clock::time_point(Clock::duration(end));
 }
 
-void LinkShaper::Transmit(int64_t bytes) {
-  if (!active()) return;
-  const auto now = Clock::now();
+Clock::time_point LinkShaper::Transmit(int64_t bytes,
+                                       Clock::time_point earliest) {
+  if (!active()) return earliest;
   Clock::time_point done;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const auto start = std::max(now, free_at_);
+    const auto start = std::max(earliest, free_at_);
     const double tx_s =
         link_.bandwidth_bps > 0 ? bytes * 8.0 / link_.bandwidth_bps : 0.0;
     if (medium_) {
@@ -94,7 +94,9 @@ void LinkShaper::Transmit(int64_t bytes) {
     }
     done = free_at_;
   }
-  std::this_thread::sleep_until(done + Seconds(link_.latency_s));
+  const auto through = done + Seconds(link_.latency_s);
+  std::this_thread::sleep_until(through);
+  return through;
 }
 
 }  // namespace shoal

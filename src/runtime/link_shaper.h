@@ -60,7 +60,13 @@ class LinkShaper {
   // bytes already queued (on this link and, with a medium, on the channel;
   // the message holds both for the longer of its times on them), then the
   // latency.
-  void Transmit(int64_t bytes);
+  void Transmit(int64_t bytes) {
+    Transmit(bytes, std::chrono::steady_clock::now());
+  }
+  // The same from `earliest` (an emulated board's time, perhaps past): the
+  // time the bytes and the latency are through, which it waits for.
+  std::chrono::steady_clock::time_point Transmit(
+      int64_t bytes, std::chrono::steady_clock::time_point earliest);
 
  private:
   Link link_;

@@ -38,6 +38,21 @@ TEST(SharedMedium, TwoMappingsShareOneChannel) {
   std::filesystem::remove(path);
 }
 
+// An emulated board's message takes the link from when its task finished in
+// board time: one the host got to late (here by a second) is through at that
+// time plus its bytes and latency, which has passed, and is not waited for.
+TEST(LinkShaper, AMessageFromAnEarlierBoardTimeIsThroughFromThen) {
+  LinkShaper link(Link{8e6, 0.009});  // 1 MB/s and 9 ms
+  const auto earliest = Clock::now() - std::chrono::seconds(1);
+  const auto t0 = Clock::now();
+  const auto through = link.Transmit(10000, earliest);
+  EXPECT_NEAR(Seconds(through - earliest), 0.010 + 0.009, 1e-6);
+  EXPECT_LT(Seconds(Clock::now() - t0), 0.5) << "it waited for its past";
+  // The next message queues behind the first's bytes, not behind now.
+  const auto next = link.Transmit(10000, earliest);
+  EXPECT_NEAR(Seconds(next - earliest), 0.020 + 0.009, 1e-6);
+}
+
 // 50 kB at 8 Mbit/s is 50 ms on a device's own link and, up to the access
 // point and down, 100 ms of the channel: the longer is what it takes.
 TEST(SharedMedium, AMessageTakesTheLongerOfLinkAndChannel) {

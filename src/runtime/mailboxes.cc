@@ -1,5 +1,6 @@
 #include "runtime/mailboxes.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "graph/cost.h"
@@ -67,11 +68,9 @@ Status Mailboxes::Open(const MailboxPlan& mp, RequestState& r, int task,
   return Status::Ok();
 }
 
-StatusOr<std::optional<ReadyTask>> Mailboxes::Deliver(const MailboxPlan& mp,
-                                                      const RequestMeta& meta,
-                                                      int xi,
-                                                      const Tensor& part,
-                                                      Clock::time_point now) {
+StatusOr<std::optional<ReadyTask>> Mailboxes::Deliver(
+    const MailboxPlan& mp, const RequestMeta& meta, int xi, const Tensor& part,
+    Clock::time_point now, Clock::time_point arrived) {
   const Transfer& x = mp.plan->transfers[xi];
   DropExpired(now);
   ASSIGN_OR_RETURN(RequestState * r, Request(mp, meta));
@@ -94,12 +93,15 @@ StatusOr<std::optional<ReadyTask>> Mailboxes::Deliver(const MailboxPlan& mp,
   }
   RETURN_IF_ERROR(CopyRegion(part, Region::Full(part.shape), &dst->second,
                              x.dst.region, x.merge));
+  box.board_at =
+      std::max(box.board_at, arrived == Clock::time_point{} ? now : arrived);
   if (--box.pending > 0) return std::optional<ReadyTask>();
   ReadyTask rd;
   rd.meta = r->meta;
   rd.task = task;
   rd.first = box.first;
   rd.at = now;
+  rd.board_at = box.board_at;
   for (const auto& in : mp.plan->tasks[task].fragment.inputs) {
     rd.inputs.push_back(std::move(box.inputs.at(in)));
   }

@@ -47,6 +47,11 @@ struct ReadyTask {
   std::vector<Tensor> inputs;  // in the order of its fragment's inputs
   std::chrono::steady_clock::time_point first;  // its first input arrived
   std::chrono::steady_clock::time_point at;     // its last input arrived
+  // On an emulated board, when its last input arrived in the board's time
+  // (Deliver's `arrived`): a message's time on the board's CPU counted from
+  // when the sending board was done with it, not from when this host got to
+  // it (task_scheduler.h).
+  std::chrono::steady_clock::time_point board_at;
   ReadyKey key() const { return {meta.seq, task}; }
 };
 
@@ -63,11 +68,12 @@ class Mailboxes {
   // input. Requests past their expiry are dropped first. A transfer that
   // arrives again for the same request (a send retried after its
   // connection dropped, whose first try got here: wire.h's SendTensor) is
-  // dropped: counted once, summed once.
-  StatusOr<std::optional<ReadyTask>> Deliver(const MailboxPlan& mp,
-                                             const RequestMeta& meta, int xi,
-                                             const Tensor& part,
-                                             Clock::time_point now);
+  // dropped: counted once, summed once. `arrived`: when it arrived in
+  // board time (at most `now`; none: `now`).
+  StatusOr<std::optional<ReadyTask>> Deliver(
+      const MailboxPlan& mp, const RequestMeta& meta, int xi,
+      const Tensor& part, Clock::time_point now,
+      Clock::time_point arrived = Clock::time_point{});
 
   void Drop(const std::string& id);
   // Every request, for their coordinators to be told.
@@ -82,7 +88,8 @@ class Mailboxes {
     int pending = 0;        // transfers still to arrive
     std::set<int> arrived;  // the transfers that did
     Clock::time_point first;
-    int64_t bytes = 0;  // of `inputs`
+    Clock::time_point board_at;  // the latest `arrived`
+    int64_t bytes = 0;           // of `inputs`
   };
   struct RequestState {
     RequestMeta meta;

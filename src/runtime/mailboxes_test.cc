@@ -65,6 +65,32 @@ TEST(Mailboxes, HandsOverATaskWhenItsLastInputArrives) {
   EXPECT_EQ(boxes.bytes(), 0);
 }
 
+// On an emulated board a task starts, in board time, when the input that
+// arrived latest in board time did: not the one this host delivered last.
+TEST(Mailboxes, ATaskIsReadyInBoardTimeWhenItsLatestInputArrived) {
+  auto d = TwoHalves();
+  Mailboxes boxes("d0", 0);
+  const auto now = Clock::now();
+  const auto early = now - std::chrono::milliseconds(30);
+  const auto late = now - std::chrono::milliseconds(10);
+  ASSERT_TRUE(
+      boxes.Deliver(View(*d), Meta("r"), 0, Tensor({1, 2}, {1, 2}), now, late)
+          .ok());
+  auto ready =
+      boxes.Deliver(View(*d), Meta("r"), 1, Tensor({1, 2}, {3, 4}), now, early);
+  ASSERT_TRUE(ready.ok() && ready->has_value());
+  EXPECT_EQ((*ready)->board_at, late);
+  EXPECT_EQ((*ready)->at, now);
+  // Without board times: when this host delivered it.
+  auto plain =
+      boxes.Deliver(View(*d), Meta("s"), 0, Tensor({1, 2}, {1, 2}), early);
+  ASSERT_TRUE(plain.ok());
+  auto plain2 =
+      boxes.Deliver(View(*d), Meta("s"), 1, Tensor({1, 2}, {3, 4}), now);
+  ASSERT_TRUE(plain2.ok() && plain2->has_value());
+  EXPECT_EQ((*plain2)->board_at, now);
+}
+
 // A send retried after its connection dropped may arrive twice: the second
 // copy is dropped, before its task ran (not summed twice, not counted as
 // the task's other input) and after.

@@ -36,19 +36,24 @@ void TaskScheduler::Stop() {
 Status TaskScheduler::Deliver(const std::shared_ptr<Deployment>& d,
                               const RequestMeta& meta,
                               const std::vector<int>& transfers,
-                              const Tensor& part) {
+                              const Tensor& part, Clock::time_point arrived) {
+  const auto now = Clock::now();
+  if (arrived == Clock::time_point{} || arrived > now) arrived = now;
   std::lock_guard<std::mutex> lock(mu_);
-  for (int xi : transfers) RETURN_IF_ERROR(DeliverLocked(d, meta, xi, part));
+  for (int xi : transfers) {
+    RETURN_IF_ERROR(DeliverLocked(d, meta, xi, part, arrived));
+  }
   return Status::Ok();
 }
 
 Status TaskScheduler::DeliverLocked(const std::shared_ptr<Deployment>& d,
                                     const RequestMeta& meta, int xi,
-                                    const Tensor& part) {
+                                    const Tensor& part,
+                                    Clock::time_point arrived) {
   ASSIGN_OR_RETURN(
       std::optional<ReadyTask> rd,
       boxes_.Deliver(MailboxPlan{&d->plan, d->device, &d->incoming}, meta, xi,
-                     part, Clock::now()));
+                     part, Clock::now(), arrived));
   if (!rd) return Status::Ok();
   const double waited =
       std::chrono::duration<double, std::milli>(rd->at - rd->first).count();
@@ -105,7 +110,8 @@ void TaskScheduler::Loop() {
 // Runs one task whose inputs are all here and sends its outputs on.
 void TaskScheduler::RunReady(Queued& rd) {
   std::vector<Tensor> outs;
-  if (!ComputeTask(rd, &outs)) return;
+  Clock::time_point done;
+  if (!ComputeTask(rd, &outs, &done)) return;
   const Task& t = rd.dep->plan.tasks[rd.t.task];
   Sources srcs;
   for (size_t i = 0; i < rd.t.inputs.size(); ++i) {
@@ -116,14 +122,15 @@ void TaskScheduler::RunReady(Queued& rd) {
   }
   const OutputRoute route = RouteOutputs(
       rd.dep->plan, rd.dep->outgoing[rd.t.task], rd.dep->device, rd.t.meta.seq);
-  if (!SendBroadcasts(rd, srcs, route)) return;
-  SendDirect(rd, srcs, route);
+  if (!SendBroadcasts(rd, srcs, route, done)) return;
+  SendDirect(rd, srcs, route, done);
 }
 
 // Runs the task (paced to the device's share of a core) and records its
 // time; false when the request expired or the task failed, which fails
 // the request.
-bool TaskScheduler::ComputeTask(Queued& rd, std::vector<Tensor>* outs) {
+bool TaskScheduler::ComputeTask(Queued& rd, std::vector<Tensor>* outs,
+                                Clock::time_point* done) {
   const WorkerOptions& opts = *core_.opts;
   const Deployment& d = *rd.dep;
   const Task& t = d.plan.tasks[rd.t.task];
@@ -133,13 +140,23 @@ bool TaskScheduler::ComputeTask(Queued& rd, std::vector<Tensor>* outs) {
                    " could run");
     return false;
   }
-  const auto t0 = Clock::now();
+  auto t0 = Clock::now();
+  const bool board = !d.board_seconds.empty();
+  if (board) t0 = std::min(t0, std::max(rd.t.board_at, board_free_));
   const double cpu0 = CpuSeconds(opts.threads > 1);
   Status st = d.exec[rd.t.task] ? d.exec[rd.t.task]->Run(rd.t.inputs, outs)
                                 : Status::Ok();
-  if (!d.board_seconds.empty()) {
-    // An emulated board: the class's time for the task, dilated.
-    if (!PaceTo(t0, d.board_seconds[rd.t.task] * opts.dilation)) {
+  *done = Clock::now();
+  if (board) {
+    // An emulated board: the class's time for the task, dilated, from
+    // when it started in board time.
+    const auto until =
+        t0 + std::chrono::duration_cast<Clock::duration>(
+                 std::chrono::duration<double>(d.board_seconds[rd.t.task] *
+                                               opts.dilation));
+    if (PaceTo(until, 0)) {
+      *done = until;
+    } else {
       core_.metrics->board_overruns().Increment();
     }
   } else {
@@ -147,10 +164,15 @@ bool TaskScheduler::ComputeTask(Queued& rd, std::vector<Tensor>* outs) {
   }
   if (!d.swap_seconds.empty() && d.swap_seconds[rd.t.task] > 0) {
     // Paging from the SD card: I/O wait on top of the compute.
-    std::this_thread::sleep_for(std::chrono::duration<double>(
-        d.swap_seconds[rd.t.task] * opts.dilation));
+    const double swap_s = d.swap_seconds[rd.t.task] * opts.dilation;
+    PaceTo(*done, swap_s);
+    *done += std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(swap_s));
   }
-  const double ms = MsSince(t0);
+  if (!board) *done = Clock::now();
+  board_free_ = *done;
+  const double ms =
+      std::chrono::duration<double, std::milli>(*done - t0).count();
   if (d.task_seconds[rd.t.task] != nullptr) {
     d.task_seconds[rd.t.task]->Observe(ms / 1e3);
   }
@@ -159,7 +181,7 @@ bool TaskScheduler::ComputeTask(Queued& rd, std::vector<Tensor>* outs) {
   core_.stats->With([&](WorkerStats& s) {
     if (current) {  // a draining previous plan's tasks differ
       s.AddRun(rd.t.task, ms);
-      s.AddSpan(rd.t.meta.seq, rd.t.task, -1, rd.t.at, t0, Clock::now());
+      s.AddSpan(rd.t.meta.seq, rd.t.task, -1, std::min(rd.t.at, t0), t0, *done);
     }
     s.AddBusy(ms);
   });
@@ -188,7 +210,8 @@ void AddressMessage(const RequestMeta& meta, const Deployment& d,
 // Bytes that several devices read go out as broadcast trees. False when
 // the request failed.
 bool TaskScheduler::SendBroadcasts(const Queued& rd, const Sources& srcs,
-                                   const OutputRoute& route) {
+                                   const OutputRoute& route,
+                                   Clock::time_point done) {
   const Deployment& d = *rd.dep;
   for (const auto& g : route.broadcasts) {
     const Transfer& x = d.plan.transfers[g.front()];
@@ -203,7 +226,7 @@ bool TaskScheduler::SendBroadcasts(const Queued& rd, const Sources& srcs,
     EncodeTensor(*part, d.plan.TransferWire(x), &header);
     sender_->QueueHops(rd.dep, rd.t.meta,
                        SourceHops(d.plan, g, d.device, rd.t.meta.seq),
-                       std::move(header), /*readdress_only=*/false);
+                       std::move(header), /*readdress_only=*/false, done);
   }
   return true;
 }
@@ -211,7 +234,8 @@ bool TaskScheduler::SendBroadcasts(const Queued& rd, const Sources& srcs,
 // Every other outgoing transfer of the task: delivered here when its reader
 // runs on this device, queued for the sender otherwise.
 void TaskScheduler::SendDirect(const Queued& rd, const Sources& srcs,
-                               const OutputRoute& route) {
+                               const OutputRoute& route,
+                               Clock::time_point done) {
   const Deployment& d = *rd.dep;
   const Task& t = d.plan.tasks[rd.t.task];
   for (const OutputRoute::Direct& r : route.direct) {
@@ -223,7 +247,7 @@ void TaskScheduler::SendDirect(const Queued& rd, const Sources& srcs,
       return;
     }
     if (r.here) {
-      if (Status s = Deliver(rd.dep, rd.t.meta, {xi}, *part); !s.ok()) {
+      if (Status s = Deliver(rd.dep, rd.t.meta, {xi}, *part, done); !s.ok()) {
         // The request fails now, not at its deadline.
         core_.fail(rd.t.meta, WorkerError::kMessageRefused,
                    "task " + t.name + " on " + core_.opts->name +
@@ -237,6 +261,7 @@ void TaskScheduler::SendDirect(const Queued& rd, const Sources& srcs,
     o.meta = rd.t.meta;
     o.dst_device = r.to;
     o.queued = Clock::now();
+    o.ready = done;
     AddressMessage(rd.t.meta, *rd.dep, &o.msg);
     o.msg.set_transfer(xi);
     for (int64_t v : part->shape) o.msg.add_shape(v);

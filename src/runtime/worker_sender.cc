@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "cluster/board.h"
+#include "runtime/board_clock.h"
 #include "runtime/cpu_pacer.h"
 #include "runtime/deployment_slots.h"
 #include "runtime/relay_messages.h"
@@ -38,7 +39,8 @@ void WorkerSender::Queue(OutgoingMessage o) {
 void WorkerSender::QueueHops(const std::shared_ptr<Deployment>& d,
                              const RequestMeta& meta,
                              const std::vector<RelayHop>& hops,
-                             rpc::TensorMessage header, bool readdress_only) {
+                             rpc::TensorMessage header, bool readdress_only,
+                             Clock::time_point ready) {
   std::vector<std::pair<int, rpc::TensorMessage>> sends;
   if (readdress_only) {
     for (const RelayHop& h : hops) {
@@ -57,6 +59,7 @@ void WorkerSender::QueueHops(const std::shared_ptr<Deployment>& d,
     o.meta = meta;
     o.dst_device = dev;
     o.queued = now;
+    o.ready = ready;
     o.msg = std::move(msg);
     unsent_++;
     queue_.push_back(std::move(o));
@@ -132,13 +135,33 @@ void WorkerSender::SendOne(OutgoingMessage& o) {
   const int64_t bytes = o.msg.data().size();
   const int to_device = o.dst_device < 0 ? d.plan.output_device : o.dst_device;
   const bool remote = to_device != d.device;
-  if (remote) shaper_->Transmit(bytes);
-  // An emulated board's CPU for the message (to a peer or the
-  // coordinator), as the simulator charges it after the link.
+  // An emulated board's message takes the link from when its task finished
+  // in board time (task_scheduler.h), however late this thread got to it;
+  // then the board's CPU for it, as the simulator charges it after the
+  // link. To a peer the message leaves at once, stamped with when that CPU
+  // is done, and the peer counts its own CPU for it from then
+  // (worker_tensors.cc): this host's time to carry it (gRPC, the loopback,
+  // a busy host's wake-ups) is spent inside the board's, not added to it.
+  // The coordinator counts no board time: what goes to it waits here.
+  const bool on_board = core_.opts->board != nullptr;
+  const auto from = on_board && o.ready != Clock::time_point{}
+                        ? std::min(o.ready, taken)
+                        : taken;
+  const auto carried = remote ? shaper_->Transmit(bytes, from) : from;
+  double board_s = 0;
+  ClearBoardReady(&o.msg);
   if (const WorkerOptions& w = *core_.opts; w.board != nullptr) {
-    PaceTo(Clock::now(),
-           w.dilation * BoardMessageSeconds(
-                            ScaleRates(w.board->rates, w.board_speed), bytes));
+    board_s =
+        w.dilation *
+        BoardMessageSeconds(ScaleRates(w.board->rates, w.board_speed), bytes);
+    if (o.dst_device >= 0 && SteadyClockId() != 0) {
+      StampBoardReady(carried + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(board_s)),
+                      &o.msg);
+    } else {
+      PaceTo(carried, board_s);
+      board_s = 0;
+    }
   }
   const int64_t left = std::chrono::duration_cast<std::chrono::milliseconds>(
                            o.meta.expiry - Clock::now())
@@ -160,6 +183,8 @@ void WorkerSender::SendOne(OutgoingMessage& o) {
   (o.dst_device < 0 ? d.sent_to_coordinator : d.sent_to[o.dst_device])
       ->Increment(bytes);
   grpc::Status s = SendTensor(stub, o.msg, left);
+  // This sender thread is the board's CPU for the message until then.
+  if (board_s > 0) PaceTo(carried, board_s);
   if (!s.ok()) {
     const std::string who =
         o.dst_device < 0 ? "the coordinator (" + o.meta.reply_to + ")"

@@ -33,6 +33,9 @@ struct OutgoingMessage {
   int dst_device = 0;  // -1: the coordinator (model output)
   rpc::TensorMessage msg;
   std::chrono::steady_clock::time_point queued;
+  // On an emulated board: when the task that made it finished in board
+  // time (task_scheduler.h), the link's earliest start. None: when sent.
+  std::chrono::steady_clock::time_point ready;
 };
 
 class WorkerSender {
@@ -65,9 +68,10 @@ class WorkerSender {
   // Queues the messages for `hops` of a broadcast: the chunks of
   // `header`'s data, or, with readdress_only, `header` itself (a chunk
   // being forwarded) to each.
+  // `ready` as OutgoingMessage's.
   void QueueHops(const std::shared_ptr<Deployment>& d, const RequestMeta& meta,
                  const std::vector<RelayHop>& hops, rpc::TensorMessage header,
-                 bool readdress_only);
+                 bool readdress_only, Clock::time_point ready = {});
 
   // Tells the request's coordinator that it failed here; best effort.
   void SendAbort(const RequestMeta& meta, const std::string& error);

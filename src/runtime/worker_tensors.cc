@@ -5,6 +5,7 @@
 #include "metrics/http_server.h"
 #include "metrics/worker_metrics.h"
 #include "plan/broadcast.h"
+#include "runtime/board_clock.h"
 #include "runtime/chunk_assembler.h"
 #include "runtime/cpu_pacer.h"
 #include "runtime/deployment.h"
@@ -91,14 +92,27 @@ grpc::Status Worker::Impl::Send(grpc::ServerContext* ctx,
     }
     auto part = TensorFromMessage(*whole, shape);
     if (!part.ok()) return ToGrpc(part.status().WithContext(Who()));
-    if (opts.board != nullptr && from != d->device) {
-      // An emulated board's CPU to receive it, from when it came in.
-      PaceTo(received, opts.dilation *
-                           BoardMessageSeconds(
-                               ScaleRates(opts.board->rates, opts.board_speed),
-                               m->data().size()));
+    Clock::time_point arrived{};  // now
+    if (from != d->device) {
+      // An emulated board's CPU to receive it, from when it came in, or
+      // from when the sending board's CPU was done with it where the
+      // sender stamped that on this host's clock (worker_sender.cc): the
+      // time it arrived on the board's clock (task_scheduler.h).
+      const auto start = BoardArrival(*m, received);
+      const double cpu_s =
+          opts.board == nullptr
+              ? 0.0
+              : opts.dilation *
+                    BoardMessageSeconds(
+                        ScaleRates(opts.board->rates, opts.board_speed),
+                        m->data().size());
+      if (cpu_s > 0 || start > received) {
+        const auto until = start + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(cpu_s));
+        if (PaceTo(until, 0) && opts.board != nullptr) arrived = until;
+      }
     }
-    Status s = scheduler.Deliver(d, meta, local, *part);
+    Status s = scheduler.Deliver(d, meta, local, *part, arrived);
     return s.ok() ? grpc::Status::OK : ToGrpc(s.WithContext(Who()));
   });
   return Counted(WorkerError::kMessageRefused, st);
