@@ -65,12 +65,14 @@ done
 median() { printf '%s\n' "$@" | sort -n | sed -n "$(( ($# + 1) / 2 ))p"; }
 echo "Devices: \`examples/pi3-4.yaml\` on free ports (four \`board: pi3b+\`, each task held to its class's time). Plans: \`--strategy $STRATEGY\`. Latency: board time, the median over $ROUNDS rounds of each round's median of $REQUESTS requests (\`shoal bench\`); the conditions in turn within each round. Busy: two \`while :; do :; done\` shells beside the cluster, as many as this host has cores. Dilated: \`cluster up --dilation $DILATION\`, every emulated time $DILATION times longer, reported divided by $DILATION."
 echo
-echo "| model | idle, real time, ms | busy, real time, ms | busy / idle | idle, dilated x$DILATION, ms | dilated / real time |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| model | idle, real time, ms | busy, real time, ms | busy / idle | idle, dilated x$DILATION, ms | dilated / real time | predicted (\`shoal simulate\`), ms | real time / predicted |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for m in $MODELS; do
   # shellcheck disable=SC2086
   i=$(median ${res[idle|$m]}); b=$(median ${res[busy|$m]}); d=$(median ${res[dilated|$m]})
-  echo "| $m | $i | $b | $(python3 -c "print('%.2f' % ($b / $i))") | $d | $(python3 -c "print('%.2f' % ($d / $i))") |"
+  p=$("$shoal" simulate --plan "${plan[$m]}" --cluster "$c" --requests "$REQUESTS" --json 2> /dev/null |
+    python3 -c 'import json,sys; print("%.1f" % json.load(sys.stdin)["latency_ms"]["median"])')
+  echo "| $m | $i | $b | $(python3 -c "print('%.2f' % ($b / $i))") | $d | $(python3 -c "print('%.2f' % ($d / $i))") | $p | $(python3 -c "print('%.2f' % ($i / $p))") |"
 done
 echo
-echo "Reading: a ratio within 0.90-1.10 is the same board time within 10 %. What dilation removes is the host's own time for each message (gRPC, copies), which real time charges on top of the boards' and the links' time."
+echo "Reading: a ratio within 0.90-1.10 is the same board time within 10 %. Each board keeps its own clock (docs/cluster-format.md, \"Emulated boards, and time dilation\"): this host's own time for a message (gRPC, copies) or a late wake-up hides inside the boards' times; what real time still adds over dilated time is where the host fell behind a board's time (task overruns)."
