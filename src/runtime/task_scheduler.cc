@@ -11,7 +11,6 @@
 #include "runtime/deployment_slots.h"
 #include "runtime/tensor_codec.h"
 #include "runtime/wire.h"
-#include "util/clock.h"
 
 namespace shoal {
 
