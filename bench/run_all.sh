@@ -27,7 +27,7 @@ sections=(
   "worker-memory|Worker memory: each weight once|bash bench/worker_memory.sh"
   "min-devices|The fewest 1 GiB devices that hold a model|bash bench/min_devices.sh"
   "simulate-vs-bench|Predicted against measured: \`shoal simulate\` vs \`shoal bench\`|MODELS=alexnet RUNS=3 REQUESTS=9 bash bench/simulate_vs_bench.sh"
-  "simulate-vs-bench-pi3-8|Predicted against measured on eight Pi 3B+ boards: the speed benchmarks' plans|PIXELS=1 MODELS='alexnet resnet18 vgg16' CLUSTERS=pi3-8 STRATEGIES='auto spatial lop fuse-ilp' REQUESTS=3 bash bench/simulate_vs_bench.sh"
+  "simulate-vs-bench-pi3-8|Predicted against measured on eight Pi 3B+ boards: the speed benchmarks' plans|DILATION=2 PIXELS=1 MODELS='alexnet resnet18 vgg16' CLUSTERS=pi3-8 STRATEGIES='auto spatial lop fuse-ilp' REQUESTS=3 bash bench/simulate_vs_bench.sh"
   "simulate-vs-bench-pi4-4|Predicted against measured on four Pi 4B boards: the speed benchmarks' plans|PIXELS=1 MODELS='vgg16 resnet50 resnet18' CLUSTERS=pi4-4 STRATEGIES='auto spatial lop' REQUESTS=3 bash bench/simulate_vs_bench.sh"
   "sim-scale|Simulator scale|bash bench/sim_scale.sh"
   "auto-alexnet|\`--strategy auto\` against every strategy: AlexNet, profiled, 6 in flight|PROFILE=1 MODELS=alexnet REQUESTS=5 CONCURRENCY=6 bash bench/auto_vs_strategies.sh"
