@@ -9,16 +9,13 @@
 #include <cstring>
 #include <thread>
 
+#include "util/clock.h"
+
 namespace shoal {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-Clock::duration Seconds(double s) {
-  return std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(s));
-}
 
 // The mapped page: the channel's clock first, the rest unused.
 constexpr size_t kMediumFileBytes = 4096;
@@ -63,7 +60,7 @@ Clock::time_point SharedMedium::Hold(Clock::time_point earliest,
                                      double seconds) {
   std::atomic_ref<int64_t> clock(*clock_);
   const int64_t want = earliest.time_since_epoch().count();
-  const int64_t length = Seconds(seconds).count();
+  const int64_t length = SteadySeconds(seconds).count();
   // A clock more than an hour ahead of this message is no queue of real
   // messages but a damaged file: start from now rather than sleep on it.
   const int64_t sane =
@@ -90,11 +87,11 @@ Clock::time_point LinkShaper::Transmit(int64_t bytes,
       const double air_s = medium_->medium().Airtime(bytes);
       free_at_ = medium_->Hold(start, std::max(tx_s, air_s));
     } else {
-      free_at_ = start + Seconds(tx_s);
+      free_at_ = start + SteadySeconds(tx_s);
     }
     done = free_at_;
   }
-  const auto through = done + Seconds(link_.latency_s);
+  const auto through = done + SteadySeconds(link_.latency_s);
   std::this_thread::sleep_until(through);
   return through;
 }

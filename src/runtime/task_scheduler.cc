@@ -11,6 +11,7 @@
 #include "runtime/deployment_slots.h"
 #include "runtime/tensor_codec.h"
 #include "runtime/wire.h"
+#include "util/clock.h"
 
 namespace shoal {
 
@@ -150,9 +151,7 @@ bool TaskScheduler::ComputeTask(Queued& rd, std::vector<Tensor>* outs,
     // An emulated board: the class's time for the task, dilated, from
     // when it started in board time.
     const auto until =
-        t0 + std::chrono::duration_cast<Clock::duration>(
-                 std::chrono::duration<double>(d.board_seconds[rd.t.task] *
-                                               opts.dilation));
+        t0 + SteadySeconds(d.board_seconds[rd.t.task] * opts.dilation);
     if (PaceTo(until, 0)) {
       *done = until;
     } else {
@@ -165,8 +164,7 @@ bool TaskScheduler::ComputeTask(Queued& rd, std::vector<Tensor>* outs,
     // Paging from the SD card: I/O wait on top of the compute.
     const double swap_s = d.swap_seconds[rd.t.task] * opts.dilation;
     PaceTo(*done, swap_s);
-    *done += std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double>(swap_s));
+    *done += SteadySeconds(swap_s);
   }
   if (!board) *done = Clock::now();
   board_free_ = *done;

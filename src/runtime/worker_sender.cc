@@ -8,6 +8,7 @@
 #include "runtime/deployment_slots.h"
 #include "runtime/relay_messages.h"
 #include "runtime/wire.h"
+#include "util/clock.h"
 
 namespace shoal {
 
@@ -143,21 +144,20 @@ void WorkerSender::SendOne(OutgoingMessage& o) {
   // (worker_tensors.cc): this host's time to carry it (gRPC, the loopback,
   // a busy host's wake-ups) is spent inside the board's, not added to it.
   // The coordinator counts no board time: what goes to it waits here.
-  const bool on_board = core_.opts->board != nullptr;
+  const WorkerOptions& w = *core_.opts;
+  const bool on_board = w.board != nullptr;
   const auto from = on_board && o.ready != Clock::time_point{}
                         ? std::min(o.ready, taken)
                         : taken;
   const auto carried = remote ? shaper_->Transmit(bytes, from) : from;
   double board_s = 0;
   ClearBoardReady(&o.msg);
-  if (const WorkerOptions& w = *core_.opts; w.board != nullptr) {
+  if (on_board) {
     board_s =
         w.dilation *
         BoardMessageSeconds(ScaleRates(w.board->rates, w.board_speed), bytes);
     if (o.dst_device >= 0 && SteadyClockId() != 0) {
-      StampBoardReady(carried + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(board_s)),
-                      &o.msg);
+      StampBoardReady(carried + SteadySeconds(board_s), &o.msg);
     } else {
       PaceTo(carried, board_s);
       board_s = 0;

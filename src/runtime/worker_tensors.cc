@@ -20,6 +20,7 @@
 #include "runtime/worker_impl.h"
 #include "runtime/worker_sender.h"
 #include "runtime/worker_stats.h"
+#include "util/clock.h"
 
 namespace shoal {
 
@@ -107,8 +108,7 @@ grpc::Status Worker::Impl::Send(grpc::ServerContext* ctx,
                         ScaleRates(opts.board->rates, opts.board_speed),
                         m->data().size());
       if (cpu_s > 0 || start > received) {
-        const auto until = start + std::chrono::duration_cast<Clock::duration>(
-                                       std::chrono::duration<double>(cpu_s));
+        const auto until = start + SteadySeconds(cpu_s);
         if (PaceTo(until, 0) && opts.board != nullptr) arrived = until;
       }
     }

@@ -14,6 +14,13 @@ inline double MsSince(SteadyClock::time_point t0) {
       .count();
 }
 
+// `s` seconds as a steady-clock duration (board times, link times and
+// paces are doubles of seconds; deadlines are time points).
+inline SteadyClock::duration SteadySeconds(double s) {
+  return std::chrono::duration_cast<SteadyClock::duration>(
+      std::chrono::duration<double>(s));
+}
+
 }  // namespace shoal
 
 #endif  // SHOAL_UTIL_CLOCK_H_
