@@ -86,7 +86,35 @@ copy_cluster() {
 # exit; on failure prints cluster up's output and exits.
 cluster_up() {
   "$shoal" cluster up --mode "$MODE" ${DILATION:+--dilation "$DILATION"} "$1" > "$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
+  note_dilation "$1"
   started+=("$1")
+}
+
+# note_dilation FILE: keeps the time dilation cluster up chose for FILE's
+# devices (from its output), for dilation_note.
+note_dilation() {
+  local n k
+  n=$(grep -c -- "- name:" "$1")
+  k=$(sed -n 's/^time dilation \([0-9.]*\).*/\1/p' "$work/up.log" | head -1)
+  echo "$n ${k:-1}" >> "$work/dilations"
+}
+
+# dilation_note: a sentence on the dilations the clusters ran at, for a
+# section's header ("" when every cluster ran in real time and DILATION is
+# unset).
+dilation_note() {
+  [ -f "$work/dilations" ] || return 0
+  local parts
+  parts=$(sort -n -u "$work/dilations" | awk '
+    $2 != 1 { printf "%s%d devices x%s", sep, $1, $2; sep = ", " }
+    $2 == 1 { real = 1 }
+    END { if (sep != "" && real) printf ", the rest in real time" }')
+  [ -z "$parts" ] && return 0
+  if [ -n "$DILATION" ]; then
+    echo " Time dilation: every cluster brought up dilated x$DILATION (\`DILATION=$DILATION\`), times in board time."
+  else
+    echo " Time dilation, \`cluster up\`'s own choice from this host's calibration (docs/cluster-format.md): $parts; times in board time."
+  fi
 }
 
 # cluster_fresh FILE: restarts its workers (started by cluster_up), so that
@@ -95,4 +123,5 @@ cluster_up() {
 cluster_fresh() {
   "$shoal" cluster down "$1" > /dev/null 2>&1 || true
   "$shoal" cluster up --mode "$MODE" ${DILATION:+--dilation "$DILATION"} "$1" > "$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
+  note_dilation "$1"
 }

@@ -162,7 +162,7 @@ fmt_mib() { python3 -c "print('%.1f' % ($1 / 1048576))"; }
 rounds_note=""
 [ "$ROUNDS" -gt 1 ] && rounds_note=" Rounds: $ROUNDS, the one device and every plan measured in turn in each round; a latency is the median over the rounds, a speedup the median of the rounds' speedups (each round's one device over the same round's plan), with their lowest and highest in brackets."
 BOARD_CLASS=$(sed -n 's/.*board: \([^,}]*\).*/\1/p' "$root/examples/$BOARD-4.yaml" | head -1)
-echo "Devices: \`examples/$BOARD-N.yaml\` on free ports (\`board: $BOARD_CLASS\`: $("$shoal" boards --json | python3 -c 'import json,sys; b=[x for x in json.load(sys.stdin) if x["name"]==sys.argv[1]][0]; print("%s, %s, %.0f MiB, %g Mbit/s + %g ms links" % (b["title"], b["basis"], b["memory_bytes"]/2**20, b["link_bandwidth_bps"]/1e6, b["link_latency_s"]*1e3))' "$BOARD_CLASS"); MODE=$MODE$([ -n "$DILATION" ] && echo "; every cluster brought up dilated x$DILATION (\`DILATION=$DILATION\`), times in board time"))$([ "$PIXELS" = 1 ] && echo ", every plan's input, the one device's too, sent as 8-bit pixels"). Latency: median of $REQUESTS requests after a warm-up (\`shoal bench\`), one request in flight; speedup: one device's latency over the plan's, both from this run.$rounds_note"
+echo "Devices: \`examples/$BOARD-N.yaml\` on free ports (\`board: $BOARD_CLASS\`: $("$shoal" boards --json | python3 -c 'import json,sys; b=[x for x in json.load(sys.stdin) if x["name"]==sys.argv[1]][0]; print("%s, %s, %.0f MiB, %g Mbit/s + %g ms links" % (b["title"], b["basis"], b["memory_bytes"]/2**20, b["link_bandwidth_bps"]/1e6, b["link_latency_s"]*1e3))' "$BOARD_CLASS"); MODE=$MODE)$([ "$PIXELS" = 1 ] && echo ", every plan's input, the one device's too, sent as 8-bit pixels"). Latency: median of $REQUESTS requests after a warm-up (\`shoal bench\`), one request in flight; speedup: one device's latency over the plan's, both from this run.$rounds_note"
 echo "Wire: tensor bytes the devices sent per request as the workers measured them (relays of broadcasts included, LZ4-compressed messages at their compressed size; the coordinator's sends of the input counted on the input device). Weights: the most any one device holds."
 echo
 
@@ -333,4 +333,4 @@ for n in $SIZES; do
   fi
  done
 done
-echo "The one-device latency moves with the host between runs (10-20 % on this shared VM), and every speedup with it: compare plans within a run. LCP rows run another model, narrower branches (docs/lcp.md), and are not exact."
+echo "The one-device latency moves with the host between runs (10-20 % on this shared VM), and every speedup with it: compare plans within a run. LCP rows run another model, narrower branches (docs/lcp.md), and are not exact.$(dilation_note)"

@@ -203,3 +203,5 @@ print("Ranking (bench / simulate): %d of %d pairs of strategies ordered as measu
       + (" Ordered the other way, benches more than 10 %% apart: %s." % "; ".join(wrong) if wrong else "")
       + (" The other way within 10 %% of each other (the host's noise): %s." % "; ".join(close) if close else ""))
 PY
+note=$(dilation_note)
+if [ -n "$note" ]; then echo; echo "${note# }"; fi

@@ -153,6 +153,9 @@ double BoardHostCores(const Cluster& c, const HostRate& host) {
       share = std::max(
           share, r.memory_bytes_per_s / (4 * host.gemm_macs_per_cpu_second));
     }
+    if (host.copy_bytes_per_cpu_second > 0) {
+      share += r.memory_bytes_per_s / host.copy_bytes_per_cpu_second;
+    }
     need += share;
   }
   return need;

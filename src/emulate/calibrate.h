@@ -58,9 +58,16 @@ double CpuFractionForSpeed(double speed, const HostRate& host);
 double SystemFractionForSpeed(double speed, int cores, const HostRate& host);
 
 // Host cores the named boards of `c` (cluster/board.h) would need to run in
-// real time all at once: for each, the larger of its fastest arithmetic
-// over this host's one-core 3x3 conv rate and its memory rate over the
-// rate this host streams an fc layer's weights at (4 bytes per MAC).
+// real time all at once. For each board, its compute: the larger of its
+// fastest arithmetic over this host's one-core 3x3 conv rate and its memory
+// rate over the rate this host streams an fc layer's weights at (4 bytes
+// per MAC); plus its messages: its memory rate over this host's copy rate.
+// A board serialises, copies and receives messages on the cores its
+// computing thread leaves free, at once with its arithmetic, and its worker
+// does that work (gRPC, copies) on this host at the host's copy rate. Eight
+// Pi 3B+ counted by arithmetic alone (0.70 cores of a 2-core host) ran
+// AlexNet 10 % and LCP 30 % slower in board time in real time than
+// dilated x2, and four Pi 4B ResNet-50 17 % (docs/cluster-format.md).
 double BoardHostCores(const Cluster& c, const HostRate& host);
 
 // The time dilation that gives `need` host cores (BoardHostCores) half of

@@ -196,16 +196,18 @@ StatusOr<double> ChooseDilation(Cluster& c, const ClusterUpOptions& o,
     if (k > 1) {
       std::snprintf(line, sizeof(line),
                     "time dilation %g: in real time the boards would need "
-                    "%.2f cores of this host, which has %d (half of them for "
-                    "computing); every emulated time (compute, links, "
-                    "timeouts) runs %gx slower, and bench and serve report "
-                    "board time (--dilation K overrides)\n",
+                    "%.2f cores of this host (to compute and to move their "
+                    "messages' bytes), which has %d (half of them for that); "
+                    "every emulated time (compute, links, timeouts) runs %gx "
+                    "slower, and bench and serve report board time "
+                    "(--dilation K overrides)\n",
                     k, need, cores, k);
     } else {
       std::snprintf(line, sizeof(line),
                     "real time: the boards need %.2f cores of this host's "
-                    "%d to run at their classes' speed (no dilation; "
-                    "--dilation K stretches every emulated time)\n",
+                    "%d to compute and move their messages' bytes at their "
+                    "classes' speed (no dilation; --dilation K stretches "
+                    "every emulated time)\n",
                     need, cores);
     }
     out << line;
