@@ -64,10 +64,11 @@ double SystemFractionForSpeed(double speed, int cores, const HostRate& host);
 // per MAC); plus its messages: its memory rate over this host's copy rate.
 // A board serialises, copies and receives messages on the cores its
 // computing thread leaves free, at once with its arithmetic, and its worker
-// does that work (gRPC, copies) on this host at the host's copy rate. Eight
-// Pi 3B+ counted by arithmetic alone (0.70 cores of a 2-core host) ran
-// AlexNet 10 % and LCP 30 % slower in board time in real time than
-// dilated x2, and four Pi 4B ResNet-50 17 % (docs/cluster-format.md).
+// does that work (gRPC, copies) on this host at the host's copy rate.
+// Counted by arithmetic alone, eight Pi 3B+ (0.70 cores of a 2-core host)
+// ran in real time, AlexNet 10 % and LCP 30 % slower in board time than
+// dilated x2, and four Pi 4B (1.11 cores) dilated x1.5, ResNet-50 4 %
+// slower than x2 (docs/cluster-format.md).
 double BoardHostCores(const Cluster& c, const HostRate& host);
 
 // The time dilation that gives `need` host cores (BoardHostCores) half of
