@@ -155,6 +155,11 @@ BenchDeviceReport DeviceReport(const DeviceStats& d, const Plan& p,
   dr.bytes_received = d.bytes_received + coord_received;
   dr.queue_histogram = d.queue_histogram;
   dr.requests_failed = d.requests_failed;
+  dr.messages_received = d.messages_received;
+  dr.board_late_tasks = d.board_late_tasks;
+  dr.board_late_task_ms = d.board_late_task_ms;
+  dr.board_late_messages = d.board_late_messages;
+  dr.board_late_message_ms = d.board_late_message_ms;
   return dr;
 }
 
@@ -198,9 +203,9 @@ Status WriteSpans(const BenchArgs& a, const Plan& p,
   }
   if (!a.trace.empty()) RETURN_IF_ERROR(WriteTrace(a.trace, p, spans));
   if (!a.timeline.empty()) {
-    RETURN_IF_ERROR(WriteTimelineSvg(
-        a.timeline, p, spans, "measured: " + a.plan + " on " + a.cluster,
-        a.timeline_ms / 1e3));
+    RETURN_IF_ERROR(WriteTimelineSvg(a.timeline, p, spans,
+                                     "measured: " + a.plan + " on " + a.cluster,
+                                     a.timeline_ms / 1e3));
   }
   if (dropped > 0) {
     std::cerr << "warning: the workers kept the first spans only; " << dropped

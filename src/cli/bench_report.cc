@@ -73,6 +73,28 @@ void PrintHistogram(const std::vector<double>& lat, std::ostream& out) {
   }
 }
 
+// Where this host fell behind the emulated boards, over every device, and
+// by how much a request in all. A sum over the devices: what it added to a
+// request's latency is at most that, less where a board that came in late
+// was not on the request's critical path.
+nlohmann::json BoardLateJson(const BenchReport& r) {
+  int64_t tasks = 0, runs = 0, messages = 0, received = 0;
+  double ms = 0;
+  for (const auto& d : r.devices) {
+    tasks += d.board_late_tasks;
+    runs += d.task_runs;
+    messages += d.board_late_messages;
+    received += d.messages_received;
+    ms += d.board_late_task_ms + d.board_late_message_ms;
+  }
+  const double n = std::max<size_t>(1, r.latency_ms.size());
+  return {{"tasks", tasks},
+          {"task_runs", runs},
+          {"messages", messages},
+          {"messages_received", received},
+          {"ms_per_request", ms / n}};
+}
+
 }  // namespace
 
 nlohmann::json BenchReportJson(const BenchReport& r) {
@@ -120,6 +142,12 @@ nlohmann::json BenchReportJson(const BenchReport& r) {
                             {"bytes_received", d.bytes_received},
                             {"queue_histogram", d.queue_histogram},
                             {"requests_failed", d.requests_failed},
+                            {"board_late",
+                             {{"tasks", d.board_late_tasks},
+                              {"task_ms", d.board_late_task_ms},
+                              {"messages", d.board_late_messages},
+                              {"message_ms", d.board_late_message_ms},
+                              {"messages_received", d.messages_received}}},
                             {"tasks", std::move(tasks)}});
     if (!d.error.empty()) {
       j["devices"].back()["error"] = d.error;
@@ -140,6 +168,7 @@ nlohmann::json BenchReportJson(const BenchReport& r) {
     defaults = defaults || (!d.power.given && d.power.source.empty());
   }
   j["bytes_total"] = total;
+  if (!r.predicted) j["board_late"] = BoardLateJson(r);
   // Every device's energy per inference: the LCP paper's Fig. 13 measure.
   j["energy_j_per_inference"] = energy;
   if (defaults) j["energy_note"] = kPi3PowerNote;
@@ -226,6 +255,22 @@ void PrintBenchReport(const BenchReport& r, std::ostream& out) {
           << t["compute_ms_median"].get<double>() << " ms  " << std::setw(4)
           << t["task"].get<int>() << " " << t["name"].get<std::string>() << " ("
           << t["runs"].get<int64_t>() << " runs)\n";
+    }
+  }
+  if (j.contains("board_late")) {
+    // Emulated boards whose time this host could not keep: the latencies
+    // above include what it added.
+    const auto& b = j["board_late"];
+    const int64_t tasks = b["tasks"].get<int64_t>();
+    const int64_t messages = b["messages"].get<int64_t>();
+    if (tasks + messages > 0) {
+      out << "host behind the boards: " << tasks << " of "
+          << b["task_runs"].get<int64_t>() << " tasks ended late and "
+          << messages << " of " << b["messages_received"].get<int64_t>()
+          << " messages came in late, by " << b["ms_per_request"].get<double>()
+          << " ms of board time a request summed over the devices (at most "
+             "that added to a latency; a larger `cluster up --dilation` "
+             "gives the host more time)\n";
     }
   }
   if (r.failed) {

@@ -31,6 +31,12 @@ struct BenchDeviceReport {
   int64_t bytes_sent = 0, bytes_received = 0;
   std::vector<int64_t> queue_histogram;
   int64_t requests_failed = 0;
+  // An emulated board: its tasks and the messages it received that this
+  // host finished after the board's time for them (DeviceStats), and by how
+  // much in all, ms of board time.
+  int64_t messages_received = 0;
+  int64_t board_late_tasks = 0, board_late_messages = 0;
+  double board_late_task_ms = 0, board_late_message_ms = 0;
   std::string error;  // no statistics: why (a device lost mid-bench)
   // Its cluster device's power figures (cluster/power.h): with busy_ms,
   // bytes and the wall time, its energy per inference.

@@ -65,6 +65,40 @@ TEST(BenchReport, TextGivesBytesInHumanUnitsAndEqualLatenciesOneBar) {
       << t;
 }
 
+// Emulated boards the host fell behind: counted over every device, their
+// lateness summed per request, and said in the text; nothing said where
+// the host kept up, and nothing of it in a prediction.
+TEST(BenchReport, SaysWhereTheHostFellBehindTheBoards) {
+  BenchReport r = TwoDevices();
+  std::ostringstream kept;
+  PrintBenchReport(r, kept);
+  EXPECT_EQ(kept.str().find("host behind the boards"), std::string::npos)
+      << kept.str();
+  EXPECT_EQ(BenchReportJson(r)["board_late"]["tasks"], 0);
+  r.devices[0].task_runs = 40;
+  r.devices[0].board_late_tasks = 3;
+  r.devices[0].board_late_task_ms = 6;
+  r.devices[1].task_runs = 40;
+  r.devices[1].messages_received = 20;
+  r.devices[1].board_late_messages = 2;
+  r.devices[1].board_late_message_ms = 2;
+  const nlohmann::json b = BenchReportJson(r)["board_late"];
+  EXPECT_EQ(b["tasks"], 3);
+  EXPECT_EQ(b["task_runs"], 80);
+  EXPECT_EQ(b["messages"], 2);
+  EXPECT_EQ(b["messages_received"], 20);
+  EXPECT_DOUBLE_EQ(b["ms_per_request"].get<double>(), (6.0 + 2.0) / 4);
+  std::ostringstream behind;
+  PrintBenchReport(r, behind);
+  EXPECT_NE(behind.str().find("host behind the boards: 3 of 80 tasks ended "
+                              "late and 2 of 20 messages came in late, by "
+                              "2.00 ms of board time a request"),
+            std::string::npos)
+      << behind.str();
+  r.predicted = true;
+  EXPECT_FALSE(BenchReportJson(r).contains("board_late"));
+}
+
 TEST(BenchReport, SetDevicePowerFollowsTheClusterByName) {
   Plan p;
   p.devices = {PlanDevice{"b", 1, 0}, PlanDevice{"a", 1, 0}};

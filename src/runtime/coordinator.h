@@ -67,6 +67,11 @@ struct DeviceStats {
   std::vector<int64_t> queue_histogram;
   double busy_ms = 0, elapsed_ms = 0;
   int64_t requests_failed = 0;
+  // An emulated board: tasks and messages the host finished after the
+  // board's time for them, and by how much in all (board time, ms).
+  int64_t messages_received = 0;
+  int64_t board_late_tasks = 0, board_late_messages = 0;
+  double board_late_task_ms = 0, board_late_message_ms = 0;
   // Spans recorded since the last reset (Stats(..., timeline=true)), moved
   // to this process's steady clock (seconds) by the worker's clock offset.
   std::vector<TraceSpan> timeline;

@@ -101,6 +101,11 @@ StatusOr<std::vector<DeviceStats>> Coordinator::Stats(bool reset, bool timeline,
     s.busy_ms = rep.busy_ms() / m.dilation;
     s.elapsed_ms = rep.elapsed_ms() / m.dilation;
     s.requests_failed = rep.requests_failed();
+    s.messages_received = rep.messages_received();
+    s.board_late_tasks = rep.board_late_tasks();
+    s.board_late_task_ms = rep.board_late_task_ms() / m.dilation;
+    s.board_late_messages = rep.board_late_messages();
+    s.board_late_message_ms = rep.board_late_message_ms() / m.dilation;
     // Board time on a dilated cluster: every instant divided by K, as the
     // callers' own clock readings are (Coordinator::dilation).
     auto secs = [&](int64_t ns) {

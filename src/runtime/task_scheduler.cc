@@ -142,6 +142,7 @@ bool TaskScheduler::ComputeTask(Queued& rd, std::vector<Tensor>* outs,
   }
   auto t0 = Clock::now();
   const bool board = !d.board_seconds.empty();
+  double late_ms = -1;  // the host's overrun of the board's time
   if (board) t0 = std::min(t0, std::max(rd.t.board_at, board_free_));
   const double cpu0 = CpuSeconds(opts.threads > 1);
   Status st = d.exec[rd.t.task] ? d.exec[rd.t.task]->Run(rd.t.inputs, outs)
@@ -156,6 +157,8 @@ bool TaskScheduler::ComputeTask(Queued& rd, std::vector<Tensor>* outs,
       *done = until;
     } else {
       core_.metrics->board_overruns().Increment();
+      late_ms =
+          std::chrono::duration<double, std::milli>(*done - until).count();
     }
   } else {
     PaceCompute(opts.cpu_fraction, t0, CpuSeconds(opts.threads > 1) - cpu0);
@@ -181,6 +184,7 @@ bool TaskScheduler::ComputeTask(Queued& rd, std::vector<Tensor>* outs,
       s.AddSpan(rd.t.meta.seq, rd.t.task, -1, std::min(rd.t.at, t0), t0, *done);
     }
     s.AddBusy(ms);
+    if (late_ms >= 0) s.AddBoardLateTask(late_ms);
   });
   if (!st.ok()) {
     core_.fail(rd.t.meta, WorkerError::kTaskFailed,

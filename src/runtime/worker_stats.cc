@@ -52,6 +52,11 @@ void WorkerStats::Report(const Plan* plan, bool timeline,
   rep->set_busy_ms(busy_ms_);
   rep->set_elapsed_ms(MsSince(since_));
   rep->set_requests_failed(failed_);
+  rep->set_messages_received(messages_received_);
+  rep->set_board_late_tasks(board_late_tasks_);
+  rep->set_board_late_task_ms(board_late_task_ms_);
+  rep->set_board_late_messages(board_late_messages_);
+  rep->set_board_late_message_ms(board_late_message_ms_);
   if (timeline) {
     for (const Span& x : timeline_) {
       rpc::TimelineSpan* t = rep->add_timeline();

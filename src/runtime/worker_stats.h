@@ -1,6 +1,7 @@
 // What a worker's Stats RPC reports, counted since the last reset: each
 // task's runs, compute times and input waits, bytes in and out, failed
-// requests, the ready queue's depth, busy time, and the timeline of spans
+// requests, the ready queue's depth, busy time, where the host fell behind
+// an emulated board, and the timeline of spans
 // `shoal bench --trace` reads. Not locked: the worker counts under its own
 // lock, beside the requests and mailboxes the counts are about.
 #ifndef SHOAL_RUNTIME_WORKER_STATS_H_
@@ -37,7 +38,20 @@ class WorkerStats {
   void AddWait(int task, double ms) { tasks_[task].wait_ms += ms; }
   // The ready queue's depth when a task joined it.
   void AddQueueDepth(size_t depth);
-  void AddReceived(int64_t bytes) { bytes_received_ += bytes; }
+  void AddReceived(int64_t bytes) {
+    bytes_received_ += bytes;
+    messages_received_++;
+  }
+  // An emulated board's task, or a message it received, that the host
+  // finished `ms` after the board's time for it had passed.
+  void AddBoardLateTask(double ms) {
+    board_late_tasks_++;
+    board_late_task_ms_ += ms;
+  }
+  void AddBoardLateMessage(double ms) {
+    board_late_messages_++;
+    board_late_message_ms_ += ms;
+  }
   void AddSent(int64_t bytes) { bytes_sent_ += bytes; }
   void AddFailed() { failed_++; }
   void AddBusy(double ms) { busy_ms_ += ms; }
@@ -63,6 +77,9 @@ class WorkerStats {
   };
   std::map<int, Task> tasks_;
   int64_t bytes_sent_ = 0, bytes_received_ = 0, failed_ = 0;
+  int64_t messages_received_ = 0;
+  int64_t board_late_tasks_ = 0, board_late_messages_ = 0;
+  double board_late_task_ms_ = 0, board_late_message_ms_ = 0;
   std::vector<int64_t> queue_hist_ = std::vector<int64_t>(kQueueHistogramBins);
   double busy_ms_ = 0;
   Clock::time_point since_ = Clock::now();

@@ -18,6 +18,9 @@ TEST(WorkerStats, ReportsWhatWasCounted) {
   s.AddReceived(40);
   s.AddFailed();
   s.AddBusy(4);
+  s.AddBoardLateTask(0.5);
+  s.AddBoardLateTask(1.5);
+  s.AddBoardLateMessage(3);
   s.AddQueueDepth(0);
   s.AddQueueDepth(3);
   s.AddQueueDepth(99);  // the last bin holds 16 or more
@@ -39,6 +42,11 @@ TEST(WorkerStats, ReportsWhatWasCounted) {
   EXPECT_EQ(r.bytes_received(), 40);
   EXPECT_EQ(r.requests_failed(), 1);
   EXPECT_EQ(r.busy_ms(), 4);
+  EXPECT_EQ(r.messages_received(), 1);
+  EXPECT_EQ(r.board_late_tasks(), 2);
+  EXPECT_EQ(r.board_late_task_ms(), 2);
+  EXPECT_EQ(r.board_late_messages(), 1);
+  EXPECT_EQ(r.board_late_message_ms(), 3);
   ASSERT_EQ(r.queue_histogram_size(), WorkerStats::kQueueHistogramBins);
   EXPECT_EQ(r.queue_histogram(0), 1);
   EXPECT_EQ(r.queue_histogram(3), 1);

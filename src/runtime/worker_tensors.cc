@@ -109,7 +109,14 @@ grpc::Status Worker::Impl::Send(grpc::ServerContext* ctx,
                         m->data().size());
       if (cpu_s > 0 || start > received) {
         const auto until = start + SteadySeconds(cpu_s);
-        if (PaceTo(until, 0) && opts.board != nullptr) arrived = until;
+        if (PaceTo(until, 0)) {
+          if (opts.board != nullptr) arrived = until;
+        } else if (opts.board != nullptr) {
+          const double late_ms =
+              std::chrono::duration<double, std::milli>(Clock::now() - until)
+                  .count();
+          stats.With([&](WorkerStats& s) { s.AddBoardLateMessage(late_ms); });
+        }
       }
     }
     Status s = scheduler.Deliver(d, meta, local, *part, arrived);
