@@ -94,7 +94,7 @@ cluster_up() {
 # devices (from its output), for dilation_note.
 note_dilation() {
   local n k
-  n=$(grep -c -- "- name:" "$1")
+  n=$(grep -cE -- "- (\{ *)?name:" "$1")
   k=$(sed -n 's/^time dilation \([0-9.]*\).*/\1/p' "$work/up.log" | head -1)
   echo "$n ${k:-1}" >> "$work/dilations"
 }
