@@ -142,13 +142,15 @@ nlohmann::json BenchReportJson(const BenchReport& r) {
                             {"bytes_received", d.bytes_received},
                             {"queue_histogram", d.queue_histogram},
                             {"requests_failed", d.requests_failed},
-                            {"board_late",
-                             {{"tasks", d.board_late_tasks},
-                              {"task_ms", d.board_late_task_ms},
-                              {"messages", d.board_late_messages},
-                              {"message_ms", d.board_late_message_ms},
-                              {"messages_received", d.messages_received}}},
                             {"tasks", std::move(tasks)}});
+    if (!r.predicted) {
+      j["devices"].back()["board_late"] = {
+          {"tasks", d.board_late_tasks},
+          {"task_ms", d.board_late_task_ms},
+          {"messages", d.board_late_messages},
+          {"message_ms", d.board_late_message_ms},
+          {"messages_received", d.messages_received}};
+    }
     if (!d.error.empty()) {
       j["devices"].back()["error"] = d.error;
       continue;

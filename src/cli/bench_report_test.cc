@@ -95,8 +95,10 @@ TEST(BenchReport, SaysWhereTheHostFellBehindTheBoards) {
                               "2.00 ms of board time a request"),
             std::string::npos)
       << behind.str();
+  EXPECT_EQ(BenchReportJson(r)["devices"][1]["board_late"]["messages"], 2);
   r.predicted = true;
   EXPECT_FALSE(BenchReportJson(r).contains("board_late"));
+  EXPECT_FALSE(BenchReportJson(r)["devices"][1].contains("board_late"));
 }
 
 TEST(BenchReport, SetDevicePowerFollowsTheClusterByName) {

@@ -112,9 +112,7 @@ grpc::Status Worker::Impl::Send(grpc::ServerContext* ctx,
         if (PaceTo(until, 0)) {
           if (opts.board != nullptr) arrived = until;
         } else if (opts.board != nullptr) {
-          const double late_ms =
-              std::chrono::duration<double, std::milli>(Clock::now() - until)
-                  .count();
+          const double late_ms = MsSince(until);
           stats.With([&](WorkerStats& s) { s.AddBoardLateMessage(late_ms); });
         }
       }
