@@ -120,10 +120,13 @@ TEST(Profiler, ProfilesLenetOnInProcessWorkers) {
     EXPECT_LT(d.recv_cpu_per_byte_s, 1e-7) << d.name;
     EXPECT_LT(d.send_cpu_per_byte_s, 1e-7) << d.name;
   }
-  // The unshaped one is far faster.
+  // The unshaped one is far faster. Compared with the shaped link's own
+  // probes, not with an absolute rate: loopback gRPC on a host busy with
+  // other tests moved 1 MiB at under 500 Mbit/s.
   const Link& u = p->devices[1].link;
-  EXPECT_TRUE(u.bandwidth_bps == 0 || u.bandwidth_bps > 500e6);
-  EXPECT_LT(u.latency_s, 0.009);
+  EXPECT_TRUE(u.bandwidth_bps == 0 || u.bandwidth_bps > 3 * l.bandwidth_bps)
+      << u.bandwidth_bps << " against " << l.bandwidth_bps;
+  EXPECT_LT(u.latency_s, l.latency_s);
   auto lm = LatencyModel::FromProfile(c, *p);
   ASSERT_TRUE(lm.ok()) << lm.status().message();
   EXPECT_GT(lm->GraphSeconds(0, m->graph).value(), 0);
