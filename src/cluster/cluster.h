@@ -55,6 +55,10 @@ struct DeviceSpec {
   // kept here.
   const BoardClass* board = nullptr;
   double board_speed = 1.0;
+  // A board priced by its class's rates (the roofline of cluster/board.h)
+  // and emulated in its board time, as every class but the LCP paper's Pi
+  // 3 is; that one is priced per MAC and emulated by a share of a core.
+  bool OnBoardRates() const { return board != nullptr && !board->lcp_paper; }
   // `shoal cluster up`: CPU time of the emulated device, in host cores
   // (0.06: 6% of one core); 0: not limited.
   double cpu = 0;

@@ -141,7 +141,7 @@ double SystemFractionForSpeed(double speed, int cores, const HostRate& host) {
 double BoardHostCores(const Cluster& c, const HostRate& host) {
   double need = 0;
   for (const auto& d : c.devices) {
-    if (d.board == nullptr || d.board->lcp_paper) continue;
+    if (!d.OnBoardRates()) continue;
     const BoardRates r = ScaleRates(d.board->rates, d.board_speed);
     const double fastest = std::max(
         {r.winograd_macs_per_s, r.gemm_macs_per_s, r.depthwise_macs_per_s});

@@ -94,13 +94,12 @@ std::string MakeCgroup(
 // kernel offers them; fills the report's notes. Returns their directories.
 std::vector<std::string> LimitDevice(const std::string& file,
                                      const DeviceSpec& d, DeviceUpReport* rep) {
-  rep->cpu_note =
-      d.board != nullptr && !d.board->lcp_paper
-          ? "a " + d.board->name + ": each task takes its class's time"
-          : "not limited";
+  rep->cpu_note = d.OnBoardRates() ? "a " + d.board->name +
+                                         ": each task takes its class's time"
+                                   : "not limited";
   rep->memory_note = "not limited";
   // A named board's pace is its class's time, not a share of the host.
-  rep->cpu_limited = d.board != nullptr && !d.board->lcp_paper;
+  rep->cpu_limited = d.OnBoardRates();
   std::vector<std::string> dirs;
   const std::string cg = CgroupName(file, d.name);
   if (d.cpu > 0) {

@@ -180,7 +180,7 @@ StatusOr<double> ChooseDilation(Cluster& c, const ClusterUpOptions& o,
                                 std::ostream& out) {
   bool boards = false;
   for (const auto& d : c.devices) {
-    boards |= d.board != nullptr && !d.board->lcp_paper;
+    boards |= d.OnBoardRates();
   }
   double k = o.dilation;
   if (k != 0 && !(k >= 1 && k <= 1000)) {
@@ -294,7 +294,7 @@ Status CheckLocalAddress(const DeviceSpec& d) {
 // emulated board, its share of this host's cores (its time is its class's,
 // so more threads than cores would only contend).
 int WorkerThreads(const DeviceSpec& d, size_t devices) {
-  if (d.board != nullptr && !d.board->lcp_paper) {
+  if (d.OnBoardRates()) {
     const int host = static_cast<int>(std::thread::hardware_concurrency());
     return std::max(1, std::min(d.cores, host / static_cast<int>(devices)));
   }
@@ -316,7 +316,7 @@ std::vector<std::string> WorkerArgs(const UpContext& u, const DeviceSpec& d,
       // would be announced by the host's avahi-daemon with the host's
       // addresses, which do not reach it.
       "--no-announce"};
-  if (d.board != nullptr && !d.board->lcp_paper) {
+  if (d.OnBoardRates()) {
     args.push_back("--board");
     args.push_back(d.board->name);
     args.push_back("--board-speed");

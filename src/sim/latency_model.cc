@@ -29,7 +29,7 @@ LatencyModel LatencyModel::FromCluster(const Cluster& c) {
     dev.quota = QuotaForCpu(d.QuotaCpu());
     dev.per_weight_byte_s = 1.0 / (d.speed * kPi3WeightBytesPerSecond);
     dev.accelerator = d.accelerator;
-    if (d.board != nullptr && !d.board->lcp_paper) {
+    if (d.OnBoardRates()) {
       dev.board = true;
       dev.rates = ScaleRates(d.board->rates, d.board_speed);
       BoardMessageCosts(&dev);
@@ -97,7 +97,7 @@ StatusOr<LatencyModel> LatencyModel::FromProfile(const Cluster& c,
     dev.accelerator = d.accelerator;
     // An emulated board computes in its class's time, whatever the host
     // measured; the profile still gives its link and message costs.
-    if (d.board != nullptr && !d.board->lcp_paper) {
+    if (d.OnBoardRates()) {
       dev.board = true;
       dev.rates = ScaleRates(d.board->rates, d.board_speed);
       BoardMessageCosts(&dev);
