@@ -18,7 +18,11 @@
 # it benched at 188), and a prediction can be no better than the
 # measurements it is made from. The simulate column is the median of the
 # rounds' predictions; "first profile / bench" is what the first round's
-# profile alone would have predicted, which shows the drift. Prints
+# profile alone would have predicted, which shows the drift. "specs /
+# bench" is `shoal simulate` from the cluster file alone, no profile:
+# what `shoal plan` and `shoal simulate` print before anything is
+# measured, and, on board classes, the figure their note quotes
+# (scripts/prediction-note.py). Prints
 # markdown (bash bench/run_all.sh simulate-vs-bench writes it into
 # docs/BENCHMARKS.md).
 #
@@ -61,12 +65,14 @@ with a fresh profile from which its benches are predicted. "bench median":
 the median of the rounds' medians, their range beside it; "simulate
 median": the median of the rounds' predictions; "by round": each round's
 prediction over its bench; "first profile / bench": the first round's
-profile alone. "bytes equal": the simulator's bytes per request are the
-workers' measured ones.$([ "$PIXELS" = 1 ] && echo " Every plan's input is sent as 8-bit pixels.")
+profile alone; "specs / bench": \`shoal simulate\` from the cluster file
+alone, no profile (on board classes, their fitted rates), over the bench.
+"bytes equal": the simulator's bytes per request are the workers' measured
+ones.$([ "$PIXELS" = 1 ] && echo " Every plan's input is sent as 8-bit pixels.")
 
 TXT
-echo "| cluster | model | strategy | bench median ms | bench run medians | simulate median ms | simulate / bench | by round | first profile / bench | bench req/s | simulate req/s | bytes equal |"
-echo "|---|---|---|---:|---|---:|---:|---|---:|---:|---:|---|"
+echo "| cluster | model | strategy | bench median ms | bench run medians | simulate median ms | simulate / bench | by round | first profile / bench | specs / bench | bench req/s | simulate req/s | bytes equal |"
+echo "|---|---|---|---:|---|---:|---:|---|---:|---:|---:|---:|---|"
 for c in $CLUSTERS; do
   cf="$work/$c.yaml"
   copy_cluster "$root/examples/$c.yaml" 0 "$cf"
@@ -89,7 +95,7 @@ for c in $CLUSTERS; do
       [ "$s" = auto ] && extra=(--profile "$prof")
       if [ "$PIXELS" = 1 ]; then extra+=(--image-input); else extra+=(--float-input); fi
       if ! "$shoal" plan "$m" --cluster "$cf" --strategy "$s" "${extra[@]}" -o "$plan" > "$work/plan.log" 2>&1; then
-        echo "| $c | $m | $s | plan failed: $(tail -1 "$work/plan.log" | cut -c1-80) | | | | | | | | |"
+        echo "| $c | $m | $s | plan failed: $(tail -1 "$work/plan.log" | cut -c1-80) | | | | | | | | | |"
         continue
       fi
       todo+=("$m:$s")
@@ -112,12 +118,13 @@ for c in $CLUSTERS; do
         continue
       fi
       "$shoal" simulate --plan "$work/$c-$m-$s.json" --cluster "$cf" --profile "$work/$c-profile-$r.json" --requests "$REQUESTS" --concurrency "$CONCURRENCY" --json > "$work/sim-$m-$s-$r.json"
+      "$shoal" simulate --plan "$work/$c-$m-$s.json" --cluster "$cf" --requests "$REQUESTS" --concurrency "$CONCURRENCY" --json > "$work/spec-$m-$s-$r.json"
     done
   done
   for ms in "${todo[@]}"; do
     m=${ms%%:*} s=${ms#*:}
     if [ -n "${failed[$ms]:-}" ]; then
-      echo "| $c | $m | $s | bench failed: ${failed[$ms]} | | | | | | | | |"
+      echo "| $c | $m | $s | bench failed: ${failed[$ms]} | | | | | | | | | |"
       continue
     fi
     "$py" - "$RUNS" "$work" "$m-$s" <<'PY' | sed "s/^/| $c | $m | $s | /"
@@ -125,6 +132,7 @@ import json, statistics, sys
 runs, work, name = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 bench = [json.load(open('%s/bench-%s-%d.json' % (work, name, r))) for r in range(1, runs + 1)]
 sims = [json.load(open('%s/sim-%s-%d.json' % (work, name, r))) for r in range(1, runs + 1)]
+specs = [json.load(open('%s/spec-%s-%d.json' % (work, name, r))) for r in range(1, runs + 1)]
 med = lambda x: x['latency_ms']['median']
 meds = sorted(med(b) for b in bench)
 bm = statistics.median(meds)
@@ -134,17 +142,20 @@ by_round = '%.2f-%.2f' % (ratios[0], ratios[-1]) if runs > 1 else '-'
 br = statistics.median(b['throughput_rps'] for b in bench)
 sr = statistics.median(x['throughput_rps'] for x in sims)
 spread = '%.0f-%.0f' % (meds[0], meds[-1]) if runs > 1 else '-'
+# The cluster file alone: one prediction (no profile to drift), over the
+# median bench.
+spec = med(specs[0]) / bm
 same = all(b['bytes_total'] == x['bytes_total'] for b in bench for x in sims)
 # LZ4 (on by default over slow links) sends each message at its compressed
 # size, which the simulator prices at a fixed fraction (plan.h
 # kSparseWireFraction): then the bytes differ by that estimate.
 ratio = sims[0]['bytes_total'] / bench[0]['bytes_total'] if bench[0]['bytes_total'] else 0
-print('%.1f | %s | %.1f | %.2f | %s | %.2f | %.2f | %.2f | %s |' % (
-    bm, spread, sm, sm / bm, by_round, med(sims[0]) / bm, br, sr,
+print('%.1f | %s | %.1f | %.2f | %s | %.2f | %.2f | %.2f | %.2f | %s |' % (
+    bm, spread, sm, sm / bm, by_round, med(sims[0]) / bm, spec, br, sr,
     'yes' if same else 'no: simulated / measured %.2f' % ratio))
 PY
   done | tee -a "$work/rows"
-  rm -f "$work"/bench-*.json "$work"/sim-*.json
+  rm -f "$work"/bench-*.json "$work"/sim-*.json "$work"/spec-*.json
   "$shoal" cluster down "$cf" > /dev/null 2>&1 || true
 done
 echo
@@ -152,6 +163,7 @@ echo
 import sys
 import statistics
 by = {}
+specs = []  # specs / bench, every plan
 times = {}  # (cluster, model): [(strategy, bench ms, simulate ms)]
 for line in open(sys.argv[1]):
     c = [x.strip() for x in line.split("|")[1:-1]]
@@ -159,6 +171,7 @@ for line in open(sys.argv[1]):
         continue
     try:
         r = float(c[6])
+        specs.append(float(c[9]))
         times.setdefault((c[0], c[1]), []).append((c[2], float(c[3]), float(c[5])))
     except ValueError:
         continue
@@ -182,6 +195,12 @@ if errs:
         100 * statistics.median(errs), len(errs),
         "; ".join("%s %.1f %%" % (cl, 100 * statistics.median([abs(r - 1) for _, r in v]))
                   for cl, v in by.items())))
+if specs:
+    print()
+    print("From the cluster file alone (no profile): %.2f to %.2f of the bench, "
+          "median error %.1f %% over the %d plans." % (
+              min(specs), max(specs),
+              100 * statistics.median([abs(r - 1) for r in specs]), len(specs)))
 # Ranking: every pair of strategies on one cluster and model that the
 # simulator orders the other way from the bench. Pairs whose benches are
 # within 10 % of each other are within the host's noise and named apart.

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""The note `plan` and `simulate` print beside a prediction made from a
-cluster file's specs alone (src/cli/prediction_note.h), computed from
+"""The notes `plan` and `simulate` print beside a prediction made from a
+cluster file alone (src/cli/prediction_note.h), computed from
 docs/BENCHMARKS.md: how far measured latencies have been from such
-predictions (the YOLOv2 and energy sections put `shoal simulate` from specs
-beside `shoal bench`), and how far off predictions from a profile were
-("Predicted against measured on eight Pi 3B+ boards").
+predictions, and how far off predictions from a profile were ("Predicted
+against measured on eight Pi 3B+ boards"). Two notes: one for clusters of
+board classes priced by their rates and emulated in board time (the
+"Predicted against measured" sections' "specs / bench" column), one for
+the rest, whose speeds are guesses (the YOLOv2 and energy sections put
+`shoal simulate` from specs beside `shoal bench`).
 
   python3 scripts/prediction-note.py --check   # the header says what BENCHMARKS does (test PredictionNote)
   python3 scripts/prediction-note.py --write   # rewrite the header (bench/run_all.sh does, after a section)
@@ -24,6 +27,9 @@ HEADER = os.path.join(ROOT, "src", "cli", "prediction_note.h")
 SPEC_SECTIONS = {"yolov2": "YOLOv2", "energy": "Energy per inference"}
 PROFILE_SECTION = ("simulate-vs-bench-pi3-8",
                    "Predicted against measured on eight Pi 3B+ boards")
+# The sections that bench board classes beside `shoal simulate` from the
+# cluster file alone ("specs / bench").
+BOARD_SECTIONS = ("simulate-vs-bench-pi3-8", "simulate-vs-bench-pi4-4")
 
 
 def section(doc, name):
@@ -66,8 +72,31 @@ def pairs(text):
     return out
 
 
+def column(text, name):
+    """Every number in the table column headed `name`."""
+    out, header = [], None
+    for l in text.split("\n"):
+        if not l.startswith("|") or set(l) <= set("|-: "):
+            continue
+        cells = [c.strip() for c in l.strip("|").split("|")]
+        if header is None or name in cells:
+            header = cells
+            continue
+        if name in header and len(cells) == len(header):
+            try:
+                out.append(float(cells[header.index(name)]))
+            except ValueError:
+                pass
+    return out
+
+
 def figures():
     doc = open(DOC, encoding="utf-8").read()
+    boards = []
+    for name in BOARD_SECTIONS:
+        boards += [1 / r for r in column(section(doc, name), "specs / bench") if r > 0]
+    if not boards:
+        sys.exit("no 'specs / bench' figures in the sections " + ", ".join(BOARD_SECTIONS))
     ratios = []
     for name in SPEC_SECTIONS:
         ratios += [m / p for p, m in pairs(section(doc, name))]
@@ -77,15 +106,12 @@ def figures():
     if not prof:
         sys.exit(f"section {PROFILE_SECTION[0]} gives no median error")
     return (len(ratios), min(ratios), max(ratios), statistics.median(ratios),
-            float(prof.group(1)))
+            float(prof.group(1)), len(boards), min(boards), max(boards),
+            statistics.median(boards))
 
 
-def header(n, lo, hi, med, prof):
-    note = (f"note: predicted from the cluster's specs, not a profile: measured latencies\n"
-            f"  have been {lo:.2f} to {hi:.1f} times such predictions (median {med:.2f}; docs/BENCHMARKS.md,\n"
-            f"  \"YOLOv2\" and \"Energy per inference\"); from a profile (shoal profile, then\n"
-            f"  --profile) they were {prof:.1f} % off, median (\"Predicted against measured on eight\n"
-            f"  Pi 3B+ boards\")\n")
+def c_note(note):
+    """The note as C string pieces, a line of it at a time."""
     lines = note.split("\n")[:-1]
     def c_string(l):
         return l.replace("\\", "\\\\").replace('"', '\\"')
@@ -104,27 +130,48 @@ def header(n, lo, hi, med, prof):
             else:
                 cur = nxt
         return out + [cur + "\n"]
-    body = "\n".join(f'    "{c_string(p)}"'.replace("\n\"", "\\n\"")
+    return "\n".join(f'    "{c_string(p)}"'.replace("\n\"", "\\n\"")
                       for l in lines for p in pieces(l))
-    return f'''// What a prediction from a cluster file's specs alone is worth, for the
-// commands that print one (`plan`, `simulate`): without a profile the
-// devices' speeds are guesses, and measured latencies have been well above
-// such predictions, so the figure is printed beside them.
+
+
+def header(n, lo, hi, med, prof, bn, blo, bhi, bmed):
+    note = (f"note: predicted from the cluster's specs, not a profile: measured latencies\n"
+            f"  have been {lo:.2f} to {hi:.1f} times such predictions (median {med:.2f}; docs/BENCHMARKS.md,\n"
+            f"  \"YOLOv2\" and \"Energy per inference\"); from a profile (shoal profile, then\n"
+            f"  --profile) they were {prof:.1f} % off, median (\"Predicted against measured on eight\n"
+            f"  Pi 3B+ boards\")\n")
+    board = (f"note: predicted from the board classes' rates (docs/cluster-format.md), not a\n"
+             f"  profile: emulated boards, which run to those rates, measured {blo:.2f} to {bhi:.2f}\n"
+             f"  times such predictions (median {bmed:.2f} over {bn} plans; docs/BENCHMARKS.md,\n"
+             f"  \"Predicted against measured on eight Pi 3B+ boards\" and \"... on four Pi 4B\n"
+             f"  boards\"); a real board runs as its engine does: shoal profile it, then\n"
+             f"  --profile\n")
+    return f'''// What a prediction from a cluster file alone is worth, for the commands
+// that print one (`plan`, `simulate`), printed beside it. On board classes
+// emulated in board time, the boards run to the rates the prediction
+// prices; elsewhere the devices' speeds are guesses, and measured
+// latencies have been well above such predictions.
 //
 // Written by scripts/prediction-note.py from docs/BENCHMARKS.md (its
-// YOLOv2 and energy tables put spec-only predictions beside `shoal bench`:
-// {n} pairs; its "Predicted against measured" section gives the error from
-// a profile); the test PredictionNote fails when they differ.
+// "Predicted against measured" sections on boards give "specs / bench":
+// {bn} plans, and the error from a profile; its YOLOv2 and energy tables put
+// spec-only predictions beside `shoal bench`: {n} pairs); the test
+// PredictionNote fails when they differ.
 #ifndef SHOAL_CLI_PREDICTION_NOTE_H_
 #define SHOAL_CLI_PREDICTION_NOTE_H_
 
 namespace shoal {{
 
-// What `simulate` names as the source of a prediction without a profile.
+// What `simulate` names as the source of a prediction without a profile:
+// a cluster of board classes all priced by their rates, or any other.
+inline constexpr const char kBoardSource[] = "the board classes' rates";
 inline constexpr const char kSpecSource[] = "cluster specs";
 
+inline constexpr const char kBoardPredictionNote[] =
+{c_note(board)};
+
 inline constexpr const char kSpecPredictionNote[] =
-{body};
+{c_note(note)};
 
 }}  // namespace shoal
 

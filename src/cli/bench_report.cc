@@ -4,7 +4,7 @@
 #include <cmath>
 #include <iomanip>
 
-#include "cli/prediction_note.h"
+#include "cli/prediction_source.h"
 #include "graph/cost.h"
 #include "plan/broadcast.h"
 #include "sim/simulator.h"
@@ -200,7 +200,9 @@ void PrintBenchReport(const BenchReport& r, std::ostream& out) {
                     std::to_string(r.dilation).substr(0, 4) + "x slower)"
               : "")
       << (r.predicted ? " (PREDICTED from " + r.source + ")" : "") << "\n";
-  if (r.predicted && r.source == kSpecSource) out << kSpecPredictionNote;
+  if (const char* note = r.predicted ? SpecNoteOf(r.source) : nullptr) {
+    out << note;
+  }
   const auto& l = j["latency_ms"];
   out << "latency ms: min " << l["min"].get<double>() << ", median "
       << l["median"].get<double>() << ", p95 " << l["p95"].get<double>()

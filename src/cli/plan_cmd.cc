@@ -8,7 +8,7 @@
 #include "cli/calibration_flags.h"
 #include "cli/commands.h"
 #include "cli/plan_common.h"
-#include "cli/prediction_note.h"
+#include "cli/prediction_source.h"
 #include "cluster/slow_link.h"
 #include "lcp/find_classifier.h"
 #include "lcp/split_branches.h"
@@ -196,7 +196,7 @@ void PrintPlanText(const PlanArgs& a, const Plan& p, const PlanOptions& po,
   }
   const bool predicted = p.prediction || so.prediction;
   if (predicted && a.profile.empty()) {
-    std::cout << (links_known ? "\n" : "") << kSpecPredictionNote;
+    std::cout << (links_known ? "\n" : "") << SpecNoteOf(SpecSourceOf(cluster));
   }
   if (!a.verbose) {
     std::cout << "\nevery task, each layer's reason"

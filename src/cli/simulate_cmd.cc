@@ -6,7 +6,7 @@
 
 #include "cli/bench_report.h"
 #include "cli/commands.h"
-#include "cli/prediction_note.h"
+#include "cli/prediction_source.h"
 #include "partition/plan_model.h"
 #include "plan/plan_json.h"
 #include "plan/timeline_svg.h"
@@ -115,7 +115,7 @@ Status RunSimulate(const SimulateArgs& a) {
   r.wall_s = res.wall_s;
   r.predicted = true;
   r.print_tasks = a.tasks;
-  r.source = a.profile.empty() ? kSpecSource : "profile " + a.profile;
+  r.source = a.profile.empty() ? SpecSourceOf(cluster) : "profile " + a.profile;
   for (const auto& d : res.devices) {
     BenchDeviceReport dr;
     dr.name = d.name;
