@@ -92,15 +92,35 @@ bool Measured(const DeviceLoad& l, int64_t min_samples) {
   return l.samples >= min_samples && l.measured_ms > 0 && l.predicted_ms > 0;
 }
 
+// A device left with a sliver of the work (a pipeline stage of one small
+// layer after earlier re-plans moved its share away) is timed mostly by
+// fixed per-task overhead, so its measured/predicted ratio says nothing
+// about its speed: judged on it, one re-plan after another would shrink its
+// share towards zero. Such a device is neither judged nor re-measured.
+constexpr double kSliverOfBusiest = 0.02;
+
+std::vector<bool> Judged(const std::vector<DeviceLoad>& loads,
+                         int64_t min_samples) {
+  double busiest = 0;
+  for (const auto& l : loads) busiest = std::max(busiest, l.predicted_ms);
+  std::vector<bool> out(loads.size());
+  for (size_t d = 0; d < loads.size(); ++d) {
+    out[d] = Measured(loads[d], min_samples) &&
+             loads[d].predicted_ms >= kSliverOfBusiest * busiest;
+  }
+  return out;
+}
+
 }  // namespace
 
 Imbalance FindImbalance(const std::vector<DeviceLoad>& loads,
                         const std::vector<std::string>& names, double threshold,
                         int64_t min_samples) {
   Imbalance best;
+  const std::vector<bool> judged = Judged(loads, min_samples);
   std::vector<int> measured;
   for (size_t d = 0; d < loads.size(); ++d) {
-    if (Measured(loads[d], min_samples)) measured.push_back(d);
+    if (judged[d]) measured.push_back(d);
   }
   if (measured.size() < 2) return best;
   double worst = std::log(threshold);
@@ -133,16 +153,21 @@ Imbalance FindImbalance(const std::vector<DeviceLoad>& loads,
 std::vector<double> MeasuredSpeeds(const std::vector<DeviceLoad>& loads,
                                    const std::vector<double>& assumed,
                                    int64_t min_samples) {
+  const std::vector<bool> judged = Judged(loads, min_samples);
   std::vector<double> ratios;
-  for (const auto& l : loads) {
-    if (Measured(l, min_samples))
-      ratios.push_back(l.measured_ms / l.predicted_ms);
+  for (size_t d = 0; d < loads.size(); ++d) {
+    if (judged[d])
+      ratios.push_back(loads[d].measured_ms / loads[d].predicted_ms);
   }
   const double med = Median(ratios);
   std::vector<double> out = assumed;
   for (size_t d = 0; d < loads.size() && d < out.size(); ++d) {
-    if (!Measured(loads[d], min_samples) || med <= 0) continue;
-    out[d] = assumed[d] * med / (loads[d].measured_ms / loads[d].predicted_ms);
+    if (!judged[d] || med <= 0) continue;
+    // Within the range a plan accepts for a share (plan/plan.h), or the
+    // next deployment of these speeds would be refused by every worker.
+    out[d] = std::clamp(
+        assumed[d] * med / (loads[d].measured_ms / loads[d].predicted_ms),
+        kMinShare, kMaxShare);
   }
   return out;
 }

@@ -59,8 +59,9 @@ struct Imbalance {
 
 // A device whose measured/predicted ratio differs from the median ratio of
 // the other devices by more than `threshold` (either way: slowed down or sped
-// up). Devices with fewer than `min_samples` runs per task are left out; at
-// least two devices must be measured.
+// up). Devices with fewer than `min_samples` runs per task, or predicted at
+// under 2 % of the busiest device's compute (fixed overhead times them), are
+// left out; at least two devices must be measured.
 Imbalance FindImbalance(const std::vector<DeviceLoad>& loads,
                         const std::vector<std::string>& names, double threshold,
                         int64_t min_samples);

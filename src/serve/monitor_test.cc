@@ -162,6 +162,29 @@ TEST(Monitor, MeasuredSpeedsKeepTheClusterScale) {
   EXPECT_NEAR(s[0] / s[1], 5, 1e-9);
 }
 
+// A device left with a sliver of the work is timed by fixed overhead: it is
+// not judged, and its speed is not re-measured from it.
+TEST(Monitor, ASliverOfWorkIsNotJudged) {
+  auto l = Loads({60, 0.1, 100}, {6, 0.3, 10});
+  EXPECT_FALSE(FindImbalance(l, kNames, 1.5, 3).found);
+  auto s = MeasuredSpeeds(l, {1.2, 0.04, 0.56}, 3);
+  EXPECT_NEAR(s[1], 0.04, 1e-12);
+  // At 2 % of the busiest device's prediction it is judged again.
+  l = Loads({60, 2, 100}, {6, 0.6, 10});
+  auto imb = FindImbalance(l, kNames, 1.5, 3);
+  ASSERT_TRUE(imb.found);
+  EXPECT_EQ(imb.device, 1);
+}
+
+// However slow a device measures, its speed stays a share a plan accepts
+// (plan/plan.h), so the next deployment is not refused by the workers.
+TEST(Monitor, MeasuredSpeedsStayWithinTheShareRange) {
+  auto s = MeasuredSpeeds(Loads({10, 10, 10}, {10, 1e5, 10}), {1, 0.01, 1}, 3);
+  EXPECT_EQ(s[1], kMinShare);
+  s = MeasuredSpeeds(Loads({10, 10, 10}, {10, 1e-3, 10}), {1, 500, 1}, 3);
+  EXPECT_EQ(s[1], kMaxShare);
+}
+
 TEST(Monitor, Median) {
   EXPECT_EQ(Median({}), 0);
   EXPECT_EQ(Median({3, 1, 2}), 2);
