@@ -6,8 +6,12 @@
 
 namespace shoal {
 
-bool IsSparseTensor(const Graph& g, const std::string& tensor) {
+namespace {
+
+// The tensor's sparsity: 0 not sparse, 1 a ReLU's output, 2 one pooled.
+int SparsityOf(const Graph& g, const std::string& tensor) {
   std::string at = tensor;
+  bool pooled = false;
   // At most one step per node: a malformed graph may hold a cycle.
   for (size_t step = 0; step <= g.nodes.size(); ++step) {
     const Node* producer = nullptr;
@@ -21,11 +25,22 @@ bool IsSparseTensor(const Graph& g, const std::string& tensor) {
     if (producer == nullptr) return false;
     const OpSchema* op = OpRegistry::Global().Find(producer->op);
     if (op == nullptr) return false;
-    if (op->sparse_output()) return true;
-    if (!op->keeps_sparsity() || producer->inputs.empty()) return false;
+    if (op->sparse_output()) return pooled ? 2 : 1;
+    if (!op->keeps_sparsity() || producer->inputs.empty()) return 0;
+    pooled |= SplitFactsOf(producer->op).spatial_halo;
     at = producer->inputs[0];
   }
-  return false;
+  return 0;
+}
+
+}  // namespace
+
+bool IsSparseTensor(const Graph& g, const std::string& tensor) {
+  return SparsityOf(g, tensor) > 0;
+}
+
+bool IsPooledSparseTensor(const Graph& g, const std::string& tensor) {
+  return SparsityOf(g, tensor) == 2;
 }
 
 }  // namespace shoal

@@ -16,6 +16,12 @@ namespace shoal {
 // tensor no node of `g` produces, is not.
 bool IsSparseTensor(const Graph& g, const std::string& tensor);
 
+// Whether such a tensor passed a max pool on the way: a window's maximum is
+// zero only where the whole window was, so far fewer of its values are
+// (0.2 % after AlexNet's first pool on a random input, 28-32 % after its
+// later ones, where the ReLUs before them have about half).
+bool IsPooledSparseTensor(const Graph& g, const std::string& tensor);
+
 }  // namespace shoal
 
 #endif  // SHOAL_GRAPH_SPARSITY_H_

@@ -205,12 +205,14 @@ Status PlanBuilder::AddWholeWeights(int task, const Node& n) {
 
 StatusOr<Plan> PlanBuilder::Finish() {
   for (const auto& n : g_.nodes) {
+    // A note says how the builder placed a layer where it departed from
+    // the layer's choice (an fc split on the boxes where its inputs lie).
     auto it = req_.layers.find(n.name);
-    if (it != req_.layers.end()) {
+    if (notes_.count(n.name)) {
+      plan_.decisions.push_back(notes_.at(n.name));
+    } else if (it != req_.layers.end()) {
       plan_.decisions.push_back(LayerDecision{
           n.name, SchemeName(it->second.scheme), it->second.reason});
-    } else if (notes_.count(n.name)) {
-      plan_.decisions.push_back(notes_.at(n.name));
     }
   }
   for (const auto& ch : req_.spatial) {

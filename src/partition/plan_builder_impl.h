@@ -171,6 +171,16 @@ class PlanBuilder {
   // them itself. That is one message between each pair of devices, where
   // pooling on strips of rows first would cost a halo exchange before it.
   StatusOr<bool> PlaceRelayoutForInputSplit(const Node& n);
+  // A flatten of a tensor held in boxes of its map that span the batch
+  // (the 2-D tiles of AlexNet's last pooling over eight devices), read,
+  // past elementwise ops, by one fc layer split by its inputs: each
+  // device multiplies its box, flattened, by the weight's columns for that
+  // box (a view of the weight as [out, C, H, W]), and the partial sums are
+  // added up as any input split's are. No message regroups the boxes
+  // first, where PlaceRelayoutForInputSplit sends each device its
+  // channels: one exchange fewer, each an all-to-all that costs a Wi-Fi
+  // link's latency (plan_builder_boxes.cc).
+  StatusOr<bool> PlaceFcOnBoxes(const Node& n);
   // A pool, or any op that acts on each channel alone and windows it.
   static bool PoolsPerChannel(const Node& n);
 

@@ -38,6 +38,8 @@ Status PlanBuilder::PlaceWhole(const Node& n, const std::vector<int>& devices) {
   if (along) return Status::Ok();
   ASSIGN_OR_RETURN(bool sliced, PlaceAlongSlices(n));
   if (sliced) return Status::Ok();
+  ASSIGN_OR_RETURN(bool boxes, PlaceFcOnBoxes(n));
+  if (boxes) return Status::Ok();
   ASSIGN_OR_RETURN(bool relaid, PlaceRelayoutForInputSplit(n));
   if (relaid) return Status::Ok();
   ASSIGN_OR_RETURN(bool heads, PlaceAlongHeads(n));

@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "graph/sparsity.h"
 #include "models/load_model.h"
 #include "partition/strategy.h"
 #include "partition/vit_test_model.h"
@@ -73,7 +74,8 @@ TEST(PlanJson, ImageInputRoundTripsAndPricesAByteAValue) {
 
 // A plan's wire settings survive JSON; absent, activations are exact
 // float32. Prices: half the bytes for f16/bf16; with lz4, a ReLU's output
-// (through the pools after it) at kSparseWireFraction, anything else raw.
+// at kSparseWireFraction (kPooledWireFraction through the pools after it),
+// anything else raw.
 TEST(PlanJson, WireSettingsRoundTripAndPriceTheBytes) {
   Plan p = MakeLenetPlan("lop");
   EXPECT_FALSE(PlanToJson(p).contains("wire"));
@@ -93,8 +95,11 @@ TEST(PlanJson, WireSettingsRoundTripAndPriceTheBytes) {
     }
     if (back->SparseSource(x)) {
       sparse++;
-      EXPECT_EQ(back->WireBytes(x),
-                static_cast<int64_t>(half * kSparseWireFraction));
+      const Task& t = back->tasks[x.src.task];
+      const double f = IsPooledSparseTensor(t.fragment, x.src.tensor)
+                           ? kPooledWireFraction
+                           : kSparseWireFraction;
+      EXPECT_EQ(back->WireBytes(x), static_cast<int64_t>(half * f));
     } else {
       dense++;
       EXPECT_EQ(back->WireBytes(x), half);

@@ -367,6 +367,18 @@ static StatusOr<BuildRequest> SpatialRequest(const Graph& g,
   }
   if (SplitFc(g, opts)) SplitFcLayers(g, opts, used, &r);
   for (SpatialChain& c : r.spatial) {
+    auto ts = opts.spatial_shares.find(c.nodes.front());
+    if (ts != opts.spatial_shares.end() && c.rows.empty() &&
+        c.tiles_per_band > 1) {
+      RETURN_IF_ERROR(ValidateShares(ts->second)
+                          .WithContext("spatial chain from " + c.nodes.front() +
+                                       "'s tiles"));
+      double sum = 0;
+      for (double x : ts->second) sum += x;
+      c.shares.clear();
+      for (double x : ts->second) c.shares.push_back(x / sum);
+      continue;
+    }
     auto it = opts.spatial_rows.find(c.nodes.front());
     if (it == opts.spatial_rows.end() || !c.rows.empty() ||
         c.tiles_per_band != 1)
@@ -422,6 +434,38 @@ StatusOr<std::vector<StripRows>> SpatialStripRows(const Graph& g,
         devices.push_back(d);
     out.push_back(
         StripRows{c.nodes.front(), std::move(devices), std::move(rows)});
+  }
+  return out;
+}
+
+StatusOr<std::vector<TileCut>> SpatialTileCuts(const Graph& g,
+                                               const PlanOptions& opts) {
+  ASSIGN_OR_RETURN(BuildRequest r, SpatialRequest(g, opts));
+  const std::vector<double> all = NormalizedShares(opts.devices);
+  std::vector<TileCut> out;
+  for (const SpatialChain& c : r.spatial) {
+    if (!c.rows.empty() || c.tiles_per_band < 2) continue;
+    TileCut t;
+    t.chain = c.nodes.front();
+    t.devices = c.devices;
+    if (t.devices.empty()) {
+      for (int d = 0; d < static_cast<int>(all.size()); ++d)
+        t.devices.push_back(d);
+    }
+    t.shares = c.shares;
+    if (t.shares.empty()) {
+      double sum = 0;
+      for (int d : t.devices) sum += all[d];
+      for (int d : t.devices) t.shares.push_back(all[d] / sum);
+    }
+    const Node* last = g.FindNode(c.nodes.back());
+    if (last == nullptr) continue;
+    const Shape& o = g.tensors.at(last->outputs[0]).shape;
+    if (o.size() != 4) continue;
+    t.rows = o[2];
+    t.cols = o[3];
+    t.tiles_per_band = c.tiles_per_band;
+    out.push_back(std::move(t));
   }
   return out;
 }

@@ -114,6 +114,11 @@ struct PlanOptions {
   // strips' finish times, planner/strip_balance.h); a chain not named, or
   // cut into 2-D tiles, follows the devices' shares.
   std::map<std::string, std::vector<int64_t>> spatial_rows;
+  // spatial: the shares the 2-D tiles of the chain that starts at the named
+  // node are cut by, one per device of the chain, left to right and top to
+  // bottom (auto's balancing of the tiles' finish times); a chain not named
+  // follows the devices' shares.
+  std::map<std::string, std::vector<double>> spatial_shares;
 };
 
 // `g`: shaped, BN folded. Errors name the layer and the numbers.
@@ -161,6 +166,20 @@ struct StripRows {
 };
 StatusOr<std::vector<StripRows>> SpatialStripRows(const Graph& g,
                                                   const PlanOptions& opts);
+
+// The 2-D tiles a spatial plan with these options cuts: per chain, its
+// first node, its devices (left to right, top to bottom), the shares its
+// tiles are cut by, and the layout they make of the chain's output, as
+// PlanOptions::spatial_shares names them.
+struct TileCut {
+  std::string chain;
+  std::vector<int> devices;
+  std::vector<double> shares;
+  int64_t rows = 0, cols = 0;  // of the chain's output
+  int tiles_per_band = 0;
+};
+StatusOr<std::vector<TileCut>> SpatialTileCuts(const Graph& g,
+                                               const PlanOptions& opts);
 
 // The devices' shares scaled to sum to 1.
 std::vector<double> NormalizedShares(const std::vector<PlanDevice>& devices);

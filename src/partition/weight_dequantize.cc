@@ -35,15 +35,39 @@ WeightDequantizeFold FoldWeightDequantize(const Graph& g) {
 
 namespace {
 
-// The params of `dq` restricted to `r` of the weight it reads: a per-channel
-// scale keeps the channels the region holds.
+// The axis of `view` that is axis `a` of `weight`: the same extent, after
+// as many elements (an fc weight read as [out, C, H, W] keeps its axis of
+// outputs); -1 when the view merges or cuts that axis.
+int ViewAxis(const Shape& weight, const Shape& view, int64_t a) {
+  int64_t before = 1;
+  for (int64_t i = 0; i < a; ++i) before *= weight[i];
+  int64_t seen = 1;
+  for (size_t b = 0; b < view.size(); ++b) {
+    if (seen == before && view[b] == weight[a]) return static_cast<int>(b);
+    seen *= view[b];
+  }
+  return -1;
+}
+
+// The params of `dq` restricted to `r` of the weight it reads (of `view`
+// of it, when given): a per-channel scale keeps the channels the region
+// holds.
 StatusOr<QuantParams> SliceParams(const Node& dq, const Shape& weight,
-                                  const Region& r) {
+                                  const Shape& view, const Region& r) {
   ASSIGN_OR_RETURN(QuantParams p, ReadQuantParams(dq, weight));
   if (p.per_tensor()) return p;
-  const int64_t a = p.axis;
+  int64_t a = p.axis;
+  if (!view.empty()) {
+    const int b = ViewAxis(weight, view, a);
+    if (b < 0) {
+      return Unsupported("the per-channel scales of " + dq.name +
+                         " run along an axis that the view " +
+                         ShapeToString(view) + " of its weight does not keep");
+    }
+    a = b;
+  }
   QuantParams s;
-  s.axis = a;
+  s.axis = p.axis;  // of the fragment's weight, which keeps the axis
   s.scale.assign(p.scale.begin() + r.begin[a], p.scale.begin() + r.end[a]);
   s.zero_point.assign(p.zero_point.begin() + r.begin[a],
                       p.zero_point.begin() + r.end[a]);
@@ -71,7 +95,8 @@ Status UnfoldTask(const WeightDequantizeFold& fold, const Graph& model,
       return Internal("task " + t->name + ": the int8 weight " + dq.inputs[0] +
                       " of " + dq.name + " is not a weight of the model");
     }
-    ASSIGN_OR_RETURN(QuantParams p, SliceParams(dq, src->shape, w.region));
+    ASSIGN_OR_RETURN(QuantParams p,
+                     SliceParams(dq, src->shape, w.view, w.region));
     Graph& frag = t->fragment;
     const std::string name = Int8Name(frag, dq.inputs[0], w.name);
     TensorInfo* folded = frag.FindTensor(w.name);
@@ -80,13 +105,15 @@ Status UnfoldTask(const WeightDequantizeFold& fold, const Graph& model,
                       " that its fragment does not hold");
     }
     folded->kind = TensorKind::kActivation;
-    RETURN_IF_ERROR(frag.AddWeight(name, w.region.extent()));
+    // Through a view the slice takes the folded weight's shape.
+    RETURN_IF_ERROR(frag.AddWeight(
+        name, w.view.empty() ? w.region.extent() : folded->shape));
     Node n = dq;
     n.inputs = {name};
     n.outputs = {w.name};
     SetQuantParams(p, &n);
     dequantize.push_back(std::move(n));
-    w = WeightSlice{name, dq.inputs[0], w.region};
+    w = WeightSlice{name, dq.inputs[0], w.region, w.view};
   }
   if (dequantize.empty()) return Status::Ok();
   // The weights' DQs come first: they read nothing the fragment computes.

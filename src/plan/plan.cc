@@ -60,7 +60,11 @@ int64_t Plan::WireBytes(const Transfer& x) const {
   if (x.src.task == kModelInput && input_pixels) return n;
   const int64_t raw = n * WireDtypeBytes(TransferWire(x).dtype);
   if (!wire.lz4 || !SparseSource(x)) return raw;
-  return static_cast<int64_t>(static_cast<double>(raw) * kSparseWireFraction);
+  const Task* t = FindTask(x.src.task);
+  const double f = IsPooledSparseTensor(t->fragment, x.src.tensor)
+                       ? kPooledWireFraction
+                       : kSparseWireFraction;
+  return static_cast<int64_t>(static_cast<double>(raw) * f);
 }
 
 WireSettings Plan::TransferWire(const Transfer& x) const {

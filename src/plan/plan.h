@@ -54,7 +54,19 @@ struct PlanDevice {
 struct WeightSlice {
   std::string name;    // the fragment's weight tensor
   std::string source;  // the model's weight tensor
-  Region region;       // in the source's index space
+  Region region;       // in the source's index space, or in `view`'s
+  // The source read as another shape of the same elements, in the same
+  // row-major order; `region` is a box of that shape, and its elements,
+  // row-major, fill the fragment's weight (of as many elements). An fc
+  // layer's [out, C*H*W] weight read as [out, C, H, W] gives the columns
+  // that multiply one box of the feature map the layer reads flattened.
+  // Empty: the source's own shape, and the slice has the box's shape.
+  Shape view = {};
+
+  // The shape `region` indexes: `view`, or the source's `source_shape`.
+  const Shape& IndexShape(const Shape& source_shape) const {
+    return view.empty() ? source_shape : view;
+  }
 };
 
 struct Task {
@@ -162,9 +174,15 @@ int64_t WireDtypeBytes(WireDtype d);
 double WireTolerance(WireDtype d);
 // What lz4 makes of a sparse tensor on the wire, as a fraction of its
 // bytes: measured on the ReLU outputs of AlexNet and VGG16 (about half
-// their values zero: 0.47 to 0.65) and of the max pools after them (0.57
-// to 0.79). Plans price a sparse source's transfers at this fraction.
+// their values zero: 0.47 to 0.65). Plans price a sparse source's
+// transfers at this fraction.
 constexpr double kSparseWireFraction = 0.62;
+// The same for one that passed a max pool (graph/sparsity.h), whose zeros
+// are fewer and scattered: lz4 makes 1.00 of float32 values with 0.2 %
+// zeros (AlexNet's first pool on a random input) and 0.84 with 30 % (its
+// later pools). Priced at 0.62, the halos of AlexNet's first pool on 2-D
+// tiles went 1.5x slower than predicted.
+constexpr double kPooledWireFraction = 0.95;
 
 struct Plan {
   int version = kPlanVersion;
@@ -191,7 +209,7 @@ struct Plan {
   // Bytes transfer `x` puts on the wire: a byte a value for the model
   // input of a plan whose input is pixels and for an int8 transfer, else
   // wire.dtype's bytes a value; with wire.lz4, a sparse source's at
-  // kSparseWireFraction.
+  // kSparseWireFraction (kPooledWireFraction once pooled).
   int64_t WireBytes(const Transfer& x) const;
   // How `x` travels: `wire`, with dtype int8 for an int8 transfer.
   WireSettings TransferWire(const Transfer& x) const;

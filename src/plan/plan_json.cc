@@ -155,9 +155,11 @@ json PlanToJson(const Plan& p) {
   for (const auto& t : p.tasks) {
     json w = json::array();
     for (const auto& s : t.weights) {
-      w.push_back({{"name", s.name},
-                   {"source", s.source},
-                   {"region", RegionToJson(s.region)}});
+      json js = {{"name", s.name},
+                 {"source", s.source},
+                 {"region", RegionToJson(s.region)}};
+      if (!s.view.empty()) js["view"] = s.view;
+      w.push_back(std::move(js));
     }
     j["tasks"].push_back({{"id", t.id},
                           {"name", t.name},
@@ -240,6 +242,9 @@ StatusOr<Task> TaskFromJson(const json& jt) {
     t.weights.push_back(WeightSlice{w.at("name").get<std::string>(),
                                     w.at("source").get<std::string>(),
                                     std::move(r).value()});
+    if (w.contains("view")) {
+      t.weights.back().view = JsonInts<int64_t>(w.at("view"));
+    }
   }
   auto g = GraphFromJson(jt.at("fragment"));
   if (!g.ok()) return g.status().WithContext("task " + t.name);

@@ -115,11 +115,23 @@ Status CheckTask(const Plan& p, size_t i) {
       return InvalidArgument("task " + t.name + " slices weight '" + w.name +
                              "', which its fragment does not read");
     }
-    if (w.region.begin.size() != w.region.end.size() ||
-        w.region.extent() != ti->shape) {
+    // Through a view, the box's elements fill the fragment's weight in
+    // order; else the box is the weight.
+    bool fits = w.region.begin.size() == w.region.end.size();
+    if (fits && w.view.empty()) {
+      fits = w.region.extent() == ti->shape;
+    } else if (fits) {
+      auto box = CheckedElements(w.region.extent(), "slice");
+      auto weight = CheckedElements(ti->shape, "weight");
+      fits = box.ok() && weight.ok() && box.value() == weight.value();
+    }
+    if (!fits) {
       return InvalidArgument("task " + t.name + ": slice " +
-                             w.region.ToString() + " of '" + w.source +
-                             "' does not have the fragment's shape " +
+                             w.region.ToString() + " of '" + w.source + "'" +
+                             (w.view.empty()
+                                  ? " does not have the fragment's shape "
+                                  : " does not hold as many elements as the "
+                                    "fragment's shape ") +
                              ShapeToString(ti->shape));
     }
   }
@@ -236,7 +248,15 @@ Status VerifyPlanAgainstModel(const Plan& p, const Graph& model) {
         return InvalidArgument("task " + t.name + " slices '" + w.source +
                                "', which is not a weight of the model");
       }
-      RETURN_IF_ERROR(CheckRegion(w.region, src->shape,
+      auto viewed = CheckedElements(w.view, "view");
+      if (!w.view.empty() &&
+          (!viewed.ok() || viewed.value() != NumElements(src->shape))) {
+        return InvalidArgument("task " + t.name + " reads '" + w.source + "' " +
+                               ShapeToString(src->shape) + " as " +
+                               ShapeToString(w.view) +
+                               ", which does not hold the same elements");
+      }
+      RETURN_IF_ERROR(CheckRegion(w.region, w.IndexShape(src->shape),
                                   "task " + t.name + " slice of " + w.source));
     }
   }

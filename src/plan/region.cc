@@ -100,9 +100,14 @@ Status CheckRegion(const Region& r, const Shape& s, const std::string& what) {
   return Status::Ok();
 }
 
-Status CopyRegion(const Tensor& src, const Region& src_region, Tensor* dst,
-                  const Region& dst_region, Merge merge) {
-  RETURN_IF_ERROR(CheckRegion(src_region, src.shape, "source"));
+namespace {
+
+// CopyRegion of `src`'s elements read in the shape `src_shape` (its own, or
+// a view of as many elements).
+Status CopyBox(const Tensor& src, const Shape& src_shape,
+               const Region& src_region, Tensor* dst, const Region& dst_region,
+               Merge merge) {
+  RETURN_IF_ERROR(CheckRegion(src_region, src_shape, "source"));
   RETURN_IF_ERROR(CheckRegion(dst_region, dst->shape, "destination"));
   if (src_region.extent() != dst_region.extent()) {
     return InvalidArgument("region extents differ: " + src_region.ToString() +
@@ -117,7 +122,7 @@ Status CopyRegion(const Tensor& src, const Region& src_region, Tensor* dst,
     return Status::Ok();
   }
   const Shape ext = src_region.extent();
-  const auto ss = Strides(src.shape), ds = Strides(dst->shape);
+  const auto ss = Strides(src_shape), ds = Strides(dst->shape);
   const int64_t inner = ext[rank - 1];
   // Walk every row (all axes but the last) with an odometer.
   std::vector<int64_t> idx(rank - 1, 0);
@@ -143,12 +148,28 @@ Status CopyRegion(const Tensor& src, const Region& src_region, Tensor* dst,
   return Status::Ok();
 }
 
+}  // namespace
+
+Status CopyRegion(const Tensor& src, const Region& src_region, Tensor* dst,
+                  const Region& dst_region, Merge merge) {
+  return CopyBox(src, src.shape, src_region, dst, dst_region, merge);
+}
+
 StatusOr<Tensor> ExtractRegion(const Tensor& src, const Region& region) {
+  return ExtractRegionOfView(src, src.shape, region);
+}
+
+StatusOr<Tensor> ExtractRegionOfView(const Tensor& src, const Shape& view,
+                                     const Region& region) {
+  if (NumElements(view) != NumElements(src.shape)) {
+    return InvalidArgument("a tensor of shape " + ShapeToString(src.shape) +
+                           " cannot be read as " + ShapeToString(view));
+  }
   // Checked before the result is allocated by the region's extent.
-  RETURN_IF_ERROR(CheckRegion(region, src.shape, "source"));
+  RETURN_IF_ERROR(CheckRegion(region, view, "source"));
   Tensor out(region.extent());
   RETURN_IF_ERROR(
-      CopyRegion(src, region, &out, Region::Full(out.shape), Merge::kCopy));
+      CopyBox(src, view, region, &out, Region::Full(out.shape), Merge::kCopy));
   return out;
 }
 

@@ -49,6 +49,10 @@ Status CopyRegion(const Tensor& src, const Region& src_region, Tensor* dst,
 
 // The tensor src[region] as a new, dense tensor.
 StatusOr<Tensor> ExtractRegion(const Tensor& src, const Region& region);
+// The same of `src` read as `view`, a shape of as many elements in the same
+// row-major order (plan/plan.h WeightSlice::view): `region` is a box of it.
+StatusOr<Tensor> ExtractRegionOfView(const Tensor& src, const Shape& view,
+                                     const Region& region);
 
 // Maps a box of `from` onto the same elements of `to`, for a reshape that
 // keeps row-major order (Flatten, Reshape). Possible when the box is one

@@ -55,6 +55,29 @@ TEST(Region, CopyRejectsMismatchedOrOutOfRangeBoxes) {
                    .ok());
 }
 
+// A box of a view: [2, 12] read as [2, 3, 2, 2], the box of rows 1 of
+// every channel is four columns of each row.
+TEST(Region, ExtractsABoxOfAView) {
+  const Tensor src = Iota({2, 12});
+  auto t = ExtractRegionOfView(src, {2, 3, 2, 2},
+                               Region{{0, 0, 1, 0}, {2, 3, 2, 2}});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->shape, (Shape{2, 3, 1, 2}));
+  for (int64_t r = 0; r < 2; ++r) {
+    for (int64_t c = 0; c < 3; ++c) {
+      for (int64_t w = 0; w < 2; ++w) {
+        EXPECT_EQ(t->data[r * 6 + c * 2 + w], src.data[r * 12 + c * 4 + 2 + w]);
+      }
+    }
+  }
+  // A view of other elements, or a box outside it, is refused.
+  EXPECT_FALSE(
+      ExtractRegionOfView(src, {2, 3, 2, 3}, Region::Full({2, 3, 2, 3})).ok());
+  EXPECT_FALSE(
+      ExtractRegionOfView(src, {2, 3, 2, 2}, Region{{0, 0, 0, 0}, {2, 3, 3, 2}})
+          .ok());
+}
+
 TEST(Region, ReshapeMapsContiguousRunsOnly) {
   // A channel slice of NCHW is one run of the flattened vector.
   auto m = MapThroughReshape(Region::Slice({1, 8, 3, 3}, 1, 2, 5), {1, 8, 3, 3},

@@ -14,7 +14,20 @@ StatusOr<WeightStore> SliceTaskWeights(const Task& task,
       return InvalidArgument("task " + task.name + " needs weight '" +
                              w.source + "', which the model does not have");
     }
-    auto t = ExtractRegion(it->second, w.region);
+    auto t = ExtractRegionOfView(it->second, w.IndexShape(it->second.shape),
+                                 w.region);
+    // Through a view, the box's elements in order fill the fragment's
+    // weight, of another shape.
+    const TensorInfo* ti = task.fragment.FindTensor(w.name);
+    if (t.ok() && !w.view.empty()) {
+      if (ti == nullptr || NumElements(ti->shape) != NumElements(t->shape)) {
+        t = InvalidArgument("slice " + w.region.ToString() +
+                            " does not fill the fragment's weight '" + w.name +
+                            "'");
+      } else {
+        t->shape = ti->shape;
+      }
+    }
     if (!t.ok()) {
       return t.status().WithContext("task " + task.name + " slice of " +
                                     w.source);

@@ -122,7 +122,10 @@ int64_t UnitPricer::OutputWireBytes(const PlanUnit& u, int64_t bytes) const {
   double b = static_cast<double>(bytes) *
              static_cast<double>(WireDtypeBytes(wire_.dtype)) /
              kBytesPerElement;
-  if (wire_.lz4 && IsSparseTensor(g_, u.output)) b *= kSparseWireFraction;
+  if (wire_.lz4 && IsSparseTensor(g_, u.output)) {
+    b *= IsPooledSparseTensor(g_, u.output) ? kPooledWireFraction
+                                            : kSparseWireFraction;
+  }
   return static_cast<int64_t>(b);
 }
 

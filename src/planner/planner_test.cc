@@ -109,7 +109,8 @@ TEST(Procedure1, SplitsALayerThatFitsNoDevice) {
 // The model input sent from the hub to strips on 8 devices: the hub's
 // messages leave together, so it pays one link latency and the bytes of
 // all (not seven latencies); an image input is a byte a value; with LZ4 a
-// ReLU's output is priced at kSparseWireFraction, and f16 at half.
+// ReLU's output, max pooled, is priced at kPooledWireFraction, and f16 at
+// half.
 TEST(Placements, TransitionsPayOneLatencyAndTheWireBytes) {
   LoadOptions lo;
   lo.fuse_batchnorm = true;
@@ -130,7 +131,7 @@ TEST(Placements, TransitionsPayOneLatencyAndTheWireBytes) {
   EXPECT_NEAR(pixels - lat, (floats - lat) / 4, 1e-3);
 
   // Unit 0 (conv, ReLU, max pool) whole on the hub, then strips: its
-  // output is sparse.
+  // output is sparse, though less so after the pool.
   const Placement hub{Form::kWhole, {0}};
   pr.SetWire(WireSettings{}, false);
   const double f32 = pr.Transition(1, &hub, strips).seconds - lat;
@@ -138,7 +139,7 @@ TEST(Placements, TransitionsPayOneLatencyAndTheWireBytes) {
   const double lz4 = pr.Transition(1, &hub, strips).seconds - lat;
   pr.SetWire(WireSettings{WireDtype::kF16, false}, false);
   const double f16 = pr.Transition(1, &hub, strips).seconds - lat;
-  EXPECT_NEAR(lz4, f32 * kSparseWireFraction, 1e-4);
+  EXPECT_NEAR(lz4, f32 * kPooledWireFraction, 1e-4);
   EXPECT_NEAR(f16, f32 / 2, 1e-4);
 }
 

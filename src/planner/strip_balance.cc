@@ -1,7 +1,9 @@
 #include "planner/strip_balance.h"
 
+#include <algorithm>
 #include <map>
 
+#include "partition/spatial_split.h"
 #include "partition/split_counts.h"
 
 namespace shoal {
@@ -135,6 +137,77 @@ StripBalance Descend(const Graph& g, const std::vector<StripRows>& chains,
   return b;
 }
 
+// The layout `shares` cut a chain's output into, as a list of its tiles'
+// bounds; empty when some tile would get no row or column.
+std::vector<int64_t> TileBoundsOf(const TileCut& c,
+                                  const std::vector<double>& shares) {
+  auto l = TileLayout(c.rows, c.cols, shares, c.tiles_per_band);
+  if (!l.ok()) return {};
+  std::vector<int64_t> out;
+  for (const TileBounds& b : *l) {
+    if (b.row_end <= b.row_begin || b.col_end <= b.col_begin) return {};
+    out.insert(out.end(), {b.row_begin, b.row_end, b.col_begin, b.col_end});
+  }
+  return out;
+}
+
+// The descent for chains of 2-D tiles: a share moved from one device of a
+// chain to another, any two (a band's middle tile recomputes halo on four
+// sides, a corner one on two, and the tiles whose input leaves the input
+// device last start last), kept when the plan is predicted sooner; a move
+// that leaves every tile where it was is not tried. Steps from half an
+// equal share (a tile of AlexNet's 6x6 last map moves a whole row or
+// column at a time), halved after a pass in which none paid.
+StripBalance DescendTiles(
+    const Graph& g, std::vector<TileCut> cuts, const PlanOptions& opts,
+    double start, const std::function<StatusOr<double>(const Plan&)>& value,
+    int max_evaluations) {
+  StripBalance b;
+  b.options = opts;
+  b.value = start;
+  // A move of `step` from device i to device j of chain `c`, tried.
+  auto tried = [&](TileCut& c, int i, int j, double step) {
+    std::vector<double> m = c.shares;
+    m[i] -= step;
+    m[j] += step;
+    if (!(m[i] > 0)) return false;
+    const std::vector<int64_t> moved = TileBoundsOf(c, m);
+    if (moved.empty() || moved == TileBoundsOf(c, c.shares)) return false;
+    ++b.evaluations;
+    PlanOptions o = b.options;
+    o.spatial_shares[c.chain] = m;
+    auto p = MakePlan(g, o);
+    if (!p.ok()) return false;
+    auto v = value(*p);
+    if (!v.ok() || *v >= b.value * (1 - kGain)) return false;
+    b.options = std::move(o);
+    b.value = *v;
+    ++b.moves;
+    c.shares = m;
+    return true;
+  };
+  // Every chain at each step, the last (most often the largest) first,
+  // so that no chain spends the budget before the others had a pass.
+  size_t most = 0;
+  for (const TileCut& c : cuts) most = std::max(most, c.shares.size());
+  for (double step = 0.5 / std::max<size_t>(most, 1);
+       most > 1 && step >= 0.02 / most && b.evaluations < max_evaluations;) {
+    bool gained = false;
+    for (size_t k = cuts.size(); k-- > 0;) {
+      TileCut& c = cuts[k];
+      const int n = static_cast<int>(c.shares.size());
+      for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < n && b.evaluations < max_evaluations; ++j) {
+          if (i != j && tried(c, i, j, step)) gained = true;
+        }
+      }
+    }
+    if (!gained) step /= 2;
+  }
+  if (b.moves == 0) b.options.spatial_shares = opts.spatial_shares;
+  return b;
+}
+
 }  // namespace
 
 StatusOr<StripBalance> BalanceStrips(
@@ -142,6 +215,11 @@ StatusOr<StripBalance> BalanceStrips(
     const std::function<StatusOr<double>(const Plan&)>& value,
     int max_evaluations) {
   ASSIGN_OR_RETURN(std::vector<StripRows> chains, SpatialStripRows(g, opts));
+  if (chains.empty()) {
+    ASSIGN_OR_RETURN(std::vector<TileCut> cuts, SpatialTileCuts(g, opts));
+    return DescendTiles(g, std::move(cuts), opts, start, value,
+                        max_evaluations);
+  }
   // Each descent ends where no single move pays, and they end in different
   // places: by rows alone, AlexNet on eight Pi 3B+ predicts 128.7 ms where
   // by shares first it stops at 130.7; ResNet-50 on four Pi 4B, 112.1

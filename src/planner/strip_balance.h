@@ -28,7 +28,9 @@ struct StripBalance {
 // `start`, for at most `max_evaluations` plans: first a share moved between
 // neighbouring devices, every chain's strips cut anew from the shares;
 // then one row moved across one boundary between neighbouring strips of
-// one chain. Every strip keeps a row at least.
+// one chain. Every strip keeps a row at least. A plan whose chains are all
+// cut into 2-D tiles moves shares between any two devices of a chain
+// instead (PlanOptions::spatial_shares).
 StatusOr<StripBalance> BalanceStrips(
     const Graph& g, const PlanOptions& opts, double start,
     const std::function<StatusOr<double>(const Plan&)>& value,

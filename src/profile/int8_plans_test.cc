@@ -7,6 +7,7 @@
 #include <random>
 
 #include "engine/calibrate.h"
+#include "graph/quantization.h"
 #include "models/load_model.h"
 #include "partition/plan_test_util.h"
 #include "partition/weight_dequantize.h"
@@ -160,6 +161,29 @@ TEST(Int8Plans, EveryStrategyOnLeNet5) {
 
 TEST(Int8Plans, EveryStrategyOnLeNetFc) {
   testing::ExpectEveryStrategyExact(Quantized("lenet-fc"), {{1, 1}, {2, 1, 1}});
+}
+
+// An fc layer split on the 2-D tiles where its inputs lie reads its int8
+// columns through a view of the weight, each with the scales of its
+// output channels (partition/plan_builder_boxes.cc).
+TEST(Int8Plans, FcOnTilesReadsItsInt8ColumnsThroughAView) {
+  const Model m = Quantized("cifarnet");
+  PlanOptions po;
+  po.strategy = "spatial";
+  po.devices = Devices({1, 1, 1});
+  po.tiles = TileShape::k2D;
+  po.spatial_fc = SpatialFc::kLip;
+  po.max_read_factor = 6;
+  auto p = MakePlan(m.graph, po);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  int viewed = 0;
+  for (const Task& t : p->tasks) {
+    for (const WeightSlice& w : t.weights) {
+      viewed += !w.view.empty() && IsInt8Weight(t.fragment, w.name);
+    }
+  }
+  EXPECT_EQ(viewed, 3);
+  EXPECT_TRUE(testing::CheckPlanExact(m, std::move(p).value(), nullptr));
 }
 
 // The memory a device needs counts a byte for each int8 weight value.

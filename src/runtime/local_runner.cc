@@ -259,7 +259,9 @@ StatusOr<std::unique_ptr<LocalRunner>> LocalRunner::Create(
     eo.threads = opts.threads_per_device;
     eo.shared_weights = shared;
     for (const auto& ws : t.weights)
-      eo.weight_keys[ws.name] = ws.source + ws.region.ToString();
+      eo.weight_keys[ws.name] =
+          ws.source + ws.region.ToString() +
+          (ws.view.empty() ? "" : " of " + ShapeToString(ws.view));
     auto ex = Executor::Create(t.fragment, std::move(w), eo);
     if (!ex.ok()) return ex.status().WithContext("task " + t.name);
     r->executors_.push_back(std::move(ex).value());
