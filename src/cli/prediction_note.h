@@ -22,7 +22,7 @@ inline constexpr const char kSpecSource[] = "cluster specs";
 inline constexpr const char kBoardPredictionNote[] =
     "note: predicted from the board classes' rates (docs/cluster-format.md), "
     "not a\n"
-    "  profile: emulated boards, which run to those rates, measured 1.00 to "
+    "  profile: emulated boards, which run to those rates, measured 0.99 to "
     "2.00\n"
     "  times such predictions (median 1.03 over 21 plans; "
     "docs/BENCHMARKS.md,\n"
@@ -39,7 +39,7 @@ inline constexpr const char kSpecPredictionNote[] =
     "docs/BENCHMARKS.md,\n"
     "  \"YOLOv2\" and \"Energy per inference\"); from a profile (shoal "
     "profile, then\n"
-    "  --profile) they were 6.0 % off, median (\"Predicted against measured "
+    "  --profile) they were 3.0 % off, median (\"Predicted against measured "
     "on eight\n"
     "  Pi 3B+ boards\")\n";
 

@@ -17,26 +17,25 @@ namespace plan_build {
 
 namespace {
 
-// The box of the feature map [N, C, H, W] held by one device, and the task
-// that multiplies it.
+// What one device holds of the map: its holders (copies: placing tasks may
+// change dist_) and the box they fill.
 struct DeviceBox {
-  int device = 0;
-  std::vector<const Holder*> holders;
+  std::vector<Holder> holders;
   Region box;
 };
 
 // The bounding box of the holders' owned boxes, if they fill it exactly (boxes
 // of one tensor's owned parts do not overlap, so their elements add up to it
 // only then).
-std::optional<Region> FilledBound(const std::vector<const Holder*>& hs) {
-  Region bound = hs[0]->owned;
+std::optional<Region> FilledBound(const std::vector<Holder>& hs) {
+  Region bound = hs[0].owned;
   int64_t sum = 0;
-  for (const Holder* h : hs) {
+  for (const Holder& h : hs) {
     for (int a = 0; a < bound.rank(); ++a) {
-      bound.begin[a] = std::min(bound.begin[a], h->owned.begin[a]);
-      bound.end[a] = std::max(bound.end[a], h->owned.end[a]);
+      bound.begin[a] = std::min(bound.begin[a], h.owned.begin[a]);
+      bound.end[a] = std::max(bound.end[a], h.owned.end[a]);
     }
-    sum += h->owned.elements();
+    sum += h.owned.elements();
   }
   if (sum != bound.elements()) return std::nullopt;
   return bound;
@@ -99,14 +98,13 @@ StatusOr<bool> PlanBuilder::PlaceFcOnBoxes(const Node& n) {
   std::map<int, DeviceBox> by_device;
   int64_t held = 0;
   for (const auto& h : it->second.holders) {
+    if (h.owned.rank() == 0) continue;  // serves its own device only
     if (h.task < 0 || plan_.tasks[h.task].devices.size() != 1 ||
         h.owned.rank() != static_cast<int>(x.size())) {
       return false;
     }
     if (h.owned.begin[0] != 0 || h.owned.end[0] != x[0]) return false;
-    DeviceBox& b = by_device[DeviceOfTask(h.task)];
-    b.device = DeviceOfTask(h.task);
-    b.holders.push_back(&h);
+    by_device[DeviceOfTask(h.task)].holders.push_back(h);
     held += h.owned.elements();
   }
   if (held != NumElements(x) || by_device.size() < 2) return false;
@@ -137,10 +135,10 @@ StatusOr<bool> PlanBuilder::PlaceFcOnBoxes(const Node& n) {
   for (const auto& [dev, b] : by_device) {
     // The task that holds the box, or a new one on its device that takes
     // it from there (rows it computed beyond its own, or several tasks).
-    int t = b.holders[0]->task;
-    if (b.holders.size() != 1 ||
-        !(b.holders[0]->owned == b.holders[0]->region) ||
-        !b.holders[0]->tensor.empty() || !HeldIn(t, in)) {
+    const Holder& h = b.holders[0];
+    int t = h.task;
+    if (b.holders.size() != 1 || !(h.owned == h.region) || !h.tensor.empty() ||
+        !HeldIn(t, in)) {
       t = NewTask(c->name + "/box@" + std::to_string(dev), {dev}, c->name,
                   lc->second.scheme);
       RETURN_IF_ERROR(Need(t, in, b.box, c->name));

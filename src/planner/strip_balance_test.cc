@@ -9,6 +9,7 @@
 
 #include "models/load_model.h"
 #include "partition/plan_test_util.h"
+#include "partition/spatial_split.h"
 #include "planner/pi_threes_test_util.h"
 #include "planner/predict.h"
 
@@ -128,6 +129,47 @@ TEST(StripBalance, AlexNetOnEightPiThreesFinishesSooner) {
   ASSERT_TRUE(chosen->prediction.has_value());
   const std::string& method = chosen->prediction->method;
   EXPECT_NE(method.find("-balanced"), std::string::npos) << method;
+}
+
+// The same on 2-D tiles, whose chain from conv2 reaches the 6x6 last map
+// (fc6 multiplies each tile where it lies): a middle tile recomputes halo
+// on four sides, a corner one on two, so shares moved between the chain's
+// devices are predicted faster; the tiles still cut every row and column.
+TEST(StripBalance, TilesOfAlexNetMoveSharesBetweenDevices) {
+  const Model m = Load("alexnet", false);
+  PlanOptions po = Spatial(PiThrees(8, "alexnet"));
+  po.tiles = TileShape::k2D;
+  po.max_read_factor = 6;
+  po.input_read_factor = 1.5;
+  po.spatial_fc = SpatialFc::kLipLastWhole;
+  const auto value = Latency(po);
+  auto start_plan = MakePlan(m.graph, po);
+  ASSERT_TRUE(start_plan.ok()) << start_plan.status().message();
+  auto start = value(*start_plan);
+  ASSERT_TRUE(start.ok()) << start.status().message();
+  auto b = BalanceStrips(m.graph, po, *start, value, 400);
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_GT(b->moves, 0);
+  EXPECT_LT(b->value, *start * 0.98);
+  EXPECT_LE(b->evaluations, 400);
+  EXPECT_FALSE(b->options.spatial_shares.empty());
+  auto balanced = MakePlan(m.graph, b->options);
+  ASSERT_TRUE(balanced.ok()) << balanced.status().message();
+  auto again = value(*balanced);
+  ASSERT_TRUE(again.ok());
+  EXPECT_DOUBLE_EQ(*again, b->value);
+  auto cuts = SpatialTileCuts(m.graph, b->options);
+  ASSERT_TRUE(cuts.ok()) << cuts.status().message();
+  ASSERT_FALSE(cuts->empty());
+  for (const TileCut& c : *cuts) {
+    auto layout = TileLayout(c.rows, c.cols, c.shares, c.tiles_per_band);
+    ASSERT_TRUE(layout.ok()) << c.chain;
+    int64_t cells = 0;
+    for (const TileBounds& t : *layout) {
+      cells += (t.row_end - t.row_begin) * (t.col_end - t.col_begin);
+    }
+    EXPECT_EQ(cells, c.rows * c.cols) << c.chain;
+  }
 }
 
 // ResNet-50 on four Pi 4B over Gigabit Ethernet: seventeen chains, too
