@@ -132,6 +132,24 @@ StatusOr<bool> PlanBuilder::PlaceAlongSlices(const Node& n) {
   return true;
 }
 
+const Node* PlanBuilder::ReaderPastElementwise(
+    const std::string& tensor, std::vector<const Node*>* between) const {
+  for (std::string cur = tensor;;) {
+    const auto cons = g_.ConsumerIndices(cur);
+    if (cons.size() != 1 || cur == plan_.output_name) return nullptr;
+    const Node& next = g_.nodes[cons[0]];
+    if (next.inputs.empty() || next.inputs[0] != cur) return nullptr;
+    const OpSchema* sc = OpRegistry::Global().Find(next.op);
+    const bool passes = sc != nullptr && sc->elementwise() &&
+                        next.inputs.size() == 1 && next.outputs.size() == 1 &&
+                        !req_.layers.count(next.name) &&
+                        !req_.placement.count(next.name);
+    if (!passes) return &next;
+    if (between != nullptr) between->push_back(&next);
+    cur = next.outputs[0];
+  }
+}
+
 StatusOr<bool> PlanBuilder::PlaceRelayoutForInputSplit(const Node& n) {
   // A planner that placed the flatten itself (the MILP) priced that.
   const bool relayout = SplitFactsOf(n.op).relayout;
@@ -156,23 +174,8 @@ StatusOr<bool> PlanBuilder::PlaceRelayoutForInputSplit(const Node& n) {
     flat = f.outputs[0];
   }
   // The reader, past elementwise ops (a dropout) that run on the slices.
-  const Node* c = nullptr;
-  for (std::string cur = flat; c == nullptr;) {
-    const auto cons = g_.ConsumerIndices(cur);
-    if (cons.size() != 1 || cur == plan_.output_name) return false;
-    const Node& next = g_.nodes[cons[0]];
-    if (next.inputs.empty() || next.inputs[0] != cur) return false;
-    const OpSchema* sc = OpRegistry::Global().Find(next.op);
-    const bool passes = sc != nullptr && sc->elementwise() &&
-                        next.inputs.size() == 1 && next.outputs.size() == 1 &&
-                        !req_.layers.count(next.name) &&
-                        !req_.placement.count(next.name);
-    if (!passes) {
-      c = &next;
-    } else {
-      cur = next.outputs[0];
-    }
-  }
+  const Node* c = ReaderPastElementwise(flat, nullptr);
+  if (c == nullptr) return false;
   auto lc = req_.layers.find(c->name);
   if (lc == req_.layers.end() || !IsInputSplit(lc->second.scheme)) {
     return false;

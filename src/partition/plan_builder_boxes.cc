@@ -63,24 +63,8 @@ StatusOr<bool> PlanBuilder::PlaceFcOnBoxes(const Node& n) {
   }
   // The reader, past single-input elementwise ops (a dropout).
   std::vector<const Node*> between;
-  const Node* c = nullptr;
-  for (std::string cur = flat; c == nullptr;) {
-    const auto cons = g_.ConsumerIndices(cur);
-    if (cons.size() != 1 || cur == plan_.output_name) return false;
-    const Node& next = g_.nodes[cons[0]];
-    if (next.inputs.empty() || next.inputs[0] != cur) return false;
-    const OpSchema* sc = OpRegistry::Global().Find(next.op);
-    const bool passes = sc != nullptr && sc->elementwise() &&
-                        next.inputs.size() == 1 && next.outputs.size() == 1 &&
-                        !req_.layers.count(next.name) &&
-                        !req_.placement.count(next.name);
-    if (passes) {
-      between.push_back(&next);
-      cur = next.outputs[0];
-    } else {
-      c = &next;
-    }
-  }
+  const Node* c = ReaderPastElementwise(flat, &between);
+  if (c == nullptr) return false;
   auto lc = req_.layers.find(c->name);
   if (lc == req_.layers.end() || !IsInputSplit(lc->second.scheme) ||
       lc->second.scheme == Scheme::kFuse2 || !IsFcLayer(g_, *c)) {

@@ -181,6 +181,12 @@ class PlanBuilder {
   // channels: one exchange fewer, each an all-to-all that costs a Wi-Fi
   // link's latency (plan_builder_boxes.cc).
   StatusOr<bool> PlaceFcOnBoxes(const Node& n);
+  // The one node that reads `tensor`, past single-input elementwise ops no
+  // layer choice or placement names (a dropout; listed in `between` when
+  // given); null when a tensor on the way has other readers or is the
+  // model's output.
+  const Node* ReaderPastElementwise(const std::string& tensor,
+                                    std::vector<const Node*>* between) const;
   // A pool, or any op that acts on each channel alone and windows it.
   static bool PoolsPerChannel(const Node& n);
 
