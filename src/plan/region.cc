@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "graph/shape_check.h"
+
 namespace shoal {
 
 Region Region::Full(const Shape& s) {
@@ -161,7 +163,9 @@ StatusOr<Tensor> ExtractRegion(const Tensor& src, const Region& region) {
 
 StatusOr<Tensor> ExtractRegionOfView(const Tensor& src, const Shape& view,
                                      const Region& region) {
-  if (NumElements(view) != NumElements(src.shape)) {
+  // A view from a file is checked for overflow before it is compared.
+  auto viewed = CheckedElements(view, "view");
+  if (!viewed.ok() || viewed.value() != NumElements(src.shape)) {
     return InvalidArgument("a tensor of shape " + ShapeToString(src.shape) +
                            " cannot be read as " + ShapeToString(view));
   }
