@@ -23,7 +23,7 @@ inline constexpr const char kBoardPredictionNote[] =
     "note: predicted from the board classes' rates (docs/cluster-format.md), "
     "not a\n"
     "  profile: emulated boards, which run to those rates, measured 0.99 to "
-    "2.00\n"
+    "2.56\n"
     "  times such predictions (median 1.03 over 21 plans; "
     "docs/BENCHMARKS.md,\n"
     "  \"Predicted against measured on eight Pi 3B+ boards\" and \"... on "
