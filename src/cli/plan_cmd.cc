@@ -43,6 +43,7 @@ struct PlanArgs {
   std::string wire_dtype = "f32", wire_compression = "auto";
   double read_factor = PlanOptions().max_read_factor;
   double input_read_factor = -1;
+  double fuse_blocks = 0;
   double overlap_recompute = PlanOptions().max_overlap_recompute;
   std::string halo_overlap = "on";
   std::string tiles = "strips";
@@ -104,6 +105,12 @@ StatusOr<PlanOptions> PlanOptionsFromFlags(const PlanArgs& a,
         "every input row once)");
   }
   po.input_read_factor = a.input_read_factor;
+  if (a.fuse_blocks != 0 && !(a.fuse_blocks >= 1.0)) {
+    return InvalidArgument(
+        "--fuse-blocks must be at least 1 (a segment's strips do at least "
+        "its work), or 0 for chains that exchange halos at every block");
+  }
+  po.segment_work_factor = a.fuse_blocks;
   if (!(a.overlap_recompute >= 1.0)) {
     return InvalidArgument(
         "--halo-overlap-recompute must be at least 1 (a strip cut for "
@@ -347,6 +354,13 @@ void AddSchemeFlags(CLI::App* cmd, PlanArgs* a) {
                   "spatial: the same for the chain that reads the model "
                   "input, which reaches the strips over one uplink "
                   "(default: --halo-read-factor)");
+  cmd->add_option("--fuse-blocks", a->fuse_blocks,
+                  "spatial: fuse whole residual blocks (shortcuts and sums "
+                  "included) into segments that exchange nothing inside, "
+                  "each as deep as keeps its strips' work within this many "
+                  "times the segment's (at least one block; "
+                  "--halo-input-read-factor bounds the first); 0, the "
+                  "default: chains stop at every sum");
   cmd->add_option("--halo-overlap-recompute", a->overlap_recompute,
                   "spatial: a strip cut for halo overlap may do at most this "
                   "many times its uncut work (its edges recompute rows of "

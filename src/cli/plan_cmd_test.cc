@@ -254,6 +254,33 @@ TEST(PlanCmd, SpatialFcByInputs) {
   EXPECT_NE(out.find("--spatial-fc"), std::string::npos) << out;
 }
 
+// --fuse-blocks makes auto's segments-F candidates by hand: whole residual
+// blocks fused into segments, exact; a factor below 1 is refused by name.
+TEST(PlanCmd, FuseBlocksFusesResidualBlocksIntoSegments) {
+  const std::string shoal = SHOAL_BINARY;
+  const std::string plan = ::testing::TempDir() + "/segments-plan.json";
+  const std::string base = shoal + " plan resnet18 --cluster " +
+                           SHOAL_SOURCE_DIR +
+                           "/examples/pi3-4.yaml --strategy spatial";
+  std::string out;
+  ASSERT_EQ(RunCommand(base + " --fuse-blocks 2 --verbose -o " + plan, &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("layer1.0.conv1: spatial - a fused segment of"),
+            std::string::npos)
+      << out;
+  ASSERT_EQ(
+      RunCommand(shoal + " run --plan " + plan + " --local --check", &out), 0)
+      << out;
+  EXPECT_NE(out.find("(ok)"), std::string::npos) << out;
+  std::string plain;
+  ASSERT_EQ(RunCommand(base + " --verbose", &plain), 0) << plain;
+  EXPECT_EQ(plain.find("a fused segment"), std::string::npos) << plain;
+  EXPECT_NE(RunCommand(base + " --fuse-blocks 0.5 -o " + plan, &out), 0);
+  EXPECT_NE(out.find("--fuse-blocks must be at least 1"), std::string::npos)
+      << out;
+}
+
 // lcp without --branches: the Splitter sizes one branch per device of the
 // cluster, widths by speed; the plan records the shares, so run rebuilds
 // the same model and checks it.

@@ -89,8 +89,12 @@ constexpr int kMaxCompareDevices = 64;
 // plans each may predict on the way, fewer for plans of more tasks, whose
 // predictions take longer (AlexNet on eight Pi 3B+, 64 tasks, gets 375 and
 // settles sooner; ResNet-50 on four Pi 4B, 224 tasks, gets 107, about
-// two seconds).
-constexpr size_t kBalancedCandidates = 1;
+// two seconds). Two, since the order before balancing is not the order
+// after: on eight Pi 3B+ AlexNet's second best spatial candidate, 2-D
+// tiles with one more exchange and less halo recomputed (125.1 ms
+// predicted, against 124.2 for the best), balances to 113.2 ms where the
+// best reaches 118.4; measured on emulated boards, 116 ms against 122.
+constexpr size_t kBalancedCandidates = 2;
 constexpr int kBalanceTaskEvaluations = 24000;
 constexpr int kMaxBalanceEvaluations = 400;
 
@@ -427,8 +431,9 @@ class AutoPlanner {
   // the deeper a segment, the fewer messages and the more rows its strips
   // recompute. Where a message costs a Wi-Fi link's 9 ms and strips are
   // thick enough, one exchange per two or three blocks beats one per block
-  // (ResNet-18 on six Pi 3B+: 195.8 ms predicted, against 198.1 for the
-  // best per-block strips); on eight the strips of the 14- and 7-row maps
+  // (ResNet-18 on six Pi 3B+: 195.8 ms predicted, against 197.3 for the
+  // best per-block strips, 195.5 once those are balanced, which segments
+  // are not); on eight the strips of the 14- and 7-row maps
   // are too thin, and per-block strips with overlap stay best (199 ms,
   // segments 208). The first segment, which reads the model input over
   // one uplink, may stay shallower.
@@ -471,15 +476,26 @@ class AutoPlanner {
     std::vector<int> spatial;
     for (size_t i = 0; i < cands_.size(); ++i) {
       const Candidate& c = cands_[i];
-      if (c.ok && c.made_with && c.made_with->strategy == "spatial")
+      // Fused segments cut their rows for their own reasons: not balanced.
+      if (c.ok && c.made_with && c.made_with->strategy == "spatial" &&
+          c.made_with->segment_work_factor == 0)
         spatial.push_back(static_cast<int>(i));
     }
     std::stable_sort(spatial.begin(), spatial.end(), [&](int a, int b) {
       return cands_[a].pred.latency_s < cands_[b].pred.latency_s;
     });
-    for (size_t k = 0; k < spatial.size() && k < kBalancedCandidates; ++k) {
+    std::vector<double> balanced;  // the unbalanced predictions taken
+    for (size_t k = 0;
+         k < spatial.size() && balanced.size() < kBalancedCandidates; ++k) {
       const int i = spatial[k];
       const Candidate c = cands_[i];
+      // Another name for a plan already balanced (an input factor above
+      // the chain's depth, say) predicts the same to the last digit.
+      if (std::any_of(balanced.begin(), balanced.end(), [&](double v) {
+            return std::abs(v - c.pred.latency_s) <= 1e-12 * v;
+          }))
+        continue;
+      balanced.push_back(c.pred.latency_s);
       auto value = [&](const Plan& made) -> StatusOr<double> {
         Plan p = made;
         p.broadcast = c.plan.broadcast;

@@ -14,9 +14,11 @@ using testing::PiThrees;
 
 // ResNet-18 on six Pi 3B+: segments of two to three residual blocks, the
 // first (which reads the image over one uplink) shallower, are predicted
-// faster than strips that exchange halos at every block (195.8 ms against
-// 198.1 for the best of those, when written).
-TEST(AutoSegments, ChosenForResNet18OnSixPiThrees) {
+// faster than strips that exchange halos at every block, as both are cut
+// by the devices' shares (195.8 ms against 197.3, when written); balanced
+// by finish time, the per-block strips catch up (195.5), and auto keeps
+// the faster.
+TEST(AutoSegments, BeatPerBlockStripsForResNet18OnSixPiThrees) {
   LoadOptions lo;
   lo.with_weights = false;
   lo.fuse_batchnorm = true;
@@ -25,15 +27,24 @@ TEST(AutoSegments, ChosenForResNet18OnSixPiThrees) {
   auto p = MakePlan(m->graph, PiThrees(6, "resnet18"));
   ASSERT_TRUE(p.ok()) << p.status().message();
   ASSERT_TRUE(p->prediction.has_value());
-  EXPECT_EQ(p->prediction->method.rfind("segments-", 0), 0u)
-      << p->prediction->method;
-  double best_strips = 0;
+  double best_segments = 0, best_strips = 0, best_any = 0;
+  auto lower = [](double* best, double v) {
+    if (*best == 0 || v < *best) *best = v;
+  };
   for (const auto& a : p->prediction->alternatives) {
-    if (a.name.rfind("spatial", 0) != 0 || a.latency_s <= 0) continue;
-    if (best_strips == 0 || a.latency_s < best_strips)
-      best_strips = a.latency_s;
+    if (a.latency_s <= 0) continue;
+    lower(&best_any, a.latency_s);
+    if (a.name.rfind("segments-", 0) == 0) lower(&best_segments, a.latency_s);
+    const bool balanced = a.name.size() > 9 &&
+                          a.name.compare(a.name.size() - 9, 9, "-balanced") == 0;
+    if (a.name.rfind("spatial", 0) == 0 && !balanced)
+      lower(&best_strips, a.latency_s);
   }
-  EXPECT_LT(p->prediction->latency_s, best_strips);
+  ASSERT_GT(best_segments, 0);
+  ASSERT_GT(best_strips, 0);
+  EXPECT_LT(best_segments, best_strips);
+  // auto's choice is the fastest candidate, segments or not.
+  EXPECT_LE(p->prediction->latency_s, best_any * (1 + 1e-9));
 }
 
 }  // namespace
