@@ -263,8 +263,7 @@ TEST(PlanCmd, FuseBlocksFusesResidualBlocksIntoSegments) {
                            SHOAL_SOURCE_DIR +
                            "/examples/pi3-4.yaml --strategy spatial";
   std::string out;
-  ASSERT_EQ(RunCommand(base + " --fuse-blocks 2 --verbose -o " + plan, &out),
-            0)
+  ASSERT_EQ(RunCommand(base + " --fuse-blocks 2 --verbose -o " + plan, &out), 0)
       << out;
   EXPECT_NE(out.find("layer1.0.conv1: spatial - a fused segment of"),
             std::string::npos)

@@ -25,19 +25,22 @@ namespace shoal {
 
 namespace {
 
-// The devices a chain of strips from `n` runs on, top to bottom: every
-// device, or, when n's output has fewer rows than there are devices
-// (ResNet's last stage: 7), the fastest ones, one row each. Empty: every
-// device.
+// The devices a chain of strips from `n` runs on, top to bottom: the
+// spatial devices (PlanOptions::spatial_devices, else every device), or,
+// when n's output has fewer rows than there are of them (ResNet's last
+// stage: 7), the fastest ones, one row each. Empty: every device.
 std::vector<int> ChainGroup(const Graph& g, const Node& n,
-                            const std::vector<PlanDevice>& devices) {
+                            const PlanOptions& opts) {
   const Shape& s = g.tensors.at(n.outputs[0]).shape;
-  const int N = static_cast<int>(devices.size());
-  if (s.size() != 4 || s[2] >= N || s[2] < 2) return {};
-  std::vector<int> order(N);
-  std::iota(order.begin(), order.end(), 0);
+  std::vector<int> order = opts.spatial_devices;
+  if (order.empty()) {
+    order.resize(opts.devices.size());
+    std::iota(order.begin(), order.end(), 0);
+  }
+  const int N = static_cast<int>(order.size());
+  if (s.size() != 4 || s[2] >= N || s[2] < 2) return opts.spatial_devices;
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return devices[a].share > devices[b].share;
+    return opts.devices[a].share > opts.devices[b].share;
   });
   order.resize(s[2]);
   std::sort(order.begin(), order.end());
@@ -57,11 +60,11 @@ std::vector<double> GroupShares(const std::vector<int>& group,
 StatusOr<SpatialChain> ChainFrom(const Graph& g, const Node& n,
                                  const PlanOptions& opts) {
   std::vector<const Node*> chain = {&n};
-  std::vector<int> group;
-  std::vector<double> shares = NormalizedShares(opts.devices);
+  std::vector<int> group = opts.spatial_devices;
+  std::vector<double> shares = GroupShares(group, opts.devices);
   int per_band = ChooseTilesPerBand(g, chain, shares, opts.tiles);
   if (per_band == 0 && opts.tiles == TileShape::kStrips) {
-    group = ChainGroup(g, n, opts.devices);
+    group = ChainGroup(g, n, opts);
     shares = GroupShares(group, opts.devices);
     per_band = 1;
   }
@@ -109,9 +112,12 @@ StatusOr<SpatialChain> ChainFrom(const Graph& g, const Node& n,
       chain.front()->name +
       (per_band == 1 ? " (strips read " + std::string(buf) + "x the input rows)"
                      : " (tiles read " + std::string(buf) + "x the input)") +
-      (group.empty() ? std::string()
-                     : ", on the " + std::to_string(group.size()) +
-                           " fastest devices, one row each");
+      (group == opts.spatial_devices
+           ? (group.empty()
+                  ? std::string()
+                  : ", on " + std::to_string(group.size()) + " of the devices")
+           : ", on the " + std::to_string(group.size()) +
+                 " fastest devices, one row each");
   for (const Node* c : chain) sc.nodes.push_back(c->name);
   return sc;
 }
@@ -133,7 +139,7 @@ StatusOr<std::vector<SpatialChain>> SegmentChains(const Graph& g, int s, int p,
     inside.insert(g.nodes[i].name);
   }
   const std::vector<int> group =
-      ChainGroup(g, g.nodes[g.ProducerIndex(out)], opts.devices);
+      ChainGroup(g, g.nodes[g.ProducerIndex(out)], opts);
   const std::vector<double> shares = GroupShares(group, opts.devices);
   ASSIGN_OR_RETURN(auto counts,
                    SplitCounts(g.tensors.at(out).shape[2], shares));
@@ -264,6 +270,7 @@ void SplitFcLayers(const Graph& g, const PlanOptions& opts,
       continue;
     }
     LayerChoice lc;
+    lc.devices = opts.spatial_devices;
     if (n.name == last) {
       // Whole on the input device, and so are the elementwise ops and
       // reshapes between it and the split layer before it, so that its
@@ -348,6 +355,17 @@ bool PoolsForInputSplitFc(const Graph& g, const Node& n,
 // The plan builder's request for the spatial strategy's plan.
 static StatusOr<BuildRequest> SpatialRequest(const Graph& g,
                                              const PlanOptions& opts) {
+  const int n_devices = static_cast<int>(opts.devices.size());
+  for (size_t i = 0; i < opts.spatial_devices.size(); ++i) {
+    const int d = opts.spatial_devices[i];
+    if (d < 0 || d >= n_devices ||
+        (i > 0 && d <= opts.spatial_devices[i - 1])) {
+      return InvalidArgument(
+          "spatial devices must be ascending indices below " +
+          std::to_string(n_devices) + "; got " + std::to_string(d) +
+          " at position " + std::to_string(i));
+    }
+  }
   BuildRequest r = BaseRequest(g, opts);
   std::set<std::string> used;
   if (opts.segment_work_factor > 0 && opts.tiles == TileShape::kStrips)

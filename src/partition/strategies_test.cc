@@ -216,6 +216,49 @@ TEST(Strategies, SpatialRunsLayersWithFewerRowsThanDevicesOnSomeOfThem) {
   EXPECT_EQ(devices_of["b2"].size(), 5u);
 }
 
+// PlanOptions::spatial_devices: strips on devices 0, 2 and 5 of six, with
+// their fc layers split by inputs over the same three; the others hold
+// nothing, and the plan is exact. On 2-D tiles too; a device named twice
+// or out of range is refused by name.
+TEST(Strategies, SpatialRunsOnTheDevicesItIsGiven) {
+  const Model m = Load("alexnet");
+  for (TileShape tiles : {TileShape::kStrips, TileShape::k2D}) {
+    PlanOptions po;
+    po.strategy = "spatial";
+    po.devices = EqualDevices(6);
+    po.model.spec = m.graph.name;
+    po.spatial_fc = SpatialFc::kLip;
+    po.tiles = tiles;
+    po.spatial_devices = {0, 2, 5};
+    testing::PlanRunResult r;
+    ASSERT_TRUE(RunPlanExact(m, po, &r));
+    std::set<int> used;
+    for (const auto& t : r.plan.tasks)
+      used.insert(t.devices.begin(), t.devices.end());
+    used.erase(-1);
+    EXPECT_EQ(used, (std::set<int>{0, 2, 5}));
+    // fc7, split by inputs, has a part on device 5.
+    bool fc_split = false;
+    for (const auto& t : r.plan.tasks) {
+      for (const auto& n : t.fragment.nodes)
+        fc_split |= n.name == "classifier.4" && t.devices[0] == 5;
+    }
+    EXPECT_TRUE(fc_split);
+  }
+  for (const std::vector<int>& bad :
+       {std::vector<int>{0, 0}, std::vector<int>{1, 6},
+        std::vector<int>{2, 1}}) {
+    PlanOptions po;
+    po.strategy = "spatial";
+    po.devices = EqualDevices(6);
+    po.spatial_devices = bad;
+    auto p = MakePlan(m.graph, po);
+    ASSERT_FALSE(p.ok());
+    EXPECT_NE(p.status().message().find("spatial devices"), std::string::npos)
+        << p.status().message();
+  }
+}
+
 TEST(Strategies, SpatialRunsMapsWithFewerRowsThanDevicesOn2DTiles) {
   // The same model on 2-D tiles: the 5-row maps are cut into columns too,
   // so every device takes a part of them.

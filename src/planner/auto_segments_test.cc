@@ -35,8 +35,9 @@ TEST(AutoSegments, BeatPerBlockStripsForResNet18OnSixPiThrees) {
     if (a.latency_s <= 0) continue;
     lower(&best_any, a.latency_s);
     if (a.name.rfind("segments-", 0) == 0) lower(&best_segments, a.latency_s);
-    const bool balanced = a.name.size() > 9 &&
-                          a.name.compare(a.name.size() - 9, 9, "-balanced") == 0;
+    const bool balanced =
+        a.name.size() > 9 &&
+        a.name.compare(a.name.size() - 9, 9, "-balanced") == 0;
     if (a.name.rfind("spatial", 0) == 0 && !balanced)
       lower(&best_strips, a.latency_s);
   }
