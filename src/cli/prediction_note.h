@@ -39,7 +39,7 @@ inline constexpr const char kSpecPredictionNote[] =
     "docs/BENCHMARKS.md,\n"
     "  \"YOLOv2\" and \"Energy per inference\"); from a profile (shoal "
     "profile, then\n"
-    "  --profile) they were 3.0 % off, median (\"Predicted against measured "
+    "  --profile) they were 5.0 % off, median (\"Predicted against measured "
     "on eight\n"
     "  Pi 3B+ boards\")\n";
 

@@ -122,7 +122,8 @@ struct PlanOptions {
   // spatial: the devices its strips, tiles and split fc layers run on,
   // ascending (empty: every device); the others hold nothing. Where every
   // message costs a link's latency, fewer devices exchange fewer halos:
-  // ResNet-18 on two Pi 3B+ over Wi-Fi predicts 181.9 ms, on eight 198.5.
+  // ResNet-18 on two of eight Pi 3B+ over Wi-Fi predicts 186.0 ms, on all
+  // eight 198.5.
   std::vector<int> spatial_devices;
 };
 

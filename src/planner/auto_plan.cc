@@ -97,12 +97,22 @@ constexpr int kMaxCompareDevices = 64;
 // predicted, against 124.2 for the best), balances to 113.2 ms where the
 // best reaches 118.4; measured on emulated boards, 116 ms against 122.
 constexpr size_t kBalancedCandidates = 2;
-
-// Spatial candidates made again on fewer devices (AddFewerDevices).
-constexpr size_t kFewerDevicesCandidates = 2;
-constexpr double kFewerDevicesBalancedWithin = 1.15;
 constexpr int kBalanceTaskEvaluations = 24000;
 constexpr int kMaxBalanceEvaluations = 400;
+
+// Spatial candidates made again on fewer devices (AddFewerDevices), and
+// how far behind the best spatial candidate one may be and still be
+// balanced.
+constexpr size_t kFewerDevicesCandidates = 2;
+constexpr double kFewerDevicesBalancedWithin = 1.15;
+
+// Whether `v` is one of the predictions `taken`, to the last digit: the
+// same plan under another name (an input factor above the chain's depth,
+// say).
+bool AlreadyTaken(const std::vector<double>& taken, double v) {
+  return std::any_of(taken.begin(), taken.end(),
+                     [&](double t) { return std::abs(t - v) <= 1e-12 * t; });
+}
 
 // How a spatial candidate's name says where its fc layers run.
 const char* FcSuffix(SpatialFc fc) {
@@ -478,7 +488,7 @@ class AutoPlanner {
   // message costs a link's latency, a halo exchange among eight strips
   // costs what one between two does, and each strip's edges recompute as
   // much, while the arithmetic each strip saves shrinks: ResNet-18 on two
-  // Pi 3B+ over Wi-Fi predicts 181.9 ms, on all eight 198.5.
+  // of eight Pi 3B+ over Wi-Fi predicts 186.0 ms, on all eight 198.5.
   void AddFewerDevices() {
     if (n_ <= 2 || n_ > kMaxCompareDevices) return;
     std::vector<int> spatial;
@@ -504,10 +514,7 @@ class AutoPlanner {
     for (int i : spatial) {
       if (bases.size() >= kFewerDevicesCandidates) break;
       const Candidate& c = cands_[i];
-      if (std::any_of(taken.begin(), taken.end(), [&](double v) {
-            return std::abs(v - c.pred.latency_s) <= 1e-12 * v;
-          }))
-        continue;
+      if (AlreadyTaken(taken, c.pred.latency_s)) continue;
       taken.push_back(c.pred.latency_s);
       bases.emplace_back(c.name, *c.made_with);
     }
@@ -552,18 +559,13 @@ class AutoPlanner {
           balanced[c.made_with->spatial_devices.size()];
       if (taken.size() >= (fewer ? 1 : kBalancedCandidates)) continue;
       // Balancing gains about a tenth at most (ResNet-18 on two of eight
-      // Pi 3B+: 200.4 ms to 183.5; AlexNet's tiles on eight: 125.1 to
+      // Pi 3B+: 200.4 ms to 186.0; AlexNet's tiles on eight: 125.1 to
       // 113.2): fewer devices further behind than that stay as they are.
       if (fewer &&
           c.pred.latency_s > kFewerDevicesBalancedWithin *
                                  cands_[spatial.front()].pred.latency_s)
         continue;
-      // Another name for a plan already balanced (an input factor above
-      // the chain's depth, say) predicts the same to the last digit.
-      if (std::any_of(taken.begin(), taken.end(), [&](double v) {
-            return std::abs(v - c.pred.latency_s) <= 1e-12 * v;
-          }))
-        continue;
+      if (AlreadyTaken(taken, c.pred.latency_s)) continue;
       taken.push_back(c.pred.latency_s);
       auto value = [&](const Plan& made) -> StatusOr<double> {
         Plan p = made;
