@@ -110,6 +110,13 @@ StatusOr<PlanOptions> PlanOptionsFromFlags(const PlanArgs& a,
         "--fuse-blocks must be at least 1 (a segment's strips do at least "
         "its work), or 0 for chains that exchange halos at every block");
   }
+  // auto makes its own segments-F candidates; a factor given to it would
+  // turn every one of its strips into segments.
+  if (a.fuse_blocks != 0 && a.strategy != "spatial") {
+    return InvalidArgument(
+        "--fuse-blocks goes with --strategy spatial (auto tries fused "
+        "segments of its own)");
+  }
   po.segment_work_factor = a.fuse_blocks;
   if (!(a.overlap_recompute >= 1.0)) {
     return InvalidArgument(
