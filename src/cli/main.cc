@@ -10,6 +10,7 @@
 int main(int argc, char** argv) {
   shoal::UseSystemResolver();  // `pi.local` through nsswitch and mDNS
   shoal::SkipMutexDeadlockChecks();
+  shoal::MapLargeAllocations();
   shoal::QuietRepeatedGrpcLogs();
   CLI::App app{
       "shoal: run one neural-network inference across a cluster of small "

@@ -14,6 +14,7 @@
 int main(int argc, char** argv) {
   shoal::UseSystemResolver();  // `pi.local` through nsswitch and mDNS
   shoal::SkipMutexDeadlockChecks();
+  shoal::MapLargeAllocations();
   shoal::QuietRepeatedGrpcLogs();
   CLI::App app{"shoal-worker: the daemon a shoal device runs"};
   app.set_version_flag("--version",

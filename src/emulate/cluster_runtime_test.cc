@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "engine/calibrate.h"
+#include "graph/cost.h"
 #include "graph/random_input.h"
 #include "graph/tensor_diff.h"
 #include "models/builder.h"
@@ -486,9 +487,8 @@ TEST(ClusterRuntime, PlanKeptAlongsideThatLeavesNoRoomIsExhausted) {
       DeviceWeightMemory(r.weight_bytes[0], largest) + r.activation_bytes[0];
   const int64_t held = r.weight_bytes[0] + r.activation_bytes[0];
   LocalWorkers lc(1, alone + held / 2);
-  ASSERT_OK_STATUS(Coordinator::Create(p, lc.cluster, {})
-                       .value()
-                       ->Deploy(m.weights, nullptr));
+  auto first = Coordinator::Create(p, lc.cluster, {});
+  ASSERT_OK_STATUS(first.value()->Deploy(m.weights, nullptr));
   Plan q = p;
   q.strategy = "pipeline-again";  // another plan over the same weights
   CoordinatorOptions keep;
@@ -500,9 +500,17 @@ TEST(ClusterRuntime, PlanKeptAlongsideThatLeavesNoRoomIsExhausted) {
   EXPECT_EQ(s.code(), Code::kResourceExhausted) << s.ToString();
   EXPECT_NE(s.message().find("kept alongside"), std::string::npos)
       << s.message();
+  // Not kept, the first plan goes before the second is built: it fits.
   ASSERT_OK_STATUS(Coordinator::Create(q, lc.cluster, {})
                        .value()
                        ->Deploy(m.weights, nullptr));
+  const Tensor in =
+      RandomInput(m.graph.tensors.at(m.graph.inputs[0]).shape, kInputSeed);
+  Tensor out;
+  s = first.value()->Run(in, &out, nullptr, 0);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("holds another plan"), std::string::npos)
+      << s.message();
 }
 
 TEST(ClusterRuntime, DeadWorkerFailsTheRequestNamingItAndRestartRecovers) {
@@ -657,6 +665,62 @@ TEST(ClusterRuntime, ProfileAndProbeSizesCountAgainstTheBudget) {
   EXPECT_NE(s.error_message().find("link probe"), std::string::npos)
       << s.error_message();
   s = probe(64 << 10);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+}
+
+// A graph profiled beside a deployment the worker holds shares its
+// budget: refused as exhausted (a profile of VGG16 whole beside a plan that
+// held its fc layers was killed by its board's memory cgroup, not refused),
+// and profiled once that plan is released.
+TEST(ClusterRuntime, ProfileBesideADeploymentCountsWhatTheWorkerHolds) {
+  const Model m = Load("lenet5");
+  const Plan p = MakeTestPlan(m, "pipeline", 1);
+  DeployReport r;
+  {
+    LocalWorkers free(1);
+    ASSERT_OK_STATUS(Coordinator::Create(p, free.cluster, {})
+                         .value()
+                         ->Deploy(m.weights, &r));
+  }
+  const int64_t held = r.weight_bytes[0] + r.activation_bytes[0];
+  GraphBuilder b("probe");
+  const std::string y = b.Conv("c", b.Input("x", {1, 64, 8, 8}), 256, 3, 1, 1);
+  const Graph g = b.Finish({y}).value();
+  int64_t weights = 0, largest = 0;
+  for (const auto& [name, t] : g.tensors) {
+    if (!t.is_weight()) continue;
+    weights += NumElements(t.shape) * 4;
+    largest = std::max<int64_t>(largest, NumElements(t.shape) * 4);
+  }
+  const int64_t need =
+      DeviceWeightMemory(weights, largest) + PeakActivationBytes(g);
+  ASSERT_GT(need, held);  // the deployment fits alone too
+  LocalWorkers lc(1, need + held / 2);
+  auto stub =
+      rpc::Worker::NewStub(MakeChannel(lc.cluster.devices[0].address, 1 << 30));
+  auto profile = [&]() {
+    rpc::ProfileRequest req;
+    req.set_protocol(kProtocolVersion);
+    req.set_graph_json(GraphToJson(g).dump());
+    req.set_min_runs(1);
+    req.set_max_seconds(2);
+    rpc::ProfileReply rep;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(DeadlineIn(10000));
+    return stub->Profile(&ctx, req, &rep);
+  };
+  grpc::Status s = profile();
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  auto c = Coordinator::Create(p, lc.cluster, {});
+  ASSERT_OK_STATUS(c.value()->Deploy(m.weights, nullptr));
+  s = profile();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(s.error_message().find("refuses to profile"), std::string::npos)
+      << s.error_message();
+  EXPECT_NE(s.error_message().find("beside the"), std::string::npos)
+      << s.error_message();
+  ASSERT_OK_STATUS(c.value()->Release());
+  s = profile();
   EXPECT_TRUE(s.ok()) << s.error_message();
 }
 

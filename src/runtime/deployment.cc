@@ -157,7 +157,8 @@ Status CheckBudget(const Deployment& d, int64_t largest_weight, int64_t held,
             " while its largest weight is reordered + " +
             MiB(d.activation_bytes) + " of activations" +
             (held > 0 ? " + " + MiB(held) +
-                            " held by the previous deployment kept alongside"
+                            " held beside it (the deployment kept alongside, "
+                            "graphs being profiled)"
                       : std::string()) +
             ") but its memory budget is " + MiB(budget));
   }

@@ -72,8 +72,9 @@ struct DeploymentContext {
 };
 
 // Checks the request's plan and that it fits the memory budget beside
-// `held` bytes of a deployment kept alongside (kResourceExhausted when only
-// those are in the way, kFailedPrecondition when it does not fit alone),
+// `held` bytes already in memory (the deployments held, graphs being
+// profiled: kResourceExhausted when only those are in the way,
+// kFailedPrecondition when it does not fit alone),
 // then builds the executors a task at a time. Fills the reply's sizes.
 StatusOr<std::shared_ptr<Deployment>> BuildDeployment(
     const rpc::DeployRequest& req, const DeploymentContext& ctx, int64_t held,

@@ -46,10 +46,19 @@ std::shared_ptr<Deployment> DeploymentSlots::Reuse(const std::string& id,
   return dep_;
 }
 
-int64_t DeploymentSlots::HeldBytes(bool keep_previous) const {
+int64_t DeploymentSlots::Bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!keep_previous || !dep_) return 0;
-  return dep_->weight_bytes + dep_->activation_bytes;
+  int64_t n = 0;
+  for (const auto* d : {dep_.get(), prev_.get()}) {
+    if (d != nullptr) n += d->weight_bytes + d->activation_bytes;
+  }
+  return n;
+}
+
+void DeploymentSlots::Clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  dep_.reset();
+  prev_.reset();
 }
 
 void DeploymentSlots::Install(std::shared_ptr<Deployment> d,

@@ -36,11 +36,16 @@ class DeploymentSlots {
   // plan), dropping the previous one unless `keep_previous`; null
   // otherwise.
   std::shared_ptr<Deployment> Reuse(const std::string& id, bool keep_previous);
-  // Bytes of the current deployment that stay alongside a new one.
-  int64_t HeldBytes(bool keep_previous) const;
+  // Weight and activation bytes of every deployment held now (the current
+  // one and the one kept alongside it): all of them stay in memory while a
+  // new deployment is built or a graph profiled.
+  int64_t Bytes() const;
   // `d` becomes current; the current one becomes the previous (with
   // keep_previous) or goes.
   void Install(std::shared_ptr<Deployment> d, bool keep_previous);
+  // Drops every deployment held (their requests in flight keep theirs
+  // until they finish).
+  void Clear();
   // Drops plan `plan_id`. Where it was current, the previous one is
   // current again (a switch that failed on another device is undone this
   // way) and *current_changed is set. False when neither held the plan.

@@ -40,10 +40,11 @@ TEST(DeploymentSlots, MessagesFindTheCurrentOrTheDrainingPlan) {
 
 TEST(DeploymentSlots, ReleasingTheCurrentPlanRestoresThePrevious) {
   DeploymentSlots slots;
+  EXPECT_EQ(slots.Bytes(), 0);
   slots.Install(Dep("p1"), false);
-  EXPECT_EQ(slots.HeldBytes(/*keep_previous=*/true), 110);
-  EXPECT_EQ(slots.HeldBytes(/*keep_previous=*/false), 0);
+  EXPECT_EQ(slots.Bytes(), 110);
   slots.Install(Dep("p2"), true);
+  EXPECT_EQ(slots.Bytes(), 220);  // both stay until the draining one goes
   bool changed = false;
   EXPECT_FALSE(slots.Release("nope", &changed));
   EXPECT_FALSE(changed);
@@ -53,6 +54,17 @@ TEST(DeploymentSlots, ReleasingTheCurrentPlanRestoresThePrevious) {
   EXPECT_TRUE(slots.IsCurrent(slots.current().get()));
   EXPECT_TRUE(slots.Release("p1", &changed));
   EXPECT_EQ(slots.current(), nullptr);
+  EXPECT_EQ(slots.Bytes(), 0);
+}
+
+TEST(DeploymentSlots, ClearDropsEveryPlan) {
+  DeploymentSlots slots;
+  slots.Install(Dep("p1"), false);
+  slots.Install(Dep("p2"), true);
+  slots.Clear();
+  EXPECT_EQ(slots.current(), nullptr);
+  EXPECT_FALSE(slots.ForPlan("p1", "worker w").ok());
+  EXPECT_EQ(slots.Bytes(), 0);
 }
 
 TEST(DeploymentSlots, ARedeployOfTheSamePlanIsReused) {

@@ -2,6 +2,7 @@
 
 #include <absl/synchronization/mutex.h>
 #include <grpc/support/log.h>
+#include <malloc.h>
 #include <sys/time.h>
 
 #include <atomic>
@@ -15,6 +16,13 @@ namespace shoal {
 
 void SkipMutexDeadlockChecks() {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+}
+
+void MapLargeAllocations() {
+#ifdef __GLIBC__
+  // Setting it also turns glibc's raising of it off.
+  mallopt(M_MMAP_THRESHOLD, kMapLargeAllocationBytes);
+#endif
 }
 
 namespace {

@@ -135,12 +135,25 @@ grpc::Status Worker::Impl::Deploy(grpc::ServerContext* ctx,
       rep->set_budget_bytes(opts.memory_bytes);
       return grpc::Status::OK;
     }
-    auto d = Build(*req, rep, deployments.HeldBytes(req->keep_previous()));
+    // What is held stays in memory while the new one is built: the
+    // deployment it replaces too, until Install.
+    auto d = Build(*req, rep, HeldBytes());
+    if (!d.ok() && d.status().code() == Code::kResourceExhausted &&
+        !req->keep_previous() && deployments.current() != nullptr) {
+      // Over only beside the plan it replaces: that one goes first.
+      DropDeployments();
+      d = Build(*req, rep, HeldBytes());
+    }
     if (!d.ok()) return ToGrpc(d.status().WithContext(Who()));
     Install(std::move(d).value(), req->keep_previous());
     return grpc::Status::OK;
   });
   return Counted(WorkerError::kDeployRefused, st);
+}
+
+int64_t Worker::Impl::HeldBytes() {
+  std::lock_guard<std::mutex> lock(profiling_mu);
+  return deployments.Bytes() + profiling_bytes;
 }
 
 void Worker::Impl::Install(std::shared_ptr<Deployment> d, bool keep_previous) {
@@ -151,6 +164,18 @@ void Worker::Impl::Install(std::shared_ptr<Deployment> d, bool keep_previous) {
   deployments.Install(std::move(d), keep);
   stats.With([](WorkerStats& s) { s.ForgetTasks(); });
   PruneBlobs();
+  AbortDropped(dropped);
+}
+
+void Worker::Impl::DropDeployments() {
+  const std::vector<RequestMeta> dropped = scheduler.DropAll();
+  deployments.Clear();
+  metrics.PlanNow("", 0);
+  stats.With([](WorkerStats& s) { s.ForgetTasks(); });
+  AbortDropped(dropped);
+}
+
+void Worker::Impl::AbortDropped(const std::vector<RequestMeta>& dropped) {
   for (const auto& meta : dropped) {
     chunks.Drop(meta.id);
     sender.SendAbort(meta, "request " + meta.id + " was dropped: " + opts.name +

@@ -52,6 +52,11 @@ struct Worker::Impl final : public rpc::Worker::Service {
   WorkerSender sender;
   TaskScheduler scheduler;  // after the sender, which it queues to
   std::mutex deploy_mu;     // one deployment at a time
+  // Bytes the graphs being profiled now hold (Profile): counted, beside the
+  // deployments, against the budget whenever a deployment or another
+  // profile asks for memory. Taken after deploy_mu.
+  std::mutex profiling_mu;
+  int64_t profiling_bytes = 0;
   std::atomic<bool> stopped{false};
 
   // RPC handlers running now; Stop waits until none is. gRPC's Shutdown
@@ -167,10 +172,15 @@ struct Worker::Impl final : public rpc::Worker::Service {
   grpc::Status ReceiveBlobs(const std::function<bool(rpc::BlobChunk*)>& next,
                             rpc::PutBlobsReply* rep);
 
-  // `held`: bytes of a previous deployment kept alongside this one.
+  // `held`: bytes already in memory beside this one while it is built
+  // (HeldBytes).
   StatusOr<std::shared_ptr<Deployment>> Build(const rpc::DeployRequest& req,
                                               rpc::DeployReply* rep,
                                               int64_t held);
+
+  // Bytes in memory now that a new deployment or profile is built beside:
+  // every deployment held and the graphs being profiled.
+  int64_t HeldBytes();
 
   grpc::Status Deploy(grpc::ServerContext* ctx, const rpc::DeployRequest* req,
                       rpc::DeployReply* rep) override;
@@ -179,6 +189,12 @@ struct Worker::Impl final : public rpc::Worker::Service {
   // alongside, the requests in flight are dropped and their coordinators
   // told, which would otherwise wait for them until their deadlines.
   void Install(std::shared_ptr<Deployment> d, bool keep_previous);
+  // Drops every deployment, and the requests in flight as Install does:
+  // a deployment that replaces them but does not fit beside them is built
+  // after.
+  void DropDeployments();
+  // The requests in flight dropped, their coordinators told why.
+  void AbortDropped(const std::vector<RequestMeta>& dropped);
 
   grpc::Status Release(grpc::ServerContext* ctx, const rpc::ReleaseRequest* req,
                        rpc::ReleaseReply* rep) override;

@@ -10,6 +10,7 @@
 #include "metrics/worker_metrics.h"
 #include "plan/graph_json.h"
 #include "plan/json_parse.h"
+#include "plan/plan_cost.h"
 #include "plan/trace.h"
 #include "runtime/chunk_assembler.h"
 #include "runtime/cpu_pacer.h"
@@ -73,20 +74,56 @@ grpc::Status Worker::Impl::Profile(grpc::ServerContext* ctx,
     }
     if (!g.ok()) return ToGrpc(g.status().WithContext(Who()));
     // The graph's weights (random, made here) and activations count
-    // against the budget like a deployment's: a caller could otherwise
-    // name a graph of any size.
-    int64_t need = PeakActivationBytes(*g);
+    // against the budget like a deployment's, its largest weight twice
+    // while the engine reorders it: a caller could otherwise name a graph
+    // of any size.
+    int64_t weights = 0, largest = 0;
     for (const auto& [name, t] : g->tensors) {
-      if (t.is_weight()) need += NumElements(t.shape) * kBytesPerElement;
+      if (!t.is_weight()) continue;
+      const int64_t bytes = NumElements(t.shape) * kBytesPerElement;
+      weights += bytes;
+      largest = std::max(largest, bytes);
     }
-    if (opts.memory_bytes > 0 && need > opts.memory_bytes) {
-      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                          Who() + " refuses to profile a graph that needs " +
-                              MiB(need) +
-                              " (weights and activations); its memory "
-                              "budget is " +
-                              MiB(opts.memory_bytes));
+    const int64_t need =
+        DeviceWeightMemory(weights, largest) + PeakActivationBytes(*g);
+    const int64_t budget = opts.memory_bytes;
+    if (budget > 0 && need > budget) {
+      return grpc::Status(
+          grpc::StatusCode::FAILED_PRECONDITION,
+          Who() + " refuses to profile a graph that needs " + MiB(need) + " (" +
+              MiB(weights) + " of weights + " + MiB(largest) +
+              " while its largest weight is reordered + activations); its "
+              "memory budget is " +
+              MiB(budget));
     }
+    // And beside what the worker holds: its deployments, which stay, and
+    // the graphs profiled at the same time. After a deployment being built
+    // (deploy_mu), which then counts this graph in turn.
+    {
+      std::lock_guard<std::mutex> deploying(deploy_mu);
+      std::lock_guard<std::mutex> lock(profiling_mu);
+      const int64_t held = deployments.Bytes() + profiling_bytes;
+      if (budget > 0 && need + held > budget) {
+        return grpc::Status(
+            grpc::StatusCode::RESOURCE_EXHAUSTED,
+            Who() + " refuses to profile a graph that needs " + MiB(need) +
+                " beside the " + MiB(held) +
+                " it holds (its deployments, graphs being profiled); its "
+                "memory budget is " +
+                MiB(budget) +
+                ": profile it where no plan is deployed (a restarted "
+                "worker)");
+      }
+      profiling_bytes += need;
+    }
+    struct Unreserve {
+      Impl* impl;
+      int64_t bytes;
+      ~Unreserve() {
+        std::lock_guard<std::mutex> lock(impl->profiling_mu);
+        impl->profiling_bytes -= bytes;
+      }
+    } unreserve{this, need};
     TimingOptions o;
     o.seed = req->seed();
     o.min_runs = std::max(1, req->min_runs());
