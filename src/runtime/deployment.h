@@ -86,7 +86,8 @@ StatusOr<std::shared_ptr<Deployment>> BuildDeployment(
 // ones come from the heaps too): a worker that built one engine after
 // another, for deployments or for profiling, grew by about a model's
 // weights every few builds until its memory limit killed it. Called when
-// a deployment goes and after each profiling run.
+// a deployment goes and after each profiling run; the processes also keep
+// large blocks out of the heaps (MapLargeAllocations, process_setup.h).
 void TrimFreedMemory();
 
 }  // namespace shoal
