@@ -278,9 +278,9 @@ TEST(PlanCmd, FuseBlocksFusesResidualBlocksIntoSegments) {
   EXPECT_NE(RunCommand(base + " --fuse-blocks 0.5 -o " + plan, &out), 0);
   EXPECT_NE(out.find("--fuse-blocks must be at least 1"), std::string::npos)
       << out;
-  EXPECT_NE(RunCommand(shoal + " plan resnet18 --devices 2 --fuse-blocks 2",
-                       &out),
-            0);
+  EXPECT_NE(
+      RunCommand(shoal + " plan resnet18 --devices 2 --fuse-blocks 2", &out),
+      0);
   EXPECT_NE(out.find("--fuse-blocks goes with --strategy spatial"),
             std::string::npos)
       << out;

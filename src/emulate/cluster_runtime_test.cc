@@ -466,6 +466,26 @@ TEST(ClusterRuntime, WorkerOverItsMemoryBudgetRefuses) {
   EXPECT_NE(s.message().find("memory budget is"), std::string::npos);
 }
 
+// What plan `p` of `m` takes on a worker of its own, without a budget.
+void DeployAlone(const Model& m, const Plan& p, DeployReport* r) {
+  LocalWorkers free(1);
+  ASSERT_OK_STATUS(
+      Coordinator::Create(p, free.cluster, {}).value()->Deploy(m.weights, r));
+}
+
+// One Profile call of `g` on the worker behind `stub`: one run, 2 s at most.
+grpc::Status ProfileOnce(rpc::Worker::Stub* stub, const Graph& g,
+                         rpc::ProfileReply* rep) {
+  rpc::ProfileRequest req;
+  req.set_protocol(kProtocolVersion);
+  req.set_graph_json(GraphToJson(g).dump());
+  req.set_min_runs(1);
+  req.set_max_seconds(2);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(DeadlineIn(10000));
+  return stub->Profile(&ctx, req, rep);
+}
+
 // A second plan deployed alongside the first (as serve switches plans) over
 // the budget only because of the first: refused as exhausted, typed across
 // gRPC, so that serve drains and deploys it alone, which fits.
@@ -473,12 +493,7 @@ TEST(ClusterRuntime, PlanKeptAlongsideThatLeavesNoRoomIsExhausted) {
   const Model m = Load("lenet5");
   const Plan p = MakeTestPlan(m, "pipeline", 1);
   DeployReport r;
-  {
-    LocalWorkers free(1);
-    ASSERT_OK_STATUS(Coordinator::Create(p, free.cluster, {})
-                         .value()
-                         ->Deploy(m.weights, &r));
-  }
+  ASSERT_NO_FATAL_FAILURE(DeployAlone(m, p, &r));
   int64_t largest = 0;
   for (const auto& [name, t] : m.weights) {
     largest = std::max<int64_t>(largest, t.data.size() * sizeof(float));
@@ -628,14 +643,7 @@ TEST(ClusterRuntime, ProfileAndProbeSizesCountAgainstTheBudget) {
     GraphBuilder b("probe");
     const std::string y =
         b.Conv("c", b.Input("x", {1, 64, 8, 8}), filters, 3, 1, 1);
-    rpc::ProfileRequest req;
-    req.set_protocol(kProtocolVersion);
-    req.set_graph_json(GraphToJson(b.Finish({y}).value()).dump());
-    req.set_min_runs(1);
-    req.set_max_seconds(2);
-    grpc::ClientContext ctx;
-    ctx.set_deadline(DeadlineIn(10000));
-    return stub->Profile(&ctx, req, rep);
+    return ProfileOnce(stub.get(), b.Finish({y}).value(), rep);
   };
   rpc::ProfileReply rep;
   // 4096 filters: 9 MiB of weights, over the 8 MiB budget.
@@ -676,12 +684,7 @@ TEST(ClusterRuntime, ProfileBesideADeploymentCountsWhatTheWorkerHolds) {
   const Model m = Load("lenet5");
   const Plan p = MakeTestPlan(m, "pipeline", 1);
   DeployReport r;
-  {
-    LocalWorkers free(1);
-    ASSERT_OK_STATUS(Coordinator::Create(p, free.cluster, {})
-                         .value()
-                         ->Deploy(m.weights, &r));
-  }
+  ASSERT_NO_FATAL_FAILURE(DeployAlone(m, p, &r));
   const int64_t held = r.weight_bytes[0] + r.activation_bytes[0];
   GraphBuilder b("probe");
   const std::string y = b.Conv("c", b.Input("x", {1, 64, 8, 8}), 256, 3, 1, 1);
@@ -699,15 +702,8 @@ TEST(ClusterRuntime, ProfileBesideADeploymentCountsWhatTheWorkerHolds) {
   auto stub =
       rpc::Worker::NewStub(MakeChannel(lc.cluster.devices[0].address, 1 << 30));
   auto profile = [&]() {
-    rpc::ProfileRequest req;
-    req.set_protocol(kProtocolVersion);
-    req.set_graph_json(GraphToJson(g).dump());
-    req.set_min_runs(1);
-    req.set_max_seconds(2);
     rpc::ProfileReply rep;
-    grpc::ClientContext ctx;
-    ctx.set_deadline(DeadlineIn(10000));
-    return stub->Profile(&ctx, req, &rep);
+    return ProfileOnce(stub.get(), g, &rep);
   };
   grpc::Status s = profile();
   EXPECT_TRUE(s.ok()) << s.error_message();
