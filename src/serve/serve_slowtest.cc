@@ -33,6 +33,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kInputs = 4;
 constexpr double kCpu = 0.25, kSlowCpu = 0.05;
+// serve --cooldown: at least this long between re-plans for speed.
+constexpr int kCooldownS = 3;
 
 using testing::ReadFile;
 using testing::Shell;
@@ -131,7 +133,7 @@ class ServeRebalance : public ::testing::Test {
                                      "--window",
                                      "4",
                                      "--cooldown",
-                                     "3",
+                                     std::to_string(kCooldownS),
                                      "--log-every",
                                      "2"};
     serve_pid_ = testing::SpawnLogged(args, log);
@@ -254,12 +256,21 @@ TEST_F(ServeRebalance, SlowedDeviceIsRebalancedAndDeadDevicePlannedAround) {
   const int64_t gen_first = s.replans(replan).generation();
   // The monitor judges a window of ticks that may still hold samples from
   // before the slow-down, so the first re-plan can be a partial step and
-  // another follow: the balanced plan is the one that stays for 12 s. The
-  // next step comes only after a full window on the new plan and a switch,
-  // each a few seconds on a loaded host (6.6 s between two steps seen).
+  // another follow, a cooldown and a switch later (6.6 s on a loaded host:
+  // 3.6 s, then a 3 s switch). The balanced plan is the one that stays for
+  // a cooldown and two of its switches: longer than a next step takes, and
+  // shorter than the monitor's hold on a step back (four cooldowns, then a
+  // switch), which would measure a plan moved back towards dev1.
+  auto switch_s = [](const rpc::ServeStatusReply& st, int64_t gen) {
+    for (const auto& r : st.replans())
+      if (r.generation() == gen) return r.switch_ms() / 1e3;
+    return 0.0;
+  };
   int64_t gen_balanced = s.generation();
   double replanned_at = since();
-  while (since() < replanned_at + 12 && since() < slowed_at + 75) {
+  while (since() <
+             replanned_at + kCooldownS + 2 * switch_s(s, gen_balanced) + 1 &&
+         since() < slowed_at + 75) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
     s = status();
     if (s.generation() != gen_balanced) {
@@ -340,7 +351,9 @@ TEST_F(ServeRebalance, SlowedDeviceIsRebalancedAndDeadDevicePlannedAround) {
       << ReadFile(dir_ + "/serve.log");
   std::cout << "median latency while slowed " << Median(slowed)
             << " ms (n=" << slowed.size() << "), after the re-plan "
-            << Median(recovered) << " ms (n=" << recovered.size() << "); "
+            << Median(recovered) << " ms (n=" << recovered.size()
+            << "; generation " << gen_balanced
+            << ", the re-plans for dev1 from " << gen_first << "); "
             << answers.size() << " requests, " << retried
             << " retried once after the kill\n";
 
