@@ -190,6 +190,42 @@ TEST(Serve, SwitchingPlansMidStreamAnswersEveryRequestOnce) {
   EXPECT_GE(stream.by_generation.size(), 3u);
 }
 
+// A server that re-plans for weeks lists the latest re-plans only, each
+// with its switch time, and still counts them all in its generation.
+TEST(Serve, StatusListsTheLatestReplans) {
+  Fixture f;
+  LocalWorkers lw(2);
+  lw.Write(2);
+  ServeOptions o = Options(lw.file);
+  o.replans_kept = 4;
+  auto server = Server::Start(o);
+  ASSERT_TRUE(server.ok()) << server.status().message();
+  Server& s = **server;
+  const std::vector<std::map<std::string, double>> speeds = {
+      {{"dev0", 8}, {"dev1", 1}}, {{"dev0", 1}, {"dev1", 8}}};
+  const int made = o.replans_kept + 3;
+  for (int i = 0; i < made; ++i) {
+    Status st =
+        s.Rebalance(speeds[i % 2], "test: re-plan " + std::to_string(i));
+    ASSERT_TRUE(st.ok()) << st.message();
+  }
+  const auto snap = s.Snapshot();
+  ASSERT_EQ(snap.generation(), 1 + made) << "a Rebalance gave the same plan";
+  ASSERT_EQ(snap.replans_size(), o.replans_kept);
+  for (int i = 0; i < o.replans_kept; ++i) {
+    const auto& r = snap.replans(i);
+    EXPECT_EQ(r.generation(), snap.generation() - o.replans_kept + 1 + i);
+    EXPECT_EQ(r.reason(),
+              "test: re-plan " + std::to_string(made - o.replans_kept + i));
+    EXPECT_GT(r.switch_ms(), 0) << r.generation();
+  }
+  ServeClient client("127.0.0.1:" + std::to_string(s.port()));
+  auto r = client.Infer(f.inputs[0], 10000);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->generation, snap.generation());
+  EXPECT_LE(MaxRelDiff(r->output, f.want[0]), 1e-4);
+}
+
 TEST(Serve, DeadWorkerIsPlannedAroundAndItsRequestsRetriedOnce) {
   Fixture f;
   LocalWorkers lw(3);
@@ -391,8 +427,9 @@ TEST(Serve, DeclinedReplansAndFailedRequestsReachTheDashboard) {
     const std::string msg = l["msg"];
     if (l["level"] == "ERROR" && l.value("request", -1) == 0) {
       failed_line = l["client"] == "bad-client" &&
-                    msg.find("request 0 from bad-client failed: input has "
-                             "shape 1x3x8x8") != std::string::npos;
+                    msg.find(
+                        "request 0 from bad-client failed: input has "
+                        "shape 1x3x8x8") != std::string::npos;
     }
     if (l["level"] == "INFO" &&
         msg.rfind("no new plan (asked by the test)", 0) == 0) {

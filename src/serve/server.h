@@ -53,6 +53,11 @@ struct ServeOptions {
   int64_t max_message_bytes = 0;  // 0: kDefaultMaxMessageBytes
   bool rebalance = true;          // false: monitor and log, never re-plan
   double log_every_s = 5;         // a summary line this often
+  // Re-plans the status reply, the dashboard and /api/status list, the
+  // latest ones (shoal_serve_replans_total counts them all): a server that
+  // re-plans for weeks would otherwise grow without bound, and so would its
+  // status reply, past what a client receives.
+  int replans_kept = 100;
   // HOST:PORT of the Prometheus endpoint (GET /metrics) and of the web
   // dashboard (docs/serve.md); "": none. Port 0: any free port.
   std::string metrics_listen;

@@ -1,6 +1,7 @@
 // Re-planning: a plan for the devices that serve now, deployed beside the
 // current one (or after a drain where the devices cannot hold both), the
 // switch, and the old generation's retirement.
+#include <algorithm>
 #include <mutex>
 
 #include "metrics/http_server.h"
@@ -198,6 +199,12 @@ size_t Server::Impl::SwitchToLocked(
   report->generation = gen->id();
   report->first = *old == nullptr;
   metrics.Replanned(kind);
+  // The record's index stays valid until ReplanOnceLocked, the caller,
+  // sets its switch time: re-plans run one at a time (monitor_mu).
+  const size_t kept = static_cast<size_t>(std::max(1, opts.replans_kept));
+  if (replans.size() >= kept) {
+    replans.erase(replans.begin(), replans.end() - (kept - 1));
+  }
   replans.push_back(
       ReplanRecord(gen->id(), kind, reason, gen->strategy(),
                    *old ? (*old)->devices() : std::vector<DeviceSpec>{}, devs,
