@@ -61,8 +61,8 @@ struct Server::Impl final : public rpc::Inference::Service {
   bool paused = false;  // switching with a drain first: requests wait
   bool stopping = false;
   int64_t next_generation = 1;
-  std::vector<rpc::Replan>
-      replans;                    // the latest opts.replans_kept, oldest first
+  // The latest opts.replans_kept re-plans, oldest first.
+  std::vector<rpc::Replan> replans;
   std::vector<double> latencies;  // answered since the last summary
   double last_p50 = 0;
   std::atomic<int64_t> next_seq{0}, accepted{0}, answered{0}, failed{0},
